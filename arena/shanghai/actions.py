@@ -1,0 +1,209 @@
+"""Actions a player can take, as frozen values, and their JSON form.
+
+Three decisions exist: ``draw`` (stock or upcard), ``buy`` (yes or no, out of
+turn) and ``play`` (the rest of a turn: go down, lay off, swap wilds, then a
+discard, judged as one).  ``action_from_json`` turns a decoded JSON object
+into an action or raises ``MalformedInput`` saying what is wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Union
+
+from .cards import Card, parse_card
+from .errors import MalformedInput
+from .ruleset import RUN, SET
+
+DRAW = "draw"
+BUY = "buy"
+PLAY = "play"
+STOCK = "stock"
+UPCARD = "upcard"
+
+
+@dataclass(frozen=True, slots=True)
+class Draw:
+    source: str  # STOCK or UPCARD
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": DRAW, "source": self.source}
+
+
+@dataclass(frozen=True, slots=True)
+class Buy:
+    want: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": BUY, "buy": self.want}
+
+
+@dataclass(frozen=True, slots=True)
+class MeldCards:
+    """A meld as the player lays it down; ``kind`` None lets the engine decide."""
+
+    cards: tuple[Card, ...]
+    kind: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"cards": [c.text for c in self.cards]}
+        if self.kind is not None:
+            out["kind"] = self.kind
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class GoDown:
+    melds: tuple[MeldCards, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"go_down": [m.to_json() for m in self.melds]}
+
+
+@dataclass(frozen=True, slots=True)
+class LayOff:
+    meld: int
+    card: Card
+    end: str | None = None  # "low" / "high" for runs; None: the engine infers
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"meld": self.meld, "card": self.card.text}
+        if self.end is not None:
+            out["end"] = self.end
+        return {"lay_off": out}
+
+
+@dataclass(frozen=True, slots=True)
+class Swap:
+    meld: int
+    card: Card  # the natural card put into the meld
+    take: Card | None = None  # which wild to take from a set (default: the first)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"meld": self.meld, "card": self.card.text}
+        if self.take is not None:
+            out["take"] = self.take.text
+        return {"swap": out}
+
+
+Step = Union[GoDown, LayOff, Swap]
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """The rest of a turn: steps in order, then a discard (None when going out)."""
+
+    steps: tuple[Step, ...]
+    discard: Card | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": PLAY,
+            "steps": [s.to_json() for s in self.steps],
+            "discard": self.discard.text if self.discard is not None else None,
+        }
+
+
+Action = Union[Draw, Buy, Play]
+
+
+def discard_only(c: Card) -> Play:
+    return Play((), c)
+
+
+# -- JSON ------------------------------------------------------------------
+
+
+def _need(obj: Mapping[str, Any], key: str, where: str) -> Any:
+    if key not in obj:
+        raise MalformedInput(f"{where}: missing field '{key}'")
+    return obj[key]
+
+
+def _meld_index(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise MalformedInput(f"{where}: 'meld' must be a meld id (a whole number >= 0), got {value!r}")
+    return value
+
+
+def _meld_cards(obj: Any, where: str) -> MeldCards:
+    if isinstance(obj, Mapping):
+        kind = obj.get("kind")
+        if kind not in (None, SET, RUN):
+            raise MalformedInput(f"{where}: 'kind' must be 'set' or 'run', got {kind!r}")
+        cards = _need(obj, "cards", where)
+    else:
+        kind, cards = None, obj
+    if isinstance(cards, str):
+        cards = cards.split()
+    if not isinstance(cards, list) or not cards:
+        raise MalformedInput(f"{where}: a meld is a non-empty list of cards")
+    return MeldCards(tuple(parse_card(c) for c in cards), kind)
+
+
+def _step_from_json(obj: Any, where: str) -> Step:
+    if not isinstance(obj, Mapping) or len(obj) != 1:
+        raise MalformedInput(f"{where}: a step is an object with one key: go_down, lay_off or swap")
+    (key, body), = obj.items()
+    if key == "go_down":
+        if not isinstance(body, list) or not body:
+            raise MalformedInput(f"{where}: 'go_down' must be a non-empty list of melds")
+        return GoDown(tuple(_meld_cards(m, f"{where}.go_down[{i}]") for i, m in enumerate(body)))
+    if not isinstance(body, Mapping):
+        raise MalformedInput(f"{where}: '{key}' must be an object")
+    if key == "lay_off":
+        end = body.get("end")
+        if end not in (None, "low", "high"):
+            raise MalformedInput(f"{where}: 'end' must be 'low' or 'high', got {end!r}")
+        return LayOff(_meld_index(_need(body, "meld", where), where), parse_card(_need(body, "card", where)), end)
+    if key == "swap":
+        take = body.get("take")
+        return Swap(
+            _meld_index(_need(body, "meld", where), where),
+            parse_card(_need(body, "card", where)),
+            parse_card(take) if take is not None else None,
+        )
+    raise MalformedInput(f"{where}: unknown step {key!r}; expected go_down, lay_off or swap")
+
+
+def action_from_json(obj: Any) -> Action:
+    """Decode an action; raises MalformedInput naming the faulty field."""
+    if not isinstance(obj, Mapping):
+        raise MalformedInput(f"an action must be a JSON object, got {type(obj).__name__}")
+    kind = _need(obj, "type", "action")
+    if kind == DRAW:
+        source = _need(obj, "source", "draw")
+        if source not in (STOCK, UPCARD):
+            raise MalformedInput(f"draw: 'source' must be 'stock' or 'upcard', got {source!r}")
+        return Draw(source)
+    if kind == BUY:
+        want = _need(obj, "buy", "buy")
+        if not isinstance(want, bool):
+            raise MalformedInput(f"buy: 'buy' must be true or false, got {want!r}")
+        return Buy(want)
+    if kind == PLAY:
+        steps: list[Step] = []
+        if "steps" in obj:
+            raw = obj["steps"]
+            if not isinstance(raw, list):
+                raise MalformedInput("play: 'steps' must be a list")
+            steps = [_step_from_json(s, f"play.steps[{i}]") for i, s in enumerate(raw)]
+        else:
+            # The keyed form, applied in the only order that is ever needed:
+            # swaps (to get wilds), then going down, then lay-offs.
+            for i, s in enumerate(_list(obj, "swap")):
+                steps.append(_step_from_json({"swap": s}, f"play.swap[{i}]"))
+            if obj.get("go_down"):
+                steps.append(_step_from_json({"go_down": obj["go_down"]}, "play"))
+            for i, s in enumerate(_list(obj, "lay_off")):
+                steps.append(_step_from_json({"lay_off": s}, f"play.lay_off[{i}]"))
+        discard = obj.get("discard")
+        return Play(tuple(steps), parse_card(discard) if discard is not None else None)
+    raise MalformedInput(f"action: unknown type {kind!r}; expected draw, buy or play")
+
+
+def _list(obj: Mapping[str, Any], key: str) -> list[Any]:
+    value = obj.get(key) or []
+    if not isinstance(value, list):
+        raise MalformedInput(f"play: '{key}' must be a list")
+    return value

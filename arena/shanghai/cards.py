@@ -1,0 +1,125 @@
+"""Cards and their text form.
+
+A card is written as rank + suit: ``AS``, ``2C``, ``10H``, ``JD``, ``QS``,
+``KC``; the joker is ``JK``.  On input ``T`` is accepted for 10 and case is
+ignored.  Cards are values: two ``7H`` from different decks are equal, which
+is all the rules ever need.  Every distinct card exists once (interned), so
+comparisons by identity are also valid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from .errors import MalformedInput
+
+SUITS: tuple[str, ...] = ("C", "D", "H", "S")
+RANK_TEXT: dict[int, str] = {
+    1: "A", 2: "2", 3: "3", 4: "4", 5: "5", 6: "6", 7: "7", 8: "8", 9: "9",
+    10: "10", 11: "J", 12: "Q", 13: "K",
+}
+_RANK_PARSE: dict[str, int] = {text: rank for rank, text in RANK_TEXT.items()}
+_RANK_PARSE["T"] = 10
+_RANK_PARSE["1"] = 1  # never printed; harmless alias for the ace
+
+JOKER_RANK = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """One playing card. ``rank`` is 1 (ace) .. 13 (king), 0 for the joker."""
+
+    rank: int
+    suit: str  # "" for the joker
+
+    @property
+    def is_joker(self) -> bool:
+        return self.rank == JOKER_RANK
+
+    @property
+    def text(self) -> str:
+        return "JK" if self.rank == JOKER_RANK else RANK_TEXT[self.rank] + self.suit
+
+    @property
+    def index(self) -> int:
+        """Dense index 0..52 (joker is 52), handy for count vectors."""
+        if self.rank == JOKER_RANK:
+            return 52
+        return SUITS.index(self.suit) * 13 + self.rank - 1
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"Card({self.text})"
+
+    def penalty(self) -> int:
+        """Points this card costs when left in hand at the end of a hand."""
+        if self.rank == JOKER_RANK:
+            return 25
+        if self.rank == 2:
+            return 20
+        if self.rank == 1:
+            return 15
+        if self.rank >= 10:
+            return 10
+        return 5
+
+
+JOKER = Card(JOKER_RANK, "")
+ALL_CARDS: tuple[Card, ...] = tuple(
+    Card(rank, suit) for suit in SUITS for rank in range(1, 14)
+) + (JOKER,)
+_BY_TEXT: dict[str, Card] = {c.text: c for c in ALL_CARDS}
+_BY_KEY: dict[tuple[int, str], Card] = {(c.rank, c.suit): c for c in ALL_CARDS}
+
+
+def card(rank: int, suit: str) -> Card:
+    """The interned card of ``rank`` (1..13) and ``suit``."""
+    return _BY_KEY[(rank, suit)]
+
+
+def parse_card(text: object) -> Card:
+    """Parse ``7H``, ``10S``/``TS``, ``AD``, ``JK``; raise MalformedInput otherwise."""
+    if not isinstance(text, str):
+        raise MalformedInput(f"a card must be a string like '7H', got {text!r}")
+    raw = text.strip().upper()
+    found = _BY_TEXT.get(raw)
+    if found is not None:
+        return found
+    if raw in ("JOKER", "*"):
+        return JOKER
+    if len(raw) >= 2:
+        rank = _RANK_PARSE.get(raw[:-1])
+        suit = raw[-1]
+        if rank is not None and suit in SUITS:
+            return _BY_KEY[(rank, suit)]
+    raise MalformedInput(
+        f"{text!r} is not a card: write rank then suit, e.g. 7H, 10S, AD, QC, or JK for a joker"
+    )
+
+
+def parse_cards(text: str | Iterable[object]) -> list[Card]:
+    """Parse a space- or comma-separated string, or a list of card strings."""
+    if isinstance(text, str):
+        items: Iterable[object] = text.replace(",", " ").split()
+    else:
+        items = text
+    return [parse_card(t) for t in items]
+
+
+def cards_text(cards: Iterable[Card]) -> str:
+    return " ".join(c.text for c in cards)
+
+
+def sort_key(c: Card) -> tuple[int, int]:
+    """Hand order: by suit then rank, jokers last."""
+    if c.rank == JOKER_RANK:
+        return (9, 0)
+    return (SUITS.index(c.suit), c.rank)
+
+
+def make_shoe(decks: int) -> list[Card]:
+    """``decks`` full 54-card decks in a fixed (unshuffled) order."""
+    return list(ALL_CARDS + (JOKER,)) * decks

@@ -1,0 +1,255 @@
+"""Melds: sets and runs with wild cards, and the changes the table allows.
+
+Runs are given in ascending order, so every wild's position is explicit.  A
+run's positions are numbered by value: 1 is the low ace, 2..13 the ranks, 14
+the high ace.  Every function either returns a new frozen ``Meld`` or raises
+``IllegalAction`` with a reason a student can act on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from .cards import JOKER_RANK, RANK_TEXT, Card, card, cards_text
+from .errors import IllegalAction
+from .ruleset import RUN, SET
+
+SUIT_NAMES = {"C": "club", "D": "diamond", "H": "heart", "S": "spade"}
+
+
+@dataclass(frozen=True, slots=True)
+class Meld:
+    """A legal set or run.
+
+    For a set, ``rank`` is its rank and ``suit`` is "".  For a run, ``rank`` is
+    the value of its first position (1 = low ace .. 14 = high ace) and ``suit``
+    its suit.  ``wild`` marks, position by position, which cards are wild.
+    """
+
+    kind: str
+    cards: tuple[Card, ...]
+    rank: int
+    suit: str
+    wild: tuple[bool, ...]
+
+    @property
+    def naturals(self) -> int:
+        return self.wild.count(False)
+
+    @property
+    def wilds(self) -> int:
+        return self.wild.count(True)
+
+    @property
+    def low(self) -> int:
+        return self.rank
+
+    @property
+    def high(self) -> int:
+        return self.rank + len(self.cards) - 1 if self.kind == RUN else self.rank
+
+    @property
+    def text(self) -> str:
+        return cards_text(self.cards)
+
+    def stands_for(self, i: int) -> Card:
+        """The natural card position ``i`` of a run represents."""
+        value = self.rank + i
+        return card(1 if value == 14 else value, self.suit)
+
+    def represents(self) -> list[str]:
+        """What each position stands for, as text: the card for runs, the rank for sets."""
+        if self.kind == RUN:
+            return [self.stands_for(i).text for i in range(len(self.cards))]
+        return [RANK_TEXT[self.rank]] * len(self.cards)
+
+    def describe(self) -> str:
+        if self.kind == SET:
+            return f"set of {RANK_TEXT[self.rank]}s ({self.text})"
+        lo, hi = self.stands_for(0).text, self.stands_for(len(self.cards) - 1).text
+        return f"run {lo}-{hi} ({self.text})"
+
+
+def _is_wild_candidate(c: Card, wild_deuces: bool) -> bool:
+    return c.rank == JOKER_RANK or (wild_deuces and c.rank == 2)
+
+
+def _check_limit(label: str, wild: Sequence[bool]) -> None:
+    w = sum(wild)
+    n = len(wild) - w
+    if w > n:
+        raise IllegalAction(
+            f"{label}: {w} wild card{'s' if w != 1 else ''} but only {n} natural "
+            f"card{'s' if n != 1 else ''}; wilds may not outnumber naturals"
+        )
+
+
+def make_set(cards: Sequence[Card], wild_deuces: bool = True) -> Meld:
+    cards = tuple(cards)
+    label = f"set {cards_text(cards)}"
+    naturals = [c for c in cards if not _is_wild_candidate(c, wild_deuces)]
+    if naturals:
+        rank = naturals[0].rank
+    elif any(c.rank == 2 for c in cards):
+        rank = 2  # a set of 2s: the 2s stand for themselves
+    else:
+        raise IllegalAction(f"{label}: a set needs natural cards, not only jokers")
+    wild: list[bool] = []
+    for c in cards:
+        if c.rank == JOKER_RANK:
+            wild.append(True)
+        elif c.rank == rank:
+            wild.append(False)
+        elif wild_deuces and c.rank == 2:
+            wild.append(True)
+        else:
+            raise IllegalAction(f"{label}: {c} is not a {RANK_TEXT[rank]}, so it cannot join a set of {RANK_TEXT[rank]}s")
+    _check_limit(label, wild)
+    return Meld(SET, cards, rank, "", tuple(wild))
+
+
+def _run_start(cards: tuple[Card, ...], wild_deuces: bool, label: str) -> tuple[int, str]:
+    """Find the run's suit and the value of its first position from its naturals."""
+    anchor_i = -1
+    for i, c in enumerate(cards):
+        if not _is_wild_candidate(c, wild_deuces):
+            if anchor_i < 0 or (cards[anchor_i].rank == 1 and c.rank != 1):
+                anchor_i = i
+                if c.rank != 1:
+                    break
+    if anchor_i < 0:
+        raise IllegalAction(f"{label}: a run needs natural cards (2s and jokers are wild)")
+    anchor = cards[anchor_i]
+    if anchor.rank == 1:
+        start = 1 - anchor_i if 1 - anchor_i >= 1 else 14 - anchor_i
+    else:
+        start = anchor.rank - anchor_i
+    if start < 1:
+        below = cards[anchor_i - anchor.rank] if anchor.rank <= anchor_i else cards[0]
+        raise IllegalAction(f"{label}: nothing goes below an ace, but {below} comes {anchor_i} places before {anchor}")
+    return start, anchor.suit
+
+
+def make_run(cards: Sequence[Card], wild_deuces: bool = True) -> Meld:
+    cards = tuple(cards)
+    label = f"run {cards_text(cards)}"
+    if len(cards) > 13:
+        raise IllegalAction(f"{label}: a run has at most 13 cards (an ace is low or high, not both)")
+    start, suit = _run_start(cards, wild_deuces, label)
+    wild: list[bool] = []
+    prev: Card | None = None
+    for i, c in enumerate(cards):
+        value = start + i
+        if value > 14:
+            raise IllegalAction(f"{label}: nothing goes above an ace, but {c} does (runs do not wrap around)")
+        if c.rank == JOKER_RANK:
+            wild.append(True)
+        elif wild_deuces and c.rank == 2 and not (c.suit == suit and value == 2):
+            wild.append(True)
+        else:
+            expected = 1 if value == 14 else value
+            if c.suit != suit:
+                raise IllegalAction(f"{label}: {c} is not a {SUIT_NAMES[suit]}; a run is all one suit")
+            if c.rank != expected:
+                where = f"does not follow {prev}" if prev is not None else "cannot start this run"
+                want = card(expected, suit)
+                raise IllegalAction(f"{label}: {c} {where} (this place needs {want} or a wild card)")
+            wild.append(False)
+        prev = c
+    _check_limit(label, wild)
+    return Meld(RUN, cards, start, suit, tuple(wild))
+
+
+def make_meld(cards: Sequence[Card], kind: str, wild_deuces: bool = True) -> Meld:
+    if kind == SET:
+        return make_set(cards, wild_deuces)
+    if kind == RUN:
+        return make_run(cards, wild_deuces)
+    raise ValueError(f"unknown meld kind {kind!r}")
+
+
+def guess_kind(cards: Sequence[Card], wild_deuces: bool = True) -> str:
+    """A set if all natural cards share a rank (and there are several), else a run."""
+    naturals = [c for c in cards if not _is_wild_candidate(c, wild_deuces)]
+    return SET if len({c.rank for c in naturals}) <= 1 else RUN
+
+
+def lay_off(meld: Meld, c: Card, end: str | None, wild_deuces: bool = True) -> Meld:
+    """Add one card to ``meld``; for runs ``end`` is "low" or "high" (inferred when clear)."""
+    if meld.kind == SET:
+        try:
+            return make_set(meld.cards + (c,), wild_deuces)
+        except IllegalAction as err:
+            raise IllegalAction(f"cannot lay off {c} on {meld.describe()}: {err.reason.split(': ', 1)[1]}") from None
+    wild = _is_wild_candidate(c, wild_deuces)
+    ends = ("low", "high") if end is None else (end,)
+    if end not in (None, "low", "high"):
+        raise IllegalAction(f"lay-off end must be 'low' or 'high', got {end!r}")
+    fits: list[Meld] = []
+    reasons: list[str] = []
+    for e in ends:
+        if e == "low" and meld.low <= 1:
+            reasons.append(f"nothing goes below {meld.stands_for(0)}")
+            continue
+        if e == "high" and meld.high >= 14:
+            reasons.append(f"nothing goes above {meld.stands_for(len(meld.cards) - 1)}")
+            continue
+        target = meld.low - 1 if e == "low" else meld.high + 1
+        needed = card(1 if target == 14 else target, meld.suit)
+        if target == 1 and meld.high == 14 or target == 14 and meld.low == 1:
+            reasons.append("a run cannot hold the ace both low and high")
+            continue
+        is_natural_fit = c == needed
+        if not wild and not is_natural_fit:
+            reasons.append(f"the {e} end needs {needed}")
+            continue
+        cards = (c,) + meld.cards if e == "low" else meld.cards + (c,)
+        flag = not is_natural_fit
+        new_wild = (flag,) + meld.wild if e == "low" else meld.wild + (flag,)
+        new_rank = meld.rank - 1 if e == "low" else meld.rank
+        try:
+            _check_limit(f"run {cards_text(cards)}", new_wild)
+        except IllegalAction as err:
+            reasons.append(err.reason.split(": ", 1)[1])
+            continue
+        fits.append(Meld(RUN, cards, new_rank, meld.suit, new_wild))
+    if not fits:
+        raise IllegalAction(f"cannot lay off {c} on {meld.describe()}: {'; '.join(reasons)}")
+    if len(fits) > 1:
+        raise IllegalAction(
+            f"{c} could go at either end of {meld.describe()}: say which end ('low' or 'high')"
+        )
+    return fits[0]
+
+
+def swap_wild(meld: Meld, natural: Card, take: Card | None = None, wild_deuces: bool = True) -> tuple[Meld, Card]:
+    """Replace a wild in ``meld`` by ``natural``; return the new meld and the wild taken."""
+    if _is_wild_candidate(natural, wild_deuces) and not (
+        natural.rank == 2 and (meld.kind == SET and meld.rank == 2 or meld.kind == RUN)
+    ):
+        raise IllegalAction(f"cannot swap {natural} into {meld.describe()}: only a natural card can replace a wild")
+    if meld.kind == RUN:
+        for i, is_wild in enumerate(meld.wild):
+            if is_wild and meld.stands_for(i) == natural and (take is None or meld.cards[i] == take):
+                cards = meld.cards[:i] + (natural,) + meld.cards[i + 1:]
+                wild = meld.wild[:i] + (False,) + meld.wild[i + 1:]
+                return Meld(RUN, cards, meld.rank, meld.suit, wild), meld.cards[i]
+        wanted = [f"{meld.stands_for(i)}" for i, w in enumerate(meld.wild) if w]
+        if not wanted:
+            raise IllegalAction(f"cannot swap {natural} into {meld.describe()}: it holds no wild card")
+        raise IllegalAction(
+            f"cannot swap {natural} into {meld.describe()}: its wilds stand for {', '.join(wanted)} "
+            "and only that exact card may replace one"
+        )
+    if natural.rank != meld.rank:
+        raise IllegalAction(
+            f"cannot swap {natural} into {meld.describe()}: only a {RANK_TEXT[meld.rank]} may replace its wild"
+        )
+    for i, is_wild in enumerate(meld.wild):
+        if is_wild and (take is None or meld.cards[i] == take):
+            cards = meld.cards[:i] + (natural,) + meld.cards[i + 1:]
+            wild = meld.wild[:i] + (False,) + meld.wild[i + 1:]
+            return Meld(SET, cards, meld.rank, "", wild), meld.cards[i]
+    what = f"no {take} standing as a wild" if take is not None else "no wild card"
+    raise IllegalAction(f"cannot swap {natural} into {meld.describe()}: it holds {what}")
