@@ -1,0 +1,130 @@
+"""Chance: where shuffled orders come from.
+
+The game never touches a global random generator.  It asks a ``Chance`` for
+each hand's shoe order and for each reshuffle, and records the answers in its
+log, so a match replays exactly from its log alone.
+
+Orders are lists of cards *top first*.  A hand's shoe is dealt one card at a
+time starting with the dealer's left, ``deal_size`` rounds; the next card is
+the upcard; the rest is the stock, top first.
+
+A deal plan (the documented deal-file format, see docs/DEALS.md) fixes some
+hands.  For each planned hand either give the whole shoe
+``{"order": ["7H", ...]}`` or the parts you care about
+``{"hands": [[...], [...], ...], "upcard": "KS", "stock": ["2C", ...]}``;
+any card not placed is shuffled (seeded) and goes below the given stock.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import Any, Iterable, Mapping, Protocol, Sequence
+
+from .cards import Card, cards_text, parse_cards
+from .errors import MalformedInput
+
+
+class Chance(Protocol):
+    def shoe(self, hand: int, cards: list[Card], players: int, dealer: int, deal_size: int) -> list[Card]: ...
+
+    def reshuffle(self, hand: int, cards: list[Card]) -> list[Card]: ...
+
+
+def _take(pool: Counter[Card], cards: Iterable[Card], where: str) -> None:
+    for c in cards:
+        if pool[c] <= 0:
+            raise MalformedInput(f"{where}: {c} appears more often than the shoe holds it")
+        pool[c] -= 1
+
+
+def order_from_parts(
+    spec: Mapping[str, Any], cards: Sequence[Card], players: int, dealer: int, deal_size: int,
+    rng: random.Random, where: str,
+) -> list[Card]:
+    """Build a full top-first shoe order from a deal-plan entry."""
+    pool: Counter[Card] = Counter(cards)
+    if "order" in spec:
+        order = parse_cards(spec["order"])
+        if Counter(order) != pool:
+            missing = pool - Counter(order)
+            extra = Counter(order) - pool
+            raise MalformedInput(
+                f"{where}: 'order' must hold exactly the shoe's {len(cards)} cards"
+                f" (missing: {cards_text(missing.elements()) or 'none'};"
+                f" extra: {cards_text(extra.elements()) or 'none'})"
+            )
+        return order
+    unknown = set(spec) - {"hands", "upcard", "stock"}
+    if unknown:
+        raise MalformedInput(f"{where}: unknown keys {sorted(unknown)}; expected order, or hands/upcard/stock")
+    raw_hands = spec.get("hands", [])
+    if not isinstance(raw_hands, list) or len(raw_hands) > players:
+        raise MalformedInput(f"{where}: 'hands' must be a list of at most {players} hands (one per seat)")
+    hands = [parse_cards(h) for h in raw_hands]
+    for seat, h in enumerate(hands):
+        if len(h) > deal_size:
+            raise MalformedInput(f"{where}: seat {seat} is given {len(h)} cards but {deal_size} are dealt")
+        _take(pool, h, f"{where} seat {seat}")
+    upcard = parse_cards([spec["upcard"]]) if spec.get("upcard") else []
+    _take(pool, upcard, f"{where} upcard")
+    stock = parse_cards(spec.get("stock", []))
+    _take(pool, stock, f"{where} stock")
+    rest = list(pool.elements())
+    rng.shuffle(rest)
+    # Fill each seat's hand up to the deal size from the shuffled rest.
+    full_hands = [list(h) for h in hands] + [[] for _ in range(players - len(hands))]
+    for h in full_hands:
+        while len(h) < deal_size:
+            h.append(rest.pop())
+    if not upcard:
+        upcard = [rest.pop()]
+    order: list[Card] = []
+    for k in range(deal_size):
+        for i in range(players):
+            order.append(full_hands[(dealer + 1 + i) % players][k])
+    return order + upcard + stock + rest
+
+
+class SeededChance:
+    """Shuffles with an injected ``random.Random``; hands in ``plan`` are fixed."""
+
+    def __init__(self, rng: random.Random, plan: Mapping[str, Any] | None = None) -> None:
+        self.rng = rng
+        entries = (plan or {}).get("hands", [])
+        if not isinstance(entries, list):
+            raise MalformedInput("deal plan: 'hands' must be a list with one entry per hand")
+        for i, e in enumerate(entries):
+            if e is not None and not isinstance(e, Mapping):
+                raise MalformedInput(f"deal plan: hands[{i}] must be an object or null")
+        self.entries: list[Mapping[str, Any] | None] = list(entries)
+
+    def shoe(self, hand: int, cards: list[Card], players: int, dealer: int, deal_size: int) -> list[Card]:
+        spec = self.entries[hand - 1] if hand - 1 < len(self.entries) else None
+        if spec is not None:
+            return order_from_parts(spec, cards, players, dealer, deal_size, self.rng, f"deal plan hand {hand}")
+        order = list(cards)
+        self.rng.shuffle(order)
+        return order
+
+    def reshuffle(self, hand: int, cards: list[Card]) -> list[Card]:
+        order = list(cards)
+        self.rng.shuffle(order)
+        return order
+
+
+class RecordedChance:
+    """Plays back the orders a log recorded, so a replay needs no seed."""
+
+    def __init__(self, shoes: Sequence[Sequence[str]], reshuffles: Sequence[Sequence[str]]) -> None:
+        self.shoes = [parse_cards(s) for s in shoes]
+        self.reshuffles = [parse_cards(s) for s in reshuffles]
+        self._next_reshuffle = 0
+
+    def shoe(self, hand: int, cards: list[Card], players: int, dealer: int, deal_size: int) -> list[Card]:
+        return list(self.shoes[hand - 1])
+
+    def reshuffle(self, hand: int, cards: list[Card]) -> list[Card]:
+        order = self.reshuffles[self._next_reshuffle]
+        self._next_reshuffle += 1
+        return list(order)

@@ -1,0 +1,518 @@
+"""The game: one mutable state, an explicit phase, verified actions.
+
+``Game`` plays a whole match (one hand per contract).  At every moment
+``decision()`` says whose decision it is and of what kind; ``apply(action)``
+either applies it completely or raises ``IllegalAction`` and changes nothing.
+``view(seat)`` is what that seat may know.  Every event is recorded, with the
+shuffled orders, so ``Game.from_record`` replays a match exactly.
+
+Turn flow after a discard (or the first upcard of a hand):
+- the player to move, if not down, decides first: take the upcard, or take
+  from the stock, which declines the upcard and opens the buy window; when the
+  window closes they draw from the stock;
+- a player who is down cannot block a buy: the window opens first, then they
+  draw from the stock or, if nobody bought it, take the upcard.
+Buy offers go to eligible seats one at a time in priority order; the first
+yes wins and the window closes.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from .actions import (
+    BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, GoDown, LayOff, MeldCards, Play, Swap,
+    action_from_json,
+)
+from .cards import Card, cards_text, make_shoe, sort_key
+from .chance import Chance, RecordedChance, SeededChance
+from .errors import IllegalAction
+from .events import Event, secret_keys
+from . import events as ev
+from .melds import Meld, guess_kind, lay_off, make_meld, swap_wild
+from .ruleset import RUN, SET, Contract, Ruleset
+
+OVER = "over"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Who must decide what. ``options`` lists the legal choices where they are few."""
+
+    seat: int
+    kind: str  # DRAW, BUY or PLAY
+    options: tuple[Any, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TableMeld:
+    id: int
+    owner: int
+    meld: Meld
+
+    def to_json(self) -> dict[str, Any]:
+        m = self.meld
+        return {
+            "id": self.id, "owner": self.owner, "kind": m.kind,
+            "cards": [c.text for c in m.cards], "stands_for": m.represents(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """Everything one seat may know, and nothing else."""
+
+    seat: int
+    players: int
+    hand_no: int
+    hands_total: int
+    dealer: int
+    contract: Contract
+    hand: tuple[Card, ...]
+    melds: tuple[TableMeld, ...]
+    upcard: Card | None  # the card that may be taken now, if any
+    pile_top: Card | None  # the visible top of the discard pile (may be dead)
+    pile_size: int
+    stock_size: int
+    card_counts: tuple[int, ...]
+    buys_left: tuple[int, ...]
+    down: tuple[bool, ...]
+    turn: int
+    turns_taken: int
+    hand_scores: tuple[tuple[int, ...], ...]
+    totals: tuple[int, ...]
+    history: tuple[Event, ...]
+    decision: Decision | None
+    rules: Ruleset
+
+    def to_json(self) -> dict[str, Any]:
+        d = self.decision
+        return {
+            "seat": self.seat,
+            "players": self.players,
+            "hand": self.hand_no,
+            "hands_total": self.hands_total,
+            "dealer": self.dealer,
+            "contract": self.contract.text,
+            "cards": [c.text for c in self.hand],
+            "melds": [m.to_json() for m in self.melds],
+            "upcard": self.upcard.text if self.upcard else None,
+            "pile_top": self.pile_top.text if self.pile_top else None,
+            "pile_size": self.pile_size,
+            "stock_size": self.stock_size,
+            "card_counts": list(self.card_counts),
+            "buys_left": list(self.buys_left),
+            "down": list(self.down),
+            "turn": self.turn,
+            "turns_taken": self.turns_taken,
+            "hand_scores": [list(s) for s in self.hand_scores],
+            "totals": list(self.totals),
+            "history": [e.to_json() for e in self.history],
+            "decision": None if d is None else {"kind": d.kind, "options": _options_json(d)},
+        }
+
+
+def _options_json(d: Decision) -> list[Any]:
+    return [o.text if isinstance(o, Card) else o for o in d.options]
+
+
+def places_of(totals: Sequence[int]) -> list[int]:
+    """Competition ranking, lowest total first; equal totals share a place."""
+    return [1 + sum(1 for u in totals if u < t) for t in totals]
+
+
+class Game:
+    """A match of Shanghai Rummy between ``players`` seats."""
+
+    def __init__(self, rules: Ruleset, players: int, chance: Chance, seed: int | None = None) -> None:
+        if not 2 <= players <= 8:
+            raise ValueError(f"players must be 2..8, got {players}")
+        self.rules = rules
+        self.n = players
+        self.chance = chance
+        self.seed = seed
+        self._shoe = make_shoe(rules.decks_for(players))
+        self.hand_no = 0
+        self.dealer = -1
+        self.hands: list[list[Card]] = [[] for _ in range(players)]
+        self.stock: list[Card] = []  # top is the last element
+        self.pile: list[Card] = []  # top is the last element
+        self.upcard_live = False
+        self.discarder: int | None = None
+        self.melds: list[TableMeld] = []
+        self.down = [False] * players
+        self.buys = [0] * players
+        self.turn = 0
+        self.turns = 0
+        self.reshuffles = 0
+        self.phase = DRAW
+        self.declined = False
+        self.buy_queue: list[int] = []
+        self.hand_scores: list[list[int]] = []
+        self.totals = [0] * players
+        self.winners: list[int | None] = []
+        self.log: list[Event] = []
+        self.public: list[Event] = []  # public events of the current hand
+        self.actions: list[tuple[int, Action]] = []
+        self._emit(ev.MATCH_START, None, players=players, rules=rules.to_mapping(), seed=seed)
+        self._start_hand()
+
+    @classmethod
+    def seeded(
+        cls, rules: Ruleset, players: int, seed: int, plan: Mapping[str, Any] | None = None,
+    ) -> "Game":
+        return cls(rules, players, SeededChance(random.Random(seed), plan), seed=seed)
+
+    # -- queries ---------------------------------------------------------------
+    @property
+    def over(self) -> bool:
+        return self.phase == OVER
+
+    def decision(self) -> Decision | None:
+        if self.phase == OVER:
+            return None
+        if self.phase == BUY:
+            return Decision(self.buy_queue[0], BUY, (True, False))
+        if self.phase == DRAW:
+            options = (UPCARD, STOCK) if self.upcard_live else (STOCK,)
+            return Decision(self.turn, DRAW, options)
+        return Decision(self.turn, PLAY, tuple(sorted(set(self.hands[self.turn]), key=sort_key)))
+
+    def view(self, seat: int) -> View:
+        d = self.decision()
+        limit = self.rules.buy_limit(self.hand_no - 1)
+        return View(
+            seat=seat,
+            players=self.n,
+            hand_no=self.hand_no,
+            hands_total=self.rules.hands,
+            dealer=self.dealer,
+            contract=self.rules.contract(self.hand_no - 1),
+            hand=tuple(sorted(self.hands[seat], key=sort_key)),
+            melds=tuple(self.melds),
+            upcard=self.pile[-1] if self.upcard_live and self.pile else None,
+            pile_top=self.pile[-1] if self.pile else None,
+            pile_size=len(self.pile),
+            stock_size=len(self.stock),
+            card_counts=tuple(len(h) for h in self.hands),
+            buys_left=tuple(limit - b for b in self.buys),
+            down=tuple(self.down),
+            turn=self.turn,
+            turns_taken=self.turns,
+            hand_scores=tuple(tuple(s) for s in self.hand_scores),
+            totals=tuple(self.totals),
+            history=tuple(self.public),
+            decision=d if d is not None and d.seat == seat else None,
+            rules=self.rules,
+        )
+
+    def places(self) -> list[int]:
+        return places_of(self.totals)
+
+    # -- actions ---------------------------------------------------------------
+    def apply(self, action: Action, seat: int | None = None) -> None:
+        """Apply the current decision's action, or raise IllegalAction and change nothing."""
+        d = self.decision()
+        if d is None:
+            raise IllegalAction("the match is over")
+        if seat is not None and seat != d.seat:
+            raise IllegalAction(f"it is seat {d.seat}'s decision ({d.kind}), not seat {seat}'s")
+        if isinstance(action, Draw) and d.kind == DRAW:
+            self._draw(action)
+        elif isinstance(action, Buy) and d.kind == BUY:
+            self._buy(action)
+        elif isinstance(action, Play) and d.kind == PLAY:
+            self._play(action)
+        else:
+            raise IllegalAction(f"seat {d.seat} is asked to {d.kind}, so a {type(action).__name__.lower()} action is not allowed now")
+        self.actions.append((d.seat, action))
+
+    def _draw(self, action: Draw) -> None:
+        seat = self.turn
+        if action.source == UPCARD:
+            if not self.upcard_live:
+                raise IllegalAction("there is no upcard to take now (it was bought or is dead); draw from the stock")
+            c = self.pile.pop()
+            self.upcard_live = False
+            self.hands[seat].append(c)
+            self._emit(ev.DRAW, seat, source=UPCARD, card=c.text)
+            self.phase = PLAY
+            return
+        if not self.down[seat] and self.upcard_live:
+            self.declined = True
+            self._emit(ev.DECLINE, seat, card=self.pile[-1].text)
+            self._open_buy_window()
+        else:
+            self._draw_stock(seat)
+
+    def _draw_stock(self, seat: int) -> None:
+        c = self._stock_card()
+        if c is None:
+            return  # the hand ended: nothing left to draw
+        self.upcard_live = False
+        self.hands[seat].append(c)
+        self._emit(ev.DRAW, seat, source=STOCK, card=c.text)
+        self.phase = PLAY
+
+    def _buy_order(self) -> list[int]:
+        first = self.dealer + 1 if self.rules.buy_priority == "dealer_left" else self.turn + 1
+        return [(first + i) % self.n for i in range(self.n)]
+
+    def _open_buy_window(self) -> None:
+        limit = self.rules.buy_limit(self.hand_no - 1)
+        if self.upcard_live and len(self.stock) >= self.rules.buy_penalty:
+            self.buy_queue = [
+                s for s in self._buy_order()
+                if s != self.turn and s != self.discarder and not self.down[s] and self.buys[s] < limit
+            ]
+        else:
+            self.buy_queue = []
+        if self.buy_queue:
+            self.phase = BUY
+        else:
+            self._close_buy_window()
+
+    def _close_buy_window(self) -> None:
+        self.buy_queue = []
+        if self.declined:
+            self._draw_stock(self.turn)
+        else:
+            self.phase = DRAW
+
+    def _buy(self, action: Buy) -> None:
+        seat = self.buy_queue[0]
+        if not action.want:
+            self.buy_queue.pop(0)
+            if not self.buy_queue:
+                self._close_buy_window()
+            return
+        c = self.pile.pop()
+        self.upcard_live = False
+        penalty = [self.stock.pop() for _ in range(self.rules.buy_penalty)]
+        self.hands[seat].append(c)
+        self.hands[seat].extend(penalty)
+        self.buys[seat] += 1
+        self._emit(
+            ev.BUY, seat, card=c.text, penalty=len(penalty), penalty_cards=[p.text for p in penalty],
+            buys_left=self.rules.buy_limit(self.hand_no - 1) - self.buys[seat],
+        )
+        self._close_buy_window()
+
+    def _stock_card(self) -> Card | None:
+        if not self.stock:
+            if self.reshuffles < self.rules.max_reshuffles and len(self.pile) > 1:
+                top = self.pile[-1]
+                order = self.chance.reshuffle(self.hand_no, self.pile[:-1])
+                self.pile = [top]
+                self.stock = order[::-1]
+                self.reshuffles += 1
+                self._emit(ev.RESHUFFLE, None, cards=len(order), order=[c.text for c in order])
+            else:
+                self._end_hand(None, "stock")
+                return None
+        return self.stock.pop()
+
+    # -- the play: go down, lay off, swap, discard -------------------------------
+    def _build_meld(self, mc: MeldCards) -> Meld:
+        wd = self.rules.wild_deuces
+        if mc.kind is not None:
+            return make_meld(mc.cards, mc.kind, wd)
+        first = guess_kind(mc.cards, wd)
+        try:
+            return make_meld(mc.cards, first, wd)
+        except IllegalAction as err:
+            try:
+                return make_meld(mc.cards, RUN if first == SET else SET, wd)
+            except IllegalAction:
+                raise err from None
+
+    def _check_contract(self, melds: list[Meld]) -> None:
+        contract = self.rules.contract(self.hand_no - 1)
+        if len(melds) != len(contract.melds):
+            raise IllegalAction(
+                f"the contract of hand {self.hand_no} is {contract.describe()}: lay down exactly "
+                f"{len(contract.melds)} melds, not {len(melds)}"
+            )
+        for kind, specs in ((SET, contract.sets), (RUN, contract.runs)):
+            mine = sorted((m for m in melds if m.kind == kind), key=lambda m: -len(m.cards))
+            if len(mine) != len(specs):
+                raise IllegalAction(
+                    f"the contract of hand {self.hand_no} is {contract.describe()}, "
+                    f"but you laid down {len(mine)} {kind}{'s' if len(mine) != 1 else ''}"
+                )
+            for m, spec in zip(mine, sorted(specs, key=lambda s: -s.min_len)):
+                if len(m.cards) < spec.min_len:
+                    raise IllegalAction(
+                        f"{m.describe()} has {len(m.cards)} cards but the contract needs a {kind} of at least {spec.min_len}"
+                    )
+        if self.rules.distinct_set_ranks:
+            ranks = Counter(m.rank for m in melds if m.kind == SET)
+            for m in melds:
+                if m.kind == SET and ranks[m.rank] > 1:
+                    raise IllegalAction(f"two sets of {m.represents()[0]}s: the sets of a contract must have different ranks")
+
+    @staticmethod
+    def _take(hand: list[Card], c: Card) -> None:
+        try:
+            hand.remove(c)
+        except ValueError:
+            raise IllegalAction(f"you do not hold {c} (your hand: {cards_text(sorted(hand, key=sort_key))})") from None
+
+    def _table_meld(self, melds: list[TableMeld], idx: int) -> TableMeld:
+        if not 0 <= idx < len(melds):
+            raise IllegalAction(f"there is no meld {idx} on the table (meld ids are 0..{len(melds) - 1})" if melds else "there are no melds on the table")
+        return melds[idx]
+
+    def _play(self, play: Play) -> None:
+        seat = self.turn
+        hand = list(self.hands[seat])
+        melds = list(self.melds)
+        down = self.down[seat]
+        swapped = False
+        pending: list[tuple[str, dict[str, Any]]] = []
+        wd = self.rules.wild_deuces
+        for step in play.steps:
+            if isinstance(step, GoDown):
+                if down:
+                    raise IllegalAction("you are already down: no new melds after going down (lay off instead)")
+                built = [self._build_meld(mc) for mc in step.melds]
+                self._check_contract(built)
+                for m in built:
+                    for c in m.cards:
+                        self._take(hand, c)
+                placed = [TableMeld(len(melds) + i, seat, m) for i, m in enumerate(built)]
+                melds.extend(placed)
+                down = True
+                pending.append((ev.GO_DOWN, {"melds": [t.to_json() for t in placed]}))
+            elif isinstance(step, LayOff):
+                if not down:
+                    raise IllegalAction(f"you cannot lay off {step.card}: lay-offs come only after going down")
+                target = self._table_meld(melds, step.meld)
+                self._take(hand, step.card)
+                new = lay_off(target.meld, step.card, step.end, wd)
+                melds[target.id] = TableMeld(target.id, target.owner, new)
+                end = None if new.kind == SET else ("high" if new.rank == target.meld.rank else "low")
+                pending.append((ev.LAY_OFF, {"meld": target.id, "card": step.card.text, "end": end, "result": [c.text for c in new.cards]}))
+            elif isinstance(step, Swap):
+                target = self._table_meld(melds, step.meld)
+                self._take(hand, step.card)
+                new, wild = swap_wild(target.meld, step.card, step.take, wd)
+                melds[target.id] = TableMeld(target.id, target.owner, new)
+                hand.append(wild)
+                swapped = True
+                pending.append((ev.SWAP, {"meld": target.id, "card": step.card.text, "took": wild.text}))
+            else:  # pragma: no cover - the type union is closed
+                raise IllegalAction(f"unknown step {step!r}")
+        if swapped and not self.down[seat] and not down:
+            raise IllegalAction("you swapped a wild card but did not go down: a player who is not down must go down in the turn they swap")
+        if not hand:
+            if play.discard is not None:
+                raise IllegalAction("your plays empty your hand, so you go out: send no discard")
+        else:
+            if play.discard is None:
+                raise IllegalAction("you must discard a card (only a player whose hand is empty after their plays goes out)")
+            self._take(hand, play.discard)
+            if not hand:
+                raise IllegalAction("discarding your last card is not going out: keep at least one card, or lay it off")
+        # Everything checked: commit.
+        self.hands[seat] = hand
+        self.melds = melds
+        self.down[seat] = down
+        for kind, data in pending:
+            self._emit(kind, seat, **data)
+        if not hand:
+            self._emit(ev.GO_OUT, seat)
+            self._end_hand(seat, "out")
+            return
+        assert play.discard is not None
+        self.pile.append(play.discard)
+        self.upcard_live = True
+        self.discarder = seat
+        self._emit(ev.DISCARD, seat, card=play.discard.text)
+        self.turns += 1
+        if self.turns >= self.rules.turn_cap_per_player * self.n:
+            self._end_hand(None, "turn_cap")
+            return
+        self.turn = (seat + 1) % self.n
+        self._begin_turn()
+
+    # -- hands -----------------------------------------------------------------
+    def _begin_turn(self) -> None:
+        self.declined = False
+        if self.down[self.turn]:
+            self._open_buy_window()
+        else:
+            self.phase = DRAW
+
+    def _start_hand(self) -> None:
+        self.hand_no += 1
+        self.dealer = (self.hand_no - 1) % self.n
+        size = self.rules.deal_size(self.hand_no - 1)
+        order = self.chance.shoe(self.hand_no, list(self._shoe), self.n, self.dealer, size)
+        self.hands = [[] for _ in range(self.n)]
+        k = 0
+        for _ in range(size):
+            for i in range(self.n):
+                self.hands[(self.dealer + 1 + i) % self.n].append(order[k])
+                k += 1
+        self.pile = [order[k]]
+        self.stock = order[k + 1:][::-1]
+        self.upcard_live = True
+        self.discarder = None
+        self.melds = []
+        self.down = [False] * self.n
+        self.buys = [0] * self.n
+        self.turns = 0
+        self.reshuffles = 0
+        self.turn = (self.dealer + 1) % self.n
+        self.public = []
+        contract = self.rules.contract(self.hand_no - 1)
+        self._emit(
+            ev.DEAL, None, dealer=self.dealer, contract=contract.text, deal_size=size,
+            upcard=order[k].text, shoe=[c.text for c in order],
+        )
+        self._begin_turn()
+
+    def _end_hand(self, winner: int | None, reason: str) -> None:
+        scores = [0 if s == winner else sum(c.penalty() for c in self.hands[s]) for s in range(self.n)]
+        self.hand_scores.append(scores)
+        self.winners.append(winner)
+        for s in range(self.n):
+            self.totals[s] += scores[s]
+        self._emit(ev.HAND_END, winner, reason=reason, scores=scores, totals=list(self.totals))
+        if self.hand_no >= self.rules.hands:
+            self.phase = OVER
+            self._emit(ev.MATCH_END, None, totals=list(self.totals), places=self.places())
+        else:
+            self._start_hand()
+
+    def _emit(self, kind: str, seat: int | None, **data: Any) -> None:
+        e = Event(kind, self.hand_no, seat, data, secret_keys(kind, data))
+        self.log.append(e)
+        self.public.append(e.public())
+
+    # -- records and replay ------------------------------------------------------
+    def to_record(self) -> dict[str, Any]:
+        """The whole match as JSON-ready data: events (with chance) and actions."""
+        return {
+            "events": [e.to_json() for e in self.log],
+            "actions": [{"seat": s, "action": a.to_json()} for s, a in self.actions],
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> "Game":
+        """Replay a record: same deals and reshuffles, same actions, same events."""
+        events = record["events"]
+        start = events[0]
+        if start.get("type") != ev.MATCH_START:
+            raise ValueError("a record starts with a match_start event")
+        rules = Ruleset.from_mapping(start["rules"])
+        shoes = [e["shoe"] for e in events if e["type"] == ev.DEAL]
+        orders = [e["order"] for e in events if e["type"] == ev.RESHUFFLE]
+        game = cls(rules, start["players"], RecordedChance(shoes, orders), seed=start.get("seed"))
+        for entry in record["actions"]:
+            game.apply(action_from_json(entry["action"]), seat=entry["seat"])
+        return game
