@@ -113,11 +113,12 @@ def cards_text(cards: Iterable[Card]) -> str:
     return " ".join(c.text for c in cards)
 
 
-def sort_key(c: Card) -> tuple[int, int]:
-    """Hand order: by suit then rank, jokers last."""
-    if c.rank == JOKER_RANK:
-        return (9, 0)
-    return (SUITS.index(c.suit), c.rank)
+_ORDER: dict[Card, int] = {c: i for i, c in enumerate(ALL_CARDS)}
+
+
+def sort_key(c: Card) -> int:
+    """Hand order: by suit (C D H S) then rank, jokers last."""
+    return _ORDER[c]
 
 
 def make_shoe(decks: int) -> list[Card]:

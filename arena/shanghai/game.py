@@ -29,7 +29,7 @@ from .actions import (
 )
 from .cards import Card, cards_text, make_shoe, sort_key
 from .chance import Chance, RecordedChance, SeededChance
-from .errors import IllegalAction
+from .errors import IllegalAction, RulesetError
 from .events import Event, secret_keys
 from . import events as ev
 from .melds import Meld, guess_kind, lay_off, make_meld, swap_wild
@@ -135,6 +135,13 @@ class Game:
         self.chance = chance
         self.seed = seed
         self._shoe = make_shoe(rules.decks_for(players))
+        for hand, size in enumerate(rules.deal_sizes):
+            if players * size + 2 > len(self._shoe):
+                raise RulesetError(
+                    "deal_size",
+                    f"hand {hand + 1}: {players} players x {size} cards do not fit in "
+                    f"{rules.decks_for(players)} deck(s) of 54 with an upcard and a stock card left",
+                )
         self.hand_no = 0
         self.dealer = -1
         self.hands: list[list[Card]] = [[] for _ in range(players)]
@@ -157,6 +164,7 @@ class Game:
         self.log: list[Event] = []
         self.public: list[Event] = []  # public events of the current hand
         self.actions: list[tuple[int, Action]] = []
+        self._decision: Decision | None = None
         self._emit(ev.MATCH_START, None, players=players, rules=rules.to_mapping(), seed=seed)
         self._start_hand()
 
@@ -172,6 +180,12 @@ class Game:
         return self.phase == OVER
 
     def decision(self) -> Decision | None:
+        # Cached: the match loop, apply() and view() all ask for it each step.
+        if self._decision is None:
+            self._decision = self._compute_decision()
+        return self._decision
+
+    def _compute_decision(self) -> Decision | None:
         if self.phase == OVER:
             return None
         if self.phase == BUY:
@@ -228,10 +242,13 @@ class Game:
             self._play(action)
         else:
             raise IllegalAction(f"seat {d.seat} is asked to {d.kind}, so a {type(action).__name__.lower()} action is not allowed now")
+        self._decision = None
         self.actions.append((d.seat, action))
 
     def _draw(self, action: Draw) -> None:
         seat = self.turn
+        if action.source not in (UPCARD, STOCK):
+            raise IllegalAction(f"draw from 'stock' or 'upcard', not {action.source!r}")
         if action.source == UPCARD:
             if not self.upcard_live:
                 raise IllegalAction("there is no upcard to take now (it was bought or is dead); draw from the stock")

@@ -110,24 +110,21 @@ def make_set(cards: Sequence[Card], wild_deuces: bool = True) -> Meld:
 
 
 def _run_start(cards: tuple[Card, ...], wild_deuces: bool, label: str) -> tuple[int, str]:
-    """Find the run's suit and the value of its first position from its naturals."""
-    anchor_i = -1
-    for i, c in enumerate(cards):
-        if not _is_wild_candidate(c, wild_deuces):
-            if anchor_i < 0 or (cards[anchor_i].rank == 1 and c.rank != 1):
-                anchor_i = i
-                if c.rank != 1:
-                    break
-    if anchor_i < 0:
-        raise IllegalAction(f"{label}: a run needs natural cards (2s and jokers are wild)")
-    anchor = cards[anchor_i]
-    if anchor.rank == 1:
-        start = 1 - anchor_i if 1 - anchor_i >= 1 else 14 - anchor_i
+    """Find the run's suit and the value of its first position from its first natural."""
+    for i, anchor in enumerate(cards):
+        if not _is_wild_candidate(anchor, wild_deuces):
+            break
     else:
-        start = anchor.rank - anchor_i
+        raise IllegalAction(f"{label}: a run needs natural cards (2s and jokers are wild)")
+    if anchor.rank == 1:
+        if i == 0:
+            return 1, anchor.suit
+        if i != len(cards) - 1:
+            raise IllegalAction(f"{label}: nothing goes below an ace, but {cards[0]} comes before {anchor}")
+        return 14 - i, anchor.suit
+    start = anchor.rank - i
     if start < 1:
-        below = cards[anchor_i - anchor.rank] if anchor.rank <= anchor_i else cards[0]
-        raise IllegalAction(f"{label}: nothing goes below an ace, but {below} comes {anchor_i} places before {anchor}")
+        raise IllegalAction(f"{label}: nothing goes below an ace, but {anchor} has {i} cards before it")
     return start, anchor.suit
 
 
@@ -154,7 +151,8 @@ def make_run(cards: Sequence[Card], wild_deuces: bool = True) -> Meld:
             if c.rank != expected:
                 where = f"does not follow {prev}" if prev is not None else "cannot start this run"
                 want = card(expected, suit)
-                raise IllegalAction(f"{label}: {c} {where} (this place needs {want} or a wild card)")
+                hint = "; runs are written low to high" if c.rank < expected and c.rank != 1 else ""
+                raise IllegalAction(f"{label}: {c} {where} (this place needs {want} or a wild card{hint})")
             wild.append(False)
         prev = c
     _check_limit(label, wild)
@@ -170,9 +168,10 @@ def make_meld(cards: Sequence[Card], kind: str, wild_deuces: bool = True) -> Mel
 
 
 def guess_kind(cards: Sequence[Card], wild_deuces: bool = True) -> str:
-    """A set if all natural cards share a rank (and there are several), else a run."""
-    naturals = [c for c in cards if not _is_wild_candidate(c, wild_deuces)]
-    return SET if len({c.rank for c in naturals}) <= 1 else RUN
+    """The kind a player most likely meant: a set when two natural cards share a
+    rank (no run can hold that) or all share one rank, else a run."""
+    naturals = [c.rank for c in cards if not _is_wild_candidate(c, wild_deuces)]
+    return SET if len(set(naturals)) < len(naturals) or len(set(naturals)) <= 1 else RUN
 
 
 def lay_off(meld: Meld, c: Card, end: str | None, wild_deuces: bool = True) -> Meld:
@@ -253,3 +252,30 @@ def swap_wild(meld: Meld, natural: Card, take: Card | None = None, wild_deuces: 
             return Meld(SET, cards, meld.rank, "", wild), meld.cards[i]
     what = f"no {take} standing as a wild" if take is not None else "no wild card"
     raise IllegalAction(f"cannot swap {natural} into {meld.describe()}: it holds {what}")
+
+
+def lay_off_ends(meld: Meld, c: Card, wild_deuces: bool = True) -> tuple[str | None, ...]:
+    """Where ``c`` may be laid off on ``meld``, without building anything.
+
+    ``(None,)`` for a set it fits; the fitting run ends ("low", "high");
+    ``()`` when it does not fit.  Players call this in their inner loops, so it
+    avoids the exceptions and messages of ``lay_off``.
+    """
+    wild = _is_wild_candidate(c, wild_deuces)
+    n_wild = meld.wilds
+    n_nat = len(meld.cards) - n_wild
+    if meld.kind == SET:
+        if c.rank == meld.rank and not (wild and meld.rank != 2):
+            return (None,)
+        if wild and n_wild + 1 <= n_nat:
+            return (None,)
+        return ()
+    ends: list[str] = []
+    lo, hi = meld.low, meld.high
+    for end, target in (("low", lo - 1), ("high", hi + 1)):
+        if target < 1 or target > 14 or (target == 1 and hi == 14) or (target == 14 and lo == 1):
+            continue
+        natural = c.suit == meld.suit and c.rank == (1 if target == 14 else target)
+        if natural or (wild and n_wild + 1 <= n_nat):
+            ends.append(end)
+    return tuple(ends)

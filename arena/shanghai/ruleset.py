@@ -261,14 +261,5 @@ def _build(preset: str, v: dict[str, Any]) -> Ruleset:
         turn_cap_per_player=_int("turn_cap_per_player", v.get("turn_cap_per_player", 60), 1, 10_000),
         max_reshuffles=_int("max_reshuffles", v.get("max_reshuffles", 1), 0, 100),
     )
-    for players, n in rules.decks:
-        shoe = 54 * n
-        for hand, size in enumerate(deal_sizes):
-            if players * size + 2 > shoe:
-                raise RulesetError(
-                    "deal_size",
-                    f"hand {hand + 1}: {players} players x {size} cards does not fit in {n} deck(s) "
-                    f"({shoe} cards, with an upcard and a stock card left)",
-                )
     return rules
 

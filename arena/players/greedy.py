@@ -1,0 +1,183 @@
+"""The greedy player: goes down as soon as it can, lays off everything it can,
+keeps the cards that build towards the contract and discards the rest.
+
+Card usefulness is a cheap heuristic (pairs for sets, near neighbours in a
+suit for runs, wilds always); going down uses the exact contract finder, so
+the greedy player never misses a possible contract, wild swaps included.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Sequence
+
+from ..shanghai.actions import Buy, Draw, GoDown, MeldCards, Play, Step, Swap, UPCARD, STOCK
+from ..shanghai.cards import JOKER_RANK, Card
+from ..shanghai.errors import IllegalAction
+from ..shanghai.finder import find_best_contract
+from ..shanghai.game import View
+from ..shanghai.melds import Meld, swap_wild
+from ..shanghai.ruleset import Contract
+from .tabletop import lay_off_all, table_melds, try_lay_off
+
+MAX_HAND_FOR_BUYING = 16
+
+
+def is_wild(c: Card, wild_deuces: bool) -> bool:
+    return c.rank == JOKER_RANK or (wild_deuces and c.rank == 2)
+
+
+def usefulness(c: Card, hand: Sequence[Card], contract: Contract, wild_deuces: bool) -> float:
+    """How much ``c`` helps towards ``contract`` given the rest of ``hand``."""
+    if is_wild(c, wild_deuces):
+        return 100.0
+    score = 0.0
+    if contract.sets:
+        same = sum(1 for o in hand if o is not c and o.rank == c.rank)
+        score += (0.0, 3.0, 6.0)[min(same, 2)]
+    if contract.runs:
+        values = {c.rank} | ({14} if c.rank == 1 else set())
+        near: set[int] = set()
+        for o in hand:
+            if o.suit != c.suit or o.rank == c.rank or is_wild(o, wild_deuces):
+                continue
+            ov = {o.rank} | ({14} if o.rank == 1 else set())
+            for v in values:
+                for w in ov:
+                    if 0 < abs(v - w) <= 2:
+                        near.add(w)
+        score += 2.0 * min(len(near), 3)
+    return score
+
+
+class GreedyPlayer:
+    def __init__(self, rng: random.Random, name: str = "greedy") -> None:
+        self.rng = rng
+        self.name = name
+
+    # -- draw and buy ----------------------------------------------------------
+    def _wanted(self, view: View, c: Card, threshold: float) -> bool:
+        rules = view.rules
+        if is_wild(c, rules.wild_deuces):
+            return True
+        if view.down[view.seat]:
+            return any(try_lay_off(m.meld, c, rules.wild_deuces) for m in view.melds)
+        hand = list(view.hand)
+        return usefulness(c, hand + [c], view.contract, rules.wild_deuces) >= threshold
+
+    def draw(self, view: View) -> Draw:
+        assert view.decision is not None
+        if UPCARD in view.decision.options and view.upcard is not None and self._wanted(view, view.upcard, 3.0):
+            return Draw(UPCARD)
+        return Draw(STOCK)
+
+    def buy(self, view: View) -> Buy:
+        c = view.pile_top
+        if c is None or len(view.hand) >= MAX_HAND_FOR_BUYING:
+            return Buy(False)
+        return Buy(self._wanted(view, c, 6.0))
+
+    # -- the play ----------------------------------------------------------------
+    def _go_down(self, view: View, hand: list[Card], table: list[Meld]) -> tuple[list[Step], list[Card], list[Meld]] | None:
+        """Steps that take the seat down (swapping table wilds first if needed)."""
+        rules = view.rules
+        melds = find_best_contract(hand, view.contract, rules)
+        if melds is not None:
+            return [self._down_step(melds)], self._without(hand, melds), table + melds
+        # Try one wild swap from the table to complete the contract.
+        for i, m in enumerate(table):
+            if not any(m.wild):
+                continue
+            for c in set(hand):
+                if is_wild(c, rules.wild_deuces):
+                    continue
+                try:
+                    new, wild = swap_wild(m, c, None, rules.wild_deuces)
+                except IllegalAction:
+                    continue
+                trial = list(hand)
+                trial.remove(c)
+                trial.append(wild)
+                melds = find_best_contract(trial, view.contract, rules)
+                if melds is not None:
+                    new_table = list(table)
+                    new_table[i] = new
+                    return [Swap(i, c), self._down_step(melds)], self._without(trial, melds), new_table + melds
+        return None
+
+    @staticmethod
+    def _down_step(melds: list[Meld]) -> GoDown:
+        return GoDown(tuple(MeldCards(m.cards, m.kind) for m in melds))
+
+    @staticmethod
+    def _without(hand: list[Card], melds: list[Meld]) -> list[Card]:
+        rest = list(hand)
+        for m in melds:
+            for c in m.cards:
+                rest.remove(c)
+        return rest
+
+    def play(self, view: View) -> Play:
+        rules = view.rules
+        wd = rules.wild_deuces
+        hand = list(view.hand)
+        table = table_melds(view.melds)
+        steps: list[Step] = []
+        down = view.down[view.seat]
+        if not down:
+            result = self._go_down(view, hand, table)
+            if result is not None:
+                down_steps, rest, new_table = result
+                trial_hand, trial_table = list(rest), list(new_table)
+                lay = lay_off_all(trial_hand, trial_table, range(len(trial_table)), self._lay_order(trial_hand, wd), wd)
+                if len(trial_hand) != 1:
+                    steps = down_steps + list(lay)
+                    hand, table, down = trial_hand, trial_table, True
+        elif table:
+            steps.extend(lay_off_all(hand, table, range(len(table)), self._lay_order(hand, wd), wd))
+            steps.extend(self._swap_and_lay(hand, table, wd))
+        if not hand:
+            return Play(tuple(steps), None)
+        return Play(tuple(steps), self._discard(view, hand, down))
+
+    @staticmethod
+    def _lay_order(hand: list[Card], wd: bool) -> list[Card]:
+        # Naturals first, costliest first: wilds are kept as long as possible.
+        return sorted(hand, key=lambda c: (is_wild(c, wd), -c.penalty()))
+
+    def _swap_and_lay(self, hand: list[Card], table: list[Meld], wd: bool) -> list[Step]:
+        """Swap a natural that cannot be laid off for a table wild, then lay the wild off."""
+        steps: list[Step] = []
+        for c in list(hand):
+            if is_wild(c, wd) or len(hand) <= 2:
+                continue
+            for i, m in enumerate(table):
+                if not any(m.wild):
+                    continue
+                try:
+                    new, wild = swap_wild(m, c, None, wd)
+                except IllegalAction:
+                    continue
+                trial_hand = list(hand)
+                trial_hand.remove(c)
+                trial_hand.append(wild)
+                trial_table = list(table)
+                trial_table[i] = new
+                lay = lay_off_all(trial_hand, trial_table, range(len(trial_table)), [wild], wd)
+                if lay:  # only worth it if the wild leaves the hand again
+                    hand[:] = trial_hand
+                    table[:] = trial_table
+                    steps.append(Swap(i, c))
+                    steps.extend(lay)
+                break
+        return steps
+
+    def _discard(self, view: View, hand: list[Card], down: bool) -> Card:
+        wd = view.rules.wild_deuces
+        naturals = [c for c in hand if not is_wild(c, wd)] or hand
+        if down:
+            return max(naturals, key=lambda c: (c.penalty(), c.rank))
+        return min(
+            naturals,
+            key=lambda c: (usefulness(c, hand, view.contract, wd), -c.penalty(), -c.rank),
+        )

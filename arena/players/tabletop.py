@@ -1,0 +1,55 @@
+"""Helpers players share: a scratch copy of the table to try lay-offs on."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..shanghai.actions import LayOff
+from ..shanghai.cards import Card
+from ..shanghai.game import TableMeld
+from ..shanghai.melds import Meld, lay_off, lay_off_ends
+
+
+def try_lay_off(meld: Meld, c: Card, wild_deuces: bool) -> tuple[Meld, str | None] | None:
+    """The meld with ``c`` added and the end used, or None if it does not fit."""
+    ends = lay_off_ends(meld, c, wild_deuces)
+    if not ends:
+        return None
+    end = ends[-1]  # a wild that fits both ends of a run goes high
+    return lay_off(meld, c, end, wild_deuces), end
+
+
+def lay_off_all(
+    hand: list[Card], table: list[Meld], order: Iterable[int], candidates: Iterable[Card], wild_deuces: bool,
+) -> list[LayOff]:
+    """Lay off ``candidates`` (in order) wherever they fit, updating ``hand`` and ``table``.
+
+    Never leaves exactly one card in hand: a turn that ends with a discard must
+    keep a card, so the last lay-off is undone if that would happen.
+    """
+    steps: list[LayOff] = []
+    undo: list[tuple[int, Meld, Card]] = []
+    meld_order = list(order)
+    for c in candidates:
+        if c not in hand:
+            continue
+        for i in meld_order:
+            fit = try_lay_off(table[i], c, wild_deuces)
+            if fit is None:
+                continue
+            new, end = fit
+            undo.append((i, table[i], c))
+            table[i] = new
+            hand.remove(c)
+            steps.append(LayOff(i, c, end))
+            break
+    if len(hand) == 1 and steps:
+        i, old, c = undo[-1]
+        table[i] = old
+        hand.append(c)
+        steps.pop()
+    return steps
+
+
+def table_melds(melds: Iterable[TableMeld]) -> list[Meld]:
+    return [t.meld for t in melds]
