@@ -1,0 +1,25 @@
+"""Process layer: run bot programs and exchange JSON lines with them.
+
+Knows nothing about any game: it moves JSON objects, one per line, over a
+bot's stdin/stdout, measures how long the bot takes, enforces time, memory
+and CPU limits, and makes sure no bot process outlives its ``BotProcess``.
+
+Modules: ``spec`` (BotSpec, TimeControl), ``bot`` (BotProcess), ``errors``
+(typed failures), ``streams`` (reader threads, line splitting), ``limits``
+(rlimits, process groups, memory watchdog), ``stats`` (decision times).
+Every line in and out is logged at DEBUG level on the ``arena.process`` logger.
+"""
+
+from .bot import QUIT_MESSAGE, BotProcess
+from .errors import (BotCrashed, BotFailure, BotMalformed, BotStartupError, BotTimeout,
+                     describe_exit)
+from .limits import group_members, kill_group
+from .spec import BotSpec, TimeControl
+from .stats import DecisionStats
+from .streams import LineSplitter
+
+__all__ = [
+    "QUIT_MESSAGE", "BotProcess", "BotSpec", "TimeControl", "DecisionStats",
+    "BotFailure", "BotTimeout", "BotCrashed", "BotMalformed", "BotStartupError",
+    "describe_exit", "group_members", "kill_group", "LineSplitter",
+]

@@ -1,0 +1,11 @@
+"""Test bot: on the first request, forks; parent and child each allocate 150 MB and
+sleep.  Each stays under a 200 MB per-process limit, together they are over it."""
+import os
+import sys
+import time
+
+sys.stdin.readline()
+os.fork()
+hoard = [b"\x01" * (10 << 20) for _ in range(15)]
+while True:
+    time.sleep(3600)
