@@ -1,0 +1,161 @@
+"""The bot protocol's messages: typed values in, JSON objects out, and back.
+
+Knows the game's values (views, events, actions) but nothing of processes.
+One JSON object per line in each direction.  Arena -> bot:
+
+- ``start``   a match begins; the bot answers ``{"type": "ready", "name": ...}``
+- ``event``   a public event (notice, no reply)
+- ``request`` a decision with an ``id``, its ``kind``, the legal ``options``
+  where they are few, and the seat's full ``view``; the bot replies with the
+  same ``id`` and its choice
+- ``error``   the last reply was refused, with the reason and the fallback
+  action the arena played instead (notice, no reply)
+- ``end``     the match is over, with totals and places (notice); another
+  ``start`` may follow on the same process
+- ``quit``    exit now
+
+Replies to requests, by kind::
+
+    {"id": 7, "draw": "stock"}            # or "upcard"
+    {"id": 8, "buy": true}
+    {"id": 9, "go_down": [["7H", "7S", "JK"], {"kind": "run", "cards": [...]}],
+     "lay_off": [{"meld": 0, "card": "8C", "end": "high"}],
+     "swap": [{"meld": 1, "card": "6C", "take": "JK"}],
+     "discard": "9H"}                     # discard null/absent when going out
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ..shanghai.actions import BUY, DRAW, PLAY, Action, action_from_json
+from ..shanghai.errors import MalformedInput
+from ..shanghai.events import Event
+from ..shanghai.game import Decision, View
+from ..shanghai.ruleset import Ruleset
+
+PROTOCOL_VERSION = 1
+
+
+class ProtocolError(MalformedInput):
+    """A reply that does not follow the protocol (wrong shape, wrong id)."""
+
+    def __init__(self, message: str, fault: str = "malformed") -> None:
+        super().__init__(message)
+        self.fault = fault  # "malformed" or "wrong_id"
+
+
+@dataclass(frozen=True, slots=True)
+class TimeLimits:
+    """The time control as bots are told it (seconds)."""
+
+    startup: float
+    decision: float
+    bank: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"startup": self.startup, "decision": self.decision, "bank": self.bank}
+
+
+def start_message(
+    match: str, seat: int, names: list[str], rules: Ruleset, time: TimeLimits,
+) -> dict[str, Any]:
+    return {
+        "type": "start",
+        "protocol": PROTOCOL_VERSION,
+        "match": match,
+        "seat": seat,
+        "players": len(names),
+        "names": list(names),
+        "rules": rules.to_mapping(),
+        "time": time.to_json(),
+    }
+
+
+def parse_ready(obj: Any) -> str:
+    """The bot's name from its answer to ``start``."""
+    if not isinstance(obj, Mapping):
+        raise ProtocolError(f"the answer to 'start' must be a JSON object, got {type(obj).__name__}")
+    if obj.get("type") != "ready":
+        raise ProtocolError(f"the answer to 'start' must have \"type\": \"ready\", got {obj.get('type')!r}")
+    name = obj.get("name")
+    if not isinstance(name, str) or not name.strip() or len(name) > 64:
+        raise ProtocolError("the 'ready' answer needs a \"name\": a non-empty string of at most 64 characters")
+    return name.strip()
+
+
+def request_message(req_id: int, decision: Decision, view: View) -> dict[str, Any]:
+    return {
+        "type": "request",
+        "id": req_id,
+        "kind": decision.kind,
+        "options": [o.text if hasattr(o, "text") else o for o in decision.options],
+        "view": view.to_json(),
+    }
+
+
+def event_message(event: Event) -> dict[str, Any]:
+    """A public event as a notice. Callers pass public forms only."""
+    return {"type": "event", "event": event.public().to_json()}
+
+
+def error_message(req_id: int | None, fault: str, reason: str, fallback: Action | None) -> dict[str, Any]:
+    return {
+        "type": "error",
+        "id": req_id,
+        "fault": fault,
+        "reason": reason,
+        "fallback": fallback.to_json() if fallback is not None else None,
+    }
+
+
+def end_message(match: str, totals: list[int], places: list[int], forfeited: list[bool]) -> dict[str, Any]:
+    return {"type": "end", "match": match, "totals": totals, "places": places, "forfeited": forfeited}
+
+
+def quit_message() -> dict[str, Any]:
+    return {"type": "quit"}
+
+
+def parse_reply(obj: Any, req_id: int, kind: str) -> Action:
+    """Turn a bot's reply to request ``req_id`` of ``kind`` into an action.
+
+    Raises ProtocolError (fault "wrong_id" or "malformed") or MalformedInput
+    from the engine's action decoder; neither says anything about legality,
+    which the game judges.
+    """
+    if not isinstance(obj, Mapping):
+        raise ProtocolError(f"a reply must be a JSON object, got {type(obj).__name__}")
+    if "id" not in obj:
+        raise ProtocolError(f"the reply has no \"id\"; it must echo the request's id {req_id}")
+    if obj["id"] != req_id:
+        raise ProtocolError(f"the reply's id is {obj['id']!r} but the request's id is {req_id}", "wrong_id")
+    body = {k: v for k, v in obj.items() if k not in ("id", "type")}
+    if kind == DRAW:
+        if "draw" not in body:
+            raise ProtocolError("a reply to a draw request needs \"draw\": \"stock\" or \"upcard\"")
+        return action_from_json({"type": DRAW, "source": body["draw"]})
+    if kind == BUY:
+        if "buy" not in body:
+            raise ProtocolError("a reply to a buy request needs \"buy\": true or false")
+        return action_from_json({"type": BUY, "buy": body["buy"]})
+    if kind == PLAY:
+        unknown = set(body) - {"go_down", "lay_off", "swap", "steps", "discard"}
+        if unknown:
+            raise ProtocolError(
+                f"unknown field(s) {sorted(unknown)} in a play reply; expected go_down, lay_off, swap, steps, discard"
+            )
+        return action_from_json({"type": PLAY, **body})
+    raise ValueError(f"unknown decision kind {kind!r}")
+
+
+def reply_from_action(req_id: int, action: Action) -> dict[str, Any]:
+    """The reply a bot would send for ``action`` (used by the Python bot kit and tests)."""
+    data = action.to_json()
+    kind = data.pop("type")
+    if kind == DRAW:
+        return {"id": req_id, "draw": data["source"]}
+    if kind == BUY:
+        return {"id": req_id, "buy": data["buy"]}
+    return {"id": req_id, **data}
