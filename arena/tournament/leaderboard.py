@@ -1,0 +1,311 @@
+"""The leaderboard, the head-to-head table and the seat effect, and their formats.
+
+Each table is computed by a function taking a :class:`ResultStore` (or any
+iterable of :class:`StoredMatch`) and formatted by a ``format_*`` function for
+one of :data:`FORMATS`:
+
+- ``plain``: tabulate's ``simple`` table, for terminals;
+- ``markdown``: tabulate's ``github`` table;
+- ``csv``: a header row of the JSON keys, then one row per entry;
+- ``json``: a list of objects with stable keys (in a fixed order), numbers
+  rounded (ratings to 3 decimals, means to 3 or 2).
+
+In this game the lower score is better: places rank seats by lowest total,
+and "mean score per hand" is the penalty a bot was left holding on average.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence, Union
+
+from tabulate import tabulate
+import trueskill
+
+from .ranking import conservative, match_ranks, rate
+from .store import ResultStore, StoredMatch
+
+__all__ = [
+    "FORMATS", "HeadToHead", "LeaderboardRow", "SeatStat", "format_head_to_head", "format_leaderboard",
+    "format_seat_effect", "format_table", "head_to_head", "leaderboard", "report", "seat_effect",
+]
+
+FORMATS = ("plain", "markdown", "csv", "json")
+
+Source = Union[ResultStore, Iterable[StoredMatch]]
+
+
+def _matches_and_bots(source: Source) -> tuple[list[StoredMatch], list[str]]:
+    if isinstance(source, ResultStore):
+        return source.matches(), source.bots()
+    if isinstance(source, _Fixed):
+        return list(source), source.bots
+    matches = list(source)
+    return matches, sorted({b for m in matches for b in m.bots})
+
+
+# -- rows ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    rank: int
+    bot: str
+    rating: float               # conservative: mu - 3 sigma
+    mu: float
+    sigma: float
+    matches: int
+    wins: int                   # matches finished in place 1 (a shared first place counts)
+    mean_place: float | None
+    mean_hand_score: float | None
+    hands_won: int
+    faults: int
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """How ``bot`` fared against ``opponent`` in the matches both played."""
+    bot: str
+    opponent: str
+    played: int
+    ahead: int
+    behind: int
+    tied: int
+
+    @property
+    def share(self) -> float | None:
+        """Fraction of the common matches in which ``bot`` finished ahead."""
+        return self.ahead / self.played if self.played else None
+
+
+@dataclass(frozen=True)
+class SeatStat:
+    """Results by seat index (the seat order of the match, as the engine seats it)."""
+    seat: int
+    matches: int
+    mean_total: float
+    mean_place: float
+    wins: int
+
+
+def leaderboard(source: Source, env: trueskill.TrueSkill | None = None) -> list[LeaderboardRow]:
+    """Rows sorted by conservative rating (then mu, then name); equal ratings share a rank."""
+    matches, bots = _matches_and_bots(source)
+    ratings = rate(matches, env=env, bots=bots)
+    acc: dict[str, dict[str, int]] = {
+        b: {"matches": 0, "wins": 0, "places": 0, "hands": 0, "hand_score": 0, "hands_won": 0, "faults": 0}
+        for b in ratings}
+    for m in matches:
+        for s, b in enumerate(m.bots):
+            a = acc[b]
+            a["matches"] += 1
+            a["places"] += m.places[s]
+            a["wins"] += m.places[s] == 1
+            a["hands"] += len(m.hand_scores)
+            a["hand_score"] += sum(row[s] for row in m.hand_scores)
+            a["hands_won"] += sum(1 for w in m.hand_winners if w == s)
+        for f in m.faults:
+            acc[m.bots[f["seat"]]]["faults"] += 1
+    order = sorted(ratings, key=lambda b: (-conservative(ratings[b]), -ratings[b].mu, b))
+    rows = []
+    for i, b in enumerate(order):
+        r, a = ratings[b], acc[b]
+        rank = rows[-1].rank if rows and conservative(ratings[order[i - 1]]) == conservative(r) else i + 1
+        rows.append(LeaderboardRow(
+            rank=rank, bot=b, rating=conservative(r), mu=r.mu, sigma=r.sigma, matches=a["matches"],
+            wins=a["wins"], mean_place=a["places"] / a["matches"] if a["matches"] else None,
+            mean_hand_score=a["hand_score"] / a["hands"] if a["hands"] else None,
+            hands_won=a["hands_won"], faults=a["faults"]))
+    return rows
+
+
+def head_to_head(source: Source) -> list[HeadToHead]:
+    """Every ordered pair of bots that met at least once, sorted by (bot, opponent).
+
+    "Ahead" compares placings (forfeited seats behind all others, equal totals
+    tie), the same order the ratings use.
+    """
+    matches, _ = _matches_and_bots(source)
+    counts: dict[tuple[str, str], list[int]] = {}
+    for m in matches:
+        ranks = match_ranks(m)
+        for i, a in enumerate(m.bots):
+            for j, b in enumerate(m.bots):
+                if i == j:
+                    continue
+                c = counts.setdefault((a, b), [0, 0, 0, 0])  # played, ahead, behind, tied
+                c[0] += 1
+                c[1 if ranks[i] < ranks[j] else 2 if ranks[i] > ranks[j] else 3] += 1
+    return [HeadToHead(a, b, *c) for (a, b), c in sorted(counts.items())]
+
+
+def seat_effect(source: Source) -> list[SeatStat]:
+    """Mean total, mean place and wins by seat index: a fair rotation keeps them close."""
+    matches, _ = _matches_and_bots(source)
+    acc: dict[int, list[int]] = {}
+    for m in matches:
+        for s in range(len(m.bots)):
+            a = acc.setdefault(s, [0, 0, 0, 0])  # matches, total, places, wins
+            a[0] += 1
+            a[1] += m.totals[s]
+            a[2] += m.places[s]
+            a[3] += m.places[s] == 1
+    return [SeatStat(seat=s, matches=a[0], mean_total=a[1] / a[0], mean_place=a[2] / a[0], wins=a[3])
+            for s, a in sorted(acc.items())]
+
+
+# -- formatting ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str                 # JSON / CSV key
+    header: str              # plain / markdown header
+    digits: int | None = None  # round floats: JSON/CSV to ``digits``, text to ``text_digits``
+    text_digits: int | None = None
+
+
+def _rounded(value: Any, col: Column) -> Any:
+    if isinstance(value, float) and col.digits is not None:
+        return round(value, col.digits)
+    return value
+
+
+def _text(value: Any, col: Column) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        d = col.text_digits if col.text_digits is not None else (col.digits or 2)
+        return f"{value:.{d}f}"
+    return str(value)
+
+
+def format_table(columns: Sequence[Column], rows: Sequence[Any], fmt: str,
+                 get: Callable[[Any, str], Any] = getattr) -> str:
+    """Format ``rows`` (objects, or mappings with ``get=dict.get``-like access) in ``fmt``."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    records = [{c.key: _rounded(get(r, c.key), c) for c in columns} for r in rows]
+    if fmt == "json":
+        return json.dumps(records, indent=2, ensure_ascii=False)
+    if fmt == "csv":
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow([c.key for c in columns])
+        for rec in records:
+            w.writerow(["" if v is None else v for v in rec.values()])
+        return out.getvalue().rstrip("\n")
+    table = [[_text(get(r, c.key), c) for c in columns] for r in rows]
+    align = ["left" if all(isinstance(get(r, c.key), str) for r in rows) and rows else "right"
+             for c in columns]
+    return tabulate(table, headers=[c.header for c in columns],
+                    tablefmt="simple" if fmt == "plain" else "github",
+                    disable_numparse=True, colalign=align)
+
+
+LEADERBOARD_COLUMNS = (
+    Column("rank", "Rank"),
+    Column("bot", "Bot"),
+    Column("rating", "Rating", 3, 2),
+    Column("mu", "Mu", 3, 2),
+    Column("sigma", "Sigma", 3, 2),
+    Column("matches", "Matches"),
+    Column("wins", "Wins"),
+    Column("mean_place", "Mean place", 3, 2),
+    Column("mean_hand_score", "Score/hand", 2, 1),
+    Column("hands_won", "Hands won"),
+    Column("faults", "Faults"),
+)
+
+HEAD_TO_HEAD_COLUMNS = (
+    Column("bot", "Bot"),
+    Column("opponent", "Opponent"),
+    Column("played", "Played"),
+    Column("ahead", "Ahead"),
+    Column("behind", "Behind"),
+    Column("tied", "Tied"),
+    Column("share", "Share ahead", 3, 2),
+)
+
+SEAT_COLUMNS = (
+    Column("seat", "Seat"),
+    Column("matches", "Matches"),
+    Column("mean_total", "Mean total", 2, 1),
+    Column("mean_place", "Mean place", 3, 2),
+    Column("wins", "Wins"),
+)
+
+
+def format_leaderboard(rows: Sequence[LeaderboardRow], fmt: str = "plain") -> str:
+    return format_table(LEADERBOARD_COLUMNS, rows, fmt)
+
+
+def format_seat_effect(rows: Sequence[SeatStat], fmt: str = "plain") -> str:
+    return format_table(SEAT_COLUMNS, rows, fmt)
+
+
+def format_head_to_head(entries: Sequence[HeadToHead], fmt: str = "plain",
+                        order: Sequence[str] | None = None) -> str:
+    """csv/json: one entry per ordered pair. plain/markdown: a matrix whose cell
+    (row A, column B) reads "share (ahead/played)" for A against B; ``order``
+    gives the bots' order (e.g. leaderboard order), default alphabetical."""
+    if fmt in ("csv", "json"):
+        return format_table(HEAD_TO_HEAD_COLUMNS, entries, fmt)
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    by_pair = {(e.bot, e.opponent): e for e in entries}
+    names = list(order) if order is not None else sorted({e.bot for e in entries} | {e.opponent for e in entries})
+    table = []
+    for a in names:
+        row = [a]
+        for b in names:
+            e = by_pair.get((a, b))
+            row.append("-" if e is None or a == b else f"{e.share:.2f} ({e.ahead}/{e.played})")
+        table.append(row)
+    return tabulate(table, headers=["vs", *names], tablefmt="simple" if fmt == "plain" else "github",
+                    disable_numparse=True, colalign=["left"] + ["right"] * len(names))
+
+
+def report(source: Source, fmt: str = "plain", env: trueskill.TrueSkill | None = None,
+           sections: Sequence[str] = ("leaderboard", "head_to_head", "seats")) -> str:
+    """The leaderboard, head-to-head and seat tables together.
+
+    plain/markdown: titled sections; json: one object keyed by section; csv
+    holds one table only, so it needs exactly one section.
+    """
+    unknown = set(sections) - {"leaderboard", "head_to_head", "seats"}
+    if unknown:
+        raise ValueError(f"unknown report sections: {', '.join(sorted(unknown))}")
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if fmt == "csv" and len(sections) != 1:
+        raise ValueError("csv output holds one table: choose one section")
+    matches, bots = _matches_and_bots(source)
+    rows = leaderboard(_Fixed(matches, bots), env=env)
+    parts: dict[str, str] = {}
+    if "leaderboard" in sections:
+        parts["leaderboard"] = format_leaderboard(rows, fmt)
+    if "head_to_head" in sections:
+        parts["head_to_head"] = format_head_to_head(head_to_head(matches), fmt,
+                                                    order=[r.bot for r in rows])
+    if "seats" in sections:
+        parts["seats"] = format_seat_effect(seat_effect(matches), fmt)
+    if fmt == "json":
+        return json.dumps({k: json.loads(v) for k, v in parts.items()}, indent=2, ensure_ascii=False)
+    if fmt == "csv":
+        return next(iter(parts.values()))
+    titles = {"leaderboard": "Leaderboard", "head_to_head": "Head to head (row finished ahead of column)",
+              "seats": "Seat effect (lower totals are better)"}
+    heading = (lambda t: f"## {t}") if fmt == "markdown" else (lambda t: f"{t}\n{'=' * len(t)}")
+    return "\n\n".join(f"{heading(titles[k])}\n\n{v}" for k, v in parts.items())
+
+
+class _Fixed(list):
+    """Matches plus the full bot list, so a report reads the store only once."""
+
+    def __init__(self, matches: list[StoredMatch], bots: list[str]) -> None:
+        super().__init__(matches)
+        self.bots = sorted(set(bots) | {b for m in matches for b in m.bots})

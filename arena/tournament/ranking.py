@@ -1,0 +1,85 @@
+"""TrueSkill ratings of the bots from stored matches.
+
+Each match is a free-for-all of its seats: one team of one player per seat,
+ranked by place. Places are already forfeit-adjusted (forfeited seats last)
+and equal totals share a place; for safety the rank used here is the order of
+(forfeited, place), so a forfeited seat ranks behind every seat that finished
+even if a caller's places did not say so.
+
+Matches are processed in schedule order (``schedule_index``), never in the
+order they completed, so ``--jobs 1`` and ``--jobs 8`` and a resumed run all
+give the same ratings.
+
+The ``trueskill`` package is used through an explicit :class:`trueskill.TrueSkill`
+environment; its global environment is never set up or consulted.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+import trueskill
+
+from .store import StoredMatch
+
+__all__ = ["DRAW_PROBABILITY", "conservative", "make_env", "match_ranks", "rate"]
+
+#: Probability that two seats finish on equal totals. Totals are sums of card
+#: penalties over several hands, so exact ties are uncommon; 5% leaves room
+#: for them without treating near-misses as draws.
+DRAW_PROBABILITY = 0.05
+
+
+def make_env(mu: float = 25.0, sigma: float | None = None, beta: float | None = None,
+             tau: float | None = None, draw_probability: float = DRAW_PROBABILITY) -> trueskill.TrueSkill:
+    """The TrueSkill environment used for arena ratings (the package's usual
+    defaults scaled to ``mu``: sigma = mu/3, beta = sigma/2, tau = sigma/100)."""
+    sigma = mu / 3 if sigma is None else sigma
+    beta = sigma / 2 if beta is None else beta
+    tau = sigma / 100 if tau is None else tau
+    return trueskill.TrueSkill(mu=mu, sigma=sigma, beta=beta, tau=tau,
+                               draw_probability=draw_probability, backend=None)
+
+
+def conservative(rating: trueskill.Rating) -> float:
+    """The leaderboard's sort key: mu - 3 sigma."""
+    return rating.mu - 3 * rating.sigma
+
+
+def match_ranks(m: StoredMatch) -> list[int]:
+    """TrueSkill ranks (0 best) of the seats: dense ranks of (forfeited, place)."""
+    keys = [(bool(f), p) for f, p in zip(m.forfeited, m.places)]
+    order = sorted(set(keys))
+    return [order.index(k) for k in keys]
+
+
+def _schedule_order(matches: Iterable[StoredMatch]) -> list[StoredMatch]:
+    ordered = sorted(matches, key=lambda m: (m.schedule_index, m.match_id))
+    for a, b in zip(ordered, ordered[1:]):
+        if a.schedule_index == b.schedule_index:
+            raise ValueError(f"matches {a.match_id!r} and {b.match_id!r} share schedule index {a.schedule_index}")
+    return ordered
+
+
+def rate(matches: Iterable[StoredMatch], env: trueskill.TrueSkill | None = None,
+         bots: Sequence[str] = ()) -> dict[str, trueskill.Rating]:
+    """Ratings after every match, processed in schedule order.
+
+    ``bots`` adds bots that should have a (prior) rating even without a match.
+    """
+    env = env or make_env()
+    ratings: dict[str, trueskill.Rating] = {b: env.create_rating() for b in bots}
+    for m in _schedule_order(matches):
+        if len(set(m.bots)) != len(m.bots):
+            # Schedules never seat a bot twice; a free-for-all with one player
+            # on two seats would rate it against itself.
+            raise ValueError(f"match {m.match_id!r}: a bot appears twice: {m.bots}")
+        if len(m.bots) != len(m.places) or len(m.bots) != len(m.forfeited):
+            raise ValueError(f"match {m.match_id!r}: bots, places and forfeited differ in length")
+        if len(m.bots) < 2:
+            continue
+        groups = [(ratings.get(b) or env.create_rating(),) for b in m.bots]
+        rated = env.rate(groups, ranks=match_ranks(m))
+        for b, (r,) in zip(m.bots, rated):
+            ratings[b] = r
+    return ratings

@@ -1,0 +1,560 @@
+"""Tournament results in an embedded SQLite database.
+
+One file holds one tournament: its name and configuration, the bots, and one
+row per completed match with its seats, per-hand scores, faults, decision-time
+statistics, the paths of the bots' stderr logs and the match's event log
+(zlib-compressed JSON, so ``arena show`` can render the hand-by-hand account).
+
+Each match is written in a single transaction: after a crash, or a SIGKILL of
+the writer at any moment, the database holds every match committed before and
+nothing of the one being written. That is what makes resuming safe: the runner
+asks :meth:`ResultStore.completed_ids` and plays only the rest.
+
+The store is written by one process (the tournament runner's parent, as each
+match finishes); readers (``arena leaderboard``, ``arena matches``) may open the
+same file at the same time, which WAL mode allows.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import zlib
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+__all__ = [
+    "DEFAULT_DB_NAME", "FAULT_KINDS", "SCHEMA_VERSION", "STAT_KEYS", "FAULT_KEYS",
+    "ResultStore", "StoreError", "StoredMatch", "resolve_db_path",
+]
+
+SCHEMA_VERSION = 1
+DEFAULT_DB_NAME = "results.sqlite"
+FAULT_KINDS = ("timeout", "crash", "malformed", "wrong_id", "illegal")
+STAT_KEYS = ("count", "mean", "p95", "max", "timeouts")
+FAULT_KEYS = ("seat", "kind", "hand", "decision", "decision_kind", "detail")
+
+
+class StoreError(Exception):
+    """A one-line, user-facing problem with a results database."""
+
+
+def _empty_stats() -> dict[str, Any]:
+    return {"count": 0, "mean": None, "p95": None, "max": None, "timeouts": 0}
+
+
+@dataclass(frozen=True)
+class StoredMatch:
+    """One completed match, as stored (the store's own input type).
+
+    Lists are per seat in seat order unless said otherwise. ``places`` are
+    already forfeit-adjusted (forfeited seats last) with equal totals sharing a
+    place (competition ranking: 1, 1, 3). ``hand_scores[h][s]`` is the score of
+    seat ``s`` in hand ``h + 1``; ``hand_winners[h]`` the seat that went out, or
+    None. Decision-time statistics are in seconds.
+
+    The event log is given as ``record`` (a JSON-ready dict, stored compressed
+    in the database) and/or ``record_path`` (a JSON file kept elsewhere).
+    ``ResultStore.matches`` returns matches without their record (``record`` is
+    None) to stay light; ``ResultStore.match`` and ``ResultStore.record`` load it.
+
+    Construction normalises a little so that a round trip through the store
+    compares equal: tuples become lists, ``forfeited`` becomes bools, missing
+    ``decision_stats`` / ``stderr_logs`` become empty statistics / None per
+    seat, statistics keep only :data:`STAT_KEYS` (so ``DecisionStats.as_dict()``
+    may be passed as is) and faults only :data:`FAULT_KEYS`.
+    """
+
+    match_id: str
+    schedule_index: int
+    table: int
+    rotation: int
+    deal: int
+    seed: int
+    bots: list[str]
+    totals: list[int]
+    places: list[int]
+    forfeited: list[bool]
+    hand_scores: list[list[int]]
+    hand_winners: list[int | None]
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    decision_stats: list[dict[str, Any]] = field(default_factory=list)
+    stderr_logs: list[str | None] = field(default_factory=list)
+    record: dict[str, Any] | None = None
+    record_path: str | None = None
+    duration_seconds: float = 0.0
+    started_at: str = ""
+
+    def __post_init__(self) -> None:
+        n = len(self.bots)
+        put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
+        put("bots", list(self.bots))
+        put("totals", list(self.totals))
+        put("places", list(self.places))
+        put("forfeited", [bool(f) for f in self.forfeited])
+        put("hand_scores", [list(row) for row in self.hand_scores])
+        put("hand_winners", list(self.hand_winners))
+        put("faults", [{k: dict(f).get(k) for k in FAULT_KEYS} for f in self.faults])
+        stats = list(self.decision_stats) or [_empty_stats() for _ in range(n)]
+        put("decision_stats", [{k: dict(s).get(k, 0 if k in ("count", "timeouts") else None)
+                                for k in STAT_KEYS} for s in stats])
+        put("stderr_logs", [None if p is None else str(p) for p in self.stderr_logs] or [None] * n)
+        if self.record_path is not None:
+            put("record_path", str(self.record_path))
+
+    @property
+    def players(self) -> int:
+        return len(self.bots)
+
+    @property
+    def hands(self) -> int:
+        return len(self.hand_scores)
+
+    def validate(self) -> None:
+        """Raise StoreError (one line) if the match is not self-consistent."""
+        def bad(msg: str) -> StoreError:
+            return StoreError(f"match {self.match_id!r}: {msg}")
+
+        if not isinstance(self.match_id, str) or not self.match_id:
+            raise bad("match_id must be a non-empty string")
+        n = len(self.bots)
+        if n < 1:
+            raise bad("no bots")
+        if len(set(self.bots)) != n:
+            raise bad(f"a bot appears twice in one match: {self.bots}")
+        for name in ("totals", "places", "forfeited", "decision_stats", "stderr_logs"):
+            if len(getattr(self, name)) != n:
+                raise bad(f"{name} has {len(getattr(self, name))} entries for {n} seats")
+        if len(self.hand_winners) != len(self.hand_scores):
+            raise bad(f"{len(self.hand_winners)} hand winners for {len(self.hand_scores)} hands")
+        for h, row in enumerate(self.hand_scores, start=1):
+            if len(row) != n:
+                raise bad(f"hand {h} has {len(row)} scores for {n} seats")
+        for h, w in enumerate(self.hand_winners, start=1):
+            if w is not None and not (isinstance(w, int) and 0 <= w < n):
+                raise bad(f"hand {h} winner {w!r} is not a seat")
+        for f in self.faults:
+            if not (isinstance(f["seat"], int) and 0 <= f["seat"] < n):
+                raise bad(f"fault seat {f['seat']!r} is not a seat")
+
+
+def resolve_db_path(path: str | Path) -> Path:
+    """The database file for a RESULTS argument: a directory means its results.sqlite."""
+    p = Path(path)
+    return p / DEFAULT_DB_NAME if p.is_dir() else p
+
+
+def _canonical_json(config: str | Mapping[str, Any]) -> str:
+    value = json.loads(config) if isinstance(config, (str, bytes)) else config
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+_SCHEMA = f"""
+CREATE TABLE tournament (
+    id          INTEGER PRIMARY KEY CHECK (id = 1),
+    name        TEXT NOT NULL,
+    config      TEXT NOT NULL,          -- canonical JSON (sorted keys)
+    seed        INTEGER,
+    created     TEXT NOT NULL
+);
+CREATE TABLE bots (
+    name        TEXT PRIMARY KEY
+);
+CREATE TABLE matches (
+    match_id        TEXT PRIMARY KEY,
+    schedule_index  INTEGER NOT NULL UNIQUE CHECK (typeof(schedule_index) = 'integer'),
+    table_no        INTEGER NOT NULL CHECK (typeof(table_no) = 'integer'),
+    rotation        INTEGER NOT NULL CHECK (typeof(rotation) = 'integer'),
+    deal            INTEGER NOT NULL CHECK (typeof(deal) = 'integer'),
+    seed            INTEGER NOT NULL CHECK (typeof(seed) = 'integer'),
+    players         INTEGER NOT NULL,   -- seats rows expected
+    hands           INTEGER NOT NULL,   -- hands rows expected (x players)
+    fault_count     INTEGER NOT NULL,   -- faults rows expected
+    duration_seconds REAL NOT NULL,
+    started_at      TEXT NOT NULL,
+    stored_at       TEXT NOT NULL,
+    record          BLOB,               -- zlib-compressed JSON event log
+    record_path     TEXT
+);
+CREATE TABLE seats (
+    match_id    TEXT NOT NULL REFERENCES matches(match_id) ON DELETE CASCADE,
+    seat        INTEGER NOT NULL CHECK (typeof(seat) = 'integer' AND seat >= 0),
+    bot         TEXT NOT NULL REFERENCES bots(name),
+    total       INTEGER NOT NULL CHECK (typeof(total) = 'integer'),
+    place       INTEGER NOT NULL CHECK (typeof(place) = 'integer' AND place >= 1),
+    forfeited   INTEGER NOT NULL CHECK (forfeited IN (0, 1)),
+    decisions   INTEGER NOT NULL CHECK (typeof(decisions) = 'integer'),
+    mean_seconds REAL,
+    p95_seconds REAL,
+    max_seconds REAL,
+    timeouts    INTEGER NOT NULL CHECK (typeof(timeouts) = 'integer'),
+    stderr_log  TEXT,
+    PRIMARY KEY (match_id, seat),
+    UNIQUE (match_id, bot)
+);
+CREATE INDEX seats_by_bot ON seats(bot);
+CREATE TABLE hand_scores (
+    match_id    TEXT NOT NULL,
+    hand        INTEGER NOT NULL CHECK (hand >= 1),
+    seat        INTEGER NOT NULL,
+    score       INTEGER NOT NULL CHECK (typeof(score) = 'integer'),
+    won         INTEGER NOT NULL CHECK (won IN (0, 1)),
+    PRIMARY KEY (match_id, hand, seat),
+    FOREIGN KEY (match_id, seat) REFERENCES seats(match_id, seat) ON DELETE CASCADE
+);
+CREATE TABLE faults (
+    id          INTEGER PRIMARY KEY,
+    match_id    TEXT NOT NULL,
+    seat        INTEGER NOT NULL,
+    kind        TEXT NOT NULL CHECK (kind IN ({", ".join(repr(k) for k in FAULT_KINDS)})),
+    hand        INTEGER,
+    decision    INTEGER,
+    decision_kind TEXT,
+    detail      TEXT,
+    FOREIGN KEY (match_id, seat) REFERENCES seats(match_id, seat) ON DELETE CASCADE
+);
+CREATE INDEX faults_by_match ON faults(match_id);
+"""
+
+_TABLES = {"tournament", "bots", "matches", "seats", "hand_scores", "faults"}
+
+
+class ResultStore:
+    """Open (or create) the results database at ``path``.
+
+    ``create=False`` is for readers: a missing file is then an error instead of
+    a new empty database. All errors about the file itself are
+    :class:`StoreError` with a one-line message naming the path.
+    """
+
+    def __init__(self, path: str | Path, create: bool = True) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        if self.path.is_dir():
+            raise StoreError(f"{self.path}: is a directory, not a results database")
+        if not self.path.exists():
+            if not create:
+                raise StoreError(f"{self.path}: no such results database")
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"{self.path}: cannot create results database: {_one_line(exc)}") from None
+        try:
+            # Autocommit mode: transactions are opened and closed explicitly below.
+            self._conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0,
+                                         check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open results database: {_one_line(exc)}") from None
+        try:
+            self._setup(create)
+        except StoreError:
+            self._conn.close()
+            raise
+        except sqlite3.Error as exc:
+            self._conn.close()
+            raise StoreError(f"{self.path}: not a usable results database ({_one_line(exc)})") from None
+
+    # -- opening -------------------------------------------------------------
+
+    def _setup(self, create: bool) -> None:
+        c = self._conn
+        c.execute("PRAGMA foreign_keys = ON")
+        c.execute("PRAGMA busy_timeout = 30000")
+        version = c.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"{self.path}: results database schema version {version} is newer than "
+                             f"this arena supports ({SCHEMA_VERSION}); upgrade arena")
+        if version == 0:
+            if tables:
+                raise StoreError(f"{self.path}: an SQLite database, but not an arena results database")
+            if not create:
+                raise StoreError(f"{self.path}: empty file, not an arena results database")
+        # WAL: a writer appends committed transactions to the -wal file, readers
+        # are not blocked, and a crash mid-write leaves only an uncommitted tail
+        # that is ignored on the next open (the main file is never half-updated).
+        mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise StoreError(f"{self.path}: cannot use write-ahead logging (journal mode {mode})")
+        # synchronous=NORMAL in WAL mode: a commit is written to the WAL (the
+        # OS page cache) before COMMIT returns, but fsync happens only at
+        # checkpoints. A killed *process* (SIGKILL, crash, Ctrl-C) therefore
+        # loses nothing committed: the kernel still writes those pages. Only an
+        # OS crash or power cut can roll back the last few commits, and even
+        # then the database stays consistent (never corrupt), so the runner
+        # just replays those matches on resume. FULL would fsync every match
+        # for no gain against the failure we care about.
+        c.execute("PRAGMA synchronous = NORMAL")
+        if version == 0:
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                # statement by statement: executescript() would commit on its own
+                for stmt in _SCHEMA.split(";"):
+                    if stmt.strip():
+                        c.execute(stmt)
+                c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+        else:
+            missing = _TABLES - tables
+            if missing:
+                raise StoreError(f"{self.path}: damaged results database (missing tables: "
+                                 f"{', '.join(sorted(missing))})")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> "ResultStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        with self._lock:
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"{self.path}: cannot read results database ({_one_line(exc)})") from None
+
+    # -- tournament ------------------------------------------------------------
+
+    def init_tournament(self, name: str, config_json: str | Mapping[str, Any],
+                        seed: int | None = None, bots: Iterable[str] = ()) -> None:
+        """Record which tournament this database holds, or check it is the same one.
+
+        A new database takes the name, configuration (JSON text or a mapping;
+        compared in canonical form, so key order and spacing do not matter) and
+        seed. An existing one must hold exactly the same, otherwise resuming
+        would mix two tournaments' results: StoreError. ``bots`` are registered
+        so that a bot with no completed match still has a leaderboard row.
+        """
+        config = _canonical_json(config_json)
+        with self._lock:
+            c = self._conn
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                row = c.execute("SELECT name, config, seed FROM tournament WHERE id = 1").fetchone()
+                if row is None:
+                    c.execute("INSERT INTO tournament (id, name, config, seed, created) VALUES (1, ?, ?, ?, ?)",
+                              (name, config, seed, _now()))
+                elif (row[0], row[1], row[2]) != (name, config, seed):
+                    what = ("name" if row[0] != name else "configuration" if row[1] != config else "seed")
+                    raise StoreError(
+                        f"{self.path}: holds results of tournament {row[0]!r} with a different {what}; "
+                        f"refusing to mix them (use another output directory, or remove this file to start over)")
+                c.executemany("INSERT OR IGNORE INTO bots (name) VALUES (?)", [(b,) for b in bots])
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+
+    def tournament(self) -> dict[str, Any] | None:
+        """The stored tournament: name, config (parsed), seed, created; None before init."""
+        rows = self._read("SELECT name, config, seed, created FROM tournament WHERE id = 1")
+        if not rows:
+            return None
+        name, config, seed, created = rows[0]
+        return {"name": name, "config": json.loads(config), "seed": seed, "created": created}
+
+    def bots(self) -> list[str]:
+        """Every bot known to the database (registered or seen in a match), sorted."""
+        return [r[0] for r in self._read("SELECT name FROM bots ORDER BY name")]
+
+    # -- writing ---------------------------------------------------------------
+
+    def add_match(self, m: StoredMatch) -> None:
+        """Store one completed match in one transaction: all of its rows or none."""
+        m.validate()
+        blob = None
+        if m.record is not None:
+            blob = zlib.compress(json.dumps(m.record, separators=(",", ":")).encode("utf-8"), 6)
+        n = m.players
+        with self._lock:
+            c = self._conn
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                c.executemany("INSERT OR IGNORE INTO bots (name) VALUES (?)", [(b,) for b in m.bots])
+                c.execute(
+                    "INSERT INTO matches (match_id, schedule_index, table_no, rotation, deal, seed, players,"
+                    " hands, fault_count, duration_seconds, started_at, stored_at, record, record_path)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (m.match_id, m.schedule_index, m.table, m.rotation, m.deal, m.seed, n, m.hands,
+                     len(m.faults), float(m.duration_seconds), m.started_at, _now(), blob, m.record_path))
+                c.executemany(
+                    "INSERT INTO seats (match_id, seat, bot, total, place, forfeited, decisions, mean_seconds,"
+                    " p95_seconds, max_seconds, timeouts, stderr_log) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(m.match_id, s, m.bots[s], m.totals[s], m.places[s], int(m.forfeited[s]),
+                      st["count"], st["mean"], st["p95"], st["max"], st["timeouts"], m.stderr_logs[s])
+                     for s, st in enumerate(m.decision_stats)])
+                c.executemany(
+                    "INSERT INTO hand_scores (match_id, hand, seat, score, won) VALUES (?, ?, ?, ?, ?)",
+                    [(m.match_id, h, s, score, int(m.hand_winners[h - 1] == s))
+                     for h, row in enumerate(m.hand_scores, start=1) for s, score in enumerate(row)])
+                c.executemany(
+                    "INSERT INTO faults (match_id, seat, kind, hand, decision, decision_kind, detail)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [(m.match_id, f["seat"], f["kind"], f["hand"], f["decision"], f["decision_kind"],
+                      f["detail"]) for f in m.faults])
+                c.execute("COMMIT")
+            except BaseException as exc:
+                if c.in_transaction:
+                    c.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.IntegrityError) and "matches." in str(exc):
+                    row = c.execute("SELECT match_id FROM matches WHERE match_id = ? OR schedule_index = ?",
+                                    (m.match_id, m.schedule_index)).fetchone()
+                    if row is not None and row[0] == m.match_id:
+                        raise StoreError(f"{self.path}: match {m.match_id!r} is already stored") from None
+                    if row is not None:
+                        raise StoreError(f"{self.path}: cannot store match {m.match_id!r}: schedule index "
+                                         f"{m.schedule_index} is already taken by match {row[0]!r}") from None
+                if isinstance(exc, (sqlite3.Error, TypeError, ValueError, OverflowError)):
+                    raise StoreError(f"{self.path}: cannot store match {m.match_id!r}: {_one_line(exc)}") from exc
+                raise
+
+    # -- reading ---------------------------------------------------------------
+
+    def completed_ids(self) -> set[str]:
+        """Ids of every stored (hence complete) match: the runner skips these on resume."""
+        return {r[0] for r in self._read("SELECT match_id FROM matches")}
+
+    def __len__(self) -> int:
+        return self._read("SELECT count(*) FROM matches")[0][0]
+
+    def matches(self, bot: str | None = None) -> list[StoredMatch]:
+        """Stored matches in schedule order, optionally only those ``bot`` played.
+
+        Records are not loaded (``record`` is None): use :meth:`record`.
+        """
+        return self._load(bot=bot, match_id=None, with_record=False)
+
+    def match(self, match_id: str) -> StoredMatch:
+        """One stored match, with its record; StoreError if there is no such match."""
+        found = self._load(bot=None, match_id=match_id, with_record=True)
+        if not found:
+            raise StoreError(f"{self.path}: no match {match_id!r}")
+        return found[0]
+
+    def faults(self, match_id: str | None = None) -> list[dict[str, Any]]:
+        """Faults (of one match, or all in schedule order): match_id, seat, bot and the FAULT_KEYS."""
+        where, params = ("WHERE f.match_id = ?", (match_id,)) if match_id is not None else ("", ())
+        rows = self._read(
+            "SELECT f.match_id, f.seat, s.bot, f.kind, f.hand, f.decision, f.decision_kind, f.detail"
+            " FROM faults f JOIN matches m ON m.match_id = f.match_id"
+            " JOIN seats s ON s.match_id = f.match_id AND s.seat = f.seat"
+            f" {where} ORDER BY m.schedule_index, f.id", params)
+        keys = ("match_id", "seat", "bot", "kind", "hand", "decision", "decision_kind", "detail")
+        return [dict(zip(keys, r)) for r in rows]
+
+    def record(self, match_id: str) -> dict[str, Any]:
+        """The event log of a match (from the database, or from its record file)."""
+        rows = self._read("SELECT record, record_path FROM matches WHERE match_id = ?", (match_id,))
+        if not rows:
+            raise StoreError(f"{self.path}: no match {match_id!r}")
+        blob, record_path = rows[0]
+        if blob is not None:
+            try:
+                return json.loads(zlib.decompress(blob).decode("utf-8"))
+            except (zlib.error, ValueError) as exc:
+                raise StoreError(f"{self.path}: the record of match {match_id!r} is damaged "
+                                 f"({_one_line(exc)})") from None
+        if record_path is None:
+            raise StoreError(f"{self.path}: match {match_id!r} has no stored record")
+        p = Path(record_path)
+        try:
+            raw = p.read_bytes()
+            if p.suffix == ".gz":
+                import gzip
+                raw = gzip.decompress(raw)
+            return json.loads(raw.decode("utf-8"))
+        except (OSError, ValueError, EOFError) as exc:
+            raise StoreError(f"{p}: cannot read the record of match {match_id!r} ({_one_line(exc)})") from None
+
+    def verify(self) -> list[str]:
+        """Problems found: SQLite integrity and foreign keys, and matches missing rows. Empty is good."""
+        problems = [r[0] for r in self._read("PRAGMA integrity_check") if r[0] != "ok"]
+        problems += [f"foreign key violation in {r[0]} row {r[1]}" for r in self._read("PRAGMA foreign_key_check")]
+        rows = self._read(
+            "SELECT m.match_id, m.players, m.hands, m.fault_count,"
+            " (SELECT count(*) FROM seats s WHERE s.match_id = m.match_id),"
+            " (SELECT count(*) FROM hand_scores h WHERE h.match_id = m.match_id),"
+            " (SELECT count(*) FROM faults f WHERE f.match_id = m.match_id)"
+            " FROM matches m ORDER BY m.schedule_index")
+        for mid, players, hands, nfaults, seats, scores, faults in rows:
+            if (seats, scores, faults) != (players, players * hands, nfaults):
+                problems.append(f"match {mid!r} is incomplete: {seats}/{players} seats, "
+                                f"{scores}/{players * hands} hand scores, {faults}/{nfaults} faults")
+        return problems
+
+    def _load(self, bot: str | None, match_id: str | None, with_record: bool) -> list[StoredMatch]:
+        if match_id is not None:
+            sel, params = "m.match_id = ?", (match_id,)
+        elif bot is not None:
+            sel, params = "m.match_id IN (SELECT match_id FROM seats WHERE bot = ?)", (bot,)
+        else:
+            sel, params = "1", ()
+        record_col = "m.record" if with_record else "NULL"
+        mrows = self._read(
+            "SELECT m.match_id, m.schedule_index, m.table_no, m.rotation, m.deal, m.seed, m.players, m.hands,"
+            f" m.duration_seconds, m.started_at, {record_col}, m.record_path"
+            f" FROM matches m WHERE {sel} ORDER BY m.schedule_index", params)
+        if not mrows:
+            return []
+        seats: dict[str, list[tuple]] = {}
+        for r in self._read(
+                "SELECT s.match_id, s.seat, s.bot, s.total, s.place, s.forfeited, s.decisions, s.mean_seconds,"
+                " s.p95_seconds, s.max_seconds, s.timeouts, s.stderr_log FROM seats s"
+                f" JOIN matches m ON m.match_id = s.match_id WHERE {sel} ORDER BY s.match_id, s.seat", params):
+            seats.setdefault(r[0], []).append(r[1:])
+        hands: dict[str, list[tuple]] = {}
+        for r in self._read(
+                "SELECT h.match_id, h.hand, h.seat, h.score, h.won FROM hand_scores h"
+                f" JOIN matches m ON m.match_id = h.match_id WHERE {sel} ORDER BY h.match_id, h.hand, h.seat",
+                params):
+            hands.setdefault(r[0], []).append(r[1:])
+        faults: dict[str, list[dict[str, Any]]] = {}
+        for r in self._read(
+                "SELECT f.match_id, f.seat, f.kind, f.hand, f.decision, f.decision_kind, f.detail FROM faults f"
+                f" JOIN matches m ON m.match_id = f.match_id WHERE {sel} ORDER BY f.match_id, f.id", params):
+            faults.setdefault(r[0], []).append(dict(zip(FAULT_KEYS, r[1:])))
+
+        out = []
+        for (mid, sched, table, rotation, deal, seed, players, nhands, duration, started, blob,
+             record_path) in mrows:
+            srows = seats.get(mid, [])
+            hand_scores = [[0] * players for _ in range(nhands)]
+            winners: list[int | None] = [None] * nhands
+            for hand, seat, score, won in hands.get(mid, []):
+                hand_scores[hand - 1][seat] = score
+                if won:
+                    winners[hand - 1] = seat
+            record = None
+            if blob is not None:
+                try:
+                    record = json.loads(zlib.decompress(blob).decode("utf-8"))
+                except (zlib.error, ValueError) as exc:
+                    raise StoreError(f"{self.path}: the record of match {mid!r} is damaged "
+                                     f"({_one_line(exc)})") from None
+            out.append(StoredMatch(
+                match_id=mid, schedule_index=sched, table=table, rotation=rotation, deal=deal, seed=seed,
+                bots=[r[1] for r in srows], totals=[r[2] for r in srows], places=[r[3] for r in srows],
+                forfeited=[bool(r[4]) for r in srows], hand_scores=hand_scores, hand_winners=winners,
+                faults=faults.get(mid, []),
+                decision_stats=[dict(zip(STAT_KEYS, (r[5], r[6], r[7], r[8], r[9]))) for r in srows],
+                stderr_logs=[r[10] for r in srows], record=record, record_path=record_path,
+                duration_seconds=duration, started_at=started))
+        return out
