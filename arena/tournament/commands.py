@@ -1,0 +1,154 @@
+"""``arena run``, ``arena leaderboard``, ``arena matches``, ``arena show``.
+
+Thin click commands over the tournament library; every library error
+becomes a one-line ClickException.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+from tabulate import tabulate
+
+from ..account import final_table, render_account
+from .config import ConfigError, load_config
+from .leaderboard import FORMATS, report
+from .runner import TournamentError, db_path, plan, run_tournament
+from .schedule import estimate_seconds
+from .store import ResultStore, StoreError, resolve_db_path
+
+# Rough seconds per match, for the estimate printed before a run.
+SECONDS_BUILTIN_MATCH = 0.3
+SECONDS_BOT_MATCH = 2.0
+
+
+def _open_store(results: str) -> ResultStore:
+    try:
+        return ResultStore(resolve_db_path(results), create=False)
+    except StoreError as err:
+        raise click.ClickException(str(err)) from None
+
+
+@click.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Matches played in parallel (default: the file's 'jobs', else the number of cores).")
+@click.option("--dry-run", is_flag=True, help="Print the schedule and stop.")
+@click.option("--seed", type=int, default=None, help="Override the file's seed.")
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
+              help="Results directory (default: the file's 'output').")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True,
+              help="Format of the final tables.")
+def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path | None, fmt: str) -> None:
+    """Run the tournament described by FILE (YAML); resume if it was interrupted."""
+    try:
+        config = load_config(file).with_overrides(seed=seed, jobs=jobs, output=out)
+        entries = plan(config)
+    except ConfigError as err:
+        raise click.ClickException(str(err)) from None
+    jobs_used = config.job_count
+    has_bots = any(not b.is_builtin for b in config.bots)
+    per_match = SECONDS_BOT_MATCH if has_bots else SECONDS_BUILTIN_MATCH
+    estimate = estimate_seconds(len(entries), per_match, jobs_used)
+    click.echo(
+        f"{config.name}: {len(entries)} matches ({config.format}, {config.players} players per table, "
+        f"{len(config.bots)} bots), {jobs_used} in parallel; estimated {estimate / 60:.1f} min"
+    )
+    if dry_run:
+        rows = [[e.index, e.match_id, e.table, e.rotation, e.deal, e.seed, ", ".join(e.seats)] for e in entries]
+        click.echo(tabulate(rows, headers=["#", "match", "table", "rotation", "deal", "seed", "seats (in order)"]))
+        return
+    try:
+        summary = run_tournament(config, jobs_used, echo=click.echo)
+    except KeyboardInterrupt:
+        raise click.ClickException(
+            f"interrupted: the matches already finished are stored in {db_path(config)}; "
+            f"run the same command again to resume"
+        ) from None
+    except (ConfigError, TournamentError, StoreError) as err:
+        raise click.ClickException(str(err)) from None
+    if summary.played:
+        click.echo(f"played {summary.played} matches in {summary.seconds:.1f} s; results in {summary.db}")
+    else:
+        click.echo(f"all {summary.total} matches were already played; results in {summary.db}")
+    store = ResultStore(summary.db, create=False)
+    try:
+        click.echo("")
+        click.echo(report(store, fmt))
+    finally:
+        store.close()
+
+
+@click.command()
+@click.argument("results")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True)
+@click.option("--section", "sections", multiple=True, type=click.Choice(["leaderboard", "head_to_head", "seats"]),
+              help="Which tables (default: leaderboard only; repeat to add).")
+def leaderboard(results: str, fmt: str, sections: tuple[str, ...]) -> None:
+    """Show the leaderboard of RESULTS (a results directory or database)."""
+    store = _open_store(results)
+    try:
+        click.echo(report(store, fmt, sections=sections or ("leaderboard",)))
+    except ValueError as err:
+        raise click.ClickException(str(err)) from None
+    finally:
+        store.close()
+
+
+@click.command()
+@click.argument("results")
+@click.option("--bot", default=None, help="Only matches this bot played.")
+def matches(results: str, bot: str | None) -> None:
+    """List the stored matches of RESULTS."""
+    store = _open_store(results)
+    try:
+        rows = []
+        for m in store.matches(bot=bot):
+            order = sorted(range(len(m.bots)), key=lambda s: m.places[s])
+            standing = ", ".join(f"{m.places[s]}. {m.bots[s]} {m.totals[s]}" + (" (forfeit)" if m.forfeited[s] else "")
+                                 for s in order)
+            rows.append([m.schedule_index, m.match_id, len(m.faults), f"{m.duration_seconds:.1f}", standing])
+        if bot and not rows:
+            known = ", ".join(store.bots())
+            raise click.ClickException(f"no matches of bot {bot!r} in {results} (bots: {known})")
+        click.echo(tabulate(rows, headers=["#", "match", "faults", "seconds", "result (place. bot total)"]))
+    finally:
+        store.close()
+
+
+@click.command()
+@click.argument("results")
+@click.argument("match_id")
+@click.option("--verbose", "-v", is_flag=True, help="Show every draw and discard too.")
+def show(results: str, match_id: str, verbose: bool) -> None:
+    """Show one match of RESULTS: the hand-by-hand account, faults and stderr logs."""
+    store = _open_store(results)
+    try:
+        try:
+            m = store.match(match_id)
+        except (KeyError, StoreError):
+            raise click.ClickException(f"no match {match_id!r} in {results}; `arena matches {results}` lists them") from None
+        record = store.record(match_id)
+        names = list(m.bots)
+        for line in render_account(record["events"], names, verbose=verbose):
+            click.echo(line)
+        click.echo("")
+        click.echo(final_table(record["events"], names))
+        if m.faults:
+            click.echo("\nFaults:")
+            for f in m.faults:
+                click.echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} in hand {f['hand']}, "
+                           f"decision {f['decision']} ({f['decision_kind']}): {f['detail']}")
+        logs = [(s, p) for s, p in enumerate(m.stderr_logs) if p]
+        if logs:
+            click.echo("\nstderr logs:")
+            for s, p in logs:
+                exists = "" if os.path.exists(p) else " (missing)"
+                click.echo(f"  seat {s} ({names[s]}): {p}{exists}")
+    finally:
+        store.close()
+
+
+COMMANDS = (run, leaderboard, matches, show)

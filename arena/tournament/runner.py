@@ -1,0 +1,236 @@
+"""Running a tournament: schedule in, stored results out, resumable.
+
+Every match that finishes is stored at once, in one transaction, by this
+(parent) process; nothing else writes the database.  Running the same
+tournament again skips the matches already stored, so an interrupted run
+resumes where it stopped, and because every match depends only on its own
+seed and ratings are computed in schedule order, the final results equal
+those of an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterator, TextIO
+
+from ..match import FaultPolicy, MatchResult, MatchSpec, SeatSpec
+from .config import TournamentConfig
+from .executor import ProcessExecutor, SerialExecutor, make_executor
+from .schedule import ScheduleEntry, build_schedule, check_schedule_size
+from .store import DEFAULT_DB_NAME, ResultStore, StoredMatch
+
+
+class TournamentError(Exception):
+    """A one-line reason the tournament cannot run (the CLI shows it as is)."""
+
+
+def db_path(config: TournamentConfig) -> Path:
+    return config.output / DEFAULT_DB_NAME
+
+
+def entry_spec(config: TournamentConfig, entry: ScheduleEntry, log_dir: Path) -> MatchSpec:
+    seats = []
+    for name in entry.seats:
+        bot = config.bot(name)
+        if bot.is_builtin:
+            assert bot.builtin is not None
+            seats.append(SeatSpec.builtin(bot.builtin, name=name))
+        else:
+            seats.append(SeatSpec(name, bot=bot.spec()))
+    return MatchSpec(
+        match_id=entry.match_id,
+        seats=tuple(seats),
+        rules=config.rules,
+        seed=entry.seed,
+        time=config.time,
+        faults=FaultPolicy(max_strikes=config.faults.max_strikes, strict=config.faults.strict),
+        log_dir=str(log_dir),
+    )
+
+
+def stored_match(entry: ScheduleEntry, result: MatchResult, started_at: str) -> StoredMatch:
+    return StoredMatch(
+        match_id=entry.match_id,
+        schedule_index=entry.index,
+        table=entry.table,
+        rotation=entry.rotation,
+        deal=entry.deal,
+        seed=entry.seed,
+        bots=list(entry.seats),
+        totals=list(result.totals),
+        places=list(result.places),
+        forfeited=list(result.forfeited),
+        hand_scores=[list(h) for h in result.hand_scores],
+        hand_winners=list(result.winners),
+        faults=[
+            {"seat": f.seat, "kind": f.kind, "hand": f.hand, "decision": f.decision,
+             "decision_kind": f.decision_kind, "detail": f.detail}
+            for f in result.faults
+        ],
+        decision_stats=[
+            {"count": s.count, "mean": s.mean, "p95": s.p95, "max": s.max, "timeouts": s.timeouts}
+            for s in result.stats
+        ],
+        stderr_logs=list(result.stderr_logs),
+        record=result.record,
+        duration_seconds=result.wall_seconds,
+        started_at=started_at,
+    )
+
+
+def check_bots(config: TournamentConfig) -> None:
+    """Every bot program must exist before any bot starts."""
+    for bot in config.bots:
+        if bot.command is None:
+            continue
+        program = bot.command[0]
+        cwd = bot.dir or config.dir
+        found = shutil.which(program) if "/" not in program else (
+            program if (cwd / program).exists() or Path(program).exists() else None)
+        if found is None:
+            raise TournamentError(
+                f"{config.path}: bots.{bot.name}: program {program!r} not found"
+                f" (command: {shlex.join(bot.command)}, run in {cwd})"
+            )
+
+
+def run_builds(config: TournamentConfig, echo: Callable[[str], None]) -> None:
+    """Run each bot's build command once, in its directory; stop at the first failure."""
+    for bot in config.bots:
+        if not bot.build:
+            continue
+        cwd = bot.dir or config.dir
+        echo(f"building {bot.name}: {bot.build}")
+        proc = subprocess.run(bot.build, shell=True, cwd=cwd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise TournamentError(
+                f"bots.{bot.name}.build: '{bot.build}' failed with exit code {proc.returncode}: {tail[0]}"
+            )
+
+
+@dataclass
+class Progress:
+    """Matches done/total, elapsed, ETA, faults, leader; drawn on one line on a terminal."""
+
+    total: int
+    done: int = 0
+    faults: int = 0
+    stream: TextIO = field(default_factory=lambda: sys.stderr)
+    started: float = field(default_factory=time.monotonic)
+    places: dict[str, list[int]] = field(default_factory=dict)
+    fresh: int = 0
+
+    @property
+    def live(self) -> bool:
+        return self.stream.isatty()
+
+    def add(self, entry: ScheduleEntry, result: MatchResult) -> None:
+        self.done += 1
+        self.fresh += 1
+        self.faults += len(result.faults)
+        for name, place in zip(entry.seats, result.places):
+            self.places.setdefault(name, []).append(place)
+        if self.live:
+            self.stream.write("\r" + self.line() + "\x1b[K")
+            self.stream.flush()
+
+    def leader(self) -> str:
+        if not self.places:
+            return "-"
+        best = min(self.places, key=lambda b: (sum(self.places[b]) / len(self.places[b]), b))
+        return f"{best} (mean place {sum(self.places[best]) / len(self.places[best]):.2f})"
+
+    def line(self) -> str:
+        elapsed = time.monotonic() - self.started
+        left = self.total - self.done
+        eta = elapsed / self.fresh * left if self.fresh else 0.0
+        return (f"[{self.done}/{self.total}] {_clock(elapsed)} elapsed, ETA {_clock(eta)}, "
+                f"faults {self.faults}, leader {self.leader()}")
+
+    def finish(self) -> None:
+        if self.live:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(seconds + 0.5)
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    played: int
+    skipped: int
+    total: int
+    seconds: float
+    db: Path
+
+
+def plan(config: TournamentConfig) -> list[ScheduleEntry]:
+    check_schedule_size(config)
+    return build_schedule(config)
+
+
+def run_tournament(
+    config: TournamentConfig,
+    jobs: int,
+    echo: Callable[[str], None] = print,
+    progress_stream: TextIO | None = None,
+) -> RunSummary:
+    """Play every scheduled match not yet stored; store each as it finishes."""
+    entries = plan(config)
+    check_bots(config)
+    config.output.mkdir(parents=True, exist_ok=True)
+    log_dir = config.output / "logs"
+    log_dir.mkdir(exist_ok=True)
+    store = ResultStore(db_path(config))
+    try:
+        store.init_tournament(config.name, config.to_mapping(), seed=config.seed, bots=config.bot_names)
+        done = store.completed_ids()
+        todo = [e for e in entries if e.match_id not in done]
+        if done:
+            echo(f"resuming: {len(entries) - len(todo)} of {len(entries)} matches already stored in {db_path(config)}")
+        if not todo:
+            return RunSummary(0, len(entries), len(entries), 0.0, db_path(config))
+        run_builds(config, echo)
+        by_id = {e.match_id: e for e in todo}
+        progress = Progress(total=len(entries), done=len(entries) - len(todo),
+                            stream=progress_stream or sys.stderr)
+        started = time.monotonic()
+        executor = make_executor(min(jobs, len(todo)))
+        try:
+            specs: Iterator[MatchSpec] = (entry_spec(config, e, log_dir) for e in todo)
+            for result in executor.run(specs):
+                entry = by_id[result.match_id]
+                stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                store.add_match(stored_match(entry, result, stamp))
+                progress.add(entry, result)
+        except KeyboardInterrupt:
+            progress.finish()
+            if isinstance(executor, ProcessExecutor):
+                executor.abort()
+            else:
+                executor.close()
+            raise
+        else:
+            executor.close()
+        progress.finish()
+        return RunSummary(len(todo), len(entries) - len(todo), len(entries),
+                          time.monotonic() - started, db_path(config))
+    finally:
+        store.close()
+
+
+__all__ = [
+    "TournamentError", "RunSummary", "run_tournament", "plan", "entry_spec", "stored_match",
+    "db_path", "check_bots", "run_builds", "Progress", "SerialExecutor", "ProcessExecutor",
+]
