@@ -336,6 +336,35 @@ def test_runs_with_many_wilds_agree(text: str) -> None:
             verify(hand, contract, rules, melds)
 
 
+@pytest.mark.parametrize("text", ["2R4", "2R3", "3R3", "S3+2R3", "2S3+R4", "S3+R5", "R5+R3", "2S3+R3"])
+def test_crowded_suits_agree(text: str) -> None:
+    """Runs sharing a suit and sets wanting the same cards as the runs."""
+    rng = random.Random(f"crowded-{text}")
+    for trial in range(120):
+        wd = trial % 2 == 0
+        distinct = trial % 3 != 0
+        contract, rules = rules_for(text, wd, distinct)
+        suits = rng.sample(SUITS, rng.randint(1, 2))
+        hand: list[Card] = []
+        for _ in range(rng.randint(6, 10)):
+            hand.append(card(rng.randint(1, 13), rng.choice(suits)))
+        ranks = [c.rank for c in hand]
+        for _ in range(rng.randint(0, 3)):  # cards of ranks the runs hold, for sets
+            hand.append(card(rng.choice(ranks), rng.choice(SUITS)))
+        hand += [JOKER] * rng.randint(0, 2)
+        if wd:
+            hand += [card(2, rng.choice(SUITS)) for _ in range(rng.randint(0, 1))]
+        hand = hand[:12]
+        expected = brute_force(hand, contract, rules)
+        melds = find_contract(hand, contract, rules)
+        assert (melds is not None) == expected, (text, wd, distinct, " ".join(c.text for c in hand))
+        best = find_best_contract(hand, contract, rules)
+        assert (best is not None) == expected
+        if melds is not None:
+            verify(hand, contract, rules, melds)
+            verify(hand, contract, rules, best)
+
+
 # ---------------------------------------------------------------------------
 # Worked examples.
 # ---------------------------------------------------------------------------
@@ -436,6 +465,21 @@ def test_two_runs_share_a_suit() -> None:
     assert melds is not None
     assert go("3H 4H 5H 6H 7H 8H 9H", "2R4") is None
     assert go("3H 4H 5H 6H 7H 8H 9H JK", "2R4") is not None
+
+
+def test_run_gives_an_inner_card_to_another_run() -> None:
+    # R5 10C..AC must leave JC (or QC) to the R3, taking a joker in its place
+    melds = go("JC KC QC AC 10C 10C AH JK JK", "R5+R3")
+    assert melds is not None
+    assert go("9D 2H 2H QD 10D 2H QD 6H", "2R3") is not None
+
+
+def test_run_gives_an_inner_card_to_a_set() -> None:
+    # the run 9D..QD must give a 10D to the set of 10s and bridge with a joker
+    melds = go("JD QD 2D 9D 10D 10D JK JK", "S3+R4", wd=False)
+    assert melds is not None and melds[0].rank == 10 and melds[0].naturals == 2
+    melds = go("JH KH 7H 10H QH 4H 9H 5H JD JK JK", "S3+R5", wd=False)
+    assert melds is not None and melds[0].rank == 11
 
 
 def test_aces_high_or_low_not_both() -> None:
