@@ -95,8 +95,9 @@ def check_bots(config: TournamentConfig) -> None:
         found = shutil.which(program) if "/" not in program else (
             program if (cwd / program).exists() or Path(program).exists() else None)
         if found is None:
+            where = f"{config.path}:{bot.line}" if bot.line else str(config.path)
             raise TournamentError(
-                f"{config.path}: bots.{bot.name}: program {program!r} not found"
+                f"{where}: bots.{bot.name}.command: program {program!r} not found"
                 f" (command: {shlex.join(bot.command)}, run in {cwd})"
             )
 
@@ -188,7 +189,6 @@ def run_tournament(
 ) -> RunSummary:
     """Play every scheduled match not yet stored; store each as it finishes."""
     entries = plan(config)
-    check_bots(config)
     config.output.mkdir(parents=True, exist_ok=True)
     log_dir = config.output / "logs"
     log_dir.mkdir(exist_ok=True)
@@ -202,6 +202,7 @@ def run_tournament(
         if not todo:
             return RunSummary(0, len(entries), len(entries), 0.0, db_path(config))
         run_builds(config, echo)
+        check_bots(config)  # after the builds, which may create the programs
         by_id = {e.match_id: e for e in todo}
         progress = Progress(total=len(entries), done=len(entries) - len(todo),
                             stream=progress_stream or sys.stderr)

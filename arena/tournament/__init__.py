@@ -1,0 +1,1 @@
+"""Tournaments: the tournament file (``config``), the schedule (``schedule``), and running, storing and ranking them."""

@@ -1,0 +1,183 @@
+"""The match schedule of a tournament: which bots meet, in which seats, on which cards.
+
+A **table** is a group of ``players`` bots.  Seat order matters in Shanghai
+(the dealer moves one seat per hand, and play goes left), so every table is
+played once per **rotation**: rotation ``r`` of a table ``(b0, b1, ..., bk-1)``
+puts bot ``i`` in seat ``(i + r) mod k``, so every bot sits in every seat once.
+Each table is played ``deals`` times over (deal ``d``).
+
+* Round robin: every combination of ``players`` bots (in the order the bots
+  are listed) is a table.
+* Gauntlet: each challenger, in the order listed, sits at a table with every
+  combination of ``players - 1`` bots of the field (the bots that are not
+  challengers).  Challengers never meet each other.
+
+The seed of a match's shuffles is derived with SHA-256 from the tournament
+seed, the table (for a gauntlet: the field combination, so every challenger
+is dealt the same cards against the same opponents) and the deal; with
+``duplicate`` off the rotation is mixed in too.  So with duplicate deals on
+(the default) every rotation of a table is dealt the same cards and seat luck
+cancels out.  Seeds never depend on parallelism, the clock or Python's hash
+randomisation, and are below 2**63 (they fit a SQLite INTEGER).
+
+Entries come in a fixed order: table, then deal, then rotation, so the
+rotations of one duplicate deal are next to each other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Callable, Iterator, Sequence
+
+from .config import GAUNTLET, MAX_MATCHES, ConfigError, TournamentConfig
+
+__all__ = ["ScheduleEntry", "build_schedule", "iter_schedule", "schedule_size", "table_count",
+           "check_schedule_size", "estimate_seconds", "derive_seed", "MAX_MATCHES", "ConfigError"]
+
+
+@dataclass(frozen=True)
+class ScheduleEntry:
+    """One match of the schedule.
+
+    ``index`` is its position in the schedule (0-based); ``match_id`` is a
+    stable name such as ``t003-r1-d0`` (table 3, rotation 1, deal 0);
+    ``seats`` holds the bot names in seat order (seat 0 first); ``seed`` is
+    the seed of the game's shuffles.
+    """
+
+    index: int
+    match_id: str
+    table: int
+    rotation: int
+    deal: int
+    seats: tuple[str, ...]
+    seed: int
+
+    @property
+    def players(self) -> int:
+        return len(self.seats)
+
+    @property
+    def bots(self) -> tuple[str, ...]:
+        """The table's bots in rotation-0 order (the same for every rotation)."""
+        k = len(self.seats)
+        return tuple(self.seats[(i + self.rotation) % k] for i in range(k))
+
+    @property
+    def group(self) -> str:
+        """The table and deal (``t003-d0``): the rotations of one duplicate deal share it."""
+        return self.match_id.rsplit("-r", 1)[0] + f"-d{self.deal}"
+
+    def seat_of(self, bot: str) -> int:
+        return self.seats.index(bot)
+
+    def __str__(self) -> str:
+        return f"{self.match_id}: {', '.join(self.seats)} (seed {self.seed})"
+
+
+def derive_seed(seed: int, *parts: int | str) -> int:
+    """A deterministic 63-bit seed from the tournament seed and ``parts``."""
+    text = ":".join(["arena-schedule", str(seed), *map(str, parts)])
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big") >> 1
+
+
+def _tables(config: TournamentConfig) -> Iterator[tuple[tuple[str, ...], int]]:
+    """Each table's bots (rotation-0 order) and the number its deal seeds derive from."""
+    k = config.players
+    if config.format == GAUNTLET:
+        openings = list(itertools.combinations(config.field_bots, k - 1))
+        for challenger in config.challengers:
+            for n, others in enumerate(openings):
+                yield (challenger, *others), n
+    else:
+        for n, bots in enumerate(itertools.combinations(config.bot_names, k)):
+            yield bots, n
+
+
+def table_count(config: TournamentConfig) -> int:
+    k = config.players
+    if config.format == GAUNTLET:
+        return len(config.challengers) * math.comb(len(config.field_bots), k - 1)
+    return math.comb(len(config.bots), k)
+
+
+def schedule_size(config: TournamentConfig) -> int:
+    """The number of matches of ``build_schedule(config)``, without building it."""
+    return table_count(config) * config.players * config.deals
+
+
+def iter_schedule(config: TournamentConfig) -> Iterator[ScheduleEntry]:
+    """The schedule, lazily (same entries as ``build_schedule``)."""
+    k = config.players
+    width = max(3, len(str(max(table_count(config) - 1, 0))))
+    index = 0
+    for table, (bots, seed_table) in enumerate(_tables(config)):
+        for deal in range(config.deals):
+            deal_seed = derive_seed(config.seed, seed_table, deal) if config.duplicate else None
+            for rotation in range(k):
+                seats = [""] * k
+                for i, bot in enumerate(bots):
+                    seats[(i + rotation) % k] = bot
+                seed = deal_seed if deal_seed is not None else derive_seed(config.seed, seed_table, deal, rotation)
+                yield ScheduleEntry(
+                    index=index,
+                    match_id=f"t{table:0{width}d}-r{rotation}-d{deal}",
+                    table=table,
+                    rotation=rotation,
+                    deal=deal,
+                    seats=tuple(seats),
+                    seed=seed,
+                )
+                index += 1
+
+
+def build_schedule(config: TournamentConfig) -> list[ScheduleEntry]:
+    """Every match of the tournament, in schedule order."""
+    return list(iter_schedule(config))
+
+
+def check_schedule_size(config: TournamentConfig, limit: int = MAX_MATCHES) -> int:
+    """The schedule size, or ``ConfigError`` when it exceeds ``limit`` (naming the way out)."""
+    size = schedule_size(config)
+    if size <= limit:
+        return size
+    k, n = config.players, len(config.bots)
+    per_table = f"{k} rotations" + (f" x {config.deals} deals" if config.deals > 1 else "")
+    fewer_deals = ", fewer deals" if config.deals > 1 else ""
+    if config.format == GAUNTLET:
+        what = (f"a gauntlet of {len(config.challengers)} challengers against {len(config.field_bots)} field bots "
+                f"with {k} players per table is {table_count(config):,} tables x {per_table} = {size:,} matches "
+                f"(limit {limit:,})")
+        way_out = f"use fewer players per table{fewer_deals}, fewer challengers or a smaller field"
+    else:
+        what = (f"a round robin of {n} bots with {k} players per table is {table_count(config):,} tables "
+                f"x {per_table} = {size:,} matches (limit {limit:,}); far too large for round robin")
+        way_out = (f"use 'format: gauntlet' with 'challengers' to test some bots against the field, "
+                   f"or fewer players per table{fewer_deals}, or fewer bots")
+    raise config.error("players", f"{what}: {way_out}")
+
+
+def estimate_seconds(entries: Sequence[ScheduleEntry] | int,
+                     seconds_per_match: float | Callable[[ScheduleEntry], float],
+                     jobs: int = 1) -> float:
+    """Rough wall time of playing ``entries`` with ``jobs`` matches in parallel.
+
+    ``seconds_per_match`` is a constant or a function of the entry (e.g. by
+    table size or by which bots play); ``entries`` may also be a count when
+    the time per match is a constant.
+    """
+    if isinstance(entries, int):
+        if callable(seconds_per_match):
+            raise TypeError("a count of entries needs a constant seconds_per_match")
+        times = [float(seconds_per_match)] * entries
+    elif callable(seconds_per_match):
+        times = [float(seconds_per_match(e)) for e in entries]
+    else:
+        times = [float(seconds_per_match)] * len(entries)
+    if not times:
+        return 0.0
+    jobs = max(1, min(jobs, len(times)))
+    return max(sum(times) / jobs, max(times))
