@@ -16,6 +16,7 @@ pool before exiting.  No bot outlives its worker.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing as mp
 import os
 import queue
@@ -23,6 +24,8 @@ import signal
 from typing import Any, Iterable, Iterator, Protocol
 
 from ..match import BotPool, MatchResult, MatchSpec, run_match
+
+PR_SET_PDEATHSIG = 1
 
 
 class Executor(Protocol):
@@ -53,12 +56,29 @@ def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _worker(tasks: "mp.Queue[Any]", results: "mp.Queue[Any]") -> None:
+def _die_with_parent() -> None:
+    """Ask Linux to SIGTERM this worker when the arena dies, even by SIGKILL,
+    so that the worker still kills its bots (set here, in the worker itself,
+    because a preexec_fn would force the slow fork path)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass  # not Linux: the parent check in the task loop still applies
+
+
+def _worker(tasks: "mp.Queue[Any]", results: "mp.Queue[Any]", parent: int) -> None:
     signal.signal(signal.SIGTERM, _interrupt)
+    _die_with_parent()
     pool = BotPool()
     try:
         while True:
-            spec = tasks.get()
+            try:
+                spec = tasks.get(timeout=1.0)
+            except queue.Empty:
+                if os.getppid() != parent:
+                    break  # the arena is gone
+                continue
             if spec is None:
                 break
             try:
@@ -82,7 +102,7 @@ class ProcessExecutor:
         self.tasks: mp.Queue[Any] = ctx.Queue()
         self.results: mp.Queue[Any] = ctx.Queue()
         self.workers = [
-            ctx.Process(target=_worker, args=(self.tasks, self.results), daemon=False)
+            ctx.Process(target=_worker, args=(self.tasks, self.results, os.getpid()), daemon=False)
             for _ in range(self.jobs)
         ]
         for w in self.workers:
