@@ -27,6 +27,9 @@ from .schedule import ScheduleEntry, build_schedule, check_schedule_size
 from .store import DEFAULT_DB_NAME, ResultStore, StoredMatch
 
 
+SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".rb", ".pl", ".sh", ".jar", ".php", ".lua")
+
+
 class TournamentError(Exception):
     """A one-line reason the tournament cannot run (the CLI shows it as is)."""
 
@@ -94,12 +97,18 @@ def check_bots(config: TournamentConfig) -> None:
         cwd = bot.dir or config.dir
         found = shutil.which(program) if "/" not in program else (
             program if (cwd / program).exists() or Path(program).exists() else None)
+        where = f"{config.path}:{bot.line}" if bot.line else str(config.path)
         if found is None:
-            where = f"{config.path}:{bot.line}" if bot.line else str(config.path)
             raise TournamentError(
                 f"{where}: bots.{bot.name}.command: program {program!r} not found"
                 f" (command: {shlex.join(bot.command)}, run in {cwd})"
             )
+        # An interpreter's script is the usual typo: check it too.
+        for arg in bot.command[1:2]:
+            if arg.endswith(SCRIPT_SUFFIXES) and not (cwd / arg).exists():
+                raise TournamentError(
+                    f"{where}: bots.{bot.name}.command: script {arg!r} not found in {cwd}"
+                )
 
 
 def run_builds(config: TournamentConfig, echo: Callable[[str], None]) -> None:
