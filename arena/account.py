@@ -83,13 +83,19 @@ def render_account(events: Iterable[dict[str, Any]], names: Sequence[str], verbo
     return lines
 
 
-def final_table(events: Sequence[dict[str, Any]], names: Sequence[str], fmt: str = "simple") -> str:
-    """The match table: each seat's score per hand, its total and its place."""
+def final_table(events: Sequence[dict[str, Any]], names: Sequence[str], fmt: str = "simple",
+                places: Sequence[int] | None = None) -> str:
+    """The match table: each seat's score per hand, its total and its place.
+
+    ``places`` overrides the places of the record (the match runner ranks
+    forfeited seats last).
+    """
     per_hand = [e["scores"] for e in events if e["type"] == "hand_end"]
     end = next((e for e in events if e["type"] == "match_end"), None)
     players = len(names)
     totals = end["totals"] if end else [sum(h[s] for h in per_hand) for s in range(players)]
-    places = end["places"] if end else [1 + sum(1 for u in totals if u < t) for t in totals]
+    if places is None:
+        places = end["places"] if end else [1 + sum(1 for u in totals if u < t) for t in totals]
     rows = []
     for s in range(players):
         rows.append([places[s], s, names[s], *[h[s] for h in per_hand], totals[s]])

@@ -7,7 +7,12 @@ rules beyond calling the engine.
 from __future__ import annotations
 
 import json
+import os
 import random
+import shlex
+import sys
+import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +21,11 @@ import yaml
 
 from . import __version__
 from .account import final_table, render_account
-from .players import play_match
-from .players.registry import BUILTIN_PLAYERS, make_player
+from .check import check_bot
+from .match import FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
+from .players.registry import BUILTIN_PLAYERS
+from .process import BotStartupError, TimeControl
 from .shanghai.errors import ShanghaiError
-from .shanghai.game import Game
-from .shanghai.ruleset import Ruleset
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -48,6 +53,30 @@ def _load_mapping(path: Path, what: str) -> dict[str, Any]:
     return data
 
 
+def _seat(arg: str) -> SeatSpec:
+    """A built-in player name, or a command line (shlex-split) for a bot program."""
+    if arg in BUILTIN_PLAYERS:
+        return SeatSpec.builtin(arg)
+    try:
+        argv = shlex.split(arg)
+    except ValueError as err:
+        raise click.ClickException(f"cannot read the bot command {arg!r}: {err}") from None
+    if not argv:
+        raise click.ClickException("an empty bot command was given")
+    return SeatSpec.command(argv)
+
+
+def _time_control(time_per_move: float) -> TimeControl:
+    try:
+        return TimeControl(per_decision_seconds=time_per_move)
+    except ValueError as err:
+        raise click.ClickException(str(err)) from None
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1000:.1f} ms"
+
+
 @main.command()
 @click.argument("bots", nargs=-1)
 @click.option("--players", "-n", type=click.IntRange(2, 8), default=None,
@@ -58,23 +87,28 @@ def _load_mapping(path: Path, what: str) -> dict[str, Any]:
               help="A YAML/JSON mapping of ruleset settings (preset plus overrides).")
 @click.option("--deal", "deal_file", type=click.Path(path_type=Path), default=None,
               help="A deal file fixing card orders (docs/DEALS.md).")
+@click.option("--time-per-move", type=float, default=1.0, show_default=True,
+              help="Seconds a bot program has for each decision.")
+@click.option("--strict", is_flag=True, help="A bot's first fault forfeits its seat (default: the third).")
 @click.option("--log", "log_file", type=click.Path(path_type=Path), default=None,
-              help="Write the match record (events and actions, JSON) here.")
+              help="Write the match record (events, actions, faults; JSON) here.")
+@click.option("--log-dir", type=click.Path(path_type=Path), default=Path("arena-logs"), show_default=True,
+              help="Directory for the bot programs' stderr logs (one file per bot per match).")
 @click.option("--verbose", "-v", is_flag=True, help="Show every draw and discard too.")
 def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: str,
-         rules_file: Path | None, deal_file: Path | None, log_file: Path | None, verbose: bool) -> None:
+         rules_file: Path | None, deal_file: Path | None, time_per_move: float, strict: bool,
+         log_file: Path | None, log_dir: Path, verbose: bool) -> None:
     """Play one match and print a hand-by-hand account and the final table.
 
-    BOTS are player names (built in: random, greedy); seats are filled in the
-    order given, repeating the list if there are more seats than names.
-    Without BOTS the seats alternate greedy and random.
+    Each BOT is a built-in player (random, greedy, passive) or the command
+    line of a bot program, quoted as one argument, e.g. "python3
+    bots/greedy_bot.py" or ./mybot.  Seats are filled in the order given,
+    repeating the list if there are more seats than BOTS.  Without BOTS the
+    seats alternate greedy and random.
     """
-    for b in bots:
-        if b not in BUILTIN_PLAYERS:
-            raise click.ClickException(f"unknown player {b!r}; built-in players are: {', '.join(BUILTIN_PLAYERS)}")
     n = players or (len(bots) if len(bots) >= 2 else 4)
-    names_cycle = list(bots) or ["greedy", "random"]
-    names = [names_cycle[i % len(names_cycle)] for i in range(n)]
+    given = list(bots) or ["greedy", "random"]
+    seats = tuple(_seat(given[i % len(given)]) for i in range(n))
     plan: dict[str, Any] | None = None
     if deal_file is not None:
         plan = _load_mapping(deal_file, "a deal file")
@@ -85,19 +119,79 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
     settings: dict[str, Any] = {"preset": preset}
     if rules_file is not None:
         settings.update(_load_mapping(rules_file, "a ruleset"))
+    spec = MatchSpec(
+        f"play-{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}", seats, settings, seed=seed, deal=plan,
+        time=_time_control(time_per_move), faults=FaultPolicy(strict=strict), log_dir=str(log_dir))
     try:
-        rules = Ruleset.from_mapping(settings)
-        game = Game.seeded(rules, n, seed, plan)
-        seats = [make_player(name, random.Random(f"{seed}/{i}")) for i, name in enumerate(names)]
-        play_match(game, seats)
-    except ShanghaiError as err:
+        result = run_match(spec)
+    except BotStartupError as err:
+        hint = ""
+        if len(err.argv) == 1 and os.sep not in err.argv[0]:
+            hint = f" (built-in players are: {', '.join(BUILTIN_PLAYERS)})"
+        raise click.ClickException(f"{err}{hint}") from None
+    except (ShanghaiError, ValueError) as err:
         raise click.ClickException(str(err)) from None
-    record = game.to_record()
-    labels = [f"{name}" for name in names]
-    for line in render_account(record["events"], labels, verbose=verbose):
+    events = result.record["events"]
+    names = list(result.names)
+    for line in render_account(events, names, verbose=verbose):
         click.echo(line)
     click.echo("")
-    click.echo(final_table(record["events"], labels))
+    labels = [f"{name} (forfeited)" if f else name for name, f in zip(names, result.forfeited)]
+    click.echo(final_table(events, labels, places=result.places))
+    if any(s.is_bot for s in seats):
+        _print_faults(result)
+        click.echo("\nBot programs:")
+        for i, s in enumerate(seats):
+            if not s.is_bot:
+                continue
+            st = result.stats[i]
+            click.echo(f"  seat {i} ({names[i]}): {st.count} decisions, mean {_ms(st.mean)}, "
+                       f"p95 {_ms(st.p95)}, max {_ms(st.max)}, {st.timeouts} timeouts; "
+                       f"stderr log: {result.stderr_logs[i]}")
     if log_file is not None:
-        log_file.write_text(json.dumps({"players": names, **record}) + "\n", encoding="utf-8")
+        data = {"players": names, **result.record, "places": list(result.places),
+                "forfeited": list(result.forfeited), "faults": [asdict(f) for f in result.faults]}
+        log_file.write_text(json.dumps(data) + "\n", encoding="utf-8")
         click.echo(f"\nmatch record written to {log_file}")
+
+
+def _print_faults(result: MatchResult) -> None:
+    if not result.faults:
+        click.echo("\nFaults: none")
+        return
+    click.echo("\nFaults:")
+    for f in result.faults:
+        click.echo(f"  seat {f.seat} ({result.names[f.seat]}): {f.describe()}")
+        if f.excerpt:
+            click.echo(f"    line: {f.excerpt}")
+
+
+@main.command()
+@click.argument("bot")
+@click.option("--time-per-move", type=float, default=1.0, show_default=True,
+              help="Seconds the bot has for each decision.")
+@click.option("--log-dir", type=click.Path(path_type=Path), default=None,
+              help="Directory for the bot's stderr logs (default: a new temporary directory).")
+def check(bot: str, time_per_move: float, log_dir: Path | None) -> None:
+    """Check that a bot program speaks the protocol and plays legally.
+
+    BOT is the command line of the program, quoted as one argument, e.g.
+    "python3 mybot.py".  Prints PASS/FAIL per step and exits with status 1
+    if any step fails.
+    """
+    seat = _seat(bot)
+    if seat.bot is None:
+        raise click.ClickException(f"{bot!r} is a built-in player; give the command line of a bot program")
+    report = check_bot(seat.bot, time_control=_time_control(time_per_move),
+                       log_dir=str(log_dir) if log_dir is not None else None)
+    for line in report.lines():
+        click.echo(line)
+    if not report.ok:
+        sys.exit(1)
+
+
+# The tournament commands live with the tournament library (arena.tournament).
+from .tournament.commands import leaderboard, matches, run, show  # noqa: E402
+
+for _command in (run, leaderboard, matches, show):
+    main.add_command(_command)

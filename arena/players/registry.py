@@ -7,11 +7,13 @@ from typing import Callable
 
 from .base import Player
 from .greedy import GreedyPlayer
+from .passive import PassivePlayer
 from .random_player import RandomPlayer
 
 BUILTIN_PLAYERS: dict[str, Callable[[random.Random], Player]] = {
     "random": lambda rng: RandomPlayer(rng),
     "greedy": lambda rng: GreedyPlayer(rng),
+    "passive": lambda rng: PassivePlayer(rng),
 }
 
 

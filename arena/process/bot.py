@@ -31,7 +31,7 @@ import signal
 import subprocess
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -176,6 +176,8 @@ class BotProcess:
         except OSError as exc:
             if log_file is not None:
                 log_file.close()
+                if os.path.getsize(log_file.name) == 0:   # not started: leave no empty log behind
+                    os.unlink(log_file.name)
             raise self._startup_error(exc) from exc
         self.spawn_seconds = time.monotonic() - t0
         self._proc = proc
@@ -233,6 +235,31 @@ class BotProcess:
         limit = SEND_TIMEOUT if timeout is None else timeout
         return self._write(obj, time.monotonic() + limit, limit)
 
+    def send_many(self, objs: Iterable[Any], *, timeout: float | None = None) -> float | None:
+        """Write several JSON lines with as few system calls as the pipe allows
+        (one write instead of one per line).  Each item is a JSON-able object
+        or ``bytes`` (one JSON object already encoded, without the newline).
+        Returns like ``send``, or None if there was nothing to send."""
+        self._check_usable()
+        items = list(objs)
+        if not items:
+            return None
+        limit = SEND_TIMEOUT if timeout is None else timeout
+        return self._write_lines(items, time.monotonic() + limit, limit)
+
+    def set_stderr_log(self, path: str | os.PathLike[str] | None) -> None:
+        """Send the bot's stderr to another file from now on (a process kept
+        alive for the next match gets that match's log).  The old file is
+        closed; the per-file ``stderr_max_bytes`` budget starts afresh."""
+        log_file = None
+        if path is not None:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            log_file = open(path, "ab")  # noqa: SIM115 - owned by the stderr thread
+        self.stderr_log = path
+        if self._stderr is None or not self._stderr.switch_log(log_file):
+            if log_file is not None:      # the reader has finished: nothing to copy any more
+                log_file.close()
+
     def recv(self, timeout: float, *, since: float | None = None) -> tuple[JSONObject, float]:
         """Wait for the next line (no request sent).  Elapsed time is counted
         from ``since`` (a value returned by ``send``) or from now."""
@@ -252,8 +279,16 @@ class BotProcess:
         self.startup_elapsed = elapsed
         return value, elapsed
 
-    def request(self, obj: Any, timeout: float | None = None) -> tuple[JSONObject, float]:
+    def request(self, obj: Any, timeout: float | None = None, *,
+                is_stale_id: Callable[[Any], bool] | None = None,
+                before: Sequence[Any] = (), reply_id: Any = None) -> tuple[JSONObject, float]:
         """Send one decision request and wait for its reply: ``(reply, seconds)``.
+
+        ``before`` are notices written in the same system call, ahead of the
+        request (one pipe write and one wake-up of the bot instead of two).
+        Any message may be given as ``bytes``: one JSON object already
+        encoded, without the newline; a request given so names the id its
+        reply must carry in ``reply_id``.
 
         The time runs from the moment the line is written and stops when the
         reply line is read (stamped by the reader thread).  Without ``timeout``
@@ -262,7 +297,10 @@ class BotProcess:
 
         If the request is an object with an ``"id"``, replies carrying another
         ``"id"`` (late answers to earlier requests) are thrown away, as are
-        lines that arrived while no request was pending.
+        lines that arrived while no request was pending.  With ``is_stale_id``
+        only the other ids it accepts are thrown away; a reply with any other
+        id is returned for the caller to judge (an id that was never issued is
+        the bot's mistake, not a late answer).
         """
         self._check_usable()
         if timeout is not None:
@@ -273,8 +311,9 @@ class BotProcess:
         self._drain_pending()
         t_start = time.monotonic()
         try:
-            t_sent = self._write(obj, t_start + limit, limit)
-            value, elapsed = self._await(t_sent, limit, _request_id(obj), t_start)
+            t_sent = self._write_lines([*before, obj], t_start + limit, limit)
+            expect = reply_id if reply_id is not None else _request_id(obj)
+            value, elapsed = self._await(t_sent, limit, expect, t_start, is_stale_id)
         except BotTimeout:
             self.stats.timeouts += 1
             if bank is not None:
@@ -296,12 +335,19 @@ class BotProcess:
             raise RuntimeError(f"bot {self.name!r} is closed")
 
     def _write(self, obj: Any, deadline: float, limit: float) -> float:
-        data = json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
+        return self._write_lines([obj], deadline, limit)
+
+    def _write_lines(self, objs: list[Any], deadline: float, limit: float) -> float:
+        lines = [obj if isinstance(obj, bytes)
+                 else json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
+                 for obj in objs]
         if LOG.isEnabledFor(logging.DEBUG):
-            LOG.debug("%s >> %s", self.name, log_text(data))
+            for data in lines:
+                LOG.debug("%s >> %s", self.name, log_text(data))
         assert self._proc is not None and self._proc.stdin is not None
         fd = self._proc.stdin.fileno()
-        view = memoryview(data + b"\n")
+        lines.append(b"")
+        view = memoryview(b"\n".join(lines))
         size = len(view)
         poller: select.poll | None = None
         while view:
@@ -344,8 +390,8 @@ class BotProcess:
             else:
                 raise self._died(kind)
 
-    def _await(self, t0: float, limit: float, expect_id: Any,
-               not_before: float | None = None) -> tuple[JSONObject, float]:
+    def _await(self, t0: float, limit: float, expect_id: Any, not_before: float | None = None,
+               is_stale_id: Callable[[Any], bool] | None = None) -> tuple[JSONObject, float]:
         """Next reply line, timed from ``t0``.  Lines read before ``not_before``
         (when the request started to be written) cannot be its reply.  A reply
         may be stamped a hair before ``t0`` (the bot answered before the
@@ -381,7 +427,8 @@ class BotProcess:
                     raise BotTimeout(f"reply came after {stamp - t0:.3f} s, limit {limit:.3f} s",
                                      bot=self.name, limit=limit, elapsed=stamp - t0)
                 value = self._parse(payload)
-                if expect_id is not None and "id" in value and value["id"] != expect_id:
+                if (expect_id is not None and "id" in value and value["id"] != expect_id
+                        and (is_stale_id is None or is_stale_id(value["id"]))):
                     wrong_ids += 1
                     self.stale_lines += 1
                     LOG.warning("%s: ignoring reply with id %r (waiting for %r)", self.name,
@@ -537,6 +584,9 @@ class BotProcess:
                         self._wait_leader(term_grace)
                 self._kill_and_reap()
         finally:
+            if not self._reaped:
+                # Interrupted (e.g. Ctrl-C while waiting for the exit): kill anyway.
+                self._kill_and_reap()
             self._close_stdin()
             self._stop_readers()
             left = self._wait_group_gone(1.0)

@@ -226,7 +226,24 @@ class StderrReader(threading.Thread):
         self.kept = 0
         self.dropped = 0
         self.tail = bytearray()
+        # Guards log_file/kept/dropped: the owner may switch files (next match)
+        # while this thread writes.
+        self._lock = threading.Lock()
+        self._finished = False
         os.set_blocking(self.fd, False)
+
+    def switch_log(self, log_file: BinaryIO | None) -> bool:
+        """Close the current log (with its truncation note) and continue in
+        ``log_file`` with a fresh byte budget.  False if the thread has already
+        finished (the caller keeps ownership of ``log_file`` then)."""
+        with self._lock:
+            if self._finished:
+                return False
+            self._close_log()
+            self.log_file = log_file
+            self.kept = 0
+            self.dropped = 0
+            return True
 
     def run(self) -> None:
         poller = select.poll()
@@ -251,21 +268,31 @@ class StderrReader(threading.Thread):
             self._finish()
 
     def _store(self, chunk: bytes) -> None:
-        room = self.max_bytes - self.kept
-        keep = chunk[:room] if room > 0 else b""
-        if keep and self.log_file is not None:
-            try:
-                self.log_file.write(keep)
-            except OSError as exc:
-                LOG.warning("%s: cannot write stderr log: %s", self.bot, exc)
-                self.log_file = None
-        self.kept += len(keep)
-        self.dropped += len(chunk) - len(keep)
+        with self._lock:
+            room = self.max_bytes - self.kept
+            keep = chunk[:room] if room > 0 else b""
+            if keep and self.log_file is not None:
+                try:
+                    self.log_file.write(keep)
+                    # Flushed at once: the log is read (e.g. by ``arena check``)
+                    # while a pooled process keeps running.
+                    self.log_file.flush()
+                except OSError as exc:
+                    LOG.warning("%s: cannot write stderr log: %s", self.bot, exc)
+                    self.log_file = None
+            self.kept += len(keep)
+            self.dropped += len(chunk) - len(keep)
         self.tail += chunk[-STDERR_TAIL:]
         if len(self.tail) > STDERR_TAIL:
             del self.tail[:-STDERR_TAIL]
 
     def _finish(self) -> None:
+        with self._lock:
+            self._finished = True
+            self._close_log()
+
+    def _close_log(self) -> None:
+        """Close the current log, noting what was dropped.  Caller holds the lock."""
         if self.log_file is None:
             return
         try:
@@ -276,6 +303,7 @@ class StderrReader(threading.Thread):
             self.log_file.close()
         except OSError as exc:
             LOG.warning("%s: cannot write stderr log: %s", self.bot, exc)
+        self.log_file = None
 
     def tail_text(self) -> str:
         return bytes(self.tail).decode("utf-8", errors="replace")

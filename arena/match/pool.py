@@ -1,0 +1,198 @@
+"""``BotPool``: bot processes kept alive between the matches one runner plays.
+
+Starting a bot costs an interpreter start-up (20-50 ms for Python, more for
+node or the JVM) and whatever the bot loads; a tournament worker plays
+hundreds of matches, mostly with the same few programs, so it keeps them.
+
+How reuse works:
+
+* The key is the program's identity (``bot_key``: argv, cwd, env, limits).
+  A match checks out one process per bot seat; two seats running the same
+  program in one match get two processes (a process is never shared between
+  seats, so a bot cannot see two hands).
+* After ``end`` a process goes back to the pool if it did not fault out of
+  the match (forfeited or unusable processes are killed, never reused).  The
+  next match with that program gets it and sends a new ``start``.
+* A bot may exit after ``end`` (the protocol allows it); the pool notices
+  when the process is next needed and starts a new one without a fault.
+  Because the exit may race with the next ``start``, a reused process that
+  dies in the handshake is also replaced once, silently, by a fresh one.
+* A CPU limit (RLIMIT_CPU) counts the whole life of a process, so a process
+  is retired once it has used half its ``cpu_seconds``; otherwise CPU spent in
+  earlier matches could kill it in the middle of a later one.
+* Request ids keep counting up over the life of a process (``BotHandle``),
+  so a late answer from an earlier match can never pass for a current one.
+
+A pool is owned by one thread (like ``BotProcess``).  ``close()`` (or the
+``with`` block) sends ``quit`` to every process and kills whatever is left,
+including processes still checked out by a match that was interrupted.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from ..process import BotFailure, BotProcess, BotSpec, DecisionStats, TimeControl
+from .spec import bot_key
+
+LOG = logging.getLogger(__name__)
+
+CLOSE_GRACE = 0.5      # after quit: how long a bot may take to exit before SIGTERM
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(eq=False)
+class BotHandle:
+    """A bot process and what outlives one match: the next request id."""
+
+    proc: BotProcess
+    key: tuple[Any, ...]
+    next_id: int = 1
+    matches: int = 0
+
+    def new_id(self) -> int:
+        req_id = self.next_id
+        self.next_id += 1
+        return req_id
+
+    def is_stale_id(self, value: Any) -> bool:
+        """An id this process was sent before: a late answer, to be ignored."""
+        return (isinstance(value, int) and not isinstance(value, bool)
+                and 1 <= value < self.next_id)
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU time of one process so far, from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    fields = data[data.rfind(b")") + 2:].split()
+    try:
+        return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+    except (IndexError, ValueError):
+        return None
+
+
+class BotPool:
+    """Keeps bot processes alive between consecutive matches (see module doc)."""
+
+    def __init__(self) -> None:
+        self._idle: dict[tuple[Any, ...], list[BotHandle]] = {}
+        self._out: list[BotHandle] = []     # checked out by a running match
+        self.started = 0                    # processes started
+        self.reuses = 0                     # matches served by a kept process
+        self._closed = False
+
+    def __enter__(self) -> BotPool:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    @property
+    def idle(self) -> int:
+        return sum(len(v) for v in self._idle.values())
+
+    def acquire(self, spec: BotSpec, *, name: str, stderr_log: str | None,
+                time_control: TimeControl) -> tuple[BotHandle, bool]:
+        """A started process for ``spec``: ``(handle, reused)``.  Raises
+        ``BotStartupError`` if a new process cannot be started."""
+        if self._closed:
+            raise RuntimeError("the bot pool is closed")
+        key = bot_key(spec)
+        idle = self._idle.get(key, [])
+        while idle:
+            handle = idle.pop()
+            if self._usable(handle):
+                proc = handle.proc
+                proc.name = name
+                proc.set_stderr_log(stderr_log)
+                self._reset(proc, time_control)
+                handle.matches += 1
+                self._out.append(handle)
+                self.reuses += 1
+                return handle, True
+            LOG.debug("%s: pid %s not reusable, replacing it", name, handle.proc.pid)
+            handle.proc.kill()
+        return self.start(spec, name=name, stderr_log=stderr_log, time_control=time_control), False
+
+    def start(self, spec: BotSpec, *, name: str, stderr_log: str | None,
+              time_control: TimeControl) -> BotHandle:
+        """Always a new process (checked out)."""
+        proc = BotProcess(spec, name=name, stderr_log=stderr_log, time_control=time_control)
+        proc.start()
+        self.started += 1
+        handle = BotHandle(proc, bot_key(spec), matches=1)
+        self._out.append(handle)
+        return handle
+
+    @staticmethod
+    def _reset(proc: BotProcess, tc: TimeControl) -> None:
+        # Time and statistics are per match, not per process.
+        proc.time_control = tc
+        proc.bank_remaining = tc.bank_seconds
+        proc.stats = DecisionStats()
+
+    @staticmethod
+    def _usable(handle: BotHandle) -> bool:
+        proc = handle.proc
+        if proc.failure is not None or not proc.alive:
+            return False
+        cpu_limit = proc.spec.cpu_seconds
+        if cpu_limit is not None and proc.pid is not None:
+            used = _cpu_seconds(proc.pid)
+            if used is None or used >= cpu_limit / 2:
+                return False
+        return True
+
+    def release(self, handle: BotHandle, *, keep: bool) -> None:
+        """Give a process back after its match: kept for the next match if
+        ``keep`` and still healthy, else killed."""
+        if handle in self._out:
+            self._out.remove(handle)
+        if keep and not self._closed and self._usable(handle):
+            self._idle.setdefault(handle.key, []).append(handle)
+        else:
+            self._stop([handle])
+
+    def discard(self, handle: BotHandle) -> None:
+        """Kill a checked-out process at once (forfeited, or a failed reuse)."""
+        if handle in self._out:
+            self._out.remove(handle)
+        handle.proc.kill()
+
+    def close(self) -> None:
+        """Quit and kill every process, idle or checked out.  Idempotent."""
+        self._closed = True
+        handles = [h for hs in self._idle.values() for h in hs] + self._out
+        self._idle.clear()
+        self._out = []
+        self._stop(handles)
+
+    @staticmethod
+    def _stop(handles: list[BotHandle]) -> None:
+        """quit to all first, then wait for each: the grace periods overlap."""
+        for h in handles:
+            proc = h.proc
+            if proc.failure is None and proc.alive:
+                try:
+                    proc.send({"type": "quit"}, timeout=0.2)
+                except (BotFailure, RuntimeError) as exc:   # dead or closed meanwhile
+                    LOG.debug("%s: could not send quit: %s", proc.name, exc)
+        try:
+            for h in handles:
+                h.proc.close(quit_message=None, grace=CLOSE_GRACE)
+        except BaseException:
+            # Interrupted while waiting (Ctrl-C): no process may outlive us.
+            # close() kills even when interrupted, and kill() of a closed
+            # process is a no-op, so this reaches exactly the ones not yet closed.
+            for h in handles:
+                h.proc.kill()
+            raise

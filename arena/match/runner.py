@@ -1,0 +1,144 @@
+"""``run_match``: one match, start to finish, as a plain function."""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from typing import Any, Union
+
+from ..players.registry import make_player
+from ..protocol import TimeLimits, start_message
+from ..shanghai.game import Game
+from .pool import BotPool
+from .seats import Encoder, LocalSeat, RemoteSeat
+from .spec import CRASH, MatchResult, MatchSpec, SeatStats, forfeit_places
+
+LOG = logging.getLogger(__name__)
+
+Seat = Union[LocalSeat, RemoteSeat]
+
+
+def run_match(spec: MatchSpec, pool: BotPool | None = None) -> MatchResult:
+    """Play one match and return its result.
+
+    Bot processes come from ``pool`` (and go back to it) when one is given;
+    otherwise they are started for this match and closed at its end.  No bot
+    process started here outlives the call unless it went back to ``pool``,
+    whatever happens (exceptions and KeyboardInterrupt included).
+
+    Raises ``BotStartupError`` if a bot program cannot be executed at all
+    (a configuration error, not a move of the bot), ``ShanghaiError`` for a
+    bad ruleset or deal plan, ``ValueError`` for an unknown built-in player.
+    """
+    t_wall = time.perf_counter()
+    rules = spec.ruleset()
+    n = len(spec.seats)
+    # The game first: a bad deal plan or ruleset fails before any process starts.
+    game = Game.seeded(rules, n, spec.seed, spec.deal)
+    names = [s.name for s in spec.seats]
+    active = pool if pool is not None else BotPool()
+    seats: list[Seat] = []
+    try:
+        for i, seat_spec in enumerate(spec.seats):
+            if seat_spec.player is not None:
+                # Seeded from the match seed and the seat: the same match replays.
+                player = make_player(seat_spec.player, random.Random(f"{spec.seed}/{i}"))
+                seats.append(LocalSeat(i, player))
+        t_start = time.perf_counter()
+        seats = _start_bots(spec, game, names, active, seats)
+        startup = time.perf_counter() - t_start
+
+        while (d := game.decision()) is not None:
+            seats[d.seat].decide(game, d)
+
+        totals = list(game.totals)
+        forfeited = [seat.forfeited for seat in seats]
+        places = forfeit_places(totals, forfeited)
+        for seat in seats:
+            if isinstance(seat, RemoteSeat):
+                seat.finish(game, spec.match_id, totals, places, forfeited)
+        wall = time.perf_counter() - t_wall
+        for seat in seats:
+            if isinstance(seat, RemoteSeat):
+                active.release(seat.handle, keep=seat.usable)
+    except BaseException:
+        # Whatever went wrong (a bug, Ctrl-C): this match's processes die now.
+        for seat in seats:
+            if isinstance(seat, RemoteSeat):
+                active.discard(seat.handle)
+        raise
+    finally:
+        if pool is None:
+            active.close()
+
+    faults = sorted((f for s in seats for f in s.faults),
+                    key=lambda f: (-1 if f.decision is None else f.decision, f.seat))
+    return MatchResult(
+        match_id=spec.match_id,
+        names=tuple(names),
+        totals=tuple(totals),
+        places=tuple(places),
+        hand_scores=tuple(tuple(h) for h in game.hand_scores),
+        winners=tuple(game.winners),
+        forfeited=tuple(forfeited),
+        faults=tuple(faults),
+        stats=tuple(SeatStats.of(s.stats) for s in seats),
+        stderr_logs=tuple(spec.stderr_log(i) if s.is_bot else None for i, s in enumerate(seats)),
+        record=game.to_record(),
+        wall_seconds=wall,
+        startup_seconds=startup,
+        bot_names=tuple(s.bot_name if isinstance(s, RemoteSeat) else None for s in seats),
+        pids=tuple(s.pid if isinstance(s, RemoteSeat) else None for s in seats),
+        reused=tuple(s.reused if isinstance(s, RemoteSeat) else False for s in seats),
+    )
+
+
+def _start_bots(spec: MatchSpec, game: Game, names: list[str], pool: BotPool,
+                local: list[Seat]) -> list[Seat]:
+    """All seats in order, bot processes started and past their handshake.
+
+    Every process is spawned before the first handshake, so the bots'
+    start-ups (interpreters, imports) run in parallel.  ``local`` is extended
+    in place as seats are made, so the caller can clean up after an error.
+    """
+    by_index: dict[int, Seat] = {seat.seat: seat for seat in local}
+    encoder = Encoder(game)
+    for i, seat_spec in enumerate(spec.seats):
+        if seat_spec.bot is not None:
+            handle, reused = pool.acquire(seat_spec.bot, name=seat_spec.name,
+                                          stderr_log=spec.stderr_log(i), time_control=spec.time)
+            remote = RemoteSeat(i, handle, spec.faults, reused, encoder)
+            by_index[i] = remote
+            local.append(remote)
+    seats = [by_index[i] for i in range(len(spec.seats))]
+    tc = spec.time
+    limits = TimeLimits(tc.startup_seconds, tc.per_decision_seconds, tc.bank_seconds)
+    for i, seat in enumerate(seats):
+        if isinstance(seat, RemoteSeat):
+            msg = start_message(spec.match_id, i, names, game.rules, limits)
+            seats[i] = _handshake(spec, game, pool, seat, msg, local)
+    return seats
+
+
+def _handshake(spec: MatchSpec, game: Game, pool: BotPool, seat: RemoteSeat,
+               msg: dict[str, Any], local: list[Seat]) -> RemoteSeat:
+    """The seat after its handshake (a new one if a kept process was gone)."""
+    failure = seat.handshake(msg)
+    if failure is not None and seat.reused and failure[0] == CRASH:
+        # A kept process that exited after the last 'end' (or while we were
+        # sending 'start'): replace it silently, once.
+        i = seat.seat
+        LOG.debug("seat %d: reused process gone (%s), starting a new one", i, failure[1])
+        pool.discard(seat.handle)
+        bot = spec.seats[i].bot
+        assert bot is not None
+        handle = pool.start(bot, name=spec.seats[i].name, stderr_log=spec.stderr_log(i),
+                            time_control=spec.time)
+        seat = RemoteSeat(i, handle, spec.faults, False, seat.encoder)
+        local.append(seat)
+        failure = seat.handshake(msg)
+    if failure is not None:
+        seat.handshake_fault(game, failure)
+        pool.discard(seat.handle)
+    return seat

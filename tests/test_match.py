@@ -1,0 +1,375 @@
+"""Tests of the match runner (arena.match), ``arena play`` with bot programs and
+``arena check``, with tiny misbehaving game bots from tests/gamebots/.
+
+Every match must finish, each misbehaviour must end as its fault kind at the
+right decision, and no bot process may outlive the match (or the pool).
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.match import (BotPool, FaultPolicy, MatchResult, MatchSpec, SeatSpec, fallback_action,
+                         forfeit_places, run_match)
+from arena.match.seats import Encoder
+from arena.process import BotStartupError, TimeControl, group_members
+from arena.protocol import request_message
+from arena.shanghai.game import Game
+from arena.shanghai.ruleset import Ruleset
+
+GAMEBOTS = Path(__file__).parent / "gamebots"
+RULES = {"contracts": ["2S3", "S3+R4"], "turn_cap_per_player": 15}
+FAST = TimeControl(startup_seconds=5.0, per_decision_seconds=0.3)
+# Filling 200 MB can take longer than 0.3 s on a loaded machine; the memory
+# limit, not the clock, must stop the memory hog.
+HOG_TIME = TimeControl(startup_seconds=5.0, per_decision_seconds=5.0)
+
+
+def bot(name: str, *args: str, **limits) -> SeatSpec:
+    return SeatSpec.command([sys.executable, str(GAMEBOTS / f"{name}.py"), *args], name=name, **limits)
+
+
+def wait_group_gone(pgid: int, timeout: float = 3.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while (left := group_members(pgid)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return left
+
+
+def assert_no_processes(pids) -> None:
+    for pid in pids:
+        if pid is not None:
+            assert wait_group_gone(pid) == [], f"processes of bot group {pid} survived"
+
+
+def play(tmp_path, *seats: SeatSpec, seed: int = 5, time_control: TimeControl = FAST,
+         policy: FaultPolicy = FaultPolicy(), pool: BotPool | None = None, **kw) -> MatchResult:
+    spec = MatchSpec(f"t{seed}", seats, kw.pop("rules", RULES), seed=seed, time=time_control,
+                     faults=policy, log_dir=str(tmp_path / "logs"), **kw)
+    result = run_match(spec, pool)
+    if pool is None:
+        assert_no_processes(result.pids)
+    return result
+
+
+def check_faults_at_decisions(result: MatchResult, seat: int) -> None:
+    """Each fault names the decision where the fallback was played for the seat."""
+    actions = result.record["actions"]
+    for f in result.faults_of(seat):
+        if f.decision is None:
+            continue
+        entry = actions[f.decision]
+        assert entry["seat"] == seat and entry["action"]["type"] == f.decision_kind, f
+
+
+# ------------------------------------------------------------------ pure parts
+
+def test_forfeit_places():
+    assert forfeit_places([10, 20, 5, 30], [False] * 4) == [2, 3, 1, 4]
+    assert forfeit_places([10, 20, 5, 30], [False, False, True, False]) == [1, 2, 4, 3]
+    assert forfeit_places([10, 10, 5, 5], [False, False, True, True]) == [1, 1, 3, 3]
+    assert forfeit_places([0, 50], [True, False]) == [2, 1]
+
+
+def test_fallback_actions_are_legal():
+    game = Game.seeded(Ruleset.from_mapping(RULES), 3, 11)
+    while (d := game.decision()) is not None:
+        game.apply(fallback_action(d), d.seat)      # would raise if ever illegal
+    assert len(game.hand_scores) == 2
+
+
+def test_encoder_matches_request_message():
+    """The spliced request is exactly request_message's object, notices are public."""
+    game = Game.seeded(Ruleset.from_mapping(RULES), 3, 4)
+    enc = Encoder(game)
+    seen = 0
+    for i in range(200):
+        d = game.decision()
+        assert d is not None
+        got = json.loads(enc.request(i + 1, d))
+        assert got == json.loads(json.dumps(request_message(i + 1, d, game.view(d.seat))))
+        notices = [json.loads(n) for n in enc.notices(seen)]
+        seen = len(game.log)
+        for n in notices:
+            assert n["type"] == "event"
+            assert not {"shoe", "order", "penalty_cards", "seed"} & set(n["event"])
+        game.apply(fallback_action(d), d.seat)
+
+
+def test_spec_and_result_pickle_and_json(tmp_path):
+    spec = MatchSpec("m", (bot("minimal"), SeatSpec.builtin("random")), RULES, seed=3,
+                     deal={"hands": [None]}, time=FAST, faults=FaultPolicy(strict=True),
+                     log_dir=str(tmp_path))
+    assert pickle.loads(pickle.dumps(spec)) == spec
+    assert MatchSpec.from_json(json.loads(json.dumps(spec.to_json()))) == spec
+    result = run_match(spec)
+    assert pickle.loads(pickle.dumps(result)) == result
+    assert MatchResult.from_json(json.loads(json.dumps(result.to_json()))) == result
+
+
+# --------------------------------------------------------------- good matches
+
+def test_minimal_bots_play_a_whole_match(tmp_path):
+    result = play(tmp_path, bot("minimal"), bot("minimal"), bot("minimal"), SeatSpec.builtin("random"))
+    assert result.faults == () and result.forfeited == (False,) * 4
+    assert len(result.hand_scores) == 2 and len(result.winners) == 2
+    assert list(result.totals) == [sum(h[s] for h in result.hand_scores) for s in range(4)]
+    assert list(result.places) == forfeit_places(result.totals, [False] * 4)
+    replay = Game.from_record(result.record)
+    assert replay.over and tuple(replay.totals) == result.totals
+    for seat in range(4):
+        asked = sum(1 for a in result.record["actions"] if a["seat"] == seat)
+        assert result.stats[seat].count == asked and result.stats[seat].timeouts == 0
+    assert result.bot_names[:3] == ("minimal",) * 3 and result.bot_names[3] is None
+    assert all(Path(p).exists() for p in result.stderr_logs[:3]) and result.stderr_logs[3] is None
+    assert result.startup_seconds > 0 and result.wall_seconds >= result.startup_seconds
+
+
+def test_bot_sees_start_public_events_and_end(tmp_path):
+    log = tmp_path / "seen.jsonl"
+    result = play(tmp_path, bot("recorder", str(log)), SeatSpec.builtin("greedy"), SeatSpec.builtin("random"))
+    msgs = [json.loads(line) for line in log.read_text().splitlines()]
+    start = msgs[0]
+    assert start["type"] == "start" and start["seat"] == 0 and start["names"][0] == "recorder"
+    assert start["time"]["decision"] == FAST.per_decision_seconds
+    assert [m["type"] for m in msgs[-2:]] == ["end", "quit"] and msgs[-2]["places"] == list(result.places)
+    events = [m["event"] for m in msgs if m["type"] == "event"]
+    public = [e for e in result.record["events"] if e["type"] not in ("match_start", "match_end")]
+    assert [e["type"] for e in events] == [e["type"] for e in public]   # every public event, in order
+    text = json.dumps(events)
+    assert '"shoe"' not in text and '"seed"' not in text and '"penalty_cards"' not in text
+    assert all("card" not in e for e in events if e["type"] == "draw" and e["source"] == "stock")
+    ids = [m["id"] for m in msgs if m["type"] == "request"]
+    assert ids == sorted(set(ids))                                    # fresh ids
+
+
+def test_stderr_flood_is_capped_and_harmless(tmp_path):
+    result = play(tmp_path, bot("stderr_flood", stderr_max_bytes=64 * 1024), SeatSpec.builtin("random"))
+    assert result.faults == ()
+    log = Path(result.stderr_logs[0])
+    assert 64 * 1024 <= log.stat().st_size < 64 * 1024 + 500
+    assert "[arena] stderr truncated" in log.read_text()
+
+
+def test_forked_child_dies_with_the_bot(tmp_path):
+    result = play(tmp_path, bot("forker"), SeatSpec.builtin("random"))   # play() checks the group
+    assert result.faults == ()
+
+
+def test_one_late_reply_is_not_taken_for_the_next_request(tmp_path):
+    # The reply to request 1 comes 0.2 s after its time ran out, while request
+    # 2 is already waiting: it must be dropped, and request 2 answered in time.
+    tc = TimeControl(startup_seconds=5.0, per_decision_seconds=0.5)
+    result = play(tmp_path, bot("late", "0.7", "--once"), SeatSpec.builtin("random"), time_control=tc)
+    assert [f.kind for f in result.faults] == ["timeout"]
+    assert result.forfeited == (False, False)
+    assert result.stats[0].count > 5 and result.stats[0].timeouts == 1
+
+
+# ---------------------------------------------------------- misbehaving bots
+
+MISBEHAVING = [
+    # (bot, args, limits, fault kind, faults before the forfeit)
+    ("silent", (), {}, "timeout", 3),
+    ("late", ("1.0",), {}, "timeout", 3),
+    ("exit_midway", ("3",), {}, "crash", 1),
+    ("garbage", (), {}, "malformed", 3),
+    ("hugeline", (), {"memory_mb": 400}, "malformed", 3),
+    ("memhog", (), {"memory_mb": 200}, "crash", 1),
+    ("wrong_id", (), {}, "wrong_id", 3),
+    ("illegal", (), {}, "illegal", 3),
+    ("bad_handshake", (), {}, "malformed", 1),
+]
+
+
+@pytest.mark.parametrize("name,args,limits,kind,strikes", MISBEHAVING, ids=[m[0] for m in MISBEHAVING])
+def test_misbehaving_bot_forfeits(tmp_path, name, args, limits, kind, strikes):
+    result = play(tmp_path, bot(name, *args, **limits), bot("minimal"), SeatSpec.builtin("random"),
+                  time_control=HOG_TIME if name == "memhog" else FAST)
+    assert len(result.hand_scores) == 2                       # the match finished
+    faults = result.faults_of(0)
+    assert [f.kind for f in faults] == [kind] * strikes, faults
+    assert [f.strike for f in faults] == list(range(1, strikes + 1))
+    assert [f.forfeit for f in faults] == [False] * (strikes - 1) + [True]
+    assert result.faults_of(1) == [] and result.faults_of(2) == []
+    assert result.forfeited == (True, False, False)
+    assert result.places[0] == 3 and sorted(result.places[1:]) == sorted(forfeit_places(result.totals[1:], [False, False]))
+    check_faults_at_decisions(result, 0)
+    if name == "bad_handshake":
+        assert faults[0].decision is None and faults[0].decision_kind == "start"
+        assert faults[0].excerpt == '{"type":"hello","name":"rude"}'
+    else:
+        assert all(f.decision is not None for f in faults)
+
+
+def test_fault_details(tmp_path):
+    crash = play(tmp_path, bot("exit_midway", "2"), SeatSpec.builtin("random")).faults[0]
+    assert "exited with code 3" in crash.detail and "giving up now" in crash.detail
+    hog = play(tmp_path, bot("memhog", memory_mb=200), SeatSpec.builtin("random"), time_control=HOG_TIME).faults[0]
+    assert "memory limit 200 MB" in hog.detail or "MemoryError" in hog.detail
+    bad = play(tmp_path, bot("illegal"), SeatSpec.builtin("random")).faults[0]
+    assert bad.decision_kind == "play" and bad.excerpt.startswith('{"id":') and "go_down" in bad.excerpt
+    huge = play(tmp_path, bot("hugeline", memory_mb=400), SeatSpec.builtin("random")).faults[0]
+    assert "too long" in huge.detail and huge.excerpt.startswith('{"id": ')
+    wrong = play(tmp_path, bot("wrong_id"), SeatSpec.builtin("random")).faults[0]
+    assert "1001" in wrong.detail
+
+
+def test_handshake_timeout(tmp_path):
+    silent = SeatSpec.command([sys.executable, str(Path(__file__).parent / "bots" / "silent.py")])
+    result = play(tmp_path, silent, SeatSpec.builtin("random"),
+                  time_control=TimeControl(startup_seconds=0.5, per_decision_seconds=0.3))
+    (f,) = result.faults
+    assert (f.kind, f.decision, f.decision_kind, f.forfeit) == ("timeout", None, "start", True)
+    assert result.places == (2, 1)
+
+
+def test_strict_forfeits_at_first_fault(tmp_path):
+    result = play(tmp_path, bot("garbage"), SeatSpec.builtin("random"), policy=FaultPolicy(strict=True))
+    assert [(f.kind, f.forfeit) for f in result.faults] == [("malformed", True)]
+
+
+def test_all_seats_forfeited_still_ranks(tmp_path):
+    result = play(tmp_path, bot("garbage"), bot("wrong_id"), policy=FaultPolicy(max_strikes=1))
+    assert result.forfeited == (True, True)
+    assert list(result.places) == forfeit_places(result.totals, [False, False])
+
+
+# ------------------------------------------------------------ errors and exits
+
+def test_missing_program_raises_and_leaves_nothing(tmp_path, monkeypatch):
+    started = _spy_starts(monkeypatch)
+    missing = SeatSpec.command([str(tmp_path / "no-such-bot")])
+    with pytest.raises(BotStartupError, match="no-such-bot"):
+        play(tmp_path, bot("minimal"), missing)
+    assert started and all(not p.alive for p in started)
+    assert_no_processes(p.pid for p in started)
+
+
+def test_interrupt_kills_every_bot(tmp_path, monkeypatch):
+    started = _spy_starts(monkeypatch)
+    from arena.match import seats as seats_module
+    real = seats_module.RemoteSeat.decide
+    calls = []
+
+    def interrupted(self, game, d):
+        calls.append(d)
+        if len(calls) == 20:
+            raise KeyboardInterrupt
+        return real(self, game, d)
+
+    monkeypatch.setattr(seats_module.RemoteSeat, "decide", interrupted)
+    with pytest.raises(KeyboardInterrupt), BotPool() as pool:
+        play(tmp_path, bot("minimal"), bot("forker"), pool=pool)
+    assert len(started) == 2
+    assert_no_processes(p.pid for p in started)
+
+
+def _spy_starts(monkeypatch) -> list:
+    started = []
+    real = BotPool.start
+
+    def start(self, *args, **kwargs):
+        handle = real(self, *args, **kwargs)
+        started.append(handle.proc)
+        return handle
+
+    monkeypatch.setattr(BotPool, "start", start)
+    return started
+
+
+# ------------------------------------------------------------------- the pool
+
+def test_pool_reuses_processes_and_restarts_exited_ones(tmp_path):
+    with BotPool() as pool:
+        seats = (bot("minimal"), bot("minimal", "--exit-after-end"), SeatSpec.builtin("random"))
+        first = play(tmp_path, *seats, seed=1, pool=pool)
+        second = play(tmp_path, *seats, seed=2, pool=pool)
+        assert first.faults == () and second.faults == ()
+        assert first.reused == (False, False, False)
+        assert second.pids[0] == first.pids[0] and second.reused[0]          # kept alive
+        assert second.pids[1] != first.pids[1] and not second.reused[1]      # exited after end
+        assert group_members(first.pids[0]) != []                            # still alive in the pool
+        assert second.stderr_logs[0] != first.stderr_logs[0] and Path(second.stderr_logs[0]).exists()
+        assert second.stats[0].count == sum(1 for a in second.record["actions"] if a["seat"] == 0)
+        # 2 + 1: the bot that exits after 'end' is either seen dead when the
+        # match begins, or handed out and replaced when 'start' finds it gone.
+        assert pool.started == 3
+    assert_no_processes([*first.pids, *second.pids])
+
+
+def test_pool_gives_each_seat_its_own_process_and_drops_forfeited_ones(tmp_path):
+    with BotPool() as pool:
+        same = bot("minimal")
+        first = play(tmp_path, same, same, bot("garbage"), seed=1, pool=pool)
+        assert first.pids[0] != first.pids[1] and first.forfeited == (False, False, True)
+        assert_no_processes([first.pids[2]])                                 # killed at the forfeit
+        second = play(tmp_path, same, same, bot("garbage"), seed=2, pool=pool)
+        assert set(second.pids[:2]) == set(first.pids[:2])
+        assert second.pids[2] != first.pids[2] and not second.reused[2]
+    assert_no_processes([*first.pids, *second.pids])
+
+
+# ------------------------------------------------------------------------ CLI
+
+def _rules_file(tmp_path) -> str:
+    path = tmp_path / "short.yaml"
+    path.write_text(json.dumps(RULES))
+    return str(path)
+
+
+def test_cli_play_with_a_bot_program(tmp_path):
+    runner = CliRunner()
+    cmd = f"{sys.executable} {GAMEBOTS / 'minimal.py'}"
+    garbage = f"{sys.executable} {GAMEBOTS / 'garbage.py'}"
+    log = tmp_path / "match.json"
+    res = runner.invoke(main, ["play", cmd, garbage, "greedy", "--seed", "3", "--rules", _rules_file(tmp_path),
+                               "--time-per-move", "0.5", "--log-dir", str(tmp_path / "logs"),
+                               "--log", str(log)])
+    assert res.exit_code == 0, res.output
+    out = res.output
+    assert "place" in out and "minimal.py" in out and "garbage.py (forfeited)" in out
+    assert "Faults:" in out and "seat 1 (garbage.py): malformed at hand 1" in out
+    assert "line: I think I will discard" in out
+    assert f"stderr log: {tmp_path / 'logs'}" in out
+    data = json.loads(log.read_text())
+    assert data["forfeited"] == [False, True, False] and data["faults"][0]["kind"] == "malformed"
+
+
+def test_cli_play_missing_program(tmp_path):
+    res = CliRunner().invoke(main, ["play", "./no-such-bot", "random", "--log-dir", str(tmp_path)])
+    assert res.exit_code != 0
+    assert res.output.strip().splitlines() == ["Error: bot 'no-such-bot': cannot start './no-such-bot': "
+                                               "no such file or command"]
+
+
+def test_cli_check_passes_a_good_bot(tmp_path):
+    res = CliRunner().invoke(main, ["check", f"{sys.executable} {GAMEBOTS / 'minimal.py'}",
+                                    "--log-dir", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    for step in ("start", "draw", "buy", "play", "match", "quit"):
+        assert f"PASS  {step}" in res.output
+    assert "WARN  go down" in res.output and "result: PASS" in res.output
+
+
+@pytest.mark.parametrize("name,failing", [("illegal", "FAIL  play"), ("bad_handshake", "FAIL  start"),
+                                          ("exit_midway", "FAIL  buy")])
+def test_cli_check_fails_a_bad_bot(tmp_path, name, failing):
+    args = ["1"] if name == "exit_midway" else []
+    res = CliRunner().invoke(main, ["check", " ".join([sys.executable, str(GAMEBOTS / f"{name}.py"), *args]),
+                                    "--time-per-move", "0.5", "--log-dir", str(tmp_path)])
+    assert res.exit_code == 1, res.output
+    assert failing in res.output and "result: FAIL" in res.output
+    if name == "illegal":
+        assert 'line: {"id":' in res.output
+    if name == "exit_midway":
+        assert "| exit_midway: giving up now" in res.output       # the stderr excerpt
+        assert "SKIP  draw" in res.output and "SKIP  play" in res.output   # never asked before the crash

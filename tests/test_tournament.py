@@ -1,0 +1,215 @@
+"""`arena run` end to end through the CLI, with the shipped bots.
+
+Covers: a full run and the result commands; --jobs 1 and --jobs 2 give
+identical results; a SIGKILLed run resumes to the same final leaderboard;
+bad tournament files fail with one line and start no bot; the greedy bot
+finishes above the random bot in the demo tournament.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def small_tournament(tmp: Path, deals: int = 1, extra: str = "") -> Path:
+    """Four bots (two programs, two built-ins), three per table, three hands a match."""
+    path = tmp / "t.yaml"
+    path.write_text(
+        f"""
+name: small
+bots:
+  - name: greedy
+    command: [{json.dumps(sys.executable)}, bots/greedy_bot.py]
+    dir: {json.dumps(str(ROOT))}
+  - name: random
+    command: [{json.dumps(sys.executable)}, bots/random_bot.py]
+    dir: {json.dumps(str(ROOT))}
+  - name: greedy-builtin
+    builtin: greedy
+  - name: random-builtin
+    builtin: random
+players: 3
+rules:
+  contracts: [2S3, S3+R4, 2R4]
+time: {{startup: 20, per_move: 5}}
+deals: {deals}
+seed: 11
+{extra}
+"""
+    )
+    return path
+
+
+def cli(*args: str) -> "object":
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def board(out: Path) -> list[dict]:
+    result = cli("leaderboard", str(out), "--format", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)["leaderboard"] if result.output.lstrip().startswith("{") else json.loads(result.output)
+
+
+def match_rows(out: Path) -> list[tuple]:
+    with sqlite3.connect(out / "results.sqlite") as db:
+        return db.execute(
+            "select m.match_id, s.seat, s.bot, s.total, s.place, s.forfeited "
+            "from seats s join matches m on m.match_id = s.match_id order by m.match_id, s.seat"
+        ).fetchall()
+
+
+def test_run_and_result_commands(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = cli("run", str(small_tournament(tmp_path)), "--out", str(out), "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    assert "12 matches" in result.output and "Leaderboard" in result.output
+    rows = board(out)
+    assert {r["bot"] for r in rows} == {"greedy", "random", "greedy-builtin", "random-builtin"}
+    assert all(r["matches"] == 9 for r in rows)
+
+    csv = cli("leaderboard", str(out), "--format", "csv")
+    assert csv.exit_code == 0 and csv.output.splitlines()[0].lower().startswith("rank")
+    md = cli("leaderboard", str(out), "--format", "markdown")
+    assert "|" in md.output
+
+    listing = cli("matches", str(out), "--bot", "greedy")
+    assert listing.exit_code == 0 and listing.output.count("t0") == 9
+
+    first = match_rows(out)[0][0]
+    shown = cli("show", str(out), first)
+    assert shown.exit_code == 0, shown.output
+    assert "Hand 1 of 3" in shown.output and "stderr logs" in shown.output
+
+    again = cli("run", str(small_tournament(tmp_path)), "--out", str(out))
+    assert "already played" in again.output
+
+
+def test_dry_run_prints_the_schedule_and_starts_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = cli("run", str(small_tournament(tmp_path, deals=2)), "--out", str(out), "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "24 matches" in result.output and "t000-r0-d0" in result.output
+    assert not out.exists()
+
+
+def test_jobs_one_and_two_give_identical_results(tmp_path: Path) -> None:
+    path = small_tournament(tmp_path)
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert cli("run", str(path), "--out", str(one), "--jobs", "1").exit_code == 0
+    assert cli("run", str(path), "--out", str(two), "--jobs", "2").exit_code == 0
+    assert match_rows(one) == match_rows(two)
+    assert board(one) == board(two)
+
+
+def _running_bots(root: Path) -> list[str]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = (Path("/proc") / pid / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "bots/greedy_bot.py" in cmd or "bots/random_bot.py" in cmd:
+            found.append(cmd)
+    return found
+
+
+def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
+    path = small_tournament(tmp_path, deals=2)
+    straight = tmp_path / "straight"
+    assert cli("run", str(path), "--out", str(straight), "--jobs", "2").exit_code == 0
+
+    out = tmp_path / "killed"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "run", str(path), "--out", str(out), "--jobs", "2"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    db = out / "results.sqlite"
+    deadline = time.monotonic() + 60
+    stored = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        if db.exists():
+            try:
+                with sqlite3.connect(db) as conn:
+                    stored = conn.execute("select count(*) from matches").fetchone()[0]
+            except sqlite3.Error:
+                stored = 0
+            if stored >= 3:
+                break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert 0 < stored < 24, "the run should be killed part-way"
+
+    deadline = time.monotonic() + 15
+    while _running_bots(ROOT) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    resumed = cli("run", str(path), "--out", str(out), "--jobs", "2")
+    assert resumed.exit_code == 0, resumed.output
+    assert "resuming" in resumed.output
+    assert match_rows(out) == match_rows(straight)
+    assert board(out) == board(straight)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("players: 3\nbots: []\n", "bots"),
+        ("nmae: x\n", "nmae"),
+        ("bots:\n  - name: a\n    builtin: greedy\n  - name: b\n    comand: x\n", "bots[1].comand"),
+        ("rules:\n  wild_deuce: false\n", "wild_deuce"),
+        ("players: 12\n", "players"),
+        ("bots: [\n", "not valid YAML"),
+    ],
+)
+def test_bad_files_give_one_line_and_start_no_bot(tmp_path: Path, text: str, expected: str) -> None:
+    marker = tmp_path / "started"
+    starter = tmp_path / "starter.py"
+    starter.write_text(f"open({str(marker)!r}, 'w').close()\n")
+    base = (
+        "name: bad\n"
+        "bots:\n"
+        f"  - name: s\n    command: [{json.dumps(sys.executable)}, {json.dumps(str(starter))}]\n"
+        "  - name: g\n    builtin: greedy\n"
+        "  - name: r\n    builtin: random\n"
+    )
+    path = tmp_path / "bad.yaml"
+    # The mistake replaces or extends the good base file.
+    path.write_text(text if text.startswith("bots") else base + text)
+    result = CliRunner().invoke(main, ["run", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code != 0
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert expected in lines[0] and "bad.yaml" in lines[0]
+    assert not marker.exists()
+
+
+def test_missing_program_is_named_before_any_match(tmp_path: Path) -> None:
+    path = small_tournament(tmp_path).read_text().replace("bots/random_bot.py", "bots/no_such_bot.py")
+    (tmp_path / "m.yaml").write_text(path)
+    result = CliRunner().invoke(main, ["run", str(tmp_path / "m.yaml"), "--out", str(tmp_path / "out")])
+    assert result.exit_code != 0
+    assert "random" in result.output
+
+
+def test_greedy_finishes_above_random_in_the_demo(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    result = cli("run", str(ROOT / "tournaments" / "demo.yaml"), "--out", str(out))
+    assert result.exit_code == 0, result.output
+    rank = {r["bot"]: r["rank"] for r in board(out)}
+    assert rank["greedy"] < rank["random"]
