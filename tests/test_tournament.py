@@ -26,7 +26,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def small_tournament(tmp: Path, deals: int = 1, extra: str = "") -> Path:
-    """Four bots (two programs, two built-ins), three per table, three hands a match."""
+    """Four bots (two programs, two built-ins), three per table, three hands a match.
+
+    The program bots carry ARENA_TEST_TAG (the temporary directory) in their
+    environment, so a test can find exactly its own bot processes.
+    """
     path = tmp / "t.yaml"
     path.write_text(
         f"""
@@ -35,9 +39,11 @@ bots:
   - name: greedy
     command: [{json.dumps(sys.executable)}, bots/greedy_bot.py]
     dir: {json.dumps(str(ROOT))}
+    env: {{ARENA_TEST_TAG: {json.dumps(str(tmp))}}}
   - name: random
     command: [{json.dumps(sys.executable)}, bots/random_bot.py]
     dir: {json.dumps(str(ROOT))}
+    env: {{ARENA_TEST_TAG: {json.dumps(str(tmp))}}}
   - name: greedy-builtin
     builtin: greedy
   - name: random-builtin
@@ -115,18 +121,44 @@ def test_jobs_one_and_two_give_identical_results(tmp_path: Path) -> None:
     assert board(one) == board(two)
 
 
-def _running_bots(root: Path) -> list[str]:
+def tagged_processes(tag: Path) -> list[int]:
+    """Live processes whose environment carries ARENA_TEST_TAG=tag."""
+    needle = f"ARENA_TEST_TAG={tag}".encode()
     found = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
-            cmd = (Path("/proc") / pid / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            env = (Path("/proc") / pid / "environ").read_bytes()
+            state = (Path("/proc") / pid / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             continue
-        if "bots/greedy_bot.py" in cmd or "bots/random_bot.py" in cmd:
-            found.append(cmd)
+        if needle in env.split(b"\0") and state != "Z":
+            found.append(int(pid))
     return found
+
+
+def wait_for_stored(db: Path, proc: subprocess.Popen, at_least: int) -> int:
+    deadline = time.monotonic() + 60
+    stored = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        if db.exists():
+            try:
+                with sqlite3.connect(db) as conn:
+                    stored = conn.execute("select count(*) from matches").fetchone()[0]
+            except sqlite3.Error:
+                stored = 0
+            if stored >= at_least:
+                break
+        time.sleep(0.05)
+    return stored
+
+
+def wait_gone(tag: Path, seconds: float = 15) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while (left := tagged_processes(tag)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
 
 
 def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
@@ -139,31 +171,37 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
         [sys.executable, "-m", "arena", "run", str(path), "--out", str(out), "--jobs", "2"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
-    db = out / "results.sqlite"
-    deadline = time.monotonic() + 60
-    stored = 0
-    while time.monotonic() < deadline and proc.poll() is None:
-        if db.exists():
-            try:
-                with sqlite3.connect(db) as conn:
-                    stored = conn.execute("select count(*) from matches").fetchone()[0]
-            except sqlite3.Error:
-                stored = 0
-            if stored >= 3:
-                break
-        time.sleep(0.05)
+    stored = wait_for_stored(out / "results.sqlite", proc, 3)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert 0 < stored < 24, "the run should be killed part-way"
-
-    deadline = time.monotonic() + 15
-    while _running_bots(ROOT) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    assert wait_gone(tmp_path) == [], "bots outlived a killed arena"
     resumed = cli("run", str(path), "--out", str(out), "--jobs", "2")
     assert resumed.exit_code == 0, resumed.output
     assert "resuming" in resumed.output
     assert match_rows(out) == match_rows(straight)
     assert board(out) == board(straight)
+
+
+def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
+    path = small_tournament(tmp_path, deals=2)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "run", str(path), "--out", str(out), "--jobs", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    )
+    stored = wait_for_stored(out / "results.sqlite", proc, 2)
+    assert stored < 24
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
+    output, _ = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    assert "interrupted" in output and "run the same command again to resume" in output
+    assert "Traceback" not in output
+    assert wait_gone(tmp_path) == [], "bots outlived an interrupted arena"
+    with sqlite3.connect(out / "results.sqlite") as db:
+        assert db.execute("pragma integrity_check").fetchone()[0] == "ok"
+    resumed = cli("run", str(path), "--out", str(out), "--jobs", "1")
+    assert resumed.exit_code == 0 and "resuming" in resumed.output
 
 
 @pytest.mark.parametrize(
