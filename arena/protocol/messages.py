@@ -22,6 +22,11 @@ Replies to requests, by kind::
      "lay_off": [{"meld": 0, "card": "8C", "end": "high"}],
      "swap": [{"meld": 1, "card": "6C", "take": "JK"}],
      "discard": "9H"}                     # discard null/absent when going out
+    {"id": 9, "steps": [{"swap": {...}}, {"go_down": [...]}, {"lay_off": {...}}],
+     "discard": "9H"}                     # the same plays in any order; not mixed with the keyed form
+
+docs/PROTOCOL.md documents every message for bot authors; JSON Schemas of
+them are in ``protocol/schemas/`` (see ``schemas``).
 """
 
 from __future__ import annotations
@@ -145,6 +150,12 @@ def parse_reply(obj: Any, req_id: int, kind: str) -> Action:
         if unknown:
             raise ProtocolError(
                 f"unknown field(s) {sorted(unknown)} in a play reply; expected go_down, lay_off, swap, steps, discard"
+            )
+        mixed = sorted(set(body) & {"go_down", "lay_off", "swap"})
+        if "steps" in body and mixed:
+            raise ProtocolError(
+                f"a play reply has either \"steps\" or the keyed fields go_down/lay_off/swap, not both "
+                f"(got steps and {', '.join(mixed)}); put every play into \"steps\""
             )
         return action_from_json({"type": PLAY, **body})
     raise ValueError(f"unknown decision kind {kind!r}")

@@ -145,6 +145,8 @@ def _step_from_json(obj: Any, where: str) -> Step:
     if not isinstance(obj, Mapping) or len(obj) != 1:
         raise MalformedInput(f"{where}: a step is an object with one key: go_down, lay_off or swap")
     (key, body), = obj.items()
+    if key not in ("go_down", "lay_off", "swap"):
+        raise MalformedInput(f"{where}: unknown step {key!r}; expected go_down, lay_off or swap")
     if key == "go_down":
         if not isinstance(body, list) or not body:
             raise MalformedInput(f"{where}: 'go_down' must be a non-empty list of melds")

@@ -58,6 +58,7 @@ class Event:
 
 # Which keys of each kind are secret; used when reading a log back.
 _SECRETS: dict[str, tuple[str, ...]] = {
+    MATCH_START: ("seed",),  # the seed would reveal every shuffle
     DEAL: ("shoe",),
     BUY: ("penalty_cards",),
     RESHUFFLE: ("order",),

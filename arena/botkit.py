@@ -1,0 +1,389 @@
+"""botkit: write a Shanghai arena bot in Python in a few dozen lines.
+
+The arena speaks to a bot with one JSON object per line on stdin/stdout
+(``docs/PROTOCOL.md``).  This module does the talking: it answers ``start``
+with ``ready``, turns each ``request`` into a real ``View`` (the same object
+the in-process players of ``arena.players`` get), asks your code for a
+decision, writes the reply (and flushes), prints the arena's ``error``
+notices on stderr, and plays match after match until ``quit``.
+
+The smallest bot::
+
+    from arena import botkit
+    from arena.botkit import Draw, Buy, Play, STOCK
+
+    def play(view):                       # view: arena.shanghai.game.View
+        melds = botkit.find_contract(view.hand, view.contract, view.rules)
+        ...                               # build a Play, or just discard:
+        return Play((), max(view.hand, key=lambda c: c.penalty()))
+
+    botkit.run(name="my-bot",
+               draw=lambda view: Draw(STOCK),
+               buy=lambda view: Buy(False),
+               play=play)
+
+or give it an object with ``draw``, ``buy`` and ``play`` methods::
+
+    from arena.players.greedy import GreedyPlayer
+    botkit.run(make_player=lambda info: GreedyPlayer(info.rng()), name="greedy-bot")
+
+A callback returns an action (``Draw``, ``Buy``, ``Play``), or a dict in the
+reply form without the id (``{"draw": "stock"}``), or a dict in the engine's
+form (``{"type": "draw", "source": "stock"}``).  If it raises, the traceback
+goes to stderr and a safe move is sent instead (draw from the stock, do not
+buy, discard the costliest card), so one bug does not cost a strike.
+
+Optional hooks, as keyword arguments or as methods of the player object:
+``on_start(info)``, ``on_event(event)`` (the event dict), ``on_error(msg)``
+(the whole error message), ``on_end(msg)``.
+
+Meld search and meld rules are re-exported here: ``find_contract``,
+``find_best_contract``, ``could_go_down``, ``make_meld``, ``make_set``,
+``make_run``, ``lay_off``, ``lay_off_ends``, ``swap_wild``, ``guess_kind``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import sys
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, TextIO
+
+from .protocol.messages import PROTOCOL_VERSION, reply_from_action
+from .shanghai.actions import (
+    BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, GoDown, LayOff, MeldCards, Play, Step, Swap,
+    action_from_json, discard_only,
+)
+from .shanghai.cards import JOKER, JOKER_RANK, Card, cards_text, parse_card, parse_cards, sort_key
+from .shanghai.events import Event
+from .shanghai.finder import could_go_down, find_best_contract, find_contract
+from .shanghai.game import Decision, TableMeld, View
+from .shanghai.melds import Meld, guess_kind, lay_off, lay_off_ends, make_meld, make_run, make_set, swap_wild
+from .shanghai.ruleset import RUN, SET, Contract, Ruleset, parse_contract
+
+__all__ = [
+    # the loop
+    "run", "BotSession", "MatchInfo", "FunctionPlayer",
+    # decoding
+    "view_from_json", "parse_request", "fallback_action", "is_wild",
+    # actions
+    "Action", "Draw", "Buy", "Play", "GoDown", "LayOff", "Swap", "MeldCards", "Step", "discard_only",
+    "DRAW", "BUY", "PLAY", "STOCK", "UPCARD", "SET", "RUN",
+    # cards, melds, rules
+    "Card", "JOKER", "parse_card", "parse_cards", "cards_text", "sort_key",
+    "Meld", "TableMeld", "make_meld", "make_set", "make_run", "lay_off", "lay_off_ends", "swap_wild",
+    "guess_kind", "find_contract", "find_best_contract", "could_go_down",
+    "View", "Decision", "Contract", "Ruleset", "parse_contract", "Event", "PROTOCOL_VERSION",
+]
+
+
+# -- decoding ------------------------------------------------------------------
+
+
+def _card_or_none(text: Any) -> Card | None:
+    return None if text is None else parse_card(text)
+
+
+def _option(kind: str, value: Any) -> Any:
+    # The engine's Decision holds Card objects as play options; draw and buy
+    # options are plain strings and booleans.
+    return parse_card(value) if kind == PLAY else value
+
+
+def view_from_json(obj: Mapping[str, Any], rules: Ruleset) -> View:
+    """Rebuild the engine's ``View`` from its JSON form (a request's ``view``).
+
+    ``rules`` is the match's ruleset (``Ruleset.from_mapping(start["rules"])``);
+    melds are rebuilt with the engine's own meld rules, so ``view.melds[i].meld``
+    knows which cards are wild and where a run can grow.
+    """
+    wd = rules.wild_deuces
+    d = obj.get("decision")
+    decision = None
+    if d is not None:
+        kind = d["kind"]
+        decision = Decision(obj["seat"], kind, tuple(_option(kind, o) for o in d["options"]))
+    return View(
+        seat=obj["seat"],
+        players=obj["players"],
+        hand_no=obj["hand"],
+        hands_total=obj["hands_total"],
+        dealer=obj["dealer"],
+        contract=parse_contract(obj["contract"]),
+        hand=tuple(parse_card(c) for c in obj["cards"]),
+        melds=tuple(
+            TableMeld(m["id"], m["owner"], make_meld([parse_card(c) for c in m["cards"]], m["kind"], wd))
+            for m in obj["melds"]
+        ),
+        upcard=_card_or_none(obj.get("upcard")),
+        pile_top=_card_or_none(obj.get("pile_top")),
+        pile_size=obj["pile_size"],
+        stock_size=obj["stock_size"],
+        card_counts=tuple(obj["card_counts"]),
+        buys_left=tuple(obj["buys_left"]),
+        down=tuple(obj["down"]),
+        turn=obj["turn"],
+        turns_taken=obj["turns_taken"],
+        hand_scores=tuple(tuple(s) for s in obj["hand_scores"]),
+        totals=tuple(obj["totals"]),
+        # Views hold public events only; .public() drops the secret-key marks.
+        history=tuple(Event.from_json(e).public() for e in obj["history"]),
+        decision=decision,
+        rules=rules,
+    )
+
+
+def parse_request(msg: Mapping[str, Any], rules: Ruleset) -> tuple[str, tuple[Any, ...], View]:
+    """``(kind, options, view)`` of a request message; play options are Cards."""
+    kind = msg["kind"]
+    view = view_from_json(msg["view"], rules)
+    options = tuple(_option(kind, o) for o in msg.get("options", ()))
+    return kind, options, view
+
+
+def is_wild(c: Card, rules: Ruleset | bool = True) -> bool:
+    """Whether ``c`` is a wild candidate (a joker, or a 2 when deuces are wild).
+
+    A 2 that stands for itself in a meld is natural there; the meld functions
+    know that, this quick test does not.
+    """
+    wd = rules.wild_deuces if isinstance(rules, Ruleset) else rules
+    return c.rank == JOKER_RANK or (wd and c.rank == 2)
+
+
+def fallback_action(kind: str, view: View | None) -> Action:
+    """A move that is always legal: stock, no buy, discard the costliest natural card."""
+    if kind == DRAW:
+        return Draw(STOCK)
+    if kind == BUY:
+        return Buy(False)
+    assert view is not None and view.hand, "a play decision always has cards in hand"
+    naturals = [c for c in view.hand if not is_wild(c, view.rules)] or list(view.hand)
+    return discard_only(max(naturals, key=lambda c: (c.penalty(), c.rank)))
+
+
+# -- match information -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MatchInfo:
+    """The ``start`` message, decoded."""
+
+    match: str
+    seat: int
+    players: int
+    names: tuple[str, ...]
+    rules: Ruleset
+    time: Mapping[str, Any]
+    raw: Mapping[str, Any] = field(repr=False)
+
+    @classmethod
+    def from_message(cls, msg: Mapping[str, Any]) -> "MatchInfo":
+        return cls(
+            match=str(msg.get("match", "")),
+            seat=int(msg.get("seat", 0)),
+            players=int(msg.get("players", len(msg.get("names", ())))),
+            names=tuple(msg.get("names", ())),
+            rules=Ruleset.from_mapping(msg.get("rules") or {}),
+            time=dict(msg.get("time") or {}),
+            raw=dict(msg),
+        )
+
+    @property
+    def seed(self) -> int:
+        """A seed that depends only on the match id and the seat (stable across runs)."""
+        digest = hashlib.sha256(f"{self.match}/{self.seat}".encode()).digest()
+        return int.from_bytes(digest[:8], "big")
+
+    def rng(self) -> random.Random:
+        """A random generator seeded with ``seed``: same match, same seat, same game."""
+        return random.Random(self.seed)
+
+
+# -- players made of functions -----------------------------------------------------
+
+Callback = Callable[[View], Any]
+
+
+class FunctionPlayer:
+    """A player made of up to three functions of the view; missing ones play safe."""
+
+    def __init__(self, draw: Callback | None = None, buy: Callback | None = None,
+                 play: Callback | None = None, name: str = "python-bot") -> None:
+        self.name = name
+        self._draw, self._buy, self._play = draw, buy, play
+
+    def draw(self, view: View) -> Any:
+        return self._draw(view) if self._draw else Draw(STOCK)
+
+    def buy(self, view: View) -> Any:
+        return self._buy(view) if self._buy else Buy(False)
+
+    def play(self, view: View) -> Any:
+        return self._play(view) if self._play else fallback_action(PLAY, view)
+
+
+# -- the session -------------------------------------------------------------------
+
+
+def _reply_for(req_id: Any, answer: Any) -> dict[str, Any]:
+    """The reply line for what a callback returned (an action or a dict)."""
+    if isinstance(answer, (Draw, Buy, Play)):
+        return reply_from_action(req_id, answer)
+    if isinstance(answer, Mapping):
+        if "type" in answer:  # the engine's form, as in docs/RULES.md
+            return reply_from_action(req_id, action_from_json(answer))
+        return {**answer, "id": req_id}
+    raise TypeError(f"a decision callback must return Draw, Buy, Play or a dict, not {type(answer).__name__}")
+
+
+def _safe_reply(req_id: Any, kind: Any, msg: Mapping[str, Any], view: View | None) -> dict[str, Any]:
+    """A legal reply even when the view could not be read: stock, no buy, a discard."""
+    if kind in (DRAW, BUY):
+        return reply_from_action(req_id, fallback_action(kind, None))
+    if view is not None and view.hand:
+        return reply_from_action(req_id, fallback_action(PLAY, view))
+    raw_view = msg.get("view")
+    cards = (raw_view.get("cards") if isinstance(raw_view, Mapping) else None) or msg.get("options") or [None]
+    return {"id": req_id, "discard": cards[0]}
+
+
+class BotSession:
+    """The protocol loop of one bot process, testable without a process.
+
+    ``handle(msg)`` takes one decoded message and returns the reply to write
+    (or None); ``run()`` reads stdin and writes stdout until ``quit`` or EOF.
+    """
+
+    def __init__(
+        self,
+        player: Any = None,
+        *,
+        name: str | None = None,
+        make_player: Callable[[MatchInfo], Any] | None = None,
+        draw: Callback | None = None,
+        buy: Callback | None = None,
+        play: Callback | None = None,
+        on_start: Callable[[MatchInfo], None] | None = None,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+        on_error: Callable[[dict[str, Any]], None] | None = None,
+        on_end: Callable[[dict[str, Any]], None] | None = None,
+        print_errors: bool = True,
+        stderr: TextIO | None = None,
+    ) -> None:
+        if player is None and make_player is None:
+            player = FunctionPlayer(draw, buy, play, name or "python-bot")
+        self.player = player
+        self.make_player = make_player
+        self.name = name or getattr(player, "name", None) or "python-bot"
+        self.hooks = {"on_start": on_start, "on_event": on_event, "on_error": on_error, "on_end": on_end}
+        self.print_errors = print_errors
+        self._stderr = stderr
+        self.info: MatchInfo | None = None
+        self.rules: Ruleset = Ruleset()
+        self.done = False
+        self.matches = 0
+        self.errors: list[dict[str, Any]] = []
+
+    @property
+    def stderr(self) -> TextIO:
+        return self._stderr if self._stderr is not None else sys.stderr
+
+    def log(self, text: str) -> None:
+        print(text, file=self.stderr, flush=True)
+
+    def _hook(self, name: str, arg: Any) -> None:
+        fns = [self.hooks.get(name), getattr(self.player, name, None)]
+        for fn in fns:
+            if fn is None:
+                continue
+            try:
+                fn(arg)
+            except Exception:  # a bug in a hook must not kill the bot
+                self.log(f"botkit: {name} raised:\n{traceback.format_exc()}")
+
+    # -- one message ---------------------------------------------------------------
+    def handle(self, msg: Any) -> dict[str, Any] | None:
+        if not isinstance(msg, Mapping):
+            self.log(f"botkit: ignoring a message that is not a JSON object: {msg!r:.200}")
+            return None
+        kind = msg.get("type")
+        if kind == "start":
+            return self._start(msg)
+        if kind == "request":
+            return self._request(msg)
+        if kind == "event":
+            self._hook("on_event", msg.get("event"))
+        elif kind == "error":
+            self.errors.append(dict(msg))
+            if self.print_errors:
+                self.log(
+                    f"arena: request {msg.get('id')} refused ({msg.get('fault')}): {msg.get('reason')}; "
+                    f"played instead: {json.dumps(msg.get('fallback'))}"
+                )
+            self._hook("on_error", dict(msg))
+        elif kind == "end":
+            self._hook("on_end", dict(msg))
+        elif kind == "quit":
+            self.done = True
+        # Unknown message types are ignored: later protocol versions may add some.
+        return None
+
+    def _start(self, msg: Mapping[str, Any]) -> dict[str, Any]:
+        if msg.get("protocol") != PROTOCOL_VERSION:
+            self.log(f"botkit: protocol {msg.get('protocol')!r} announced, this botkit speaks {PROTOCOL_VERSION}")
+        try:
+            self.info = MatchInfo.from_message(msg)
+            self.rules = self.info.rules
+        except Exception:
+            self.log(f"botkit: cannot read the start message, using the default rules:\n{traceback.format_exc()}")
+            self.info, self.rules = None, Ruleset()
+        self.matches += 1
+        if self.make_player is not None and self.info is not None:
+            self.player = self.make_player(self.info)
+        self._hook("on_start", self.info)
+        return {"type": "ready", "name": self.name}
+
+    def _request(self, msg: Mapping[str, Any]) -> dict[str, Any]:
+        req_id = msg.get("id")
+        kind = msg.get("kind")
+        view: View | None = None
+        try:
+            kind, _options, view = parse_request(msg, self.rules)
+            method = getattr(self.player, kind)
+            return _reply_for(req_id, method(view))
+        except Exception:
+            self.log(f"botkit: the {kind} decision failed, sending a safe move:\n{traceback.format_exc()}")
+            return _safe_reply(req_id, kind, msg, view)
+
+    # -- the loop ------------------------------------------------------------------
+    def run(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+        """Read messages until ``quit`` or the end of input; returns 0."""
+        inp = stdin if stdin is not None else sys.stdin
+        out = stdout if stdout is not None else sys.stdout
+        while not self.done:
+            line = inp.readline()
+            if not line:
+                break  # EOF: the arena closed our input
+            if not line.strip():
+                continue
+            try:
+                msg = json.loads(line)
+            except json.JSONDecodeError as err:
+                self.log(f"botkit: ignoring a line that is not JSON ({err}): {line[:200]!r}")
+                continue
+            reply = self.handle(msg)
+            if reply is not None:
+                out.write(json.dumps(reply, separators=(",", ":")) + "\n")
+                out.flush()  # the arena waits for this line: never leave it in a buffer
+        return 0
+
+
+def run(player: Any = None, **kwargs: Any) -> int:
+    """Play over stdin/stdout until ``quit``; see ``BotSession`` for the arguments."""
+    stdin = kwargs.pop("stdin", None)
+    stdout = kwargs.pop("stdout", None)
+    return BotSession(player, **kwargs).run(stdin, stdout)
