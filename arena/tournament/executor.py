@@ -90,6 +90,10 @@ def _worker(tasks: "mp.Queue[Any]", results: "mp.Queue[Any]", parent: int) -> No
     except KeyboardInterrupt:
         pass
     finally:
+        # A second Ctrl-C, or the parent's SIGTERM after it, must not cut the
+        # clean-up short: closing the pool is what kills this worker's bots.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         pool.close()
 
 
