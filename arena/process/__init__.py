@@ -4,9 +4,10 @@ Knows nothing about any game: it moves JSON objects, one per line, over a
 bot's stdin/stdout, measures how long the bot takes, enforces time, memory
 and CPU limits, and makes sure no bot process outlives its ``BotProcess``.
 
-Modules: ``spec`` (BotSpec, TimeControl), ``bot`` (BotProcess), ``errors``
-(typed failures), ``streams`` (reader threads, line splitting), ``limits``
-(rlimits, process groups, memory watchdog), ``stats`` (decision times).
+Modules: ``spec`` (BotSpec, TimeControl), ``bot`` (BotProcess), ``exchange``
+(writing lines, awaiting replies), ``exits`` (reaping, exit messages, cleanup),
+``errors`` (typed failures), ``streams`` (reader threads, line splitting),
+``limits`` (rlimits, process groups, memory watchdog), ``stats`` (decision times).
 Every line in and out is logged at DEBUG level on the ``arena.process`` logger.
 """
 

@@ -17,16 +17,16 @@ cannot be reused, so a group signal can never reach an unrelated process.
 
 Not thread-safe: one owner thread drives a ``BotProcess`` (the reader threads
 only feed it through a queue).
+
+The lines are moved by ``exchange.LineExchange`` and the end of the process
+is handled by ``exits.ProcessExits``: the two parts ``BotProcess`` is built on.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import os
 import queue
-import select
 import signal
 import subprocess
 import time
@@ -35,52 +35,22 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-from .errors import (BotCrashed, BotFailure, BotMalformed, BotStartupError, BotTimeout,
-                     describe_exit, excerpt)
-from .limits import WATCHDOG, apply_limits, group_members, kill_group
+from .errors import BotFailure, BotStartupError, BotTimeout
+from .exchange import JSONObject, LineExchange
+from .exits import emergency_kill
+from .limits import WATCHDOG, apply_limits, kill_group
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats
-from .streams import EOF, EXIT, LINE, TOOLONG, Event, StderrReader, StdoutReader, Wakeup, log_text
+from .streams import Event, StderrReader, StdoutReader, Wakeup
 
 LOG = logging.getLogger(__name__)
 
 QUIT_MESSAGE: Mapping[str, Any] = {"type": "quit"}
 SEND_TIMEOUT = 5.0        # default limit for writing a message the bot does not answer
 TERM_GRACE = 0.5          # after SIGTERM, before SIGKILL
-EXIT_WAIT = 1.0           # stdout/stdin closed: how long to wait for the exit status
-
-JSONObject = dict[str, Any]
 
 
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return type(value).__name__
-
-
-def _emergency_kill(proc: subprocess.Popen[bytes], wake: Wakeup, name: str) -> None:
-    """Finalizer (garbage collection / interpreter exit) of a BotProcess that was
-    never closed.  Holds no reference to the BotProcess itself."""
-    if proc.returncode is None:
-        LOG.debug("%s: not closed, killing process group %d", name, proc.pid)
-        WATCHDOG.unregister(proc.pid)
-        kill_group(proc.pid, signal.SIGKILL)
-        try:
-            proc.wait(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            LOG.warning("%s: pid %d did not die after SIGKILL", name, proc.pid)
-    wake.set()
-
-
-class BotProcess:
+class BotProcess(LineExchange):
     """A bot program running as a subprocess in its own process group."""
 
     def __init__(self, spec: BotSpec, *, name: str | None = None,
@@ -181,7 +151,7 @@ class BotProcess:
             raise self._startup_error(exc) from exc
         self.spawn_seconds = time.monotonic() - t0
         self._proc = proc
-        self._finalizer = weakref.finalize(self, _emergency_kill, proc, self._wake, self.name)
+        self._finalizer = weakref.finalize(self, emergency_kill, proc, self._wake, self.name)
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         os.set_blocking(proc.stdin.fileno(), False)
         try:
@@ -334,225 +304,6 @@ class BotProcess:
         if self._closed:
             raise RuntimeError(f"bot {self.name!r} is closed")
 
-    def _write(self, obj: Any, deadline: float, limit: float) -> float:
-        return self._write_lines([obj], deadline, limit)
-
-    def _write_lines(self, objs: list[Any], deadline: float, limit: float) -> float:
-        lines = [obj if isinstance(obj, bytes)
-                 else json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
-                 for obj in objs]
-        if LOG.isEnabledFor(logging.DEBUG):
-            for data in lines:
-                LOG.debug("%s >> %s", self.name, log_text(data))
-        assert self._proc is not None and self._proc.stdin is not None
-        fd = self._proc.stdin.fileno()
-        lines.append(b"")
-        view = memoryview(b"\n".join(lines))
-        size = len(view)
-        poller: select.poll | None = None
-        while view:
-            try:
-                view = view[os.write(fd, view):]
-            except BlockingIOError:
-                pass
-            except BrokenPipeError:
-                raise self._died("stdin") from None
-            if not view:
-                break
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                exc = BotTimeout(f"did not read its input within {limit:.3f} s",
-                                 bot=self.name, limit=limit, elapsed=limit, phase="write")
-                if len(view) < size:
-                    self._failure = exc     # half a line is in the pipe: unusable now
-                raise exc
-            if poller is None:
-                poller = select.poll()
-                poller.register(fd, select.POLLOUT)
-            poller.poll(math.ceil(remaining * 1000))
-        return time.monotonic()
-
-    def _drain_pending(self) -> None:
-        """Throw away lines nobody asked for; a pending death is raised now."""
-        while True:
-            try:
-                kind, payload, _stamp = self._events.get_nowait()
-            except queue.Empty:
-                return
-            if kind == LINE:
-                if payload.strip():  # type: ignore[attr-defined]
-                    self.stale_lines += 1
-                    LOG.warning("%s: ignoring unsolicited line: %s", self.name,
-                                excerpt(payload))  # type: ignore[arg-type]
-            elif kind == TOOLONG:
-                self.stale_lines += 1
-                LOG.warning("%s: ignoring unsolicited over-long line", self.name)
-            else:
-                raise self._died(kind)
-
-    def _await(self, t0: float, limit: float, expect_id: Any, not_before: float | None = None,
-               is_stale_id: Callable[[Any], bool] | None = None) -> tuple[JSONObject, float]:
-        """Next reply line, timed from ``t0``.  Lines read before ``not_before``
-        (when the request started to be written) cannot be its reply.  A reply
-        may be stamped a hair before ``t0`` (the bot answered before the
-        writing thread took its timestamp): that counts as 0 s."""
-        deadline = t0 + limit
-        wrong_ids = 0
-        while True:
-            remaining = deadline - time.monotonic()
-            try:
-                if remaining > 0:
-                    wait = remaining if self._has_pidfd else min(remaining, 0.05)
-                    kind, payload, stamp = self._events.get(timeout=wait)
-                else:
-                    kind, payload, stamp = self._events.get_nowait()
-            except queue.Empty:
-                if not self._has_pidfd and self._leader_exited():
-                    raise self._died(EXIT) from None
-                if remaining > 0:
-                    continue
-                extra = f" (ignored {wrong_ids} replies with another id)" if wrong_ids else ""
-                raise BotTimeout(f"no reply within {limit:.3f} s{extra}", bot=self.name,
-                                 limit=limit, elapsed=time.monotonic() - t0) from None
-            if kind == LINE:
-                assert isinstance(payload, bytes)
-                if not payload.strip():
-                    continue
-                if not_before is not None and stamp < not_before:
-                    self.stale_lines += 1
-                    LOG.warning("%s: ignoring unsolicited line: %s", self.name, excerpt(payload))
-                    continue
-                if stamp > deadline:
-                    self.stale_lines += 1
-                    raise BotTimeout(f"reply came after {stamp - t0:.3f} s, limit {limit:.3f} s",
-                                     bot=self.name, limit=limit, elapsed=stamp - t0)
-                value = self._parse(payload)
-                if (expect_id is not None and "id" in value and value["id"] != expect_id
-                        and (is_stale_id is None or is_stale_id(value["id"]))):
-                    wrong_ids += 1
-                    self.stale_lines += 1
-                    LOG.warning("%s: ignoring reply with id %r (waiting for %r)", self.name,
-                                value["id"], expect_id)
-                    continue
-                return value, max(0.0, stamp - t0)
-            if kind == TOOLONG:
-                head, _size = payload  # type: ignore[misc]
-                raise BotMalformed(f"line too long (more than {self.spec.max_line_bytes} bytes)",
-                                   head, bot=self.name)
-            raise self._died(kind)
-
-    def _parse(self, raw: bytes) -> JSONObject:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise BotMalformed("not valid UTF-8", raw, bot=self.name) from None
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise BotMalformed(f"not valid JSON ({exc.msg} at column {exc.colno})", text,
-                               bot=self.name) from None
-        except RecursionError:
-            raise BotMalformed("JSON nested too deeply", text, bot=self.name) from None
-        if not isinstance(value, dict):
-            raise BotMalformed(f"expected a JSON object, got {_json_type(value)}", text,
-                               bot=self.name)
-        return value
-
-    # ----------------------------------------------------------- processes
-    def _leader_exited(self) -> bool:
-        """Has the main process exited?  Does not reap it (WNOWAIT)."""
-        if self._reaped:
-            return True
-        assert self._proc is not None
-        try:
-            info = os.waitid(os.P_PID, self._proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            return True
-        return info is not None
-
-    def _wait_leader(self, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        pause = 0.001
-        while not self._leader_exited():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            time.sleep(min(pause, remaining))
-            pause = min(pause * 2, 0.02)
-        return True
-
-    def _reap(self) -> None:
-        """Collect the exit status.  Only call once the leader is dead or killed."""
-        if self._reaped:
-            return
-        proc = self._proc
-        assert proc is not None
-        if self._finalizer is not None:
-            self._finalizer.detach()
-        WATCHDOG.unregister(proc.pid)
-        try:
-            _pid, status, usage = os.wait4(proc.pid, 0)
-        except ChildProcessError:            # reaped behind our back: status lost
-            returncode = proc.returncode
-        else:
-            returncode = os.waitstatus_to_exitcode(status)
-            proc.returncode = returncode     # so Popen never waits for it again
-            self.cpu_seconds_used = usage.ru_utime + usage.ru_stime
-            self.peak_rss_mb = usage.ru_maxrss / 1024      # KiB on Linux
-        self._reaped = True
-        self.returncode = returncode
-        self.exit_description = self._describe_exit()
-        LOG.debug("%s: pid %d %s", self.name, proc.pid, self.exit_description)
-
-    def _describe_exit(self) -> str:
-        if self.returncode is None:
-            return "exit status unknown"
-        text = describe_exit(self.returncode)
-        spec = self.spec
-        if self._kill_reasons:
-            return f"{text}: {self._kill_reasons[0]}"
-        sig = -self.returncode
-        cpu = self.cpu_seconds_used
-        if spec.cpu_seconds is not None and (
-                sig == signal.SIGXCPU
-                or (sig == signal.SIGKILL and cpu is not None and cpu >= spec.cpu_seconds)):
-            return f"{text}: CPU time limit of {spec.cpu_seconds} s exceeded"
-        if (spec.memory_mb is not None and self.peak_rss_mb is not None
-                and self.returncode != 0 and self.peak_rss_mb >= 0.8 * spec.memory_mb):
-            return (f"{text} (peak memory {self.peak_rss_mb:.0f} MB, "
-                    f"memory limit {spec.memory_mb} MB)")
-        return text
-
-    def _kill_and_reap(self) -> None:
-        if not self._reaped:
-            assert self._proc is not None
-            kill_group(self._proc.pid, signal.SIGKILL)
-            self._reap()
-
-    def _died(self, cause: str) -> BotCrashed:
-        """The bot closed stdout (EOF), its main process exited (EXIT) or it
-        closed stdin ("stdin").  Kill what is left of its group, collect the
-        exit status and return the failure (sticky)."""
-        exited = self._wait_leader(0.0 if cause == EXIT else EXIT_WAIT)
-        self._kill_and_reap()
-        if self._stderr is not None:
-            self._stderr.join(timeout=0.5)   # let it read the last words (traceback)
-        tail = self.stderr_tail
-        if exited:
-            message = self.exit_description or "exited"
-            returncode = self.returncode
-        else:
-            stream = "output" if cause == EOF else "input"
-            message = f"closed its standard {stream} (killed)"
-            returncode = None
-        last = [line for line in tail.splitlines() if line.strip()]
-        if last:
-            message += f"; stderr: {excerpt(last[-1])}"
-        exc = BotCrashed(message, bot=self.name, returncode=returncode, stderr_tail=tail)
-        self._failure = exc
-        LOG.debug("%s: crashed: %s", self.name, message)
-        return exc
-
     # ---------------------------------------------------------------- close
     def close(self, quit_message: Any = QUIT_MESSAGE, grace: float = 1.0,
               term_grace: float = TERM_GRACE) -> int | None:
@@ -595,40 +346,9 @@ class BotProcess:
                             proc.pid)
         return self.returncode
 
-    def _wait_group_gone(self, timeout: float) -> list[int]:
-        """SIGKILLed processes take a moment to die: poll /proc for live members."""
-        assert self._proc is not None
-        deadline = time.monotonic() + timeout
-        while (left := group_members(self._proc.pid)) and time.monotonic() < deadline:
-            time.sleep(0.005)
-        return left
-
     def kill(self) -> int | None:
         """SIGKILL the whole group at once (no quit message, no grace)."""
         return self.close(quit_message=None, grace=0.0, term_grace=0.0)
-
-    def _close_stdin(self) -> None:
-        assert self._proc is not None and self._proc.stdin is not None
-        try:
-            self._proc.stdin.close()
-        except OSError as exc:
-            LOG.debug("%s: closing stdin: %s", self.name, exc)
-
-    def _stop_readers(self) -> None:
-        readers = [t for t in (self._stdout, self._stderr) if t is not None]
-        for t in readers:          # the group is dead: EOF comes at once, stderr gets drained
-            t.join(timeout=1.0)
-        self._wake.set()
-        for t in readers:
-            t.join(timeout=1.0)
-        if any(t.is_alive() for t in readers):
-            LOG.warning("%s: reader threads still blocked; a process outside its group "
-                        "holds its pipes", self.name)
-            return
-        assert self._proc is not None
-        for stream in (self._proc.stdout, self._proc.stderr):
-            if stream is not None:
-                stream.close()
 
     def __enter__(self) -> BotProcess:
         if self._proc is None:

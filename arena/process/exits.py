@@ -1,0 +1,188 @@
+"""How a bot process ends: noticing, reaping, describing and cleaning up.
+
+``ProcessExits`` is the part of ``BotProcess`` that deals with the end of the
+bot's process: seeing that the group leader has exited without reaping it
+(``waitid`` with ``WNOWAIT``), reaping it with its resource usage, turning
+the exit status into a message, the ``BotCrashed`` failure of a bot that
+died, and making sure the group, its pipes and the reader threads are gone.
+``emergency_kill`` is the finalizer of a ``BotProcess`` that was never closed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import time
+import weakref
+
+from .errors import BotCrashed, BotFailure, describe_exit, excerpt
+from .limits import WATCHDOG, group_members, kill_group
+from .spec import BotSpec
+from .streams import EOF, EXIT, StderrReader, StdoutReader, Wakeup
+
+LOG = logging.getLogger(__name__)
+
+EXIT_WAIT = 1.0           # stdout/stdin closed: how long to wait for the exit status
+
+
+def emergency_kill(proc: subprocess.Popen[bytes], wake: Wakeup, name: str) -> None:
+    """Finalizer (garbage collection / interpreter exit) of a BotProcess that was
+    never closed.  Holds no reference to the BotProcess itself."""
+    if proc.returncode is None:
+        LOG.debug("%s: not closed, killing process group %d", name, proc.pid)
+        WATCHDOG.unregister(proc.pid)
+        kill_group(proc.pid, signal.SIGKILL)
+        try:
+            proc.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            LOG.warning("%s: pid %d did not die after SIGKILL", name, proc.pid)
+    wake.set()
+
+
+class ProcessExits:
+    """The process-ending part of ``BotProcess``; the attributes below are set by
+    ``BotProcess.__init__`` and ``start``."""
+
+    name: str
+    spec: BotSpec
+    returncode: int | None
+    exit_description: str | None
+    cpu_seconds_used: float | None
+    peak_rss_mb: float | None
+    stderr_tail: str
+    _proc: subprocess.Popen[bytes] | None
+    _wake: Wakeup
+    _stdout: StdoutReader | None
+    _stderr: StderrReader | None
+    _finalizer: weakref.finalize | None
+    _reaped: bool
+    _failure: BotFailure | None
+    _kill_reasons: list[str]
+
+    # ----------------------------------------------------------- processes
+    def _leader_exited(self) -> bool:
+        """Has the main process exited?  Does not reap it (WNOWAIT)."""
+        if self._reaped:
+            return True
+        assert self._proc is not None
+        try:
+            info = os.waitid(os.P_PID, self._proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True
+        return info is not None
+
+    def _wait_leader(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        pause = 0.001
+        while not self._leader_exited():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            time.sleep(min(pause, remaining))
+            pause = min(pause * 2, 0.02)
+        return True
+
+    def _reap(self) -> None:
+        """Collect the exit status.  Only call once the leader is dead or killed."""
+        if self._reaped:
+            return
+        proc = self._proc
+        assert proc is not None
+        if self._finalizer is not None:
+            self._finalizer.detach()
+        WATCHDOG.unregister(proc.pid)
+        try:
+            _pid, status, usage = os.wait4(proc.pid, 0)
+        except ChildProcessError:            # reaped behind our back: status lost
+            returncode = proc.returncode
+        else:
+            returncode = os.waitstatus_to_exitcode(status)
+            proc.returncode = returncode     # so Popen never waits for it again
+            self.cpu_seconds_used = usage.ru_utime + usage.ru_stime
+            self.peak_rss_mb = usage.ru_maxrss / 1024      # KiB on Linux
+        self._reaped = True
+        self.returncode = returncode
+        self.exit_description = self._describe_exit()
+        LOG.debug("%s: pid %d %s", self.name, proc.pid, self.exit_description)
+
+    def _describe_exit(self) -> str:
+        if self.returncode is None:
+            return "exit status unknown"
+        text = describe_exit(self.returncode)
+        spec = self.spec
+        if self._kill_reasons:
+            return f"{text}: {self._kill_reasons[0]}"
+        sig = -self.returncode
+        cpu = self.cpu_seconds_used
+        if spec.cpu_seconds is not None and (
+                sig == signal.SIGXCPU
+                or (sig == signal.SIGKILL and cpu is not None and cpu >= spec.cpu_seconds)):
+            return f"{text}: CPU time limit of {spec.cpu_seconds} s exceeded"
+        if (spec.memory_mb is not None and self.peak_rss_mb is not None
+                and self.returncode != 0 and self.peak_rss_mb >= 0.8 * spec.memory_mb):
+            return (f"{text} (peak memory {self.peak_rss_mb:.0f} MB, "
+                    f"memory limit {spec.memory_mb} MB)")
+        return text
+
+    def _kill_and_reap(self) -> None:
+        if not self._reaped:
+            assert self._proc is not None
+            kill_group(self._proc.pid, signal.SIGKILL)
+            self._reap()
+
+    def _died(self, cause: str) -> BotCrashed:
+        """The bot closed stdout (EOF), its main process exited (EXIT) or it
+        closed stdin ("stdin").  Kill what is left of its group, collect the
+        exit status and return the failure (sticky)."""
+        exited = self._wait_leader(0.0 if cause == EXIT else EXIT_WAIT)
+        self._kill_and_reap()
+        if self._stderr is not None:
+            self._stderr.join(timeout=0.5)   # let it read the last words (traceback)
+        tail = self.stderr_tail
+        if exited:
+            message = self.exit_description or "exited"
+            returncode = self.returncode
+        else:
+            stream = "output" if cause == EOF else "input"
+            message = f"closed its standard {stream} (killed)"
+            returncode = None
+        last = [line for line in tail.splitlines() if line.strip()]
+        if last:
+            message += f"; stderr: {excerpt(last[-1])}"
+        exc = BotCrashed(message, bot=self.name, returncode=returncode, stderr_tail=tail)
+        self._failure = exc
+        LOG.debug("%s: crashed: %s", self.name, message)
+        return exc
+
+    def _wait_group_gone(self, timeout: float) -> list[int]:
+        """SIGKILLed processes take a moment to die: poll /proc for live members."""
+        assert self._proc is not None
+        deadline = time.monotonic() + timeout
+        while (left := group_members(self._proc.pid)) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return left
+
+    def _close_stdin(self) -> None:
+        assert self._proc is not None and self._proc.stdin is not None
+        try:
+            self._proc.stdin.close()
+        except OSError as exc:
+            LOG.debug("%s: closing stdin: %s", self.name, exc)
+
+    def _stop_readers(self) -> None:
+        readers = [t for t in (self._stdout, self._stderr) if t is not None]
+        for t in readers:          # the group is dead: EOF comes at once, stderr gets drained
+            t.join(timeout=1.0)
+        self._wake.set()
+        for t in readers:
+            t.join(timeout=1.0)
+        if any(t.is_alive() for t in readers):
+            LOG.warning("%s: reader threads still blocked; a process outside its group "
+                        "holds its pipes", self.name)
+            return
+        assert self._proc is not None
+        for stream in (self._proc.stdout, self._proc.stderr):
+            if stream is not None:
+                stream.close()
