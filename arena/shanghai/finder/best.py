@@ -1,0 +1,224 @@
+"""find_best_contract: among the solutions seen, the one shedding the most."""
+
+from __future__ import annotations
+
+from itertools import combinations, combinations_with_replacement
+from typing import Sequence
+
+from ..cards import SUITS, Card, card
+from ..melds import Meld
+from ..ruleset import RUN, SET, Contract, Ruleset
+from .counts import _PEN, _SUIT_BASE, _VOFF, _VRANK, _State
+from .find import find_contract
+from .layout import _Draft, _drafts, _finish, _layouts
+from .plan import _Plan, _plan, _quick_no
+from .search import _Run, _search
+
+# -- best solution ------------------------------------------------------------
+
+_LEAF_CAP = 16
+_SET_CHOICES_CAP = 200
+_SET_KEEP = 3
+
+
+def _set_choices(plan: _Plan, nat: list[int], pool: int) -> list[list[tuple[int, list[int]]]]:
+    """A few affordable set assignments (no reclaims), the most points shed first."""
+    lens = plan.set_len
+    k = len(lens)
+    if k == 0 or len(set(lens)) != 1:
+        return []
+    wd = plan.wd
+    out: list[tuple[tuple[int, int], list[tuple[int, list[int]]]]] = []
+    L = lens[0]
+    h = (L + 1) // 2
+    cands = [r for r in range(1, 14) if nat[r] >= h]
+    combos = (combinations(cands, k) if plan.distinct
+              else combinations_with_replacement(cands, k))
+    for x, combo in enumerate(combos):
+        if x >= _SET_CHOICES_CAP:
+            break
+        cost = 0
+        shed = 0
+        ok = True
+        for r in set(combo):
+            m = combo.count(r)
+            n = nat[r]
+            if n < m * h:
+                ok = False
+                break
+            if wd and r == 2:
+                cost += m * L
+            else:
+                cost += max(0, m * L - n)
+                shed += n * _PEN[r]
+        if not ok or cost > pool:
+            continue
+        groups: list[tuple[int, list[int]]] = []
+        i = 0
+        for r in sorted(set(combo)):
+            m = combo.count(r)
+            groups.append((r, list(range(i, i + m))))
+            i += m
+        out.append(((-shed, cost), groups))
+    out.sort(key=lambda t: t[0])
+    return [g for _, g in out[:_SET_KEEP]]
+
+
+def _improve(drafts: list[_Draft], cnt: list[int], wd: bool, spare: int) -> int:
+    """Shed more naturals into the drafts and drop wilds they no longer need.
+
+    Returns the spare wild units left.  Every change keeps each draft legal:
+    a natural replacing a wild or extending a meld only helps the wild limit,
+    and a wild is only added (to bridge a gap) when the limit still holds.
+    """
+    runs = [d for d in drafts if d.kind == RUN]
+    sets = [d for d in drafts if d.kind == SET]
+
+    def have(s: int, v: int) -> bool:
+        return cnt[s * 13 + _VOFF[v]] > 0
+
+    def grab(s: int, v: int) -> Card:
+        cnt[s * 13 + _VOFF[v]] -= 1
+        return card(_VRANK[v], SUITS[s])
+
+    def counts(d: _Draft) -> tuple[int, int]:
+        w = d.slots.count(None)
+        return len(d.slots) - w, w
+
+    def price(v: int) -> int:
+        """Spare wild units a natural at value v costs: a 2 is also a spare wild."""
+        return 1 if wd and v == 2 else 0
+
+    # 1. naturals replace wild slots in runs (a 2 there fills its own slot: even)
+    for d in runs:
+        for x, c in enumerate(d.slots):
+            if c is None and have(d.suit, d.start + x):
+                d.slots[x] = grab(d.suit, d.start + x)
+                spare += 1 - price(d.start + x)
+    # 2. extend runs with adjacent naturals, bridging gaps with spare wilds
+    changed = True
+    while changed:
+        changed = False
+        for d in runs:
+            n, w = counts(d)
+            hi = d.start + len(d.slots) - 1
+            lo = d.start
+            for gap in range(0, spare + 1):
+                v = hi + gap + 1
+                if v > 14 or v - lo + 1 > 13 or w + gap > n + 1:
+                    break
+                if have(d.suit, v):
+                    if gap + price(v) <= spare:
+                        d.slots.extend([None] * gap + [grab(d.suit, v)])
+                        spare -= gap + price(v)
+                        changed = True
+                    break
+            n, w = counts(d)
+            hi = d.start + len(d.slots) - 1
+            for gap in range(0, spare + 1):
+                v = d.start - gap - 1
+                if v < 1 or hi - v + 1 > 13 or w + gap > n + 1:
+                    break
+                if have(d.suit, v):
+                    if gap + price(v) <= spare:
+                        d.slots[:0] = [grab(d.suit, v)] + [None] * gap
+                        d.start = v
+                        spare -= gap + price(v)
+                        changed = True
+                    break
+    # 3. sets absorb every natural of their rank left (2s only into sets of 2s)
+    for d in sets:
+        if wd and d.rank == 2:
+            continue  # more 2s in a set of 2s shed no natural points, cost wilds
+        for s in range(4):
+            idx = s * 13 + d.rank - 1
+            while cnt[idx]:
+                cnt[idx] -= 1
+                c = card(d.rank, SUITS[s])
+                if None in d.slots:
+                    d.slots[d.slots.index(None)] = c
+                    spare += 1
+                else:
+                    d.slots.append(c)
+    # 4. trim wild slots a meld no longer needs
+    for d in runs:
+        while len(d.slots) > d.min_len and d.slots[-1] is None:
+            d.slots.pop()
+            spare += 1
+        while len(d.slots) > d.min_len and d.slots[0] is None:
+            d.slots.pop(0)
+            d.start += 1
+            spare += 1
+    for d in sets:
+        while len(d.slots) > d.min_len and None in d.slots:
+            d.slots.remove(None)
+            spare += 1
+    return spare
+
+
+def _score(hand_cnt: list[int], melds: list[Meld], wd: bool) -> tuple[int, int, int]:
+    """(natural points left in hand, wilds used, all points left)."""
+    left = list(hand_cnt)
+    wilds = 0
+    for m in melds:
+        for c, w in zip(m.cards, m.wild):
+            wilds += w
+            if c.rank:
+                left[_SUIT_BASE[c.suit] + c.rank - 1] -= 1
+    natural = 0
+    total = 0
+    for idx, n in enumerate(left):
+        if n:
+            r = idx % 13 + 1
+            total += n * _PEN[r]
+            if not (wd and r == 2):
+                natural += n * _PEN[r]
+    return natural, wilds, total
+
+
+def find_best_contract(hand: Sequence[Card], contract: Contract, rules: Ruleset) -> list[Meld] | None:
+    """Like find_contract, but among the solutions it sees prefers the one
+    leaving the fewest natural-card points in hand, then using the fewest wilds.
+
+    Wilds kept in hand are not counted as points: after going down they can
+    still be laid off onto any meld, whereas an unplaceable natural cannot.
+    The search looks at a bounded number of run layouts and set choices, so
+    the result is a good solution, not a proven optimum; it is None exactly
+    when find_contract is None.
+    """
+    plan = _plan(contract, rules)
+    st = _State(hand)
+    if _quick_no(st, plan):
+        return None
+    wd = plan.wd
+    hand_cnt = list(st.cnt)
+    best: list[tuple[tuple[int, int, int], list[Meld]]] = []
+    leaves = 0
+
+    def on_leaf(runs: list[_Run], groups: list[tuple[int, list[int]]],
+                reclaims: list[tuple[int, int]], used: int) -> bool:
+        nonlocal leaves
+        leaves += 1
+        pool = st.jokers - used + (st.nat[2] if wd else 0)
+        options = [(groups, reclaims)] + [(g, []) for g in _set_choices(plan, st.nat, pool)]
+        for set_groups, back in options:
+            layouts, cnt = _layouts(st, runs, back)
+            drafts, jokers = _drafts(plan, st.jokers, layouts, cnt, set_groups)
+            twos_left = sum(cnt[s * 13 + 1] for s in range(4)) if wd else 0
+            spare = jokers + twos_left - sum(d.slots.count(None) for d in drafts)
+            if spare < 0:
+                continue  # pragma: no cover - the search checked the wild budget
+            _improve(drafts, cnt, wd, spare)
+            melds = _finish(drafts, cnt, jokers, wd)
+            score = _score(hand_cnt, melds, wd)
+            if not best or score < best[0][0]:
+                best[:] = [(score, melds)]
+        # stop at the cap, or when nothing natural is left and no wild was used
+        return leaves >= _LEAF_CAP or bool(best) and best[0][0][:2] == (0, 0)
+
+    _search(st, plan, on_leaf, best_mode=True)
+    if best:
+        return best[0][1]
+    if leaves:  # pragma: no cover - every leaf yields a scored solution
+        return find_contract(hand, contract, rules)
+    return None

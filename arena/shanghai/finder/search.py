@@ -1,0 +1,237 @@
+"""The depth-first search over run choices (see the package docstring for why
+it is exact), with sets solved at every node and leaf."""
+
+from __future__ import annotations
+
+from itertools import combinations
+from typing import Callable, Iterator
+
+from .counts import _RBITS, _VOFF, _VRANK, _State, _windows
+from .plan import _Plan
+from .sets import _assign_equal, _sets_dp, _sets_reclaim
+
+# ---------------------------------------------------------------------------
+# The search.
+# ---------------------------------------------------------------------------
+
+class _Run:
+    """A placed run: window lo..hi (values), length ln, the inner values it holds."""
+
+    __slots__ = ("ri", "s", "lo", "hi", "ln", "held", "k")
+
+    def __init__(self, ri: int, s: int, lo: int, hi: int, ln: int, held: set[int], k: int) -> None:
+        self.ri = ri
+        self.s = s
+        self.lo = lo
+        self.hi = hi
+        self.ln = ln
+        self.held = held  # naturals strictly between lo and hi
+        self.k = k        # naturals in all (lo and hi included)
+
+    @property
+    def slack(self) -> int:
+        """Naturals it can give up and stay legal."""
+        return self.k - (self.ln + 1) // 2
+
+
+# on_leaf(runs, set groups, reclaims (run index, rank), wild units used by runs)
+_Leaf = Callable[[list[_Run], list[tuple[int, list[int]]], list[tuple[int, int]], int], bool]
+
+
+def _groups(plan: _Plan, raw: list[tuple[int, int]]) -> list[tuple[int, list[int]]]:
+    k = len(plan.set_len)
+    return [(r, [i for i in range(k) if sub >> i & 1]) for r, sub in raw]
+
+
+def _borrow_plans(need: list[int], optional: list[int], b_min: int, lenders: list[_Run],
+                  exhaustive: bool) -> Iterator[list[tuple[int, _Run]]]:
+    """Ways to borrow: all of ``need`` plus b >= b_min of ``optional``, each
+    value from a lender holding it with slack to spare.  Yields lists of
+    (value, lender).  Not exhaustive: the first way only (any is as good)."""
+    sizes = range(b_min, len(optional) + 1) if exhaustive else (b_min,)
+    for b in sizes:
+        for extra in combinations(optional, b):
+            values = need + list(extra)
+            used: dict[int, int] = {}
+            chosen: list[tuple[int, _Run]] = []
+
+            def assign(x: int) -> Iterator[list[tuple[int, _Run]]]:
+                if x == len(values):
+                    yield list(chosen)
+                    return
+                v = values[x]
+                for lender in lenders:
+                    if v in lender.held and lender.slack - used.get(id(lender), 0) > 0:
+                        used[id(lender)] = used.get(id(lender), 0) + 1
+                        chosen.append((v, lender))
+                        yield from assign(x + 1)
+                        chosen.pop()
+                        used[id(lender)] -= 1
+
+            for way in assign(0):
+                yield way
+                if not exhaustive:
+                    return
+
+
+def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
+            build: bool = True) -> bool:
+    """Depth-first over run choices, longest minimum first.
+
+    Every node prunes on cheap lower bounds: cards left against cards still
+    needed; the sets' minimum wilds (cards runs could give back counted as
+    available); and, for this run and the later ones of the same minimum
+    length, the wilds of the cheapest window left.  Runs of equal minimum
+    length are placed in (suit, lo, hi) order, so each layout is seen once.
+    ``build`` False: only the answer matters, the leaf skips the set layout.
+    """
+    cnt, nat, masks = st.cnt, st.nat, st.masks
+    J = st.jokers
+    wd = plan.wd
+    run_len = plan.run_len
+    nruns = len(run_len)
+    set_cost = plan.set_cost
+    has_sets = set_cost is not None
+    runs: list[_Run] = []
+    used_wilds = 0
+    used_naturals = 0
+    # cards still needed once runs[:ri] are placed: the other runs and the sets
+    still_needed = [sum(run_len[ri:]) + sum(plan.set_len) for ri in range(nruns + 1)]
+    # runs from ri on with the same minimum length as run ri
+    same_len = [run_len[ri:].count(run_len[ri]) for ri in range(nruns)]
+    total = st.n
+
+    def extra_naturals() -> list[int] | None:
+        """Per rank, how many placed runs could give a card of it back."""
+        extra = None
+        for r in runs:
+            if r.held and r.k > (r.ln + 1) // 2:  # some slack
+                if extra is None:
+                    extra = [0] * 14
+                for v in r.held:
+                    extra[v] += 1
+        return extra
+
+    def leaf(pool: int) -> bool:
+        if not has_sets:
+            return on_leaf(runs, [], [], used_wilds)
+        if set_cost(nat, None) <= pool:
+            if not build:
+                return True
+            lens = plan.set_len
+            if len(set(lens)) == 1:
+                raw = _assign_equal(lens[0], len(lens), nat, wd, plan.distinct)
+            else:
+                raw = _sets_dp(lens, nat, wd, plan.distinct)[1]
+            return on_leaf(runs, _groups(plan, raw), [], used_wilds)
+        holders: dict[int, list[int]] = {}
+        for i, r in enumerate(runs):
+            for v in r.held:
+                holders.setdefault(v, []).append(i)
+        slacks = tuple(r.slack for r in runs)
+        c, raw, reclaims = _sets_reclaim(plan.set_len, nat, wd, plan.distinct, holders, slacks)
+        if c > pool:
+            return False
+        return on_leaf(runs, _groups(plan, raw), reclaims, used_wilds)
+
+    def rec(ri: int, bound: int) -> bool:
+        nonlocal used_wilds, used_naturals
+        if total - used_naturals - used_wilds < still_needed[ri]:
+            return False
+        pool = J - used_wilds + (nat[2] if wd else 0)
+        if pool < 0:
+            return False
+        sets_need = set_cost(nat, extra_naturals() if runs else None) if has_sets else 0
+        if sets_need > pool:
+            return False
+        if ri == nruns:
+            return leaf(pool)
+        L = run_len[ri]
+        later = nruns - ri - 1
+        same_next = later > 0 and run_len[ri + 1] == L
+        exhaustive = later > 0 or has_sets
+        cands: list[tuple[int, int, int, int, int, tuple[int, ...], int]] = []
+        for s in range(4):
+            if (s << 8) + 0xFF < bound:
+                continue
+            own = masks[s]
+            lend = 0
+            for r in runs:
+                if r.s == s and r.held and r.k > (r.ln + 1) // 2:
+                    for v in r.held:
+                        lend |= 1 << v
+            if not lend:
+                sk = s << 8
+                for ln, w, lo, hi, seg in _windows(own, L):
+                    if w <= pool and sk | (lo << 4) | hi >= bound:
+                        cands.append((ln, w, s, lo, hi, seg, len(seg)))
+                continue
+            # the windows it could hold with the cards lendable to it back in
+            # hand; w is then ln minus the naturals it really owns in there
+            for ln, _w, lo, hi, seg in _windows(own | lend, L):
+                key = (s << 8) | (lo << 4) | hi
+                if key < bound:
+                    continue
+                own_in = (own >> lo & ((1 << (hi - lo + 1)) - 1)).bit_count()
+                if ln - own_in > pool:
+                    continue
+                cands.append((ln, ln - own_in, s, lo, hi, seg, own_in))
+        if not cands:
+            return False
+        # this run and the later ones of the same length each need >= min wilds
+        if same_len[ri] * min(c[1] for c in cands) + sets_need > pool:
+            return False
+        if len(cands) > 1:
+            if best_mode:
+                cands.sort(key=lambda t: (-len(t[5]), t[1]))
+            elif later or has_sets:
+                # short windows first: they leave the most cards for the other melds
+                cands.sort(key=lambda t: (t[0], t[1]))
+        for ln, w, s, lo, hi, seg, own_in in cands:
+            own = masks[s]
+            sbase = s * 13
+            mine = [v for v in seg if own >> v & 1] if own_in < len(seg) else seg
+            if own_in < len(seg):
+                need = [v for v in (lo, hi) if not own >> v & 1]
+                optional = [v for v in seg[1:-1] if not own >> v & 1]
+                b_min = max(0, (ln + 1) // 2 - own_in - len(need))
+                lenders = [r for r in runs if r.s == s and r.held]
+                ways = _borrow_plans(need, optional, b_min, lenders, exhaustive)
+            else:
+                ways = ((),)
+            for way in ways:
+                for v in mine:
+                    idx = sbase + _VOFF[v]
+                    r = _VRANK[v]
+                    cnt[idx] -= 1
+                    nat[r] -= 1
+                    if not cnt[idx]:
+                        masks[s] &= ~_RBITS[r]
+                held = {v for v in mine if lo < v < hi}
+                for v, lender in way:
+                    lender.held.discard(v)
+                    lender.k -= 1
+                    if lo < v < hi:
+                        held.add(v)
+                runs.append(_Run(ri, s, lo, hi, ln, held, own_in + len(way)))
+                used_wilds += w
+                used_naturals += own_in
+                ok = rec(ri + 1, ((s << 8) | (lo << 4) | hi) if same_next else 0)
+                used_naturals -= own_in
+                used_wilds -= w
+                runs.pop()
+                for v, lender in way:
+                    lender.held.add(v)
+                    lender.k += 1
+                for v in mine:
+                    idx = sbase + _VOFF[v]
+                    r = _VRANK[v]
+                    if not cnt[idx]:
+                        masks[s] |= _RBITS[r]
+                    cnt[idx] += 1
+                    nat[r] += 1
+                if ok:
+                    return True
+        return False
+
+    return rec(0, 0)
