@@ -130,3 +130,35 @@ def test_same_seed_same_log_and_different_seed_differs() -> None:
     game, _ = setup(5)
     other = Game.seeded(game.rules, game.n, 6)
     assert other.log[1].data["shoe"] != Game.seeded(game.rules, game.n, 5).log[1].data["shoe"]
+
+
+DETERMINISM_SCRIPT = """
+import hashlib, json, random, sys
+junk = [object() for _ in range(int(sys.argv[1]))]  # shift where cards live in memory
+from arena.players import play_match
+from arena.players.registry import make_player
+from arena.shanghai.game import Game
+from arena.shanghai.ruleset import Ruleset
+digest = hashlib.sha256()
+for seed in range(8):
+    game = Game.seeded(Ruleset.preset(sys.argv[2]), 4, seed)
+    play_match(game, [make_player(n, random.Random(f"{seed}/{i}"))
+                      for i, n in enumerate(["greedy", "greedy", "greedy", "random"])])
+    digest.update(json.dumps(game.to_record(), sort_keys=True).encode())
+print(digest.hexdigest())
+"""
+
+
+@pytest.mark.parametrize("preset", ["shanghai", "pagat"])
+def test_same_match_in_other_processes(preset: str) -> None:
+    """Cards hash by identity, so nothing may depend on set or dict order of cards:
+    the same seeded match must be identical in processes with other memory layouts."""
+    import subprocess
+    import sys
+
+    digests = {
+        subprocess.run([sys.executable, "-c", DETERMINISM_SCRIPT, str(n), preset],
+                       capture_output=True, text=True, check=True).stdout.strip()
+        for n in (0, 4099, 77777)
+    }
+    assert len(digests) == 1

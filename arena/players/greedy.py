@@ -12,7 +12,7 @@ import random
 from typing import Sequence
 
 from ..shanghai.actions import Buy, Draw, GoDown, MeldCards, Play, Step, Swap, UPCARD, STOCK
-from ..shanghai.cards import JOKER_RANK, Card
+from ..shanghai.cards import JOKER_RANK, Card, sort_key
 from ..shanghai.errors import IllegalAction
 from ..shanghai.finder import find_best_contract
 from ..shanghai.game import View
@@ -88,7 +88,7 @@ class GreedyPlayer:
         for i, m in enumerate(table):
             if not any(m.wild):
                 continue
-            for c in set(hand):
+            for c in sorted(set(hand), key=sort_key):  # not set order: cards hash by identity
                 if is_wild(c, rules.wild_deuces):
                     continue
                 try:
