@@ -20,7 +20,7 @@ Top-level keys starting with ``x-`` are ignored, so they can hold YAML anchors
 shared by several bots (``<<: *common`` merge keys work anywhere).
 
 The YAML itself is read, with those line numbers and key paths, by
-``yamlreader``; this module holds what it produces.
+``configreader`` (on the generic ``yamlreader``); this module holds what it produces.
 """
 
 from __future__ import annotations
@@ -275,7 +275,7 @@ def load_config(path: str | os.PathLike[str], *, max_matches: int | None = MAX_M
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise ConfigError(shown, None, None, f"not valid YAML: not UTF-8 text (byte {err.start})") from None
-    from .yamlreader import Reader, compose  # yamlreader imports this module
+    from .configreader import Reader, compose  # configreader imports this module
     root = compose(shown, text)
     reader = Reader(shown, Path(os.path.normpath(os.path.abspath(p.parent))))
     config = reader.tournament(root, default_name=p.stem)

@@ -1,0 +1,383 @@
+"""Reading a tournament file's sections into the ``config`` dataclasses.
+
+``Reader`` extends the generic ``yamlreader.NodeReader`` with the tournament
+file's own sections (the tournament, its bots and each bot's command, env and
+limits, rules, time, faults, challengers): it checks each key against what the
+tournament file allows and builds the ``config`` dataclasses; any mistake
+becomes a one-line ``ConfigError`` pointing at the offending value, at the key
+for unknown keys, or at the enclosing mapping for missing keys.  Key paths
+look like ``bots[2].command`` (list indexes count from 0).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shlex
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from ..players.registry import BUILTIN_PLAYERS
+from ..process import TimeControl
+from ..shanghai.errors import RulesetError
+from ..shanghai.ruleset import MAX_PLAYERS, MIN_PLAYERS, Ruleset
+from .config import (DEFAULT_PLAYERS, FORMATS, GAUNTLET, ROUND_ROBIN, BotConfig, BotLimits, ConfigError,
+                     FaultSettings, TournamentConfig)
+from .yamlreader import NodeReader, _line, _suggest, _yaml_error, compose
+
+__all__ = ["Reader", "compose"]
+
+_TOP_KEYS = ("name", "bots", "players", "rules", "time", "faults", "format", "challengers",
+             "deals", "duplicate", "seed", "jobs", "output")
+_BOT_KEYS = ("name", "command", "builtin", "dir", "env", "build", "limits")
+_LIMIT_KEYS = ("memory_mb", "cpu_seconds", "max_line_bytes", "stderr_max_bytes")
+_TIME_KEYS = ("startup", "per_move", "bank")
+_FAULT_KEYS = ("max_strikes", "strict")
+_RULE_KEYS = tuple(Ruleset().to_mapping())  # "preset" and every setting
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
+_ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class Reader(NodeReader):
+    """Reads a tournament file's sections from its composed YAML nodes."""
+
+    # -- the tournament ---------------------------------------------------------------
+    def tournament(self, root: Node | None, default_name: str) -> TournamentConfig:
+        if root is None:
+            raise ConfigError(self.file, 1, None,
+                              "the file is empty; expected a mapping of tournament settings with at least 'bots'")
+        top = self.mapping(root, "", _TOP_KEYS, what="a mapping of tournament settings (name, bots, ...)",
+                           required=("bots",), extensions=True)
+        values: dict[str, Any] = {}
+        key_lines = tuple((k, _line(kn)) for k, (kn, _) in top.items())
+
+        name = default_name
+        if "name" in top:
+            node = top["name"][1]
+            name = self.string(node, "name", "a tournament name (a string)").strip()
+            if not name:
+                raise self.fail(node, "name", "expected a tournament name, got an empty string")
+        values["name"] = name
+
+        bots_key, bots_node = top["bots"]
+        bots = self.bots(bots_node)
+        names = [b.name for b in bots]
+        values["bots"] = tuple(bots)
+
+        players = DEFAULT_PLAYERS
+        players_node: Node | None = None
+        if "players" in top:
+            players_node = top["players"][1]
+            players = self.integer(players_node, "players", MIN_PLAYERS, MAX_PLAYERS, "a number of players per table")
+        values["players"] = players
+
+        values["rules"] = self.rules(top.get("rules"), players, players_node)
+
+        if "time" in top:
+            values["time"] = self.time(top["time"][1])
+        if "faults" in top:
+            values["faults"] = self.faults(top["faults"][1])
+
+        fmt = ROUND_ROBIN
+        if "format" in top:
+            node = top["format"][1]
+            fmt = self.value(node) if isinstance(node, ScalarNode) else None
+            if fmt not in FORMATS:
+                close = difflib.get_close_matches(fmt, FORMATS, n=1) if isinstance(fmt, str) else []
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise self.fail(node, "format", f"expected 'round_robin' or 'gauntlet', got {self.got(node)}{hint}")
+        values["format"] = fmt
+
+        challengers: tuple[str, ...] = ()
+        if fmt == GAUNTLET:
+            if "challengers" not in top:
+                raise self.fail(top["format"][1], "challengers",
+                                "missing; format: gauntlet needs 'challengers', a list of bot names")
+            challengers = self.challengers(top["challengers"][1], names)
+        elif "challengers" in top:
+            raise self.fail(top["challengers"][0], "challengers",
+                            "only used with 'format: gauntlet' (this tournament is a round robin)")
+        values["challengers"] = challengers
+
+        # table size against the number of bots
+        where = players_node if players_node is not None else bots_key
+        shown_players = f"{players} players per table" + ("" if players_node is not None else " (the default)")
+        if fmt == ROUND_ROBIN and players > len(bots):
+            raise self.fail(where, "players",
+                            f"{shown_players} but only {len(bots)} bots; expected at most {len(bots)} "
+                            f"(set 'players' or add bots)")
+        if fmt == GAUNTLET:
+            field_size = len(bots) - len(challengers)
+            if players - 1 > field_size:
+                raise self.fail(where, "players",
+                                f"{shown_players} needs {players - 1} field bots besides each challenger, "
+                                f"but the field (bots that are not challengers) has {field_size}; "
+                                f"expected at most {field_size + 1} players")
+
+        if "deals" in top:
+            values["deals"] = self.integer(top["deals"][1], "deals", 1, 10_000, "a number of deals per table")
+        if "duplicate" in top:
+            values["duplicate"] = self.boolean(top["duplicate"][1], "duplicate")
+        if "seed" in top:
+            values["seed"] = self.integer(top["seed"][1], "seed", -(2**63), 2**63 - 1, "a whole number")
+        if "jobs" in top:
+            node = top["jobs"][1]
+            value = self.value(node) if isinstance(node, ScalarNode) else None
+            if value == "auto" or value is None and isinstance(node, ScalarNode) and node.value == "":
+                values["jobs"] = None
+            elif isinstance(value, int) and not isinstance(value, bool):
+                values["jobs"] = self.integer(node, "jobs", 1, 1024, "a number of parallel matches")
+            else:
+                raise self.fail(node, "jobs", f"expected a number of parallel matches or 'auto', got {self.got(node)}")
+
+        if "output" in top:
+            values["output"] = self.directory(top["output"][1], "output")
+        else:
+            slug = re.sub(r"[^A-Za-z0-9._+-]+", "-", name).strip("-.") or "tournament"
+            values["output"] = self.base / "arena-results" / slug
+
+        return TournamentConfig(path=Path(self.file), dir=self.base, key_lines=key_lines, **values)
+
+    # -- bots -------------------------------------------------------------------------
+    def bots(self, node: Node) -> list[BotConfig]:
+        items = self.sequence(node, "bots", "a list of bots (each a mapping with name and command)")
+        if len(items) < 2:
+            raise self.fail(node, "bots", f"expected at least 2 bots, got {len(items)}")
+        bots: list[BotConfig] = []
+        first_line: dict[str, int] = {}
+        for i, item in enumerate(items):
+            bot, name_node = self.bot(item, f"bots[{i}]")
+            if bot.name in first_line:
+                raise self.fail(name_node, f"bots[{i}].name",
+                                f"duplicate bot name '{bot.name}' (already used on line {first_line[bot.name]}); "
+                                f"expected a unique name")
+            first_line[bot.name] = _line(name_node)
+            bots.append(bot)
+        return bots
+
+    def bot(self, node: Node, path: str) -> tuple[BotConfig, Node]:
+        entries = self.mapping(node, path, _BOT_KEYS, what="a bot (a mapping with name and command)",
+                               required=("name",))
+        name_node = entries["name"][1]
+        name = self.string(name_node, f"{path}.name", "a bot name (a string)")
+        if not _NAME_RE.match(name):
+            raise self.fail(name_node, f"{path}.name",
+                            f"expected a bot name of 1-40 letters, digits, '_', '.', '+' or '-' "
+                            f"(starting with a letter or digit), got {name!r}")
+
+        if "command" in entries and "builtin" in entries:
+            raise self.fail(entries["builtin"][0], f"{path}.builtin",
+                            "give either 'command' (a program) or 'builtin' (an in-process player), not both")
+        if "builtin" in entries:
+            bnode = entries["builtin"][1]
+            value = self.value(bnode) if isinstance(bnode, ScalarNode) else None
+            if not isinstance(value, str) or value not in BUILTIN_PLAYERS:
+                raise self.fail(bnode, f"{path}.builtin",
+                                f"expected a built-in player ({_builtin_choices()}), got {self.got(bnode)}")
+            for key in ("dir", "env", "build", "limits"):
+                if key in entries:
+                    raise self.fail(entries[key][0], f"{path}.{key}",
+                                    "not used with 'builtin' (a built-in player runs inside the arena); "
+                                    "remove it or give a 'command'")
+            return BotConfig(name=name, builtin=value, line=_line(node)), name_node
+        if "command" not in entries:
+            raise self.fail(node, f"{path}.command",
+                            f"missing; a bot needs 'command' (the program to run) or 'builtin' "
+                            f"({_builtin_choices()})")
+
+        command = self.command(entries["command"][1], f"{path}.command")
+        cwd = self.directory(entries["dir"][1], f"{path}.dir") if "dir" in entries else self.base
+        if "dir" in entries and not cwd.is_dir():
+            raise self.fail(entries["dir"][1], f"{path}.dir", f"expected an existing directory, but {cwd} is not one")
+        env = self.env(entries["env"][1], f"{path}.env") if "env" in entries else ()
+        build = None
+        if "build" in entries:
+            build = self.string(entries["build"][1], f"{path}.build", "a shell command (a string)")
+            if not build.strip():
+                raise self.fail(entries["build"][1], f"{path}.build", "expected a shell command, got an empty string")
+        limits = self.limits(entries["limits"][1], f"{path}.limits") if "limits" in entries else BotLimits()
+        return BotConfig(name=name, command=command, dir=cwd, env=env, build=build, limits=limits,
+                         line=_line(node)), name_node
+
+    def command(self, node: Node, path: str) -> tuple[str, ...]:
+        expected = "a string or a list of strings"
+        if isinstance(node, SequenceNode):
+            argv: list[str] = []
+            for i, item in enumerate(node.value):
+                value = self.value(item) if isinstance(item, ScalarNode) else None
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    value = str(item.value)  # e.g. ["./bot", "--depth", 3]
+                if not isinstance(value, str):
+                    raise self.fail(item, f"{path}[{i}]", f"expected a string, got {self.got(item)}")
+                argv.append(value)
+        elif isinstance(node, ScalarNode) and isinstance(self.value(node), str):
+            try:
+                argv = shlex.split(self.value(node))
+            except ValueError as err:
+                raise self.fail(node, path, f"cannot split the command into words: {err}") from None
+        else:
+            raise self.fail(node, path, f"expected {expected}, got {self.got(node)}")
+        if not argv or not argv[0]:
+            raise self.fail(node, path, f"expected {expected} naming a program, got an empty command")
+        return tuple(argv)
+
+    def env(self, node: Node, path: str) -> tuple[tuple[str, str], ...]:
+        if not isinstance(node, MappingNode):
+            raise self.fail(node, path, f"expected a mapping of variable names to strings, got {self.got(node)}")
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag != "tag:yaml.org,2002:merge" and isinstance(key_node, ScalarNode):
+                if key_node.value in seen:
+                    raise self.fail(key_node, f"{path}.{key_node.value}", "duplicate key")
+                seen.add(key_node.value)
+        try:
+            self.constructor.flatten_mapping(node)  # "<<" merge keys; later entries win
+        except yaml.YAMLError as err:
+            raise _yaml_error(self.file, err) from None
+        pairs: dict[str, str] = {}
+        for key_node, value_node in node.value:
+            key = self.value(key_node) if isinstance(key_node, ScalarNode) else None
+            if not isinstance(key, str) or not _ENV_RE.match(key):
+                raise self.fail(key_node, path, f"expected an environment variable name, got {self.got(key_node)}")
+            value = self.value(value_node) if isinstance(value_node, ScalarNode) else None
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                value = str(value_node.value)
+            if not isinstance(value, str):
+                raise self.fail(value_node, f"{path}.{key}",
+                                f"expected a string (quote it), got {self.got(value_node)}")
+            if "\0" in value:
+                raise self.fail(value_node, f"{path}.{key}", "expected a string without NUL characters")
+            pairs[key] = value
+        return tuple(pairs.items())
+
+    def limits(self, node: Node, path: str) -> BotLimits:
+        entries = self.mapping(node, path, _LIMIT_KEYS, what="a mapping of limits")
+        values: dict[str, Any] = {}
+        if "memory_mb" in entries:
+            values["memory_mb"] = self.integer(entries["memory_mb"][1], f"{path}.memory_mb", 16, 1 << 20,
+                                               "a number of megabytes")
+        if "cpu_seconds" in entries:
+            values["cpu_seconds"] = self.number(entries["cpu_seconds"][1], f"{path}.cpu_seconds",
+                                                positive=True, hi=86_400)
+        if "max_line_bytes" in entries:
+            values["max_line_bytes"] = self.integer(entries["max_line_bytes"][1], f"{path}.max_line_bytes",
+                                                    1024, 1 << 30, "a number of bytes")
+        if "stderr_max_bytes" in entries:
+            values["stderr_max_bytes"] = self.integer(entries["stderr_max_bytes"][1], f"{path}.stderr_max_bytes",
+                                                      0, 1 << 34, "a number of bytes")
+        return BotLimits(**values)
+
+    # -- the other sections -----------------------------------------------------------
+    def rules(self, entry: tuple[Node, Node] | None, players: int, players_node: Node | None) -> Ruleset:
+        if entry is None:
+            rules = Ruleset()
+            rules_node: Node | None = None
+            entries: dict[str, tuple[Node, Node]] = {}
+        else:
+            rules_node = entry[1]
+            if isinstance(rules_node, ScalarNode) and self.value(rules_node) is None:
+                entries = {}
+            else:
+                entries = self.mapping(rules_node, "rules", _RULE_KEYS,
+                                       what="a mapping of rule settings (preset and overrides)")
+            data = {key: self.value(value_node) for key, (_, value_node) in entries.items()}
+            try:
+                rules = Ruleset.from_mapping(data)
+            except RulesetError as err:
+                raise self.ruleset_error(err, rules_node, entries) from None
+            except (TypeError, ValueError) as err:
+                raise self.fail(rules_node, "rules", f"not a valid ruleset: {err}") from None
+        # the cards must go round this table size (the engine's own check)
+        from ..shanghai.game import Game
+        try:
+            Game.seeded(rules, players, 0)
+        except RulesetError as err:
+            culprit = next((k for k in (err.setting, "decks") if k in entries), None)
+            if culprit is not None:
+                node, key = entries[culprit][1], f"rules.{culprit}"
+            elif players_node is not None:
+                node, key = players_node, "players"
+            else:
+                node, key = rules_node, f"rules.{err.setting}"
+            raise ConfigError(self.file, _line(node) if node is not None else None, key,
+                              _ruleset_message(err)) from None
+        return rules
+
+    def ruleset_error(self, err: RulesetError, rules_node: Node, entries: Mapping[str, tuple[Node, Node]]) -> ConfigError:
+        """Map a ``RulesetError`` (setting like ``decks.5`` or ``contracts[3]``) to its node."""
+        setting = err.setting
+        parts = re.findall(r"[^.\[\]]+|\[\d+\]", setting)
+        node: Node = rules_node
+        if parts and parts[0] in entries:
+            node = entries[parts[0]][1]
+            for part in parts[1:]:
+                child = None
+                if part.startswith("[") and isinstance(node, SequenceNode):
+                    i = int(part[1:-1])
+                    child = node.value[i] if i < len(node.value) else None
+                elif isinstance(node, MappingNode):
+                    for key_node, value_node in node.value:
+                        if isinstance(key_node, ScalarNode) and str(key_node.value) == part:
+                            child = value_node
+                            break
+                if child is None:
+                    break
+                node = child
+        return self.fail(node, f"rules.{setting}", _ruleset_message(err))
+
+    def time(self, node: Node) -> TimeControl:
+        entries = self.mapping(node, "time", _TIME_KEYS, what="a mapping of times in seconds (startup, per_move, bank)")
+        values: dict[str, Any] = {}
+        if "startup" in entries:
+            values["startup_seconds"] = self.number(entries["startup"][1], "time.startup", positive=True, hi=600)
+        if "per_move" in entries:
+            values["per_decision_seconds"] = self.number(entries["per_move"][1], "time.per_move", positive=True, hi=600)
+        if "bank" in entries:
+            bank_node = entries["bank"][1]
+            if isinstance(bank_node, ScalarNode) and self.value(bank_node) is None:
+                values["bank_seconds"] = None
+            else:
+                values["bank_seconds"] = self.number(bank_node, "time.bank", positive=False, hi=86_400)
+        return TimeControl(**values)
+
+    def faults(self, node: Node) -> FaultSettings:
+        entries = self.mapping(node, "faults", _FAULT_KEYS, what="a mapping (max_strikes, strict)")
+        values: dict[str, Any] = {}
+        if "max_strikes" in entries:
+            values["max_strikes"] = self.integer(entries["max_strikes"][1], "faults.max_strikes", 1, 1000,
+                                                 "a number of strikes")
+        if "strict" in entries:
+            values["strict"] = self.boolean(entries["strict"][1], "faults.strict")
+        return FaultSettings(**values)
+
+    def challengers(self, node: Node, names: Sequence[str]) -> tuple[str, ...]:
+        items = self.sequence(node, "challengers", "a list of bot names")
+        if not items:
+            raise self.fail(node, "challengers", "expected at least one bot name, got an empty list")
+        out: list[str] = []
+        for i, item in enumerate(items):
+            name = self.string(item, f"challengers[{i}]", "a bot name")
+            if name not in names:
+                raise self.fail(item, f"challengers[{i}]",
+                                f"unknown bot '{name}'{_suggest(name, names)}")
+            if name in out:
+                raise self.fail(item, f"challengers[{i}]", f"'{name}' is listed twice")
+            out.append(name)
+        if len(out) >= len(names):
+            raise self.fail(node, "challengers", "every bot is a challenger; expected at least one bot left as the field")
+        return tuple(out)
+
+
+def _builtin_choices() -> str:
+    names = [repr(n) for n in BUILTIN_PLAYERS]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def _ruleset_message(err: RulesetError) -> str:
+    text = str(err)
+    prefix = f"setting '{err.setting}': "
+    return text[len(prefix):] if text.startswith(prefix) else text

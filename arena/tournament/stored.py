@@ -1,0 +1,122 @@
+"""One completed match as the results database stores it.
+
+``StoredMatch`` is the store's own input and output type (see
+:mod:`arena.tournament.store` for the SQLite database itself), together with
+the keys its statistics and faults keep and ``StoreError``, the one-line,
+user-facing error raised by the store and by :meth:`StoredMatch.validate`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["FAULT_KINDS", "STAT_KEYS", "FAULT_KEYS", "StoreError", "StoredMatch"]
+
+FAULT_KINDS = ("timeout", "crash", "malformed", "wrong_id", "illegal")
+STAT_KEYS = ("count", "mean", "p95", "max", "timeouts")
+FAULT_KEYS = ("seat", "kind", "hand", "decision", "decision_kind", "detail")
+
+
+class StoreError(Exception):
+    """A one-line, user-facing problem with a results database."""
+
+
+def _empty_stats() -> dict[str, Any]:
+    return {"count": 0, "mean": None, "p95": None, "max": None, "timeouts": 0}
+
+
+@dataclass(frozen=True)
+class StoredMatch:
+    """One completed match, as stored (the store's own input type).
+
+    Lists are per seat in seat order unless said otherwise. ``places`` are
+    already forfeit-adjusted (forfeited seats last) with equal totals sharing a
+    place (competition ranking: 1, 1, 3). ``hand_scores[h][s]`` is the score of
+    seat ``s`` in hand ``h + 1``; ``hand_winners[h]`` the seat that went out, or
+    None. Decision-time statistics are in seconds.
+
+    The event log is given as ``record`` (a JSON-ready dict, stored compressed
+    in the database) and/or ``record_path`` (a JSON file kept elsewhere).
+    ``ResultStore.matches`` returns matches without their record (``record`` is
+    None) to stay light; ``ResultStore.match`` and ``ResultStore.record`` load it.
+
+    Construction normalises a little so that a round trip through the store
+    compares equal: tuples become lists, ``forfeited`` becomes bools, missing
+    ``decision_stats`` / ``stderr_logs`` become empty statistics / None per
+    seat, statistics keep only :data:`STAT_KEYS` (so ``DecisionStats.as_dict()``
+    may be passed as is) and faults only :data:`FAULT_KEYS`.
+    """
+
+    match_id: str
+    schedule_index: int
+    table: int
+    rotation: int
+    deal: int
+    seed: int
+    bots: list[str]
+    totals: list[int]
+    places: list[int]
+    forfeited: list[bool]
+    hand_scores: list[list[int]]
+    hand_winners: list[int | None]
+    faults: list[dict[str, Any]] = field(default_factory=list)
+    decision_stats: list[dict[str, Any]] = field(default_factory=list)
+    stderr_logs: list[str | None] = field(default_factory=list)
+    record: dict[str, Any] | None = None
+    record_path: str | None = None
+    duration_seconds: float = 0.0
+    started_at: str = ""
+
+    def __post_init__(self) -> None:
+        n = len(self.bots)
+        put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
+        put("bots", list(self.bots))
+        put("totals", list(self.totals))
+        put("places", list(self.places))
+        put("forfeited", [bool(f) for f in self.forfeited])
+        put("hand_scores", [list(row) for row in self.hand_scores])
+        put("hand_winners", list(self.hand_winners))
+        put("faults", [{k: dict(f).get(k) for k in FAULT_KEYS} for f in self.faults])
+        stats = list(self.decision_stats) or [_empty_stats() for _ in range(n)]
+        put("decision_stats", [{k: dict(s).get(k, 0 if k in ("count", "timeouts") else None)
+                                for k in STAT_KEYS} for s in stats])
+        put("stderr_logs", [None if p is None else str(p) for p in self.stderr_logs] or [None] * n)
+        if self.record_path is not None:
+            put("record_path", str(self.record_path))
+
+    @property
+    def players(self) -> int:
+        return len(self.bots)
+
+    @property
+    def hands(self) -> int:
+        return len(self.hand_scores)
+
+    def validate(self) -> None:
+        """Raise StoreError (one line) if the match is not self-consistent."""
+        def bad(msg: str) -> StoreError:
+            return StoreError(f"match {self.match_id!r}: {msg}")
+
+        if not isinstance(self.match_id, str) or not self.match_id:
+            raise bad("match_id must be a non-empty string")
+        n = len(self.bots)
+        if n < 1:
+            raise bad("no bots")
+        if len(set(self.bots)) != n:
+            raise bad(f"a bot appears twice in one match: {self.bots}")
+        for name in ("totals", "places", "forfeited", "decision_stats", "stderr_logs"):
+            if len(getattr(self, name)) != n:
+                raise bad(f"{name} has {len(getattr(self, name))} entries for {n} seats")
+        if len(self.hand_winners) != len(self.hand_scores):
+            raise bad(f"{len(self.hand_winners)} hand winners for {len(self.hand_scores)} hands")
+        for h, row in enumerate(self.hand_scores, start=1):
+            if len(row) != n:
+                raise bad(f"hand {h} has {len(row)} scores for {n} seats")
+        for h, w in enumerate(self.hand_winners, start=1):
+            if w is not None and not (isinstance(w, int) and 0 <= w < n):
+                raise bad(f"hand {h} winner {w!r} is not a seat")
+        for f in self.faults:
+            if not (isinstance(f["seat"], int) and 0 <= f["seat"] < n):
+                raise bad(f"fault seat {f['seat']!r} is not a seat")
+
