@@ -251,3 +251,32 @@ def test_greedy_finishes_above_random_in_the_demo(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     rank = {r["bot"]: r["rank"] for r in board(out)}
     assert rank["greedy"] < rank["random"]
+
+
+def test_progress_line_and_quiet_when_not_a_terminal() -> None:
+    import io
+
+    from arena.match import MatchResult
+    from arena.tournament.runner import Progress
+    from arena.tournament.schedule import ScheduleEntry
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    entry = ScheduleEntry(0, "t000-r0-d0", 0, 0, 0, ("a", "b", "c"), 1)
+    result = MatchResult(
+        match_id="t000-r0-d0", names=("a", "b", "c"), totals=(10, 20, 30), places=(1, 2, 3),
+        hand_scores=((10, 20, 30),), winners=(None,), forfeited=(False, False, False),
+        faults=(), stats=(), stderr_logs=(None, None, None), record={}, wall_seconds=1.0,
+        startup_seconds=0.0,
+    )
+    quiet = io.StringIO()
+    Progress(total=4, stream=quiet).add(entry, result)
+    assert quiet.getvalue() == ""
+    tty = Tty()
+    progress = Progress(total=4, stream=tty)
+    progress.add(entry, result)
+    line = tty.getvalue()
+    assert "[1/4]" in line and "elapsed" in line and "ETA" in line and "faults 0" in line
+    assert "leader a" in line
