@@ -215,7 +215,7 @@ CASES = {
     "unknown key without a close match": (
         THREE_BOTS + "colour: red\n",
         ":5: colour: unknown key; expected one of: name, bots, players, rules, time, faults, format, "
-        "challengers, deals, duplicate, seed, jobs, output"),
+        "challengers, deals, duplicate, seed, jobs, output, sandbox"),
     "unknown bot key": (
         "bots:\n  - name: a\n    builtin: random\n  - name: b\n    comand: ./b\n",
         ":5: bots[1].comand: unknown key (did you mean 'command'?)"),

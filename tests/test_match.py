@@ -20,7 +20,7 @@ from arena.cli import main
 from arena.match import (BotPool, FaultPolicy, MatchResult, MatchSpec, SeatSpec, fallback_action,
                          forfeit_places, run_match)
 from arena.match.seats import Encoder
-from arena.process import BotStartupError, TimeControl, group_members
+from arena.process import BotStartupError, SandboxPolicy, TimeControl, group_members
 from arena.protocol import request_message
 from arena.shanghai.game import Game
 from arena.shanghai.ruleset import Ruleset
@@ -135,7 +135,8 @@ def test_minimal_bots_play_a_whole_match(tmp_path):
 
 def test_bot_sees_start_public_events_and_end(tmp_path):
     log = tmp_path / "seen.jsonl"
-    result = play(tmp_path, bot("recorder", str(log)), SeatSpec.builtin("greedy"), SeatSpec.builtin("random"))
+    recorder = bot("recorder", str(log), sandbox=SandboxPolicy(write=(str(tmp_path),)))
+    result = play(tmp_path, recorder, SeatSpec.builtin("greedy"), SeatSpec.builtin("random"))
     msgs = [json.loads(line) for line in log.read_text().splitlines()]
     start = msgs[0]
     assert start["type"] == "start" and start["seat"] == 0 and start["names"][0] == "recorder"

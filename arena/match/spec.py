@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..process import BotSpec, DecisionStats, TimeControl
+from ..process import BotSpec, DecisionStats, SandboxPolicy, TimeControl
 from ..shanghai.ruleset import Ruleset
 
 # Fault kinds, in the words bots and reports use.
@@ -75,11 +75,15 @@ def bot_spec_to_json(spec: BotSpec) -> dict[str, Any]:
         "cpu_seconds": spec.cpu_seconds,
         "max_line_bytes": spec.max_line_bytes,
         "stderr_max_bytes": spec.stderr_max_bytes,
+        "sandbox": spec.sandbox.to_json(),
     }
 
 
 def bot_spec_from_json(obj: Mapping[str, Any]) -> BotSpec:
-    return BotSpec(**dict(obj))
+    fields = dict(obj)
+    if "sandbox" in fields:
+        fields["sandbox"] = SandboxPolicy.from_json(fields["sandbox"])
+    return BotSpec(**fields)
 
 
 def bot_key(spec: BotSpec) -> tuple[Any, ...]:
@@ -87,7 +91,7 @@ def bot_key(spec: BotSpec) -> tuple[Any, ...]:
     env = tuple(sorted(spec.env.items())) if spec.env else ()
     cwd = os.fspath(spec.cwd) if spec.cwd is not None else None
     return (spec.argv, cwd, env, spec.memory_mb, spec.cpu_seconds, spec.max_line_bytes,
-            spec.stderr_max_bytes)
+            spec.stderr_max_bytes, spec.sandbox)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ and CPU limits, and makes sure no bot process outlives its ``BotProcess``.
 Modules: ``spec`` (BotSpec, TimeControl), ``bot`` (BotProcess), ``exchange``
 (writing lines, awaiting replies), ``exits`` (reaping, exit messages, cleanup),
 ``errors`` (typed failures), ``streams`` (reader threads, line splitting),
-``limits`` (rlimits, process groups, memory watchdog), ``stats`` (decision times).
+``limits`` (rlimits, process groups, memory watchdog), ``stats`` (decision times),
+``sandbox`` (the bubblewrap sandbox every bot runs in where it works).
 Every line in and out is logged at DEBUG level on the ``arena.process`` logger.
 """
 
@@ -15,6 +16,7 @@ from .bot import QUIT_MESSAGE, BotProcess
 from .errors import (BotCrashed, BotFailure, BotMalformed, BotStartupError, BotTimeout,
                      describe_exit)
 from .limits import group_members, kill_group
+from .sandbox import Containment, SandboxPolicy, SandboxUnavailable
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats
 from .streams import LineSplitter
@@ -23,4 +25,5 @@ __all__ = [
     "QUIT_MESSAGE", "BotProcess", "BotSpec", "TimeControl", "DecisionStats",
     "BotFailure", "BotTimeout", "BotCrashed", "BotMalformed", "BotStartupError",
     "describe_exit", "group_members", "kill_group", "LineSplitter",
+    "Containment", "SandboxPolicy", "SandboxUnavailable",
 ]

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
+from . import sandbox
 from .errors import BotFailure, BotStartupError, BotTimeout
 from .exchange import JSONObject, LineExchange
 from .exits import emergency_kill
@@ -48,6 +49,17 @@ LOG = logging.getLogger(__name__)
 QUIT_MESSAGE: Mapping[str, Any] = {"type": "quit"}
 SEND_TIMEOUT = 5.0        # default limit for writing a message the bot does not answer
 TERM_GRACE = 0.5          # after SIGTERM, before SIGKILL
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    """The fallback warning of ``auto``, once per process (callers that
+    resolve the mode themselves, like the CLI, print it their own way)."""
+    if message not in _WARNED:
+        _WARNED.add(message)
+        LOG.warning("%s", message)
 
 
 class BotProcess(LineExchange):
@@ -64,6 +76,8 @@ class BotProcess(LineExchange):
         self.bank_remaining: float | None = self.time_control.bank_seconds
         self.startup_elapsed: float | None = None
         self.spawn_seconds: float | None = None
+        self.containment: sandbox.Containment | None = None   # set by start()
+        self._sandbox_init: int | None = None    # pid of the sandbox's first process
         self.stale_lines = 0                 # unsolicited / late / wrong-id lines thrown away
         # Filled in when the process has been reaped:
         self.returncode: int | None = None
@@ -128,26 +142,29 @@ class BotProcess(LineExchange):
             raise BotStartupError(f"cannot start {spec.argv[0]!r}: working directory "
                                   f"{os.fspath(spec.cwd)!r} does not exist",
                                   argv=spec.argv, bot=self.name)
-        env = None if not spec.env else {**os.environ, **spec.env}
+        try:
+            self.containment = sandbox.resolve(spec.sandbox.mode)
+        except sandbox.SandboxUnavailable as exc:
+            raise BotStartupError(str(exc), argv=spec.argv, bot=self.name) from exc
+        if self.containment.warning and spec.sandbox.mode == sandbox.AUTO:
+            _warn_once(self.containment.warning)
         log_file = None
         if self.stderr_log is not None:
             os.makedirs(os.path.dirname(os.path.abspath(self.stderr_log)), exist_ok=True)
             log_file = open(self.stderr_log, "ab")  # noqa: SIM115 - owned by the stderr thread
         t0 = time.monotonic()
         try:
-            # start_new_session: own session and process group, and no terminal
-            # signals (Ctrl-C goes to the arena, which then closes its bots).
-            # No preexec_fn, so CPython can use vfork(); close_fds keeps a bot
-            # from inheriting the pipes of other bots (which would hide EOFs).
-            proc = subprocess.Popen(
-                list(spec.argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, cwd=spec.cwd, env=env, bufsize=0,
-                close_fds=True, start_new_session=True)
-        except OSError as exc:
+            if self.containment.mode == sandbox.BWRAP:
+                proc = self._spawn_sandboxed()
+            else:
+                proc = self._spawn()
+        except (OSError, BotStartupError) as exc:
             if log_file is not None:
                 log_file.close()
                 if os.path.getsize(log_file.name) == 0:   # not started: leave no empty log behind
                     os.unlink(log_file.name)
+            if isinstance(exc, BotStartupError):
+                raise
             raise self._startup_error(exc) from exc
         self.spawn_seconds = time.monotonic() - t0
         self._proc = proc
@@ -155,7 +172,8 @@ class BotProcess(LineExchange):
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         os.set_blocking(proc.stdin.fileno(), False)
         try:
-            apply_limits(proc.pid, spec)
+            if self.containment.mode != sandbox.BWRAP:
+                apply_limits(proc.pid, spec)
         except ProcessLookupError:
             pass            # already gone: reported as a crash on first use
         except OSError as exc:
@@ -177,9 +195,72 @@ class BotProcess(LineExchange):
         self._stderr.start()
         if spec.memory_mb is not None:
             WATCHDOG.register(proc.pid, self.name, spec.memory_mb, self._kill_reasons.append)
-        LOG.debug("%s: started pid %d in %.1f ms: %s", self.name, proc.pid,
-                  self.spawn_seconds * 1000, " ".join(spec.argv))
+        LOG.debug("%s: started pid %d in %.1f ms (%s): %s", self.name, proc.pid,
+                  self.spawn_seconds * 1000, self.containment.mode, " ".join(spec.argv))
         return self
+
+    def _popen(self, argv: Sequence[str], cwd: str | os.PathLike[str] | None,
+               pass_fds: Sequence[int] = ()) -> subprocess.Popen[bytes]:
+        env = None if not self.spec.env else {**os.environ, **self.spec.env}
+        # start_new_session: own session and process group, and no terminal
+        # signals (Ctrl-C goes to the arena, which then closes its bots).
+        # No preexec_fn, so CPython can use vfork(); close_fds keeps a bot
+        # from inheriting the pipes of other bots (which would hide EOFs).
+        return subprocess.Popen(
+            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, cwd=cwd, env=env, bufsize=0,
+            close_fds=True, pass_fds=tuple(pass_fds), start_new_session=True)
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        return self._popen(self.spec.argv, self.spec.cwd)
+
+    def _spawn_sandboxed(self) -> subprocess.Popen[bytes]:
+        """Start the bot inside bwrap, held at ``--block-fd`` until its
+        namespace's first process has the resource limits (see ``sandbox``)."""
+        spec = self.spec
+        cwd = os.path.abspath(spec.cwd if spec.cwd is not None else os.getcwd())
+        env = {**os.environ, **(spec.env or {})}
+        problem = sandbox.preflight(spec.argv, cwd, env)
+        if problem is not None:
+            raise problem
+        policy = spec.sandbox
+        if self.stderr_log is not None:      # the arena's logs are no business of the bot
+            logs = os.path.dirname(os.path.abspath(self.stderr_log))
+            policy = sandbox.SandboxPolicy(policy.mode, policy.read, policy.write,
+                                           (*policy.hide, logs))
+        info_r, info_w = os.pipe()
+        block_r, block_w = os.pipe()
+        try:
+            assert self.containment.bwrap is not None
+            argv = sandbox.command(self.containment.bwrap, spec.argv, cwd=cwd, env=env,
+                                   policy=policy, info_fd=info_w, block_fd=block_r)
+            proc = self._popen(argv, cwd, pass_fds=(info_w, block_r))
+        except BaseException:
+            for fd in (info_r, info_w, block_r, block_w):
+                os.close(fd)
+            raise
+        os.close(info_w)
+        os.close(block_r)
+        try:
+            child = sandbox.read_child_pid(info_r, self.time_control.startup_seconds)
+            if child is not None:
+                self._sandbox_init = child
+                apply_limits(child, spec)
+                os.write(block_w, b"x")
+        except OSError as exc:
+            child = None
+            LOG.debug("%s: sandbox set-up failed: %s", self.name, exc)
+        finally:
+            os.close(info_r)
+            os.close(block_w)
+        if child is None:
+            kill_group(proc.pid, signal.SIGKILL)
+            _out, err = proc.communicate(timeout=5.0)
+            lines = err.decode("utf-8", "replace").strip().splitlines()
+            why = lines[-1] if lines else f"bwrap exited with code {proc.returncode}"
+            raise BotStartupError(f"cannot start {spec.argv[0]!r} in the sandbox: {why}",
+                                  argv=spec.argv, bot=self.name)
+        return proc
 
     def _startup_error(self, exc: OSError) -> BotStartupError:
         cmd = self.spec.argv[0]
@@ -331,7 +412,7 @@ class BotProcess(LineExchange):
                     self._close_stdin()
                     if not self._wait_leader(grace) and term_grace > 0:
                         LOG.debug("%s: still running after %.2f s, SIGTERM", self.name, grace)
-                        kill_group(proc.pid, signal.SIGTERM)
+                        self._signal_bot(signal.SIGTERM)
                         self._wait_leader(term_grace)
                 self._kill_and_reap()
         finally:

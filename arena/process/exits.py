@@ -17,8 +17,9 @@ import subprocess
 import time
 import weakref
 
+from . import sandbox
 from .errors import BotCrashed, BotFailure, describe_exit, excerpt
-from .limits import WATCHDOG, group_members, kill_group
+from .limits import WATCHDOG, group_members, kill_group, signal_member
 from .spec import BotSpec
 from .streams import EOF, EXIT, StderrReader, StdoutReader, Wakeup
 
@@ -60,8 +61,27 @@ class ProcessExits:
     _reaped: bool
     _failure: BotFailure | None
     _kill_reasons: list[str]
+    containment: sandbox.Containment | None
+    _sandbox_init: int | None
 
     # ----------------------------------------------------------- processes
+    @property
+    def _sandboxed(self) -> bool:
+        return self.containment is not None and self.containment.mode == sandbox.BWRAP
+
+    def _signal_bot(self, sig: int) -> None:
+        """Signal the bot's processes.  In the sandbox, not bwrap's own two:
+        they would die at once and take the bot with them, with no chance to
+        handle the signal."""
+        assert self._proc is not None
+        if not self._sandboxed:
+            kill_group(self._proc.pid, sig)
+            return
+        keep = {self._proc.pid, self._sandbox_init}
+        for pid in group_members(self._proc.pid):
+            if pid not in keep:
+                signal_member(pid, self._proc.pid, sig)
+
     def _leader_exited(self) -> bool:
         """Has the main process exited?  Does not reap it (WNOWAIT)."""
         if self._reaped:
@@ -100,8 +120,13 @@ class ProcessExits:
         else:
             returncode = os.waitstatus_to_exitcode(status)
             proc.returncode = returncode     # so Popen never waits for it again
-            self.cpu_seconds_used = usage.ru_utime + usage.ru_stime
-            self.peak_rss_mb = usage.ru_maxrss / 1024      # KiB on Linux
+            if self._sandboxed:
+                # bwrap's exit code stands for the bot's; its usage is bwrap's
+                # own (its init is not reaped by it), so the bot's is unknown.
+                returncode = sandbox.exit_code(returncode)
+            else:
+                self.cpu_seconds_used = usage.ru_utime + usage.ru_stime
+                self.peak_rss_mb = usage.ru_maxrss / 1024      # KiB on Linux
         self._reaped = True
         self.returncode = returncode
         self.exit_description = self._describe_exit()
@@ -120,10 +145,12 @@ class ProcessExits:
                 sig == signal.SIGXCPU
                 or (sig == signal.SIGKILL and cpu is not None and cpu >= spec.cpu_seconds)):
             return f"{text}: CPU time limit of {spec.cpu_seconds} s exceeded"
-        if (spec.memory_mb is not None and self.peak_rss_mb is not None
-                and self.returncode != 0 and self.peak_rss_mb >= 0.8 * spec.memory_mb):
-            return (f"{text} (peak memory {self.peak_rss_mb:.0f} MB, "
-                    f"memory limit {spec.memory_mb} MB)")
+        if spec.memory_mb is not None and self.returncode != 0:
+            if self.peak_rss_mb is None:          # not measured (sandbox): a hint only
+                return f"{text} (memory limit {spec.memory_mb} MB)"
+            if self.peak_rss_mb >= 0.8 * spec.memory_mb:
+                return (f"{text} (peak memory {self.peak_rss_mb:.0f} MB, "
+                        f"memory limit {spec.memory_mb} MB)")
         return text
 
     def _kill_and_reap(self) -> None:

@@ -127,6 +127,25 @@ def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
     return True
 
 
+def signal_member(pid: int, pgid: int, sig: int) -> bool:
+    """Signal process ``pid`` if it is (still) in group ``pgid``.  Through a
+    pidfd, so a pid that was reused meanwhile is never signalled."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return False
+    try:
+        info = _read_stat(str(pid))
+        if info is None or info.pgid != pgid:
+            return False
+        signal.pidfd_send_signal(fd, sig)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def _pss_bytes(pid: int) -> int | None:
     try:
         with open(f"/proc/{pid}/smaps_rollup", "rb") as f:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from .sandbox import SandboxPolicy
 
 MiB = 1024 * 1024
 
@@ -27,6 +29,8 @@ class BotSpec:
     * ``max_line_bytes``: longest accepted stdout line (without the newline).
     * ``stderr_max_bytes``: bytes of stderr kept in the log; the rest is
       read, counted and dropped.
+    * ``sandbox``: how the bot is confined (``sandbox.SandboxPolicy``; by
+      default bubblewrap where it works).
 
     The stderr log path belongs to a match, so it is given to ``BotProcess``.
     """
@@ -38,6 +42,7 @@ class BotSpec:
     cpu_seconds: int | None = None
     max_line_bytes: int = MiB
     stderr_max_bytes: int = MiB
+    sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
 
     def __post_init__(self) -> None:
         if isinstance(self.argv, (str, bytes)):

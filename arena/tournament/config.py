@@ -31,12 +31,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..process import BotSpec, TimeControl
+from ..process import BotSpec, SandboxPolicy, TimeControl
+from ..process.sandbox import AUTO, home_of
 from ..process.spec import MiB
 from ..shanghai.ruleset import Ruleset
 
 __all__ = [
-    "ConfigError", "BotLimits", "BotConfig", "FaultSettings", "TournamentConfig", "load_config",
+    "ConfigError", "BotLimits", "BotSandbox", "BotConfig", "FaultSettings", "TournamentConfig", "load_config",
     "ROUND_ROBIN", "GAUNTLET", "FORMATS", "DEFAULT_PLAYERS", "MAX_MATCHES",
 ]
 
@@ -79,6 +80,16 @@ class BotLimits:
 
 
 @dataclass(frozen=True)
+class BotSandbox:
+    """A bot's ``sandbox`` key: extra paths it may read or write (absolute), and
+    whether it gets a private writable scratch directory (``$ARENA_SCRATCH``)."""
+
+    read: tuple[Path, ...] = ()
+    write: tuple[Path, ...] = ()
+    scratch: bool = False
+
+
+@dataclass(frozen=True)
 class BotConfig:
     """One entry of ``bots``: either a ``command`` run as a subprocess or a ``builtin`` player.
 
@@ -94,20 +105,23 @@ class BotConfig:
     env: tuple[tuple[str, str], ...] = ()
     build: str | None = None
     limits: BotLimits = field(default_factory=BotLimits)
+    sandbox: BotSandbox = field(default_factory=BotSandbox)
     line: int | None = None
 
     @property
     def is_builtin(self) -> bool:
         return self.builtin is not None
 
-    def spec(self) -> BotSpec:
-        """How to start this bot as a subprocess (argv, cwd, env, limits)."""
+    def spec(self, sandbox: SandboxPolicy | None = None,
+             extra_env: tuple[tuple[str, str], ...] = ()) -> BotSpec:
+        """How to start this bot as a subprocess (argv, cwd, env, limits, sandbox)."""
         if self.command is None:
             raise ValueError(f"bot {self.name!r} is the built-in player {self.builtin!r}, not a subprocess")
         return BotSpec(
             argv=self.command,
             cwd=self.dir,
-            env=dict(self.env) or None,
+            env=dict(self.env + extra_env) or None,
+            sandbox=sandbox or SandboxPolicy(),
             memory_mb=self.limits.memory_mb,
             cpu_seconds=self.limits.cpu_seconds,
             max_line_bytes=self.limits.max_line_bytes,
@@ -115,7 +129,9 @@ class BotConfig:
         )
 
     def seat_spec(self) -> Any:
-        """This bot as an ``arena.match.SeatSpec`` (seat named after the bot)."""
+        """This bot as an ``arena.match.SeatSpec`` (seat named after the bot,
+        with the default sandbox; ``TournamentConfig.seat_spec`` adds the
+        tournament's hidden paths)."""
         from ..match import SeatSpec
         if self.builtin is not None:
             return SeatSpec(self.name, player=self.builtin)
@@ -175,6 +191,7 @@ class TournamentConfig:
     seed: int = 1
     jobs: int | None = None
     output: Path = Path("arena-results")
+    sandbox: str = AUTO
     key_lines: tuple[tuple[str, int], ...] = ()
 
     # -- bots -------------------------------------------------------------------
@@ -188,13 +205,42 @@ class TournamentConfig:
                 return b
         raise KeyError(name)
 
-    def bot_spec(self, name: str) -> BotSpec:
-        """The ``BotSpec`` of a subprocess bot (ValueError for a built-in player)."""
-        return self.bot(name).spec()
+    def bot_spec(self, name: str, sandbox_mode: str | None = None) -> BotSpec:
+        """The ``BotSpec`` of a subprocess bot (ValueError for a built-in player),
+        confined by ``sandbox_policy``; ``sandbox_mode`` overrides the file's
+        mode (the caller's ``sandbox.resolve`` result, so workers do not probe)."""
+        bot = self.bot(name)
+        extra_env = (("ARENA_SCRATCH", str(self.scratch_dir(name))),) if bot.sandbox.scratch else ()
+        return bot.spec(self.sandbox_policy(name, sandbox_mode), extra_env)
 
-    def seat_spec(self, name: str) -> Any:
+    def scratch_dir(self, name: str) -> Path:
+        """The writable scratch directory of a bot that asks for one (kept
+        between matches, inside the results directory)."""
+        return self.output / "scratch" / name
+
+    def sandbox_policy(self, name: str, mode: str | None = None) -> SandboxPolicy:
+        """What bot ``name`` may see: not the results, not this file, not the
+        other bots' directories; its own extra read and write paths."""
+        bot = self.bot(name)
+        hide = [self.output, self.path.absolute()]
+        for other in self.bots:
+            if other.name != name and other.command is not None:
+                home = home_of(other.command, os.fspath(other.dir) if other.dir else None)
+                if home is not None:
+                    hide.append(Path(home))
+        write = list(bot.sandbox.write)
+        if bot.sandbox.scratch:
+            write.append(self.scratch_dir(name))
+        return SandboxPolicy(mode or self.sandbox, tuple(map(str, bot.sandbox.read)),
+                             tuple(map(str, write)), tuple(map(str, hide)))
+
+    def seat_spec(self, name: str, sandbox_mode: str | None = None) -> Any:
         """The ``arena.match.SeatSpec`` of a bot: built-in player or subprocess."""
-        return self.bot(name).seat_spec()
+        bot = self.bot(name)
+        if bot.is_builtin:
+            return bot.seat_spec()
+        from ..match import SeatSpec
+        return SeatSpec(name, bot=self.bot_spec(name, sandbox_mode))
 
     @property
     def field_bots(self) -> tuple[str, ...]:

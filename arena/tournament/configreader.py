@@ -22,17 +22,19 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ..players.registry import BUILTIN_PLAYERS
 from ..process import TimeControl
+from ..process.sandbox import MODES as SANDBOX_MODES
 from ..shanghai.errors import RulesetError
 from ..shanghai.ruleset import MAX_PLAYERS, MIN_PLAYERS, Ruleset
-from .config import (DEFAULT_PLAYERS, FORMATS, GAUNTLET, ROUND_ROBIN, BotConfig, BotLimits, ConfigError,
+from .config import (DEFAULT_PLAYERS, FORMATS, GAUNTLET, ROUND_ROBIN, BotConfig, BotLimits, BotSandbox, ConfigError,
                      FaultSettings, TournamentConfig)
 from .yamlreader import NodeReader, _line, _suggest, _yaml_error, compose
 
 __all__ = ["Reader", "compose"]
 
 _TOP_KEYS = ("name", "bots", "players", "rules", "time", "faults", "format", "challengers",
-             "deals", "duplicate", "seed", "jobs", "output")
-_BOT_KEYS = ("name", "command", "builtin", "dir", "env", "build", "limits")
+             "deals", "duplicate", "seed", "jobs", "output", "sandbox")
+_BOT_KEYS = ("name", "command", "builtin", "dir", "env", "build", "limits", "sandbox")
+_BOT_SANDBOX_KEYS = ("read", "write", "scratch")
 _LIMIT_KEYS = ("memory_mb", "cpu_seconds", "max_line_bytes", "stderr_max_bytes")
 _TIME_KEYS = ("startup", "per_move", "bank")
 _FAULT_KEYS = ("max_strikes", "strict")
@@ -134,6 +136,14 @@ class Reader(NodeReader):
             else:
                 raise self.fail(node, "jobs", f"expected a number of parallel matches or 'auto', got {self.got(node)}")
 
+        if "sandbox" in top:
+            node = top["sandbox"][1]
+            mode = self.value(node) if isinstance(node, ScalarNode) else None
+            if mode not in SANDBOX_MODES:
+                raise self.fail(node, "sandbox", f"expected {', '.join(map(repr, SANDBOX_MODES))}, "
+                                                 f"got {self.got(node)}")
+            values["sandbox"] = mode
+
         if "output" in top:
             values["output"] = self.directory(top["output"][1], "output")
         else:
@@ -178,7 +188,7 @@ class Reader(NodeReader):
             if not isinstance(value, str) or value not in BUILTIN_PLAYERS:
                 raise self.fail(bnode, f"{path}.builtin",
                                 f"expected a built-in player ({_builtin_choices()}), got {self.got(bnode)}")
-            for key in ("dir", "env", "build", "limits"):
+            for key in ("dir", "env", "build", "limits", "sandbox"):
                 if key in entries:
                     raise self.fail(entries[key][0], f"{path}.{key}",
                                     "not used with 'builtin' (a built-in player runs inside the arena); "
@@ -200,8 +210,28 @@ class Reader(NodeReader):
             if not build.strip():
                 raise self.fail(entries["build"][1], f"{path}.build", "expected a shell command, got an empty string")
         limits = self.limits(entries["limits"][1], f"{path}.limits") if "limits" in entries else BotLimits()
+        box = self.bot_sandbox(entries["sandbox"][1], f"{path}.sandbox") if "sandbox" in entries else BotSandbox()
         return BotConfig(name=name, command=command, dir=cwd, env=env, build=build, limits=limits,
-                         line=_line(node)), name_node
+                         sandbox=box, line=_line(node)), name_node
+
+    def bot_sandbox(self, node: Node, path: str) -> BotSandbox:
+        entries = self.mapping(node, path, _BOT_SANDBOX_KEYS,
+                               what="a mapping with read, write (lists of paths) and scratch")
+        paths: dict[str, tuple[Path, ...]] = {}
+        for key in ("read", "write"):
+            if key not in entries:
+                continue
+            items = self.sequence(entries[key][1], f"{path}.{key}", "a list of paths")
+            found: list[Path] = []
+            for i, item in enumerate(items):
+                where = f"{path}.{key}[{i}]"
+                p = self.directory(item, where)
+                if not p.exists():
+                    raise self.fail(item, where, f"expected an existing path, but {p} does not exist")
+                found.append(p)
+            paths[key] = tuple(found)
+        scratch = self.boolean(entries["scratch"][1], f"{path}.scratch") if "scratch" in entries else False
+        return BotSandbox(read=paths.get("read", ()), write=paths.get("write", ()), scratch=scratch)
 
     def command(self, node: Node, path: str) -> tuple[str, ...]:
         expected = "a string or a list of strings"

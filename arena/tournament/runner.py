@@ -20,7 +20,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator, TextIO
 
-from ..match import FaultPolicy, MatchResult, MatchSpec, SeatSpec
+from ..match import FaultPolicy, MatchResult, MatchSpec
+from ..process import sandbox
 from .config import TournamentConfig
 from .executor import ProcessExecutor, SerialExecutor, make_executor
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size
@@ -38,15 +39,10 @@ def db_path(config: TournamentConfig) -> Path:
     return config.output / DEFAULT_DB_NAME
 
 
-def entry_spec(config: TournamentConfig, entry: ScheduleEntry, log_dir: Path) -> MatchSpec:
-    seats = []
-    for name in entry.seats:
-        bot = config.bot(name)
-        if bot.is_builtin:
-            assert bot.builtin is not None
-            seats.append(SeatSpec.builtin(bot.builtin, name=name))
-        else:
-            seats.append(SeatSpec(name, bot=bot.spec()))
+def entry_spec(config: TournamentConfig, entry: ScheduleEntry, log_dir: Path,
+               sandbox_mode: str | None = None) -> MatchSpec:
+    """``sandbox_mode``: what the file's mode resolved to (``prepare_sandbox``)."""
+    seats = [config.seat_spec(name, sandbox_mode) for name in entry.seats]
     return MatchSpec(
         match_id=entry.match_id,
         seats=tuple(seats),
@@ -109,6 +105,25 @@ def check_bots(config: TournamentConfig) -> None:
                 raise TournamentError(
                     f"{where}: bots.{bot.name}.command: script {arg!r} not found in {cwd}"
                 )
+
+
+def _warn(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def prepare_sandbox(config: TournamentConfig, warn: Callable[[str], None] = _warn) -> str:
+    """Resolve the file's sandbox mode once, here, so workers need not probe;
+    make the scratch directories.  Returns the mode bots run under."""
+    try:
+        containment = sandbox.resolve(config.sandbox)
+    except sandbox.SandboxUnavailable as exc:
+        raise TournamentError(f"{config.path}: sandbox: {exc}") from None
+    if containment.warning:
+        warn(containment.warning)
+    for bot in config.bots:
+        if bot.sandbox.scratch:
+            config.scratch_dir(bot.name).mkdir(parents=True, exist_ok=True)
+    return containment.mode
 
 
 def run_builds(config: TournamentConfig, echo: Callable[[str], None]) -> None:
@@ -212,13 +227,14 @@ def run_tournament(
             return RunSummary(0, len(entries), len(entries), 0.0, db_path(config))
         run_builds(config, echo)
         check_bots(config)  # after the builds, which may create the programs
+        sandbox_mode = prepare_sandbox(config)
         by_id = {e.match_id: e for e in todo}
         progress = Progress(total=len(entries), done=len(entries) - len(todo),
                             stream=progress_stream or sys.stderr)
         started = time.monotonic()
         executor = make_executor(min(jobs, len(todo)))
         try:
-            specs: Iterator[MatchSpec] = (entry_spec(config, e, log_dir) for e in todo)
+            specs: Iterator[MatchSpec] = (entry_spec(config, e, log_dir, sandbox_mode) for e in todo)
             for result in executor.run(specs):
                 entry = by_id[result.match_id]
                 stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
