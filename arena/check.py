@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass, field
 
 from .match import BotPool, Fault, FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
-from .process import BotFailure, BotSpec, TimeControl
+from .process import BotFailure, BotSpec, TimeControl, sandbox
 from .shanghai.actions import BUY, DRAW, PLAY
 
 PASS, FAIL, WARN, SKIP = "PASS", "FAIL", "WARN", "SKIP"
@@ -55,6 +55,7 @@ class CheckReport:
     bot: str
     steps: list[CheckStep] = field(default_factory=list)
     stderr_logs: list[str] = field(default_factory=list)
+    containment: str = ""            # what the bot ran under (sandbox or not)
 
     @property
     def ok(self) -> bool:
@@ -65,6 +66,8 @@ class CheckReport:
 
     def lines(self) -> list[str]:
         out = [f"arena check: {self.bot}"]
+        if self.containment:
+            out.append(f"containment: {self.containment}")
         width = max(len(s.name) for s in self.steps) if self.steps else 0
         for s in self.steps:
             out.append(f"  {s.status:4}  {s.name:{width}}  {s.summary}")
@@ -83,6 +86,12 @@ def check_bot(bot: BotSpec, *, time_control: TimeControl | None = None,
     tc = time_control or TimeControl()
     log_dir = log_dir or tempfile.mkdtemp(prefix="arena-check-")
     report = CheckReport(" ".join(bot.argv))
+    try:
+        report.containment = sandbox.resolve(bot.sandbox.mode).description
+    except sandbox.SandboxUnavailable as exc:
+        report.add("start", FAIL, str(exc))
+        _skip_rest(report, "start")
+        return report
     stamp = time.strftime("%Y%m%d-%H%M%S")
     name = bot.display_name
     with BotPool() as pool:

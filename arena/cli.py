@@ -6,6 +6,7 @@ rules beyond calling the engine.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -24,7 +25,7 @@ from .account import final_table, render_account
 from .check import check_bot
 from .match import FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
 from .players.registry import BUILTIN_PLAYERS
-from .process import BotStartupError, TimeControl
+from .process import BotStartupError, SandboxPolicy, TimeControl, sandbox
 from .shanghai.errors import ShanghaiError
 
 
@@ -51,6 +52,40 @@ def _load_mapping(path: Path, what: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise click.ClickException(f"{path}: {what} must be a mapping")
     return data
+
+
+def _sandbox_mode(mode: str) -> str:
+    """What ``--sandbox`` gives here; the fallback warning goes to stderr."""
+    try:
+        containment = sandbox.resolve(mode)
+    except sandbox.SandboxUnavailable as err:
+        raise click.ClickException(str(err)) from None
+    if containment.warning:
+        click.echo(containment.warning, err=True)
+    return containment.mode
+
+
+def _confine(seats: tuple[SeatSpec, ...], mode: str, hide: tuple[Path | None, ...] = ()) -> tuple[SeatSpec, ...]:
+    """Each bot program in ``mode``, not seeing the other programs' directories
+    nor the ``hide`` files (a deal file holds the cards to come)."""
+    homes = {i: sandbox.home_of(s.bot.argv, s.bot.cwd and os.fspath(s.bot.cwd))
+             for i, s in enumerate(seats) if s.bot is not None}
+    out = []
+    for i, seat in enumerate(seats):
+        if seat.bot is None:
+            out.append(seat)
+            continue
+        hidden = [h for j, h in homes.items() if j != i and h is not None]
+        hidden += [os.path.abspath(p) for p in hide if p is not None]
+        policy = SandboxPolicy(mode, seat.bot.sandbox.read, seat.bot.sandbox.write, tuple(hidden))
+        out.append(SeatSpec(seat.name, bot=dataclasses.replace(seat.bot, sandbox=policy)))
+    return tuple(out)
+
+
+_SANDBOX_OPTION = click.option(
+    "--sandbox", "sandbox_mode", type=click.Choice(sandbox.MODES), default=sandbox.AUTO,
+    show_default=True,
+    help="Confine bot programs with bubblewrap: auto (where it works, else warn), bwrap (or fail), none.")
 
 
 def _seat(arg: str) -> SeatSpec:
@@ -95,9 +130,10 @@ def _ms(seconds: float | None) -> str:
 @click.option("--log-dir", type=click.Path(path_type=Path), default=Path("arena-logs"), show_default=True,
               help="Directory for the bot programs' stderr logs (one file per bot per match).")
 @click.option("--verbose", "-v", is_flag=True, help="Show every draw and discard too.")
+@_SANDBOX_OPTION
 def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: str,
          rules_file: Path | None, deal_file: Path | None, time_per_move: float, strict: bool,
-         log_file: Path | None, log_dir: Path, verbose: bool) -> None:
+         log_file: Path | None, log_dir: Path, verbose: bool, sandbox_mode: str) -> None:
     """Play one match and print a hand-by-hand account and the final table.
 
     Each BOT is a built-in player (random, greedy, passive) or the command
@@ -109,6 +145,8 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
     n = players or (len(bots) if len(bots) >= 2 else 4)
     given = list(bots) or ["greedy", "random"]
     seats = tuple(_seat(given[i % len(given)]) for i in range(n))
+    if any(s.is_bot for s in seats):
+        seats = _confine(seats, _sandbox_mode(sandbox_mode), (deal_file, log_file))
     plan: dict[str, Any] | None = None
     if deal_file is not None:
         plan = _load_mapping(deal_file, "a deal file")
@@ -172,7 +210,8 @@ def _print_faults(result: MatchResult) -> None:
               help="Seconds the bot has for each decision.")
 @click.option("--log-dir", type=click.Path(path_type=Path), default=None,
               help="Directory for the bot's stderr logs (default: a new temporary directory).")
-def check(bot: str, time_per_move: float, log_dir: Path | None) -> None:
+@_SANDBOX_OPTION
+def check(bot: str, time_per_move: float, log_dir: Path | None, sandbox_mode: str) -> None:
     """Check that a bot program speaks the protocol and plays legally.
 
     BOT is the command line of the program, quoted as one argument, e.g.
@@ -182,6 +221,8 @@ def check(bot: str, time_per_move: float, log_dir: Path | None) -> None:
     seat = _seat(bot)
     if seat.bot is None:
         raise click.ClickException(f"{bot!r} is a built-in player; give the command line of a bot program")
+    seat = _confine((seat,), _sandbox_mode(sandbox_mode))[0]
+    assert seat.bot is not None
     report = check_bot(seat.bot, time_control=_time_control(time_per_move),
                        log_dir=str(log_dir) if log_dir is not None else None)
     for line in report.lines():

@@ -223,19 +223,30 @@ def home_of(argv: Sequence[str], cwd: str | None) -> str | None:
     return None
 
 
+def _redundant(path: str, outer: str, shown: list[str]) -> bool:
+    """``path`` is inside hidden ``outer`` with nothing shown in between: hiding
+    it again would only leave an empty mount point in view."""
+    return (path != outer and _within(path, outer)
+            and not any(_within(s, outer) and _within(path, s) for s in shown))
+
+
 def _mounts(own: Iterable[str], policy: SandboxPolicy) -> list[str]:
-    """Mount options after the base ones, shallowest path first."""
-    shown = [*own, *policy.read, *policy.write]
-    ops: list[tuple[int, int, str, list[str]]] = []
-    for path in _PRIVATE_TMPFS:
-        if os.path.isdir(path) and not os.path.islink(path):
-            ops.append((0, 0, path, ["--tmpfs", path]))
-    for path in policy.hide:
-        if not os.path.lexists(path) or any(_within(s, path) for s in shown):
-            continue        # never hide what the bot needs (or an ancestor of it)
+    """Mount options after the base ones, shallowest path first.  A path is
+    never hidden if the bot's own paths are in it (what else the bot needs
+    there, an interpreter say, cannot be known); extra read and write paths
+    are shown even inside hidden ones."""
+    own = list(own)
+    private = [p for p in _PRIVATE_TMPFS if os.path.isdir(p) and not os.path.islink(p)]
+    ops: list[tuple[int, int, str, list[str]]] = [(0, 0, p, ["--tmpfs", p]) for p in private]
+    shown = own + list(policy.read) + list(policy.write)
+    hidden = [p for p in policy.hide
+              if os.path.lexists(p) and not any(_within(s, p) for s in own)]
+    for path in hidden:
+        if any(_redundant(path, q, shown) for q in hidden + private):
+            continue
         op = ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
         ops.append((path.count("/"), 0, path, op))
-    for path in [*own, *policy.read]:
+    for path in own + list(policy.read):
         if os.path.exists(path):
             ops.append((path.count("/"), 1, path, ["--ro-bind", path, path]))
     for path in policy.write:

