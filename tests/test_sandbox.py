@@ -223,8 +223,24 @@ def spy_report(out: Path) -> dict:
     raise AssertionError(f"no spy report in {logs}")
 
 
+@pytest.fixture(params=["tmp", "repo"])
+def workdir(request, tmp_path):
+    """Where the tournament lives: under /tmp (which bots get a private one
+    of anyway) or elsewhere (where the hidden paths are mounted over)."""
+    if request.param == "tmp":
+        yield tmp_path
+        return
+    base = REPO / f".sandbox-test-{uuid.uuid4().hex[:12]}"
+    base.mkdir()
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
 @pytest.mark.parametrize("mode", ["bwrap", "none"])
-def test_spy_sees_nothing_in_the_sandbox(tmp_path, mode):
+def test_spy_sees_nothing_in_the_sandbox(workdir, mode):
+    tmp_path = workdir
     mark = f"SECRET-{uuid.uuid4().hex}"
     server = Server()
     try:

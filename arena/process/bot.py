@@ -215,8 +215,8 @@ class BotProcess(LineExchange):
         return self._popen(self.spec.argv, self.spec.cwd)
 
     def _spawn_sandboxed(self) -> subprocess.Popen[bytes]:
-        """Start the bot inside bwrap, held at ``--block-fd`` until its
-        namespace's first process has the resource limits (see ``sandbox``)."""
+        """Start the bot inside bwrap, held until its namespace's first
+        process has the resource limits (see ``sandbox.Gates``)."""
         spec = self.spec
         cwd = os.path.abspath(spec.cwd if spec.cwd is not None else os.getcwd())
         env = {**os.environ, **(spec.env or {})}
@@ -228,31 +228,27 @@ class BotProcess(LineExchange):
             logs = os.path.dirname(os.path.abspath(self.stderr_log))
             policy = sandbox.SandboxPolicy(policy.mode, policy.read, policy.write,
                                            (*policy.hide, logs))
-        info_r, info_w = os.pipe()
-        block_r, block_w = os.pipe()
+        gates = sandbox.Gates()
         try:
-            assert self.containment.bwrap is not None
+            assert self.containment is not None and self.containment.bwrap is not None
             argv = sandbox.command(self.containment.bwrap, spec.argv, cwd=cwd, env=env,
-                                   policy=policy, info_fd=info_w, block_fd=block_r)
-            proc = self._popen(argv, cwd, pass_fds=(info_w, block_r))
+                                   policy=policy, gates=gates)
+            proc = self._popen(argv, cwd, pass_fds=gates.child_fds)
         except BaseException:
-            for fd in (info_r, info_w, block_r, block_w):
-                os.close(fd)
+            gates.close(spawned=False)
             raise
-        os.close(info_w)
-        os.close(block_r)
+        gates.spawned()
         try:
-            child = sandbox.read_child_pid(info_r, self.time_control.startup_seconds)
+            child = gates.child_pid(self.time_control.startup_seconds)
             if child is not None:
                 self._sandbox_init = child
                 apply_limits(child, spec)
-                os.write(block_w, b"x")
+                gates.release()
         except OSError as exc:
             child = None
             LOG.debug("%s: sandbox set-up failed: %s", self.name, exc)
         finally:
-            os.close(info_r)
-            os.close(block_w)
+            gates.close(spawned=True)
         if child is None:
             kill_group(proc.pid, signal.SIGKILL)
             _out, err = proc.communicate(timeout=5.0)

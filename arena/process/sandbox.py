@@ -257,11 +257,57 @@ def _mounts(own: Iterable[str], policy: SandboxPolicy) -> list[str]:
 
 
 def command(bwrap: str, argv: Sequence[str], *, cwd: str, env: Mapping[str, str],
-            policy: SandboxPolicy, info_fd: int, block_fd: int) -> list[str]:
-    """The bwrap command line that runs ``argv`` confined by ``policy``."""
+            policy: SandboxPolicy, gates: Gates) -> list[str]:
+    """The bwrap command line that runs ``argv`` confined by ``policy``.
+
+    The bot is started by a shell that first waits for a line on the gate
+    pipe: if the arena dies before it could send that line (before bwrap's
+    own ``--die-with-parent`` is in place), the shell gets EOF and exits, the
+    sandbox ends, and the bot never runs."""
+    gate = f'read -r _ </proc/self/fd/{gates.gate_r} && exec "$@"'
     return [*_base_args(bwrap), *_mounts(own_paths(argv, cwd, env), policy),
-            "--chdir", cwd, "--info-fd", str(info_fd), "--block-fd", str(block_fd),
-            "--", *argv]
+            "--chdir", cwd, "--info-fd", str(gates.info_w), "--block-fd", str(gates.block_r),
+            "--", "/bin/sh", "-c", gate, "arena-gate", *argv]
+
+
+class Gates:
+    """The pipes a sandboxed start is held and told about with: bwrap's
+    ``--info-fd`` (the pid of the namespace's first process) and
+    ``--block-fd`` (hold until the limits are set), and the gate the bot's
+    start waits on (``command``)."""
+
+    def __init__(self) -> None:
+        self.info_r, self.info_w = os.pipe()
+        self.block_r, self.block_w = os.pipe()
+        self.gate_r, self.gate_w = os.pipe()
+
+    @property
+    def child_fds(self) -> tuple[int, int, int]:
+        """The ends bwrap (and the gate shell) inherit."""
+        return (self.info_w, self.block_r, self.gate_r)
+
+    def spawned(self) -> None:
+        """bwrap has started: drop our copies of its ends, so EOFs are seen."""
+        for fd in self.child_fds:
+            os.close(fd)
+
+    def child_pid(self, timeout: float) -> int | None:
+        """The pid of the sandbox's first process (None if bwrap failed before
+        telling it, or took longer than ``timeout``)."""
+        return read_child_pid(self.info_r, timeout)
+
+    def release(self) -> None:
+        """Let the sandbox go on, then the bot start."""
+        os.write(self.block_w, b"x")
+        os.write(self.gate_w, b"go\n")
+
+    def close(self, *, spawned: bool) -> None:
+        ours = (self.info_r, self.block_w, self.gate_w)
+        for fd in ours if spawned else ours + self.child_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 def preflight(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> OSError | None:
