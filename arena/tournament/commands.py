@@ -26,13 +26,14 @@ SECONDS_BOT_MATCH = 2.0
 
 
 def failed_note(count: int, retry_hint: str) -> str | None:
-    """The line under a leaderboard that says how many matches it leaves out."""
+    """The line under a leaderboard that says how many matches it leaves out;
+    ``retry_hint`` may say ``{them}`` (it / them)."""
     if not count:
         return None
-    them = "it" if count == 1 else "them"
-    matches_ = "match" if count == 1 else "matches"
-    return f"{count} {matches_} failed with an arena error and {'is' if count == 1 else 'are'} not counted; " \
-           f"{retry_hint.format(them=them)}"
+    one = count == 1
+    what = f"{count} match failed with an arena error and is" if one else \
+        f"{count} matches failed with an arena error and are"
+    return f"{what} not counted; {retry_hint.format(them='it' if one else 'them')}"
 
 
 def _echo_note(note: str | None, fmt: str) -> None:
@@ -91,7 +92,8 @@ def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path
         raise click.ClickException(str(err)) from None
     if summary.played:
         failed = f" ({summary.failed} failed)" if summary.failed else ""
-        click.echo(f"played {summary.played} matches{failed} in {summary.seconds:.1f} s; results in {summary.db}")
+        n = f"{summary.played} match" + ("" if summary.played == 1 else "es")
+        click.echo(f"played {n}{failed} in {summary.seconds:.1f} s; results in {summary.db}")
     else:
         click.echo(f"all {summary.total} matches were already played; results in {summary.db}")
     try:
