@@ -310,3 +310,56 @@ def test_sigkill_while_writing_then_resume(tmp_path: Path) -> None:
                 assert m == dataclasses.replace(make_match(m.schedule_index), record=None)
             for i in rng.sample(range(len(ids)), 5) + [len(ids) - 1]:
                 assert store.match(f"m{i:05d}") == make_match(i)
+
+
+# -- failed matches (arena-side errors) ------------------------------------------------
+
+from arena.tournament.store import FailedMatch  # noqa: E402
+
+
+def failure(i: int, reason: str = "ZeroDivisionError: division by zero") -> FailedMatch:
+    m = make_match(i)
+    return FailedMatch(m.match_id, m.schedule_index, tuple(m.bots), reason, log_path="logs/errors.log")
+
+
+def test_failure_is_kept_apart_and_replaced_by_a_later_result(db: Path) -> None:
+    with ResultStore(db) as store:
+        store.add_match(make_match(0))
+        first = store.add_failure(failure(1, "RuntimeError: boom\nsecond line"))
+        assert first.reason == "RuntimeError: boom second line" and first.attempts == 1
+        again = store.add_failure(failure(1, "KeyError: 'x'"))
+        assert again.attempts == 2 and again.reason == "KeyError: 'x'"
+        assert [f.match_id for f in store.failures()] == ["m00001"]
+        assert store.failures(bot=make_match(1).bots[0])[0].bots == tuple(make_match(1).bots)
+        assert store.failures(bot="nobody") == []
+        # a failed match is not complete: the runner plays it again
+        assert store.completed_ids() == {"m00000"} and len(store) == 1
+        assert [m.match_id for m in store.matches()] == ["m00000"]
+        store.add_match(make_match(1))
+        assert store.failures() == []
+        assert store.completed_ids() == {"m00000", "m00001"}
+        with pytest.raises(StoreError, match="already stored"):
+            store.add_failure(failure(1))
+        assert store.verify() == []
+
+
+def test_version_1_database_opens_and_keeps_every_result(db: Path) -> None:
+    ms = [make_match(i) for i in range(3)]
+    with ResultStore(db) as store:
+        store.init_tournament("old", {"n": 1}, seed=1)
+        for m in ms:
+            store.add_match(m)
+    # What arena wrote before failed matches existed: the same tables minus that one.
+    with sqlite3.connect(db) as c:
+        c.execute("DROP TABLE failed_matches")
+        c.execute("PRAGMA user_version = 1")
+    c.close()
+    with ResultStore(db, create=False) as store:
+        assert store.matches() == [dataclasses.replace(m, record=None) for m in ms]
+        assert store.match("m00002") == ms[2]
+        assert store.failures() == []
+        store.add_failure(failure(3))
+        assert store.verify() == []
+    with sqlite3.connect(db) as c:
+        assert c.execute("PRAGMA user_version").fetchone()[0] == 2
+    c.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import random
 import time
 from typing import Any, Union
@@ -15,6 +16,22 @@ from .seats import Encoder, LocalSeat, RemoteSeat
 from .spec import CRASH, MatchResult, MatchSpec, SeatStats, forfeit_places
 
 LOG = logging.getLogger(__name__)
+
+# Test-only: a comma-separated list of match ids whose run_match raises an
+# InjectedFailure once the bots are running, so tests can check, through the
+# real CLI and in worker processes (which inherit the environment), how a
+# tournament survives an arena bug. Unset, it changes nothing.
+TEST_FAIL_ENV = "ARENA_TEST_FAIL_MATCH"
+
+
+class InjectedFailure(RuntimeError):
+    """The arena-side error raised on request of ARENA_TEST_FAIL_MATCH (tests only)."""
+
+
+def _injected_failure(match_id: str) -> None:
+    wanted = os.environ.get(TEST_FAIL_ENV)
+    if wanted and match_id in wanted.split(","):
+        raise InjectedFailure(f"{TEST_FAIL_ENV} asked match {match_id} to fail")
 
 Seat = Union[LocalSeat, RemoteSeat]
 
@@ -48,6 +65,7 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None) -> MatchResult:
         t_start = time.perf_counter()
         seats = _start_bots(spec, game, names, active, seats)
         startup = time.perf_counter() - t_start
+        _injected_failure(spec.match_id)
 
         while (d := game.decision()) is not None:
             seats[d.seat].decide(game, d)

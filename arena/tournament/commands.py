@@ -18,10 +18,31 @@ from .leaderboard import FORMATS, report
 from .runner import TournamentError, db_path, plan, run_tournament
 from .schedule import estimate_seconds
 from .store import ResultStore, StoreError, resolve_db_path
+from .stored import FailedMatch
 
 # Rough seconds per match, for the estimate printed before a run.
 SECONDS_BUILTIN_MATCH = 0.3
 SECONDS_BOT_MATCH = 2.0
+
+
+def failed_note(count: int, retry_hint: str) -> str | None:
+    """The line under a leaderboard that says how many matches it leaves out;
+    ``retry_hint`` may say ``{them}`` (it / them)."""
+    if not count:
+        return None
+    one = count == 1
+    what = f"{count} match failed with an arena error and is" if one else \
+        f"{count} matches failed with an arena error and are"
+    return f"{what} not counted; {retry_hint.format(them='it' if one else 'them')}"
+
+
+def _echo_note(note: str | None, fmt: str) -> None:
+    """Under the table in plain/markdown; on stderr for csv/json, which must stay parseable."""
+    if note is not None:
+        if fmt in ("csv", "json"):
+            click.echo(note, err=True)
+        else:
+            click.echo("\n" + note)
 
 
 def _open_store(results: str) -> ResultStore:
@@ -70,15 +91,24 @@ def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path
     except (ConfigError, TournamentError, StoreError) as err:
         raise click.ClickException(str(err)) from None
     if summary.played:
-        click.echo(f"played {summary.played} matches in {summary.seconds:.1f} s; results in {summary.db}")
+        failed = f" ({summary.failed} failed)" if summary.failed else ""
+        n = f"{summary.played} match" + ("" if summary.played == 1 else "es")
+        click.echo(f"played {n}{failed} in {summary.seconds:.1f} s; results in {summary.db}")
     else:
         click.echo(f"all {summary.total} matches were already played; results in {summary.db}")
-    store = ResultStore(summary.db, create=False)
+    try:
+        store = ResultStore(summary.db, create=False)
+    except StoreError as err:
+        raise click.ClickException(str(err)) from None
     try:
         click.echo("")
         click.echo(report(store, fmt))
+        failures = store.failures()
     finally:
         store.close()
+    _echo_note(failed_note(len(failures), "re-run the same command to retry {them}"), fmt)
+    if failures:
+        raise SystemExit(1)  # a tournament with holes is not a success, even when shown
 
 
 @click.command()
@@ -91,10 +121,13 @@ def leaderboard(results: str, fmt: str, sections: tuple[str, ...]) -> None:
     store = _open_store(results)
     try:
         click.echo(report(store, fmt, sections=sections or ("leaderboard",)))
-    except ValueError as err:
+        failures = store.failures()
+    except (ValueError, StoreError) as err:
         raise click.ClickException(str(err)) from None
     finally:
         store.close()
+    _echo_note(failed_note(len(failures), f"`arena matches {results}` lists {{them}}; running the "
+                                          f"tournament again retries {{them}}"), fmt)
 
 
 @click.command()
@@ -109,13 +142,24 @@ def matches(results: str, bot: str | None) -> None:
             order = sorted(range(len(m.bots)), key=lambda s: m.places[s])
             standing = ", ".join(f"{m.places[s]}. {m.bots[s]} {m.totals[s]}" + (" (forfeit)" if m.forfeited[s] else "")
                                  for s in order)
-            rows.append([m.schedule_index, m.match_id, len(m.faults), f"{m.duration_seconds:.1f}", standing])
+            rows.append([m.schedule_index, m.match_id, "ok", len(m.faults), f"{m.duration_seconds:.1f}", standing])
+        rows += [_failed_row(f) for f in store.failures(bot=bot)]
         if bot and not rows:
             known = ", ".join(store.bots())
             raise click.ClickException(f"no matches of bot {bot!r} in {results} (bots: {known})")
-        click.echo(tabulate(rows, headers=["#", "match", "faults", "seconds", "result (place. bot total)"]))
+        rows.sort(key=lambda r: r[0])
+        click.echo(tabulate(rows, headers=["#", "match", "status", "faults", "seconds",
+                                           "result (place. bot total)"]))
+    except StoreError as err:
+        raise click.ClickException(str(err)) from None
     finally:
         store.close()
+
+
+def _failed_row(f: FailedMatch) -> list[object]:
+    tries = f", {f.attempts} attempts" if f.attempts > 1 else ""
+    return [f.schedule_index, f.match_id, "error", "-", "-",
+            f"arena error: {f.reason} ({', '.join(f.bots)}{tries})"]
 
 
 @click.command()
@@ -126,6 +170,11 @@ def show(results: str, match_id: str, verbose: bool) -> None:
     """Show one match of RESULTS: the hand-by-hand account, faults and stderr logs."""
     store = _open_store(results)
     try:
+        failed = [f for f in store.failures() if f.match_id == match_id]
+        if failed:
+            where = f"; traceback in {failed[0].log_path}" if failed[0].log_path else ""
+            raise click.ClickException(f"match {match_id!r} failed with an arena error: {failed[0].reason}"
+                                       f"{where}; running the tournament again retries it")
         try:
             m = store.match(match_id)
         except (KeyError, StoreError):

@@ -6,6 +6,12 @@ tournament again skips the matches already stored, so an interrupted run
 resumes where it stopped, and because every match depends only on its own
 seed and ratings are computed in schedule order, the final results equal
 those of an uninterrupted run.
+
+A match that raises an arena-side exception (a bug, not a bot fault) is
+recorded as failed with its one-line reason, its traceback goes to
+``RESULTS/logs/errors.log``, one line goes to the screen, and the other
+matches go on.  The next run plays the failed matches again.  Whatever
+happens, the executor's workers (and with them every bot) are stopped.
 """
 
 from __future__ import annotations
@@ -23,9 +29,11 @@ from typing import Callable, Iterator, TextIO
 from ..match import FaultPolicy, MatchResult, MatchSpec
 from ..process import sandbox
 from .config import TournamentConfig
-from .executor import ProcessExecutor, SerialExecutor, make_executor
+from .executor import MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make_executor
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size
-from .store import DEFAULT_DB_NAME, ResultStore, StoredMatch
+from .store import DEFAULT_DB_NAME, FailedMatch, ResultStore, StoredMatch
+
+ERROR_LOG = "errors.log"   # in the results' logs directory
 
 
 SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".rb", ".pl", ".sh", ".jar", ".php", ".lua")
@@ -152,6 +160,7 @@ class Progress:
     started: float = field(default_factory=time.monotonic)
     places: dict[str, list[int]] = field(default_factory=dict)
     fresh: int = 0
+    failed: int = 0
 
     @property
     def live(self) -> bool:
@@ -167,6 +176,17 @@ class Progress:
             self.stream.write("\r" + self.line() + "\x1b[K")
             self.stream.flush()
 
+    def fail(self, line: str) -> None:
+        """A match failed: count it, and print ``line`` (on a terminal, above the progress line)."""
+        self.done += 1
+        self.fresh += 1
+        self.failed += 1
+        if self.live:
+            self.stream.write("\r\x1b[K" + line + "\n" + self.line() + "\x1b[K")
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
     def leader(self) -> str:
         if not self.places:
             return "-"
@@ -177,8 +197,9 @@ class Progress:
         elapsed = time.monotonic() - self.started
         left = self.total - self.done
         eta = elapsed / self.fresh * left if self.fresh else 0.0
+        failed = f"failed {self.failed}, " if self.failed else ""
         return (f"[{self.done}/{self.total}] {_clock(elapsed)} elapsed, ETA {_clock(eta)}, "
-                f"faults {self.faults}, leader {self.leader()}")
+                f"faults {self.faults}, {failed}leader {self.leader()}")
 
     def finish(self) -> None:
         if self.live:
@@ -193,16 +214,41 @@ def _clock(seconds: float) -> str:
 
 @dataclass(frozen=True)
 class RunSummary:
-    played: int
-    skipped: int
+    played: int      # matches attempted by this run (failed ones included)
+    skipped: int     # already stored before this run
     total: int
     seconds: float
     db: Path
+    failed: int = 0  # of ``played``, those that failed with an arena error
 
 
 def plan(config: TournamentConfig) -> list[ScheduleEntry]:
     check_schedule_size(config)
     return build_schedule(config)
+
+
+def log_failure(log_dir: Path, entry: ScheduleEntry, failure: MatchFailure) -> Path | None:
+    """Append the failure's traceback to the error log; its path, or None if it cannot be written."""
+    path = log_dir / ERROR_LOG
+    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    text = failure.traceback or failure.reason + "\n"
+    try:
+        with path.open("a", encoding="utf-8") as f:
+            f.write(f"=== {stamp} match {entry.match_id} (#{entry.index}, seats {', '.join(entry.seats)}): "
+                    f"arena error\n{text.rstrip()}\n\n")
+    except OSError:
+        return None
+    return path
+
+
+def record_failure(store: ResultStore, log_dir: Path, entry: ScheduleEntry, failure: MatchFailure) -> str:
+    """Store the failure, log its traceback; the one line to show."""
+    log = log_failure(log_dir, entry, failure)
+    store.add_failure(FailedMatch(entry.match_id, entry.index, entry.seats, failure.reason,
+                                  None if log is None else str(log)))
+    where = f"traceback in {log}" if log is not None else f"traceback could not be written to {log_dir}"
+    detail = f"; {where}" if failure.traceback else ""
+    return f"{entry.match_id}: arena error: {failure.reason} (will be retried by the next run{detail})"
 
 
 def run_tournament(
@@ -211,7 +257,7 @@ def run_tournament(
     echo: Callable[[str], None] = print,
     progress_stream: TextIO | None = None,
 ) -> RunSummary:
-    """Play every scheduled match not yet stored; store each as it finishes."""
+    """Play every scheduled match not yet stored (failed ones again); store each as it finishes."""
     entries = plan(config)
     config.output.mkdir(parents=True, exist_ok=True)
     log_dir = config.output / "logs"
@@ -221,42 +267,59 @@ def run_tournament(
         store.init_tournament(config.name, config.to_mapping(), seed=config.seed, bots=config.bot_names)
         done = store.completed_ids()
         todo = [e for e in entries if e.match_id not in done]
-        if done:
-            echo(f"resuming: {len(entries) - len(todo)} of {len(entries)} matches already stored in {db_path(config)}")
+        retry = len(store.failures())
+        if done or retry:
+            again = f"; retrying {retry} that failed" if retry else ""
+            echo(f"resuming: {len(entries) - len(todo)} of {len(entries)} matches already stored "
+                 f"in {db_path(config)}{again}")
         if not todo:
             return RunSummary(0, len(entries), len(entries), 0.0, db_path(config))
         run_builds(config, echo)
         check_bots(config)  # after the builds, which may create the programs
         sandbox_mode = prepare_sandbox(config)
-        by_id = {e.match_id: e for e in todo}
         progress = Progress(total=len(entries), done=len(entries) - len(todo),
                             stream=progress_stream or sys.stderr)
         started = time.monotonic()
-        executor = make_executor(min(jobs, len(todo)))
-        try:
-            specs: Iterator[MatchSpec] = (entry_spec(config, e, log_dir, sandbox_mode) for e in todo)
-            for result in executor.run(specs):
-                entry = by_id[result.match_id]
-                stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-                store.add_match(stored_match(entry, result, stamp))
-                progress.add(entry, result)
-        except KeyboardInterrupt:
-            progress.finish()
-            if isinstance(executor, ProcessExecutor):
-                executor.abort()
-            else:
-                executor.close()
-            raise
-        else:
-            executor.close()
-        progress.finish()
+        _play(config, todo, jobs, store, log_dir, progress, sandbox_mode)
         return RunSummary(len(todo), len(entries) - len(todo), len(entries),
-                          time.monotonic() - started, db_path(config))
+                          time.monotonic() - started, db_path(config), failed=progress.failed)
     finally:
         store.close()
 
 
+def _play(config: TournamentConfig, todo: list[ScheduleEntry], jobs: int, store: ResultStore,
+          log_dir: Path, progress: Progress, sandbox_mode: str) -> None:
+    """Run ``todo`` and store every outcome; the executor is stopped whatever happens."""
+    by_id = {e.match_id: e for e in todo}
+    try:
+        executor = make_executor(min(jobs, len(todo)))
+    except WorkerError as err:
+        raise TournamentError(str(err)) from None
+    complete = False
+    try:
+        specs: Iterator[MatchSpec] = (entry_spec(config, e, log_dir, sandbox_mode) for e in todo)
+        for outcome in executor.run(specs):
+            entry = by_id[outcome.match_id]
+            if isinstance(outcome, MatchFailure):
+                progress.fail(record_failure(store, log_dir, entry, outcome))
+                continue
+            stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            store.add_match(stored_match(entry, outcome, stamp))
+            progress.add(entry, outcome)
+        complete = True
+    except WorkerError as err:
+        raise TournamentError(str(err)) from None
+    finally:
+        progress.finish()
+        # After anything but a complete run (Ctrl-C, a store error, a bug
+        # here), running matches are interrupted and their bots killed.
+        if complete:
+            executor.close()
+        else:
+            executor.abort()
+
+
 __all__ = [
-    "TournamentError", "RunSummary", "run_tournament", "plan", "entry_spec", "stored_match",
+    "TournamentError", "RunSummary", "run_tournament", "plan", "entry_spec", "stored_match", "record_failure",
     "db_path", "check_bots", "run_builds", "Progress", "SerialExecutor", "ProcessExecutor",
 ]

@@ -5,10 +5,19 @@ row per completed match with its seats, per-hand scores, faults, decision-time
 statistics, the paths of the bots' stderr logs and the match's event log
 (zlib-compressed JSON, so ``arena show`` can render the hand-by-hand account).
 
+A match that stopped on an arena-side error (a bug, not a bot fault) has no
+result: it is kept apart, in ``failed_matches``, with its one-line reason, so
+that rankings count finished matches only and the next run plays it again;
+storing its result later deletes the failure in the same transaction.
+
 Each match is written in a single transaction: after a crash, or a SIGKILL of
 the writer at any moment, the database holds every match committed before and
 nothing of the one being written. That is what makes resuming safe: the runner
-asks :meth:`ResultStore.completed_ids` and plays only the rest.
+asks :meth:`ResultStore.completed_ids` and plays only the rest (failed matches
+included).
+
+Schema versions: 1 had no ``failed_matches``; opening a version-1 database
+adds the table (nothing else changes, no row is touched).
 
 The store is written by one process (the tournament runner's parent, as each
 match finishes); readers (``arena leaderboard``, ``arena matches``) may open the
@@ -25,14 +34,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from .stored import FAULT_KEYS, FAULT_KINDS, STAT_KEYS, StoredMatch, StoreError
+from .stored import FAULT_KEYS, FAULT_KINDS, STAT_KEYS, FailedMatch, StoredMatch, StoreError
 
 __all__ = [
     "DEFAULT_DB_NAME", "FAULT_KINDS", "SCHEMA_VERSION", "STAT_KEYS", "FAULT_KEYS",
-    "ResultStore", "StoreError", "StoredMatch", "resolve_db_path",
+    "FailedMatch", "ResultStore", "StoreError", "StoredMatch", "resolve_db_path",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DEFAULT_DB_NAME = "results.sqlite"
 
 
@@ -122,7 +131,24 @@ CREATE TABLE faults (
 CREATE INDEX faults_by_match ON faults(match_id);
 """
 
-_TABLES = {"tournament", "bots", "matches", "seats", "hand_scores", "faults"}
+_FAILED_TABLE = """
+CREATE TABLE failed_matches (           -- since version 2
+    match_id        TEXT PRIMARY KEY,
+    schedule_index  INTEGER NOT NULL CHECK (typeof(schedule_index) = 'integer'),
+    bots            TEXT NOT NULL,      -- JSON list, seat order
+    reason          TEXT NOT NULL,      -- one line
+    log_path        TEXT,               -- where the traceback was written
+    attempts        INTEGER NOT NULL CHECK (attempts >= 1),
+    failed_at       TEXT NOT NULL       -- of the last attempt
+)
+"""
+
+_SCHEMA += ";" + _FAILED_TABLE
+
+# The statements that bring a database of version ``key`` to ``key + 1``.
+_MIGRATIONS: dict[int, list[str]] = {1: [_FAILED_TABLE]}
+
+_TABLES = {"tournament", "bots", "matches", "seats", "hand_scores", "faults", "failed_matches"}
 
 
 class ResultStore:
@@ -204,10 +230,30 @@ class ResultStore:
                 c.execute("ROLLBACK")
                 raise
         else:
+            if version < SCHEMA_VERSION:
+                tables |= self._migrate(version)
             missing = _TABLES - tables
             if missing:
                 raise StoreError(f"{self.path}: damaged results database (missing tables: "
                                  f"{', '.join(sorted(missing))})")
+
+    def _migrate(self, version: int) -> set[str]:
+        """Bring an older database up to SCHEMA_VERSION in one transaction (only
+        additions: every stored row stays as it is); the tables it created."""
+        c = self._conn
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            # Again inside the write lock: another process may have just migrated it.
+            version = c.execute("PRAGMA user_version").fetchone()[0]
+            for v in range(version, SCHEMA_VERSION):
+                for stmt in _MIGRATIONS[v]:
+                    c.execute(stmt)
+            c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+        return {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
     def close(self) -> None:
         with self._lock:
@@ -284,6 +330,8 @@ class ResultStore:
             c.execute("BEGIN IMMEDIATE")
             try:
                 c.executemany("INSERT OR IGNORE INTO bots (name) VALUES (?)", [(b,) for b in m.bots])
+                # A retried match that now finished: its result replaces the failure.
+                c.execute("DELETE FROM failed_matches WHERE match_id = ?", (m.match_id,))
                 c.execute(
                     "INSERT INTO matches (match_id, schedule_index, table_no, rotation, deal, seed, players,"
                     " hands, fault_count, duration_seconds, started_at, stored_at, record, record_path)"
@@ -321,11 +369,53 @@ class ResultStore:
                     raise StoreError(f"{self.path}: cannot store match {m.match_id!r}: {_one_line(exc)}") from exc
                 raise
 
+    def add_failure(self, f: FailedMatch) -> FailedMatch:
+        """Record that a match stopped on an arena-side error (a later result replaces it).
+
+        A match failing again counts one more attempt. Returns the row as stored.
+        """
+        if not f.match_id or not isinstance(f.schedule_index, int):
+            raise StoreError(f"{self.path}: cannot store failure of match {f.match_id!r}: bad id or index")
+        reason = " ".join(f.reason.split()) or "unknown error"
+        with self._lock:
+            c = self._conn
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                if c.execute("SELECT 1 FROM matches WHERE match_id = ?", (f.match_id,)).fetchone():
+                    raise StoreError(f"{self.path}: match {f.match_id!r} is already stored; "
+                                     f"refusing to mark it as failed")
+                c.execute(
+                    "INSERT INTO failed_matches (match_id, schedule_index, bots, reason, log_path, attempts,"
+                    " failed_at) VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT (match_id) DO UPDATE SET"
+                    " reason = excluded.reason, log_path = excluded.log_path,"
+                    " attempts = attempts + 1, failed_at = excluded.failed_at",
+                    (f.match_id, f.schedule_index, json.dumps(list(f.bots)), reason, f.log_path, _now()))
+                c.execute("COMMIT")
+            except BaseException as exc:
+                if c.in_transaction:
+                    c.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreError(f"{self.path}: cannot store failure of match {f.match_id!r}: "
+                                     f"{_one_line(exc)}") from exc
+                raise
+        return next(x for x in self.failures() if x.match_id == f.match_id)
+
     # -- reading ---------------------------------------------------------------
 
     def completed_ids(self) -> set[str]:
         """Ids of every stored (hence complete) match: the runner skips these on resume."""
         return {r[0] for r in self._read("SELECT match_id FROM matches")}
+
+    def failures(self, bot: str | None = None) -> list[FailedMatch]:
+        """Matches whose last attempt failed with an arena error, in schedule order
+        (optionally only those ``bot`` was seated in)."""
+        rows = self._read("SELECT match_id, schedule_index, bots, reason, log_path, attempts, failed_at"
+                          " FROM failed_matches ORDER BY schedule_index, match_id")
+        try:
+            out = [FailedMatch(r[0], r[1], tuple(json.loads(r[2])), r[3], r[4], r[5], r[6]) for r in rows]
+        except (ValueError, TypeError) as exc:
+            raise StoreError(f"{self.path}: damaged list of failed matches ({_one_line(exc)})") from None
+        return [f for f in out if bot is None or bot in f.bots]
 
     def __len__(self) -> int:
         return self._read("SELECT count(*) FROM matches")[0][0]
@@ -389,6 +479,8 @@ class ResultStore:
             " (SELECT count(*) FROM hand_scores h WHERE h.match_id = m.match_id),"
             " (SELECT count(*) FROM faults f WHERE f.match_id = m.match_id)"
             " FROM matches m ORDER BY m.schedule_index")
+        problems += [f"match {r[0]!r} is stored both as finished and as failed" for r in self._read(
+            "SELECT f.match_id FROM failed_matches f JOIN matches m ON m.match_id = f.match_id")]
         for mid, players, hands, nfaults, seats, scores, faults in rows:
             if (seats, scores, faults) != (players, players * hands, nfaults):
                 problems.append(f"match {mid!r} is incomplete: {seats}/{players} seats, "

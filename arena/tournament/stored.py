@@ -1,9 +1,11 @@
-"""One completed match as the results database stores it.
+"""One match as the results database stores it.
 
-``StoredMatch`` is the store's own input and output type (see
-:mod:`arena.tournament.store` for the SQLite database itself), together with
-the keys its statistics and faults keep and ``StoreError``, the one-line,
+``StoredMatch`` (a completed match) is the store's own input and output type
+(see :mod:`arena.tournament.store` for the SQLite database itself), together
+with the keys its statistics and faults keep and ``StoreError``, the one-line,
 user-facing error raised by the store and by :meth:`StoredMatch.validate`.
+``FailedMatch`` is a match that stopped on an arena-side error: it has no
+result, only the reason, and is played again by the next run.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["FAULT_KINDS", "STAT_KEYS", "FAULT_KEYS", "StoreError", "StoredMatch"]
+__all__ = ["FAULT_KINDS", "STAT_KEYS", "FAULT_KEYS", "FailedMatch", "StoreError", "StoredMatch"]
 
 FAULT_KINDS = ("timeout", "crash", "malformed", "wrong_id", "illegal")
 STAT_KEYS = ("count", "mean", "p95", "max", "timeouts")
@@ -120,3 +122,26 @@ class StoredMatch:
             if not (isinstance(f["seat"], int) and 0 <= f["seat"] < n):
                 raise bad(f"fault seat {f['seat']!r} is not a seat")
 
+
+
+@dataclass(frozen=True)
+class FailedMatch:
+    """A scheduled match whose last attempt raised an arena-side error.
+
+    Not a result: rankings ignore it, and the next run of the tournament plays
+    it again (a success then replaces this row). ``reason`` is one line
+    (``"ZeroDivisionError: division by zero"``); the traceback is in the file
+    ``log_path`` names, if it could be written. ``attempts`` counts the failed
+    attempts so far.
+    """
+
+    match_id: str
+    schedule_index: int
+    bots: tuple[str, ...]
+    reason: str
+    log_path: str | None = None
+    attempts: int = 1
+    failed_at: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bots", tuple(self.bots))
