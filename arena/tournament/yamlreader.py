@@ -7,7 +7,8 @@ mapping's keys against the ones allowed, and turns any mistake into a one-line
 ``ConfigError`` pointing at the offending value, at the key for unknown keys,
 or at the enclosing mapping for missing keys.  Key paths look like
 ``bots[2].command`` (list indexes count from 0).  What a tournament file holds
-is read by ``configreader.Reader``, built on this.
+is read by ``configreader.Reader``, built on this.  The nodes come from
+``bounded.compose``, which bounds what a hostile file can make the reader do.
 """
 
 from __future__ import annotations
@@ -21,34 +22,10 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from .bounded import _line, _yaml_error, compose, construct
 from .config import ConfigError
 
 __all__ = ["NodeReader", "compose"]
-
-
-def compose(shown: str, text: str) -> Node | None:
-    """The YAML nodes of ``text`` (None for an empty file); ``ConfigError`` if it is not YAML."""
-    try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as err:
-        raise _yaml_error(shown, err) from None
-
-
-def _yaml_error(shown: str, err: yaml.YAMLError) -> ConfigError:
-    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-    problem = getattr(err, "problem", None) or str(err)
-    context = getattr(err, "context", None)
-    context_mark = getattr(err, "context_mark", None)
-    if context and problem.startswith("but "):
-        problem = f"{context}, {problem}"
-    elif context and getattr(err, "problem", None):
-        where = f", line {context_mark.line + 1}" if context_mark is not None else ""
-        problem = f"{problem} ({context}{where})"
-    return ConfigError(shown, mark.line + 1 if mark is not None else None, None, f"not valid YAML: {problem}")
-
-
-def _line(node: Node) -> int:
-    return node.start_mark.line + 1
 
 
 def _suggest(word: str, choices: Iterable[str]) -> str:
@@ -76,10 +53,7 @@ class NodeReader:
         return ConfigError(self.file, _line(node) if node is not None else None, key, message)
 
     def value(self, node: Node) -> Any:
-        try:
-            return self.constructor.construct_object(node, deep=True)
-        except yaml.YAMLError as err:
-            raise _yaml_error(self.file, err) from None
+        return construct(self.constructor, self.file, node)
 
     def got(self, node: Node) -> str:
         if isinstance(node, MappingNode):
