@@ -144,10 +144,10 @@ class _BoundedLoader(yaml.SafeLoader):
                                       f"the alias *{event.anchor} is inside its own anchor (a value cannot contain itself)")
                 self._add(self._sizes.get(event.anchor, 0), event.start_mark, alias=True)
                 return super().compose_node(parent, index)  # an undefined alias is YAML's own error
-            if sum(1 for p in self._path if p) >= MAX_DEPTH:
-                raise _LimitError(event.start_mark, self._key(), f"nested more than {MAX_DEPTH} levels deep")
             if isinstance(event, ScalarEvent):
                 self._check_number(event)
+            elif sum(1 for p in self._path if p) >= MAX_DEPTH:  # this list or mapping is one level deeper
+                raise _LimitError(event.start_mark, self._key(), f"nested more than {MAX_DEPTH} levels deep")
             self._add(1, event.start_mark, alias=False)
             before = self._count - 1
             node = super().compose_node(parent, index)
@@ -212,8 +212,8 @@ def _yaml_error(shown: str, err: yaml.YAMLError) -> ConfigError:
     return ConfigError(shown, mark.line + 1 if mark is not None else None, None, f"not valid YAML: {problem}")
 
 
-def construct(constructor: SafeConstructor, shown: str, node: Node) -> Any:
-    """The Python value of ``node``; ``ConfigError`` for a value its tag cannot hold."""
+def construct(constructor: SafeConstructor, shown: str, node: Node, key: str | None = None) -> Any:
+    """The Python value of ``node`` (at ``key``); ``ConfigError`` for a value its tag cannot hold."""
     try:
         return constructor.construct_object(node, deep=True)
     except yaml.YAMLError as err:
@@ -221,7 +221,7 @@ def construct(constructor: SafeConstructor, shown: str, node: Node) -> Any:
     except (ValueError, TypeError, KeyError, AttributeError, OverflowError):
         # SafeConstructor trusts explicit tags: "!!int abc" or "!!bool maybe" fail in int(), a dict lookup...
         text = node.value if isinstance(node, ScalarNode) else "this"
-        raise ConfigError(shown, _line(node), None,
+        raise ConfigError(shown, _line(node), key,
                           f"not valid YAML: {str(text)[:60]!r} is not a valid {node.tag.rsplit(':', 1)[-1]}") from None
 
 
@@ -290,7 +290,7 @@ def _load_json(shown: str, text: str) -> Any:
         raise ConfigError(shown, line, None, err.message) from None
     except RecursionError:
         # The C decoder guards its recursion; this is its documented way out for deep arrays.
-        raise ConfigError(shown, None, None, f"not valid JSON: nested more than {MAX_DEPTH} levels deep") from None
+        raise ConfigError(shown, None, None, f"nested more than {MAX_DEPTH} levels deep") from None
     _check_json(shown, data)
     return data
 
@@ -313,7 +313,7 @@ def _check_json(shown: str, data: Any) -> None:
             raise ConfigError(shown, None, None, f"too many values (the file holds more than {MAX_VALUES:,} values)")
         if isinstance(value, (dict, list)):
             if depth >= MAX_DEPTH:
-                raise ConfigError(shown, None, None, f"not valid JSON: nested more than {MAX_DEPTH} levels deep")
+                raise ConfigError(shown, None, None, f"nested more than {MAX_DEPTH} levels deep")
             items = value.values() if isinstance(value, dict) else value
             stack.extend((item, depth + 1) for item in items)
 

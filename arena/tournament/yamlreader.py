@@ -52,8 +52,8 @@ class NodeReader:
     def fail(self, node: Node | None, key: str | None, message: str) -> ConfigError:
         return ConfigError(self.file, _line(node) if node is not None else None, key, message)
 
-    def value(self, node: Node) -> Any:
-        return construct(self.constructor, self.file, node)
+    def value(self, node: Node, path: str | None = None) -> Any:
+        return construct(self.constructor, self.file, node, path)
 
     def got(self, node: Node) -> str:
         if isinstance(node, MappingNode):
@@ -109,13 +109,13 @@ class NodeReader:
         return list(node.value)
 
     def string(self, node: Node, path: str, what: str = "a string") -> str:
-        value = self.value(node) if isinstance(node, ScalarNode) else None
+        value = self.value(node, path) if isinstance(node, ScalarNode) else None
         if not isinstance(value, str):
             raise self.fail(node, path, f"expected {what}, got {self.got(node)}")
         return value
 
     def integer(self, node: Node, path: str, lo: int, hi: int | None = None, what: str = "a whole number") -> int:
-        value = self.value(node) if isinstance(node, ScalarNode) else None
+        value = self.value(node, path) if isinstance(node, ScalarNode) else None
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(node, path, f"expected {what}, got {self.got(node)}")
         if value < lo or (hi is not None and value > hi):
@@ -124,7 +124,7 @@ class NodeReader:
         return value
 
     def number(self, node: Node, path: str, *, positive: bool, hi: float) -> float:
-        value = self.value(node) if isinstance(node, ScalarNode) else None
+        value = self.value(node, path) if isinstance(node, ScalarNode) else None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
             raise self.fail(node, path, f"expected a number of seconds, got {self.got(node)}")
         if (value <= 0 if positive else value < 0) or value > hi:
@@ -133,7 +133,7 @@ class NodeReader:
         return float(value)
 
     def boolean(self, node: Node, path: str) -> bool:
-        value = self.value(node) if isinstance(node, ScalarNode) else None
+        value = self.value(node, path) if isinstance(node, ScalarNode) else None
         if not isinstance(value, bool):
             raise self.fail(node, path, f"expected true or false, got {self.got(node)}")
         return value
