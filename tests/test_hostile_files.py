@@ -100,6 +100,9 @@ TOURNAMENT_FILES: dict[str, tuple[Callable[[str], bytes], tuple[str, ...]]] = {
     "50,000 nested {": (
         lambda head: (head + "rules: " + _nested("{a: ", 50_000)).encode(),
         (":8: rules.a.a.a", f"nested more than {MAX_DEPTH} levels deep")),
+    "50,000 nested { as keys": (
+        lambda head: (head + "rules: " + _nested("{", 50_000)).encode(),
+        (":8: rules:", f"nested more than {MAX_DEPTH} levels deep")),
     "binary": (
         lambda head: b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 4,
         (": not UTF-8 text",)),

@@ -146,7 +146,7 @@ class _BoundedLoader(yaml.SafeLoader):
                 return super().compose_node(parent, index)  # an undefined alias is YAML's own error
             if isinstance(event, ScalarEvent):
                 self._check_number(event)
-            elif sum(1 for p in self._path if p) >= MAX_DEPTH:  # this list or mapping is one level deeper
+            elif len(self._path) >= MAX_DEPTH:  # one level deeper than its parent, as a key or a value
                 raise _LimitError(event.start_mark, self._key(), f"nested more than {MAX_DEPTH} levels deep")
             self._add(1, event.start_mark, alias=False)
             before = self._count - 1
