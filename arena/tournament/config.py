@@ -20,7 +20,9 @@ Top-level keys starting with ``x-`` are ignored, so they can hold YAML anchors
 shared by several bots (``<<: *common`` merge keys work anywhere).
 
 The YAML itself is read, with those line numbers and key paths, by
-``configreader`` (on the generic ``yamlreader``); this module holds what it produces.
+``configreader`` (on the generic ``yamlreader``), within the bounds of
+``bounded`` (file size, values counting alias expansion, nesting, number
+length); this module holds what it produces.
 """
 
 from __future__ import annotations
