@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 
 from . import __version__
 from .account import final_table, render_account
@@ -27,6 +26,8 @@ from .match import FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
 from .players.registry import BUILTIN_PLAYERS
 from .process import BotStartupError, SandboxPolicy, TimeControl, sandbox
 from .shanghai.errors import ShanghaiError
+from .tournament.config import ConfigError
+from .tournament.bounded import load_data
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -36,19 +37,11 @@ def main() -> None:
 
 
 def _load_mapping(path: Path, what: str) -> dict[str, Any]:
-    """Read a JSON or YAML mapping; one-line errors that name the file."""
+    """Read a JSON or YAML mapping, bounded in size, depth and numbers; one-line errors that name the file."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise click.ClickException(f"{path}: cannot read {what}: {err.strerror}") from None
-    try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except json.JSONDecodeError as err:
-        raise click.ClickException(f"{path}:{err.lineno}: not valid JSON: {err.msg}") from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise click.ClickException(f"{where}: not valid YAML: {getattr(err, 'problem', err)}") from None
+        data = load_data(path, what)
+    except ConfigError as err:
+        raise click.ClickException(str(err)) from None
     if not isinstance(data, dict):
         raise click.ClickException(f"{path}: {what} must be a mapping")
     return data

@@ -123,8 +123,12 @@ def parse_cards(text: str | Iterable[object]) -> list[Card]:
     """Parse a space- or comma-separated string, or a list of card strings."""
     if isinstance(text, str):
         items: Iterable[object] = text.replace(",", " ").split()
-    else:
+    elif isinstance(text, (list, tuple)):
         items = text
+    else:  # e.g. a number or null in a deal file, where a list of cards belongs
+        shown = repr(text)
+        raise MalformedInput(f"expected a list of cards or a string of cards, got "
+                             f"{shown if len(shown) <= 60 else shown[:57] + '...'}")
     return [parse_card(t) for t in items]
 
 

@@ -38,6 +38,14 @@ def _take(pool: Counter[Card], cards: Iterable[Card], where: str) -> None:
         pool[c] -= 1
 
 
+def _cards(value: Any, where: str) -> list[Card]:
+    """``parse_cards`` of a deal-plan value, its error saying where in the plan."""
+    try:
+        return parse_cards(value)
+    except MalformedInput as err:
+        raise MalformedInput(f"{where}: {err}") from None
+
+
 def order_from_parts(
     spec: Mapping[str, Any], cards: Sequence[Card], players: int, dealer: int, deal_size: int,
     rng: random.Random, where: str,
@@ -45,7 +53,7 @@ def order_from_parts(
     """Build a full top-first shoe order from a deal-plan entry."""
     pool: Counter[Card] = Counter(cards)
     if "order" in spec:
-        order = parse_cards(spec["order"])
+        order = _cards(spec["order"], f"{where} order")
         if Counter(order) != pool:
             missing = pool - Counter(order)
             extra = Counter(order) - pool
@@ -61,14 +69,14 @@ def order_from_parts(
     raw_hands = spec.get("hands", [])
     if not isinstance(raw_hands, list) or len(raw_hands) > players:
         raise MalformedInput(f"{where}: 'hands' must be a list of at most {players} hands (one per seat)")
-    hands = [parse_cards(h) for h in raw_hands]
+    hands = [_cards(h, f"{where} seat {seat}") for seat, h in enumerate(raw_hands)]
     for seat, h in enumerate(hands):
         if len(h) > deal_size:
             raise MalformedInput(f"{where}: seat {seat} is given {len(h)} cards but {deal_size} are dealt")
         _take(pool, h, f"{where} seat {seat}")
-    upcard = parse_cards([spec["upcard"]]) if spec.get("upcard") else []
+    upcard = _cards([spec["upcard"]], f"{where} upcard") if spec.get("upcard") else []
     _take(pool, upcard, f"{where} upcard")
-    stock = parse_cards(spec.get("stock", []))
+    stock = _cards(spec.get("stock", []), f"{where} stock")
     _take(pool, stock, f"{where} stock")
     rest = list(pool.elements())
     rng.shuffle(rest)

@@ -169,7 +169,7 @@ class Ruleset:
     def from_mapping(cls, mapping: Mapping[str, Any] | None = None) -> "Ruleset":
         data = dict(mapping or {})
         preset = data.pop("preset", "shanghai")
-        if preset not in PRESETS:
+        if not isinstance(preset, str) or preset not in PRESETS:
             raise RulesetError("preset", f"unknown preset {preset!r}; choose one of {sorted(PRESETS)}")
         values: dict[str, Any] = dict(PRESETS[preset])
         for key in data:

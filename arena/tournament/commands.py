@@ -57,7 +57,8 @@ def _open_store(results: str) -> ResultStore:
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Matches played in parallel (default: the file's 'jobs', else the number of cores).")
 @click.option("--dry-run", is_flag=True, help="Print the schedule and stop.")
-@click.option("--seed", type=int, default=None, help="Override the file's seed.")
+@click.option("--seed", type=click.IntRange(-(2**63), 2**63 - 1), default=None,
+              help="Override the file's seed (a 64-bit whole number, as in the file).")
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None,
               help="Results directory (default: the file's 'output').")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True,

@@ -20,7 +20,9 @@ Top-level keys starting with ``x-`` are ignored, so they can hold YAML anchors
 shared by several bots (``<<: *common`` merge keys work anywhere).
 
 The YAML itself is read, with those line numbers and key paths, by
-``configreader`` (on the generic ``yamlreader``); this module holds what it produces.
+``configreader`` (on the generic ``yamlreader``), within the bounds of
+``bounded`` (file size, values counting alias expansion, nesting, number
+length); this module holds what it produces.
 """
 
 from __future__ import annotations
@@ -57,7 +59,9 @@ class ConfigError(Exception):
     """
 
     def __init__(self, file: str, line: int | None, key: str | None, message: str) -> None:
-        message = " ".join(str(message).split())
+        # One line of readable length, whatever a hostile file put in a key or value.
+        message = _shorten(" ".join(str(message).split()), 500)
+        key = _shorten(" ".join(key.split()), 100) if key else key
         where = file if line is None else f"{file}:{line}"
         text = f"{where}: {key}: {message}" if key else f"{where}: {message}"
         super().__init__(text)
@@ -65,6 +69,10 @@ class ConfigError(Exception):
         self.line = line
         self.key = key
         self.message = message
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 # -- the result ----------------------------------------------------------------
@@ -309,20 +317,9 @@ def load_config(path: str | os.PathLike[str], *, max_matches: int | None = MAX_M
     """
     shown = os.fspath(path)
     p = Path(shown)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError(shown, None, None, "no such file") from None
-    except IsADirectoryError:
-        raise ConfigError(shown, None, None, "is a directory, expected a YAML file") from None
-    except OSError as err:
-        raise ConfigError(shown, None, None, f"cannot read: {err.strerror or err}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise ConfigError(shown, None, None, f"not valid YAML: not UTF-8 text (byte {err.start})") from None
     from .configreader import Reader, compose  # configreader imports this module
-    root = compose(shown, text)
+    from .bounded import read_text  # a regular file, not too large, UTF-8
+    root = compose(shown, read_text(shown, "a YAML file"))
     reader = Reader(shown, Path(os.path.normpath(os.path.abspath(p.parent))))
     config = reader.tournament(root, default_name=p.stem)
     if max_matches is not None:

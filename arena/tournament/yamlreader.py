@@ -7,7 +7,8 @@ mapping's keys against the ones allowed, and turns any mistake into a one-line
 ``ConfigError`` pointing at the offending value, at the key for unknown keys,
 or at the enclosing mapping for missing keys.  Key paths look like
 ``bots[2].command`` (list indexes count from 0).  What a tournament file holds
-is read by ``configreader.Reader``, built on this.
+is read by ``configreader.Reader``, built on this.  The nodes come from
+``bounded.compose``, which bounds what a hostile file can make the reader do.
 """
 
 from __future__ import annotations
@@ -21,34 +22,10 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from .bounded import _line, _yaml_error, compose, construct
 from .config import ConfigError
 
 __all__ = ["NodeReader", "compose"]
-
-
-def compose(shown: str, text: str) -> Node | None:
-    """The YAML nodes of ``text`` (None for an empty file); ``ConfigError`` if it is not YAML."""
-    try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as err:
-        raise _yaml_error(shown, err) from None
-
-
-def _yaml_error(shown: str, err: yaml.YAMLError) -> ConfigError:
-    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-    problem = getattr(err, "problem", None) or str(err)
-    context = getattr(err, "context", None)
-    context_mark = getattr(err, "context_mark", None)
-    if context and problem.startswith("but "):
-        problem = f"{context}, {problem}"
-    elif context and getattr(err, "problem", None):
-        where = f", line {context_mark.line + 1}" if context_mark is not None else ""
-        problem = f"{problem} ({context}{where})"
-    return ConfigError(shown, mark.line + 1 if mark is not None else None, None, f"not valid YAML: {problem}")
-
-
-def _line(node: Node) -> int:
-    return node.start_mark.line + 1
 
 
 def _suggest(word: str, choices: Iterable[str]) -> str:
@@ -75,11 +52,8 @@ class NodeReader:
     def fail(self, node: Node | None, key: str | None, message: str) -> ConfigError:
         return ConfigError(self.file, _line(node) if node is not None else None, key, message)
 
-    def value(self, node: Node) -> Any:
-        try:
-            return self.constructor.construct_object(node, deep=True)
-        except yaml.YAMLError as err:
-            raise _yaml_error(self.file, err) from None
+    def value(self, node: Node, path: str | None = None) -> Any:
+        return construct(self.constructor, self.file, node, path)
 
     def got(self, node: Node) -> str:
         if isinstance(node, MappingNode):
@@ -135,13 +109,13 @@ class NodeReader:
         return list(node.value)
 
     def string(self, node: Node, path: str, what: str = "a string") -> str:
-        value = self.value(node) if isinstance(node, ScalarNode) else None
+        value = self.value(node, path) if isinstance(node, ScalarNode) else None
         if not isinstance(value, str):
             raise self.fail(node, path, f"expected {what}, got {self.got(node)}")
         return value
 
     def integer(self, node: Node, path: str, lo: int, hi: int | None = None, what: str = "a whole number") -> int:
-        value = self.value(node) if isinstance(node, ScalarNode) else None
+        value = self.value(node, path) if isinstance(node, ScalarNode) else None
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(node, path, f"expected {what}, got {self.got(node)}")
         if value < lo or (hi is not None and value > hi):
@@ -150,7 +124,7 @@ class NodeReader:
         return value
 
     def number(self, node: Node, path: str, *, positive: bool, hi: float) -> float:
-        value = self.value(node) if isinstance(node, ScalarNode) else None
+        value = self.value(node, path) if isinstance(node, ScalarNode) else None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
             raise self.fail(node, path, f"expected a number of seconds, got {self.got(node)}")
         if (value <= 0 if positive else value < 0) or value > hi:
@@ -159,7 +133,7 @@ class NodeReader:
         return float(value)
 
     def boolean(self, node: Node, path: str) -> bool:
-        value = self.value(node) if isinstance(node, ScalarNode) else None
+        value = self.value(node, path) if isinstance(node, ScalarNode) else None
         if not isinstance(value, bool):
             raise self.fail(node, path, f"expected true or false, got {self.got(node)}")
         return value
