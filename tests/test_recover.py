@@ -112,6 +112,7 @@ def test_a_worker_killed_in_a_match_fails_that_match_only(tmp_path: Path) -> Non
     path = tmp_path / "k.yaml"
     path.write_text(f"""
 name: killer
+sandbox: none   # the killer must see its worker; in the sandbox it cannot
 bots:
   - {{name: killer, command: {killer}, env: {{ARENA_TEST_TAG: {json.dumps(str(tmp_path))}}}}}
   - {{name: g1, builtin: greedy}}

@@ -325,10 +325,19 @@ def test_no_bot_outlives_a_sigkilled_arena(tmp_path, jobs):
         proc.kill()
         proc.wait()
         left = wait_none_marked(mark, timeout=20.0)
-        assert left == [], [_cmdline(p)[:200] for p in left]
+        assert left == [], [(_cmdline(p)[:120], _status(p)) for p in left]
     finally:
         proc.kill()
         kill_marked(mark)
+
+
+def _status(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return " ".join(line.strip() for line in f
+                            if line.startswith(("State", "PPid", "NSpid", "SigIgn")))
+    except OSError:
+        return ""
 
 
 def _cmdline(pid: int) -> bytes:

@@ -140,13 +140,16 @@ def _worker(index: int, tasks: "mp.Queue[Any]", results: "mp.Queue[Any]", parent
                 spec = tasks.get(timeout=1.0)
             except queue.Empty:
                 if os.getppid() != parent:
+                    results.cancel_join_thread()
                     break  # the arena is gone
                 continue
             if spec is None:
                 break
             results.put((index, spec.match_id, _packed(spec, pool)))
     except KeyboardInterrupt:
-        pass
+        # Stopped, or the arena died: nobody may ever read what is still
+        # queued, and a full pipe would make the exit wait for it forever.
+        results.cancel_join_thread()
     finally:
         # A second Ctrl-C, or the parent's SIGTERM after it, must not cut the
         # clean-up short: closing the pool is what kills this worker's bots.
