@@ -370,6 +370,14 @@ def test_group_memory_watchdog(spawn):
     assert err.value.signal == 9 and "memory limit exceeded" in str(err.value)
 
 
+def test_group_memory_watchdog_counts_setsid_children_in_the_sandbox(spawn):
+    bot = spawn("memhog_fork", "--setsid", memory_mb=200)
+    assert bot.containment is not None and bot.containment.mode == "bwrap"
+    with pytest.raises(BotCrashed) as err:
+        bot.request({"id": 1}, timeout=10)
+    assert err.value.signal == 9 and "memory limit exceeded" in str(err.value)
+
+
 def test_cpu_limit(spawn):
     bot = spawn("cpuburn", cpu_seconds=1)
     t = time.monotonic()

@@ -39,7 +39,7 @@ from . import sandbox
 from .errors import BotFailure, BotStartupError, BotTimeout
 from .exchange import JSONObject, LineExchange
 from .exits import emergency_kill
-from .limits import WATCHDOG, apply_limits, kill_group
+from .limits import WATCHDOG, apply_limits, kill_group, pid_namespace
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats
 from .streams import Event, StderrReader, StdoutReader, Wakeup
@@ -194,7 +194,9 @@ class BotProcess(LineExchange):
         self._stdout.start()
         self._stderr.start()
         if spec.memory_mb is not None:
-            WATCHDOG.register(proc.pid, self.name, spec.memory_mb, self._kill_reasons.append)
+            pidns = pid_namespace(self._sandbox_init) if self._sandbox_init else None
+            WATCHDOG.register(proc.pid, self.name, spec.memory_mb, self._kill_reasons.append,
+                              pidns)
         LOG.debug("%s: started pid %d in %.1f ms (%s): %s", self.name, proc.pid,
                   self.spawn_seconds * 1000, self.containment.mode, " ".join(spec.argv))
         return self

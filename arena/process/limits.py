@@ -30,8 +30,9 @@ Memory: measured on Linux 6.x, node 20, CPython 3.11 (``measure`` in the report)
   children share pages copy-on-write, so the cheap RSS sum is confirmed with
   PSS from /proc/PID/smaps_rollup before killing.
 
-A bot can still escape its process group with setsid(); only cgroups (which
-need delegation/privileges) would close that hole.
+Outside the sandbox a bot can escape its process group (and this sum) with
+setsid(); in the bubblewrap sandbox every process of the bot's PID namespace
+is counted, whatever its group.
 """
 
 from __future__ import annotations
@@ -157,9 +158,18 @@ def _pss_bytes(pid: int) -> int | None:
     return None
 
 
+def pid_namespace(pid: int) -> int | None:
+    """The inode naming the PID namespace of ``pid`` (None if gone)."""
+    try:
+        return os.stat(f"/proc/{pid}/ns/pid").st_ino
+    except OSError:
+        return None
+
+
 class _Watched:
-    def __init__(self, name: str, limit: int, on_kill: Callable[[str], None]) -> None:
-        self.name, self.limit, self.on_kill = name, limit, on_kill
+    def __init__(self, name: str, limit: int, on_kill: Callable[[str], None],
+                 pidns: int | None) -> None:
+        self.name, self.limit, self.on_kill, self.pidns = name, limit, on_kill, pidns
 
 
 class MemoryWatchdog:
@@ -179,9 +189,12 @@ class MemoryWatchdog:
         self._stop = threading.Event()
 
     def register(self, pgid: int, name: str, memory_mb: int,
-                 on_kill: Callable[[str], None]) -> None:
+                 on_kill: Callable[[str], None], pidns: int | None = None) -> None:
+        """Watch group ``pgid``; with ``pidns`` (a sandboxed bot), every process
+        of that PID namespace counts too, ``setsid()`` children included."""
         with self._lock:
-            self._groups[pgid] = _Watched(name, (memory_mb + GROUP_SLACK_MB) * MiB, on_kill)
+            self._groups[pgid] = _Watched(name, (memory_mb + GROUP_SLACK_MB) * MiB, on_kill,
+                                          pidns)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="bot-memory-watchdog",
                                                 daemon=True)
@@ -202,9 +215,15 @@ class MemoryWatchdog:
     def check(self) -> None:
         """One scan (the lock must be held)."""
         members: dict[int, list[ProcInfo]] = {}
+        by_namespace = {w.pidns: pgid for pgid, w in self._groups.items() if w.pidns is not None}
         for info in iter_processes():
-            if info.pgid in self._groups and info.state not in "ZX":
-                members.setdefault(info.pgid, []).append(info)
+            if info.state in "ZX":
+                continue
+            pgid: int | None = info.pgid
+            if pgid not in self._groups:
+                pgid = by_namespace.get(pid_namespace(info.pid)) if by_namespace else None
+            if pgid is not None:
+                members.setdefault(pgid, []).append(info)
         for pgid, procs in members.items():
             watched = self._groups[pgid]
             rss = sum(p.rss_bytes for p in procs)
