@@ -15,6 +15,10 @@ bot forked die with it.  The group leader is reaped only *after* the group
 has been signalled: while it is an unreaped zombie its pid, hence the pgid,
 cannot be reused, so a group signal can never reach an unrelated process.
 
+Where the spec's sandbox mode resolves to bwrap (the default on Linux), the
+group leader is bwrap and the bot runs inside its namespaces (``sandbox``):
+killing the group ends the whole sandbox, ``setsid()`` escapees included.
+
 Not thread-safe: one owner thread drives a ``BotProcess`` (the reader threads
 only feed it through a queue).
 
