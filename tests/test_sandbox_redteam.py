@@ -349,3 +349,27 @@ def test_scratch_is_bounded(workdir):
     report, _ = run_redteam(workdir, "scratchfill", env={"RT_SCRATCH_MB": "200"},
                             sandbox={"scratch": True})
     assert report.get("scratchfill", {}).get("written_mb", 0) < 200, report
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.xfail(strict=True, reason=(
+    "only the tournament file itself is hidden: when it is kept in a git repository that "
+    "a bot can see (e.g. tournaments/example.yaml, whose bots have dir: ..), the bot reads "
+    "the seed from .git. Fix: also hide the .git directory (git rev-parse --git-common-dir) "
+    "of the repository holding the tournament file, and every sibling of the file unless "
+    "a bot's own paths are there; document keeping the seed out of anything bots can read"))
+def test_seed_is_not_readable_from_the_tournament_files_history(workdir):
+    d = bot_dir(workdir, "rt", "redteam.py")
+    tfile, out = tournament(workdir, [
+        {"name": "rt", "command": [PY, "redteam.py"], "dir": str(d),
+         "env": {"RT_PROBES": "git", "RT_GIT_DIR": str(workdir), "RT_GIT_FILE": "t.yaml"}},
+        {"name": "ref", "builtin": "random"}])
+    git = ["git", "-C", str(workdir), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True, timeout=30)
+    subprocess.run([*git, "add", "t.yaml"], check=True, timeout=30)
+    subprocess.run([*git, "commit", "-q", "-m", "tournament"], check=True, timeout=30)
+    done = arena("run", str(tfile), "--jobs", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = probe_report(out)
+    assert "git" in report, report
+    assert not any("424242" in line for line in report["git"]), report["git"]

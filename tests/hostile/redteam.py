@@ -21,6 +21,8 @@ memsplit   fork RT_SPLIT children, each in a new session (setsid; not with
            alive.  (The children are killed with the sandbox.)
 forks      fork RT_FORKS sleeping children; report how many forks worked;
            then kill them.
+git        ``git show HEAD:RT_GIT_FILE`` in the repository RT_GIT_DIR (the
+           history of a hidden file); report the lines that set a seed.
 scratchfill write RT_SCRATCH_MB MiB to $ARENA_SCRATCH/fill; report how many
            were written, then delete the file.
 """
@@ -158,8 +160,16 @@ def forks():
     return {"forked": len(pids), "error": err}
 
 
+def git():
+    import subprocess
+    done = subprocess.run(["git", "--no-optional-locks", "-C", os.environ["RT_GIT_DIR"], "show",
+                           "HEAD:" + os.environ["RT_GIT_FILE"]], capture_output=True, text=True,
+                          timeout=20, check=False)
+    return [line for line in done.stdout.splitlines() if '"seed"' in line or line.startswith("seed")]
+
+
 PROBES = {f.__name__: f for f in (sysctl, setuid, read, env, cmdline, unix, tmpfill,
-                                  memsplit, forks, scratchfill)}
+                                  memsplit, forks, scratchfill, git)}
 done = False
 
 
