@@ -1,0 +1,375 @@
+"""Red-team findings against the bubblewrap sandbox (docs/SECURITY.md).
+
+Every test here starts real hostile bots (tests/hostile/) under ``arena run``
+or ``arena play`` with ``sandbox: bwrap`` and checks what they could do.  The
+``xfail(strict=True)`` ones are weaknesses of the current code: each fails
+today and must pass once the weakness is fixed (then drop the mark).  The
+reason of each mark names the fix.
+
+Some findings only hold when the arena runs as root (as on the machines that
+run CI): inside the sandbox the bot is uid 0 *of the host* (bwrap maps 0 to
+0), without capabilities, which still makes it the owner of every root-owned
+file and lets it pass the kernel's sysctl permission check.  Those tests are
+expected to fail only under root.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import uuid
+from pathlib import Path
+
+import pytest
+
+HOSTILE = Path(__file__).parent / "hostile"
+REPO = Path(__file__).parent.parent
+ROOT = os.geteuid() == 0
+PY = sys.executable          # the venv's python: `import arena` works inside the sandbox too
+
+
+def arena(*args: str, env: dict[str, str] | None = None, timeout: float = 180,
+          cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PY, "-m", "arena", *args], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})}, cwd=cwd or REPO)
+
+
+@pytest.fixture
+def workdir(tmp_path):
+    """A directory outside /tmp (bots get a private /tmp, which would hide
+    anything under the host's /tmp for reasons unrelated to the hidden paths)."""
+    base = REPO / f".sandbox-redteam-{uuid.uuid4().hex[:12]}"
+    base.mkdir()
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def bot_dir(base: Path, name: str, *scripts: str) -> Path:
+    d = base / name
+    d.mkdir()
+    for script in ("proto.py", *scripts):
+        shutil.copy(HOSTILE / script, d)
+    return d
+
+
+def tournament(base: Path, bots: list[dict], **top) -> tuple[Path, Path]:
+    out = base / "out"
+    tfile = base / "t.yaml"
+    data = {"name": "redteam", "sandbox": "bwrap", "players": 2, "seed": 424242,
+            "rules": {"contracts": ["2S3"]}, "output": str(out), "bots": bots, **top}
+    tfile.write_text(json.dumps(data))
+    return tfile, out
+
+
+def redteam_bot(base: Path, probes: str, *, env: dict[str, str] | None = None,
+                **extra) -> dict:
+    d = bot_dir(base, "rt", "redteam.py")
+    return {"name": "rt", "command": [PY, "redteam.py"], "dir": str(d),
+            "env": {"RT_PROBES": probes, **(env or {})}, **extra}
+
+
+def run_redteam(base: Path, probes: str, *, env: dict[str, str] | None = None,
+                arena_env: dict[str, str] | None = None, **extra) -> tuple[dict, Path]:
+    """One match of the redteam bot against a built-in player: its report."""
+    tfile, out = tournament(base, [redteam_bot(base, probes, env=env, **extra),
+                                   {"name": "ref", "builtin": "random"}], deals=1)
+    done = arena("run", str(tfile), "--jobs", "1", env=arena_env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return probe_report(out), out
+
+
+def probe_report(out: Path) -> dict:
+    """What the redteam bot's probes found (one line per finished probe)."""
+    report: dict = {}
+    for log in sorted((out / "logs").glob("*-rt.stderr.log")):
+        for line in log.read_text().splitlines():
+            if line.startswith("REDTEAM-PROBE "):
+                _, name, value = line.split(" ", 2)
+                report.setdefault(name, json.loads(value))
+    return report
+
+
+def faults(out: Path) -> list[str]:
+    import sqlite3
+    with sqlite3.connect(out / "results.sqlite") as db:
+        return [str(row) for row in db.execute("SELECT * FROM faults")]
+
+
+# ------------------------------------------------ root: the kernel and the host
+
+@pytest.mark.xfail(ROOT, strict=True, reason=(
+    "as root the bot is the host's uid 0: /proc/sys is writable (kernel.core_pattern = "
+    "'|/its/program' gives full root). Fix: '--ro-bind /proc/sys /proc/sys' after "
+    "'--proc /proc' (and cover /proc/sysrq-trigger), and run bots as an unprivileged uid"))
+def test_bot_cannot_write_kernel_sysctls(workdir):
+    report, _ = run_redteam(workdir, "sysctl")
+    assert report["sysctl"], report
+    assert "writable" not in report["sysctl"].values(), report["sysctl"]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a bot can leave a set-user-id file (owned by root when arena runs as root) on the host "
+    "disk in its scratch directory: any local user who can reach it runs it with the "
+    "organiser's uid. Fix: run bots as a dedicated unprivileged uid, or clear S_ISUID/S_ISGID "
+    "in scratch and write paths after each bot (or a seccomp filter on chmod)"))
+def test_bot_cannot_leave_a_setuid_file_in_its_scratch(workdir):
+    report, out = run_redteam(workdir, "setuid", sandbox={"scratch": True})
+    planted = out / "scratch" / "rt" / "planted"
+    assert "setuid" in report, report
+    assert not (planted.exists() and planted.stat().st_mode & (stat.S_ISUID | stat.S_ISGID)), \
+        report["setuid"]
+
+
+@pytest.mark.skipif(not ROOT, reason="without root the bot reads what the organiser reads (documented)")
+@pytest.mark.xfail(strict=True, reason=(
+    "as root the bot owns every root-owned file: /etc/shadow, /root/.ssh/*, 0600 secrets "
+    "outside the hidden paths. Fix: run bots as an unprivileged uid (Popen(user=...) before "
+    "bwrap, or refuse root without an explicit option)"))
+def test_root_only_files_stay_unreadable(workdir):
+    secret = workdir / "secret.txt"
+    secret.write_text("organiser's secret\n")
+    secret.chmod(0o600)
+    report, _ = run_redteam(workdir, "read", env={"RT_READ": str(secret)})
+    assert report["read"][str(secret)] != len("organiser's secret\n"), report
+
+
+# ------------------------------------------------------------- leaks
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the bot inherits the arena's whole environment (tokens, credentials of the organiser "
+    "or CI). Fix: '--clearenv' plus a short allow-list (PATH, LANG, LC_*, TZ, HOME set to "
+    "its dir) and the bot's own env:"))
+def test_bot_does_not_see_the_organisers_environment(workdir):
+    name = f"ORGANISER_TOKEN_{uuid.uuid4().hex[:8]}"
+    report, _ = run_redteam(workdir, "env", env={"RT_ENV_NAME": name},
+                            arena_env={name: "s3cr3t"})
+    assert report["env"] is False
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "/proc/1/cmdline inside the sandbox is bwrap's command line: it names the tournament "
+    "file, the results directory and every other bot's directory. Fix: pass bwrap its "
+    "arguments with '--args FD'"))
+def test_pid1_cmdline_does_not_name_the_hidden_paths(workdir):
+    victim = bot_dir(workdir, "victim")
+    (victim / "victim.py").write_text("import proto\nproto.serve(name='victim')\n")
+    tfile, out = tournament(workdir, [
+        redteam_bot(workdir, "cmdline"),
+        {"name": "victim", "command": [PY, "victim.py"], "dir": str(victim)}])
+    done = arena("run", str(tfile), "--jobs", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    seen = " ".join(probe_report(out)["cmdline"])
+    assert str(victim) not in seen and str(tfile) not in seen and str(out) not in seen, seen
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a tournament bot without 'dir:' has the tournament's directory as its home, so the "
+    "directory of its script is hidden from nobody: other bots read its code. Fix: in "
+    "sandbox_policy also hide each other bot's program and script directories "
+    "(home_of(command, None) and own_paths minus the system's), where they are not the "
+    "viewer's own"))
+def test_other_bots_script_directories_are_hidden_without_dir(workdir):
+    spy = bot_dir(workdir, "spy", "spy.py")
+    victim = bot_dir(workdir, "victim")
+    (victim / "victim.py").write_text("import proto\nproto.serve(name='victim')\n")
+    tdir = workdir / "t"
+    tdir.mkdir()
+    tfile, out = tournament(tdir, [
+        {"name": "spy", "command": [PY, str(spy / "spy.py")],
+         "env": {"SPY_FILES": f"{victim / 'victim.py'}:{victim}"}},
+        {"name": "victim", "command": [PY, str(victim / "victim.py")]}])
+    done = arena("run", str(tfile), "--jobs", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    logs = sorted((out / "logs").glob("*-spy.stderr.log"))
+    report = next(json.loads(line[len("SPY-REPORT "):]) for log in logs
+                  for line in log.read_text().splitlines() if line.startswith("SPY-REPORT "))
+    assert report["files"][str(victim / "victim.py")] is None, report["files"]
+    assert report["files"][str(victim)] in (None, []), report["files"]
+
+
+class UnixServer:
+    """A unix-socket server outside /tmp and /run (like a database's socket
+    under /var/lib), counting connections."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(str(path))
+        self.sock.listen(4)
+        self.sock.settimeout(0.2)
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.sock.close()
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the network namespace does not cover unix sockets: any socket file on the read-only "
+    "host file system outside /tmp and /run (databases, agents, docker) can be connected "
+    "to. Fix: a seccomp filter refusing socket(AF_UNIX, ...) (bwrap --seccomp FD; "
+    "socketpair stays allowed), or bind only the system directories bots need instead of /"))
+def test_bot_cannot_reach_a_unix_socket_on_the_host(workdir):
+    server = UnixServer(workdir / "service.sock")
+    try:
+        report, _ = run_redteam(workdir, "unix", env={"RT_UNIX": str(server.path)})
+    finally:
+        server.close()
+    assert report["unix"] != "connected" and server.connections == 0, report
+
+
+# ----------------------------------------------------- seeing the cards
+
+def clairvoyant_reports(logs: list[Path]) -> list[dict]:
+    return [json.loads(line[len("CLAIRVOYANT "):]) for log in logs
+            for line in log.read_text().splitlines() if line.startswith("CLAIRVOYANT ")]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "'arena play' names its match play-<time>-seed<N> and sends that name in 'start': "
+    "with the arena's code (readable) the bot replays the shuffle and knows every hand "
+    "and the stock. Fix: an opaque match name (no seed) in what bots are sent"))
+def test_arena_play_does_not_tell_the_bot_its_seed(workdir):
+    bot = bot_dir(workdir, "clair", "clairvoyant.py")
+    done = arena("play", f"{PY} {bot / 'clairvoyant.py'}", "random", "random",
+                 "--sandbox", "bwrap", "--log-dir", str(workdir / "logs"), cwd=workdir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    reports = clairvoyant_reports(sorted((workdir / "logs").glob("*.stderr.log")))
+    assert reports, done.stdout
+    assert not any(r["predicted"] for r in reports), reports
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a tournament file without 'seed:' uses seed 1, which every competitor knows: a bot "
+    "derives each deal's seed from the match name (tTTT-rR-dD) and sees every hand. Fix: "
+    "without 'seed:', draw a random 63-bit seed (store it, print it on resume) and "
+    "document that the seed must be secret and unguessable"))
+def test_default_tournament_seed_is_not_predictable(workdir):
+    bot = bot_dir(workdir, "clair", "clairvoyant.py")
+    tfile, out = tournament(workdir, [
+        {"name": "clair", "command": [PY, "clairvoyant.py"], "dir": str(bot)},
+        {"name": "ref", "builtin": "random"}])
+    data = json.loads(tfile.read_text())
+    del data["seed"]
+    tfile.write_text(json.dumps(data))
+    done = arena("run", str(tfile), "--jobs", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    reports = clairvoyant_reports(sorted((out / "logs").glob("*-clair.stderr.log")))
+    assert reports
+    assert not any(r["predicted"] for r in reports), reports
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "with duplicate deals the rotations of a deal are consecutive matches, played by the "
+    "same pooled bot process, and the match name says which deal it is: the bot remembers "
+    "its hand of rotation 0 and knows the hand of the opponent in that seat in rotation 1. "
+    "Fix: never reuse a process (nor offer scratch) across the rotations of one duplicate "
+    "deal, and do not name table/deal/rotation in what bots are sent"))
+def test_a_bot_cannot_remember_a_duplicate_deal(workdir):
+    bots = []
+    for name in ("m1", "m2"):
+        d = bot_dir(workdir, name, "memory.py")
+        bots.append({"name": name, "command": [PY, "memory.py"], "dir": str(d)})
+    tfile, out = tournament(workdir, bots, deals=1)
+    done = arena("run", str(tfile), "--jobs", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [json.loads(line[len("MEMORY "):]) for log in sorted((out / "logs").glob("*.stderr.log"))
+             for line in log.read_text().splitlines() if line.startswith("MEMORY ")]
+    held = {(r["match"], r["seat"]): r["cards"] for r in lines}
+    right = [(r["match"], seat) for r in lines for seat, cards in r["claims"].items()
+             if held.get((r["match"], int(seat))) == cards]
+    assert right == [], f"bots knew an opponent's whole hand in {right}"
+
+
+# ---------------------------------------------------- resources (DoS)
+
+@pytest.mark.xfail(strict=True, reason=(
+    "/tmp (and /var/tmp, /run, /dev/shm, and the tmpfs over every hidden path) is a RAM "
+    "tmpfs of half the machine's memory, not counted by memory_mb: one bot can fill the "
+    "machine's RAM. Fix: '--size BYTES' before each '--tmpfs' (bwrap >= 0.10; e.g. "
+    "memory_mb or 64 MB), a sized tmpfs over /dev/shm, hidden paths read-only "
+    "('--perms 0555' or '--remount-ro')"))
+def test_tmp_is_bounded_by_the_memory_limit(workdir):
+    report, _ = run_redteam(workdir, "tmpfill", env={"RT_TMP_MB": "200"},
+                            limits={"memory_mb": 64})
+    filled = report.get("tmpfill", {}).get("written_mb", 0)
+    assert filled < 200, report
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the memory watchdog sums the bwrap process group: children that setsid() inside the "
+    "sandbox leave it and are never counted (4 x 50 MB under memory_mb: 64 survive; "
+    "without setsid the group is killed). Fix: count every process of the sandbox's PID "
+    "namespace (/proc/PID/ns/pid of the sandbox init), or a cgroup"))
+def test_setsid_children_count_toward_the_memory_limit(workdir):
+    report, out = run_redteam(workdir, "memsplit", env={"RT_SPLIT": "4", "RT_SPLIT_MB": "50"},
+                              limits={"memory_mb": 64})
+    assert "memsplit" not in report, report
+    assert any("memory limit exceeded" in f for f in faults(out))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "nothing bounds a bot's processes (RLIMIT_NPROC counts per uid, so it is no limit "
+    "for root, nor per bot): a fork swarm eats the machine's pids and memory until the "
+    "match ends. Fix (proposal): stop a sandbox holding more than a bounded number of "
+    "processes (e.g. 128, or a limits.processes key), counted per PID namespace or by a "
+    "cgroup's pids.max"))
+def test_fork_swarm_is_bounded(workdir):
+    report, _ = run_redteam(workdir, "forks", env={"RT_FORKS": "200"})
+    assert report.get("forks", {}).get("forked", 0) < 200, report
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the scratch directory is on the results' disk with no bound: a bot can fill the "
+    "disk, and then the results database cannot be written. Fix (proposal): RLIMIT_FSIZE "
+    "on the sandbox init (bounds each file), a size-bounded file system for scratch, or a "
+    "usage check after each match; e.g. at most 100 MB"))
+def test_scratch_is_bounded(workdir):
+    report, _ = run_redteam(workdir, "scratchfill", env={"RT_SCRATCH_MB": "200"},
+                            sandbox={"scratch": True})
+    assert report.get("scratchfill", {}).get("written_mb", 0) < 200, report
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.xfail(strict=True, reason=(
+    "only the tournament file itself is hidden: when it is kept in a git repository that "
+    "a bot can see (e.g. tournaments/example.yaml, whose bots have dir: ..), the bot reads "
+    "the seed from .git. Fix: also hide the .git directory (git rev-parse --git-common-dir) "
+    "of the repository holding the tournament file, and every sibling of the file unless "
+    "a bot's own paths are there; document keeping the seed out of anything bots can read"))
+def test_seed_is_not_readable_from_the_tournament_files_history(workdir):
+    d = bot_dir(workdir, "rt", "redteam.py")
+    tfile, out = tournament(workdir, [
+        {"name": "rt", "command": [PY, "redteam.py"], "dir": str(d),
+         "env": {"RT_PROBES": "git", "RT_GIT_DIR": str(workdir), "RT_GIT_FILE": "t.yaml"}},
+        {"name": "ref", "builtin": "random"}])
+    git = ["git", "-C", str(workdir), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True, timeout=30)
+    subprocess.run([*git, "add", "t.yaml"], check=True, timeout=30)
+    subprocess.run([*git, "commit", "-q", "-m", "tournament"], check=True, timeout=30)
+    done = arena("run", str(tfile), "--jobs", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = probe_report(out)
+    assert "git" in report, report
+    assert not any("424242" in line for line in report["git"]), report["git"]
