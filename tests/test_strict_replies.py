@@ -254,3 +254,36 @@ def test_decoded_replies_of_every_kind_parse(name: str) -> None:
                  " " + json.dumps(FULL[name]) + " \t\r"):
         parse_reply(decode_object(line.encode()), 5, KIND_OF[name])
     assert parse_ready(decode_object(json.dumps(READY).encode() + b"\r")) == "bot"
+
+
+def test_protocol_doc_states_the_limits_and_reasons() -> None:
+    from pathlib import Path
+
+    from arena.process.jsonline import DEFAULT_LIMITS
+    doc = (Path(__file__).parent.parent / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
+    section = doc.split("## How replies are checked", 1)[1].split("\n## ", 1)[0]
+    limits = DEFAULT_LIMITS
+    for phrase in (f"more than {limits.max_int_digits} digits", f"more than {limits.max_depth} deep",
+                   f"longer than {limits.max_string_chars} characters",
+                   f"more than {limits.max_number_chars} characters"):
+        assert phrase in section, phrase
+    # Each reason the table quotes is what the decoder says for such a line.
+    samples = {
+        "invalid UTF-8 at byte 12": b'{"id": 1, "x\xff": 1}',
+        "NUL byte at byte 9": b'{"id": 1}\x00',
+        "starts with a byte-order mark (BOM); send plain UTF-8": b'\xef\xbb\xbf{}',
+        "not valid JSON (Expecting value at column 1)": b"hello",
+        "expected a JSON object, got array": b"[1]",
+        "NaN is not JSON": b'{"id": NaN}',
+        f"integer with 5000 digits (at most {limits.max_int_digits})": b'{"id": ' + b"7" * 5000 + b"}",
+        "number 1e400 is out of range": b'{"id": 1e400}',
+        "duplicate key 'id'": b'{"id": 1, "id": 1}',
+        f"nesting deeper than {limits.max_depth}": b'{"a": ' + b"[" * 50000 + b"}",
+        f"string of 5000 characters (at most {limits.max_string_chars})": b'{"a": "' + b"x" * 5000 + b'"}',
+        "string with a lone surrogate \\ud800": b'{"a": "\\ud800"}',
+    }
+    for reason, line in samples.items():
+        assert f"`{reason}`" in section, reason
+        with pytest.raises(JSONLineError) as info:
+            decode_object(line)
+        assert info.value.reason == reason
