@@ -45,10 +45,6 @@ READY = {"type": "ready", "name": "bot"}
 KIND_OF = {"draw": "draw", "buy": "buy", "play": "play", "steps": "play"}
 
 
-def kind_ids(kinds: list[str]) -> list[str]:
-    return kinds
-
-
 # -- the id and unknown fields, the same in every kind -------------------------------
 
 NOT_INTEGER_IDS = [5.0, "5", True, False, None, [5], {"id": 5}, 5.5]

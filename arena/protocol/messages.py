@@ -183,9 +183,9 @@ def parse_reply(obj: Any, req_id: int, kind: str) -> Action:
 
 
 def _no_unknown_fields(obj: Mapping[str, Any], allowed: tuple[str, ...], what: str) -> None:
-    unknown = [k for k in obj if k not in allowed]
+    unknown = sorted(str(k) for k in obj if k not in allowed)
     if unknown:
-        names = ", ".join(repr(_short(k)) for k in sorted(unknown)[:5]) + (", ..." if len(unknown) > 5 else "")
+        names = ", ".join(repr(_short(k)) for k in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
         raise ProtocolError(f"unknown field(s) [{names}] in {what}; expected {', '.join(allowed)}")
 
 
