@@ -253,8 +253,8 @@ def test_killed_by_signal(spawn):
 @pytest.mark.parametrize("mode, reason", [
     ("text", "not valid JSON"),
     ("array", "expected a JSON object, got array"),
-    ("binary", "not valid UTF-8"),
-    ("deep", "nested too deeply"),
+    ("binary", "invalid UTF-8 at byte 8"),
+    ("deep", "nesting deeper than 32"),
 ])
 def test_garbage(spawn, mode, reason):
     bot = spawn("garbage", mode)

@@ -32,6 +32,8 @@ LOG = logging.getLogger(__name__)
 # carries the seed, from which a bot could recompute every shuffle.
 _NOT_NOTICED = frozenset({ev.MATCH_START, ev.MATCH_END})
 
+REASON_CHARS = 500       # a refused reply's reason, at most (it may quote the reply)
+
 # (fault kind, reason, excerpt of the offending line)
 HandshakeFailure = tuple[str, str, str | None]
 
@@ -242,7 +244,9 @@ class RemoteSeat:
 
 
 def _classify(exc: Exception, reply: Any) -> tuple[str, str, str | None]:
-    """(fault kind, reason, excerpt of the offending line) of a failed request."""
+    """(fault kind, reason, excerpt of the offending line) of a failed request.
+    The reason is bounded: the engine's may quote a whole field of the reply,
+    and it goes into the bot's error notice, the store and the console."""
     if isinstance(exc, BotMalformed):
         return MALFORMED, exc.reason, exc.excerpt
     if isinstance(exc, BotTimeout):
@@ -253,10 +257,10 @@ def _classify(exc: Exception, reply: Any) -> tuple[str, str, str | None]:
         return exc.kind, exc.detail, None
     line = _line_of(reply)
     if isinstance(exc, ProtocolError):
-        return exc.fault, str(exc), line
+        return exc.fault, short(str(exc), REASON_CHARS), line
     if isinstance(exc, IllegalAction):
-        return ILLEGAL, exc.reason, line
-    return MALFORMED, str(exc), line
+        return ILLEGAL, short(exc.reason, REASON_CHARS), line
+    return MALFORMED, short(str(exc), REASON_CHARS), line
 
 
 def _line_of(reply: Any) -> str | None:

@@ -7,6 +7,7 @@ and CPU limits, and makes sure no bot process outlives its ``BotProcess``.
 Modules: ``spec`` (BotSpec, TimeControl), ``bot`` (BotProcess), ``exchange``
 (writing lines, awaiting replies), ``exits`` (reaping, exit messages, cleanup),
 ``errors`` (typed failures), ``streams`` (reader threads, line splitting),
+``jsonline`` (the strict, bounded decoder of every line a bot writes),
 ``limits`` (rlimits, process groups, memory watchdog), ``stats`` (decision times),
 ``sandbox`` (the bubblewrap sandbox every bot runs in where it works).
 Every line in and out is logged at DEBUG level on the ``arena.process`` logger.
@@ -15,6 +16,7 @@ Every line in and out is logged at DEBUG level on the ``arena.process`` logger.
 from .bot import QUIT_MESSAGE, BotProcess
 from .errors import (BotCrashed, BotFailure, BotMalformed, BotStartupError, BotTimeout,
                      describe_exit)
+from .jsonline import DEFAULT_LIMITS, JSONLimits, JSONLineError, decode_object
 from .limits import group_members, kill_group
 from .sandbox import Containment, SandboxPolicy, SandboxUnavailable
 from .spec import BotSpec, TimeControl
@@ -26,4 +28,5 @@ __all__ = [
     "BotFailure", "BotTimeout", "BotCrashed", "BotMalformed", "BotStartupError",
     "describe_exit", "group_members", "kill_group", "LineSplitter",
     "Containment", "SandboxPolicy", "SandboxUnavailable",
+    "decode_object", "JSONLimits", "JSONLineError", "DEFAULT_LIMITS",
 ]

@@ -89,7 +89,8 @@ class BotCrashed(BotFailure):
 
 
 class BotMalformed(BotFailure):
-    """A reply that is not valid: too long, not UTF-8, not JSON, not an object.
+    """A line that is not one acceptable JSON object: too long, not UTF-8, not
+    JSON, not an object, or beyond the decoder's limits (``jsonline``).
 
     ``reason`` is the short cause, ``excerpt`` at most ~200 characters of the line.
     """

@@ -20,25 +20,10 @@ from typing import Any
 
 from .errors import BotMalformed, BotTimeout, excerpt
 from .exits import ProcessExits
+from .jsonline import JSONLineError, JSONObject, decode_object
 from .streams import EXIT, LINE, TOOLONG, Event, log_text
 
 LOG = logging.getLogger(__name__)
-
-JSONObject = dict[str, Any]
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return type(value).__name__
 
 
 class LineExchange(ProcessExits):
@@ -159,17 +144,6 @@ class LineExchange(ProcessExits):
 
     def _parse(self, raw: bytes) -> JSONObject:
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise BotMalformed("not valid UTF-8", raw, bot=self.name) from None
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise BotMalformed(f"not valid JSON ({exc.msg} at column {exc.colno})", text,
-                               bot=self.name) from None
-        except RecursionError:
-            raise BotMalformed("JSON nested too deeply", text, bot=self.name) from None
-        if not isinstance(value, dict):
-            raise BotMalformed(f"expected a JSON object, got {_json_type(value)}", text,
-                               bot=self.name)
-        return value
+            return decode_object(raw)
+        except JSONLineError as exc:
+            raise BotMalformed(exc.reason, raw, bot=self.name) from None

@@ -31,6 +31,8 @@ them are in ``protocol/schemas/`` (see ``schemas``).
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -41,6 +43,16 @@ from ..shanghai.game import Decision, View
 from ..shanghai.ruleset import Ruleset
 
 PROTOCOL_VERSION = 1
+
+# The fields each answer may have: anything else is malformed.
+READY_FIELDS = ("type", "name")
+REPLY_FIELDS = {
+    DRAW: ("draw",),
+    BUY: ("buy",),
+    PLAY: ("go_down", "lay_off", "swap", "steps", "discard"),
+}
+# Characters that would break a name out of its line in a table or a log.
+_LINE_BREAKERS = frozenset({"Cc", "Zl", "Zp"})
 
 
 class ProtocolError(MalformedInput):
@@ -82,11 +94,14 @@ def parse_ready(obj: Any) -> str:
     """The bot's name from its answer to ``start``."""
     if not isinstance(obj, Mapping):
         raise ProtocolError(f"the answer to 'start' must be a JSON object, got {type(obj).__name__}")
+    _no_unknown_fields(obj, READY_FIELDS, "the 'ready' answer")
     if obj.get("type") != "ready":
-        raise ProtocolError(f"the answer to 'start' must have \"type\": \"ready\", got {obj.get('type')!r}")
+        raise ProtocolError(f"the answer to 'start' must have \"type\": \"ready\", got {_text(obj.get('type'))}")
     name = obj.get("name")
     if not isinstance(name, str) or not name.strip() or len(name) > 64:
         raise ProtocolError("the 'ready' answer needs a \"name\": a non-empty string of at most 64 characters")
+    if any(unicodedata.category(c) in _LINE_BREAKERS for c in name):
+        raise ProtocolError(f"the 'ready' answer's \"name\" holds control characters: {_text(name)}")
     return name.strip()
 
 
@@ -126,39 +141,65 @@ def quit_message() -> dict[str, Any]:
 def parse_reply(obj: Any, req_id: int, kind: str) -> Action:
     """Turn a bot's reply to request ``req_id`` of ``kind`` into an action.
 
-    Raises ProtocolError (fault "wrong_id" or "malformed") or MalformedInput
-    from the engine's action decoder; neither says anything about legality,
-    which the game judges.
+    Every kind is checked the same way: the ``id`` must be a JSON integer
+    (anything else, ``3.0``, ``"3"`` or ``true`` included, is malformed) equal
+    to ``req_id`` (else "wrong_id"); ``type``, if present, a string; no field
+    beyond those of the kind.  Raises ProtocolError (fault "wrong_id" or
+    "malformed") or MalformedInput from the engine's action decoder; neither
+    says anything about legality, which the game judges.
     """
     if not isinstance(obj, Mapping):
         raise ProtocolError(f"a reply must be a JSON object, got {type(obj).__name__}")
     if "id" not in obj:
         raise ProtocolError(f"the reply has no \"id\"; it must echo the request's id {req_id}")
-    if obj["id"] != req_id:
-        raise ProtocolError(f"the reply's id is {obj['id']!r} but the request's id is {req_id}", "wrong_id")
-    body = {k: v for k, v in obj.items() if k not in ("id", "type")}
+    reply_id = obj["id"]
+    if type(reply_id) is not int:          # bool is an int subclass; 3.0 == 3
+        raise ProtocolError(f"the reply's \"id\" must be a whole number (the request's id {req_id}), "
+                            f"got {_text(reply_id)}")
+    if reply_id != req_id:
+        raise ProtocolError(f"the reply's id is {reply_id} but the request's id is {req_id}", "wrong_id")
+    if kind not in REPLY_FIELDS:
+        raise ValueError(f"unknown decision kind {kind!r}")
+    if not isinstance(obj.get("type", ""), str):
+        raise ProtocolError(f"the reply's \"type\" is optional and ignored, but must be a string; "
+                            f"got {_text(obj['type'])}")
+    if kind == DRAW and "draw" not in obj:
+        raise ProtocolError("a reply to a draw request needs \"draw\": \"stock\" or \"upcard\"")
+    if kind == BUY and "buy" not in obj:
+        raise ProtocolError("a reply to a buy request needs \"buy\": true or false")
+    _no_unknown_fields(obj, ("id", "type", *REPLY_FIELDS[kind]), f"a {kind} reply")
     if kind == DRAW:
-        if "draw" not in body:
-            raise ProtocolError("a reply to a draw request needs \"draw\": \"stock\" or \"upcard\"")
-        return action_from_json({"type": DRAW, "source": body["draw"]})
+        return action_from_json({"type": DRAW, "source": obj["draw"]})
     if kind == BUY:
-        if "buy" not in body:
-            raise ProtocolError("a reply to a buy request needs \"buy\": true or false")
-        return action_from_json({"type": BUY, "buy": body["buy"]})
-    if kind == PLAY:
-        unknown = set(body) - {"go_down", "lay_off", "swap", "steps", "discard"}
-        if unknown:
-            raise ProtocolError(
-                f"unknown field(s) {sorted(unknown)} in a play reply; expected go_down, lay_off, swap, steps, discard"
-            )
-        mixed = sorted(set(body) & {"go_down", "lay_off", "swap"})
-        if "steps" in body and mixed:
-            raise ProtocolError(
-                f"a play reply has either \"steps\" or the keyed fields go_down/lay_off/swap, not both "
-                f"(got steps and {', '.join(mixed)}); put every play into \"steps\""
-            )
-        return action_from_json({"type": PLAY, **body})
-    raise ValueError(f"unknown decision kind {kind!r}")
+        return action_from_json({"type": BUY, "buy": obj["buy"]})
+    body = {k: v for k, v in obj.items() if k not in ("id", "type")}
+    mixed = sorted(set(body) & {"go_down", "lay_off", "swap"})
+    if "steps" in body and mixed:
+        raise ProtocolError(
+            f"a play reply has either \"steps\" or the keyed fields go_down/lay_off/swap, not both "
+            f"(got steps and {', '.join(mixed)}); put every play into \"steps\""
+        )
+    return action_from_json({"type": PLAY, **body})
+
+
+def _no_unknown_fields(obj: Mapping[str, Any], allowed: tuple[str, ...], what: str) -> None:
+    unknown = sorted(str(k) for k in obj if k not in allowed)
+    if unknown:
+        names = ", ".join(repr(_short(k)) for k in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        raise ProtocolError(f"unknown field(s) [{names}] in {what}; expected {', '.join(allowed)}")
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _text(value: Any, limit: int = 40) -> str:
+    """A decoded value as JSON text, shortened, for a one-line reason."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def reply_from_action(req_id: int, action: Action) -> dict[str, Any]:

@@ -120,6 +120,15 @@ def _need(obj: Mapping[str, Any], key: str, where: str) -> Any:
     return obj[key]
 
 
+def _only(obj: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> None:
+    """Refuse fields nobody reads: a misspelt optional field (``"ende"``) must
+    not be dropped silently."""
+    unknown = sorted(repr(str(k)[:40]) for k in obj if k not in allowed)
+    if unknown:
+        raise MalformedInput(f"{where}: unknown field(s) {', '.join(unknown[:5])}; "
+                             f"expected {', '.join(allowed)}")
+
+
 def _meld_index(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise MalformedInput(f"{where}: 'meld' must be a meld id (a whole number >= 0), got {value!r}")
@@ -128,6 +137,7 @@ def _meld_index(value: Any, where: str) -> int:
 
 def _meld_cards(obj: Any, where: str) -> MeldCards:
     if isinstance(obj, Mapping):
+        _only(obj, ("cards", "kind"), where)
         kind = obj.get("kind")
         if kind not in (None, SET, RUN):
             raise MalformedInput(f"{where}: 'kind' must be 'set' or 'run', got {kind!r}")
@@ -154,11 +164,13 @@ def _step_from_json(obj: Any, where: str) -> Step:
     if not isinstance(body, Mapping):
         raise MalformedInput(f"{where}: '{key}' must be an object")
     if key == "lay_off":
+        _only(body, ("meld", "card", "end"), where)
         end = body.get("end")
         if end not in (None, "low", "high"):
             raise MalformedInput(f"{where}: 'end' must be 'low' or 'high', got {end!r}")
         return LayOff(_meld_index(_need(body, "meld", where), where), parse_card(_need(body, "card", where)), end)
     if key == "swap":
+        _only(body, ("meld", "card", "take"), where)
         take = body.get("take")
         return Swap(
             _meld_index(_need(body, "meld", where), where),
@@ -195,8 +207,9 @@ def action_from_json(obj: Any) -> Action:
             # swaps (to get wilds), then going down, then lay-offs.
             for i, s in enumerate(_list(obj, "swap")):
                 steps.append(_step_from_json({"swap": s}, f"play.swap[{i}]"))
-            if obj.get("go_down"):
-                steps.append(_step_from_json({"go_down": obj["go_down"]}, "play"))
+            go_down = obj.get("go_down")
+            if go_down is not None and go_down != []:      # null or []: not going down
+                steps.append(_step_from_json({"go_down": go_down}, "play"))
             for i, s in enumerate(_list(obj, "lay_off")):
                 steps.append(_step_from_json({"lay_off": s}, f"play.lay_off[{i}]"))
         discard = obj.get("discard")
@@ -205,7 +218,9 @@ def action_from_json(obj: Any) -> Action:
 
 
 def _list(obj: Mapping[str, Any], key: str) -> list[Any]:
-    value = obj.get(key) or []
+    value = obj.get(key)
+    if value is None:
+        return []
     if not isinstance(value, list):
         raise MalformedInput(f"play: '{key}' must be a list")
     return value
