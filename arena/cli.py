@@ -61,16 +61,16 @@ def _sandbox_mode(mode: str) -> str:
 def _confine(seats: tuple[SeatSpec, ...], mode: str, hide: tuple[Path | None, ...] = ()) -> tuple[SeatSpec, ...]:
     """Each bot program in ``mode``, not seeing the other programs' directories
     nor the ``hide`` files (a deal file holds the cards to come)."""
-    homes = {i: sandbox.home_of(s.bot.argv, s.bot.cwd and os.fspath(s.bot.cwd))
-             for i, s in enumerate(seats) if s.bot is not None}
+    places = {i: sandbox.bot_places(s.bot.argv, s.bot.cwd and os.fspath(s.bot.cwd))
+              for i, s in enumerate(seats) if s.bot is not None}
     out = []
     for i, seat in enumerate(seats):
         if seat.bot is None:
             out.append(seat)
             continue
-        hidden = [h for j, h in homes.items() if j != i and h is not None]
+        hidden = [p for j, found in places.items() if j != i for p in found]
         hidden += [os.path.abspath(p) for p in hide if p is not None]
-        policy = SandboxPolicy(mode, seat.bot.sandbox.read, seat.bot.sandbox.write, tuple(hidden))
+        policy = seat.bot.sandbox.replace(mode=mode, hide=tuple(hidden))
         out.append(SeatSpec(seat.name, bot=dataclasses.replace(seat.bot, sandbox=policy)))
     return tuple(out)
 

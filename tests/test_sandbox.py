@@ -37,7 +37,8 @@ def arena(*args: str, env: dict[str, str] | None = None, timeout: float = 120,
 
 
 def marked(mark: str) -> list[int]:
-    """Live processes whose environment holds ``mark``."""
+    """Live processes whose environment or command line holds ``mark`` (bots
+    get a clean environment, so their mark is an argument)."""
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == os.getpid():
@@ -45,11 +46,13 @@ def marked(mark: str) -> list[int]:
         try:
             with open(f"/proc/{name}/environ", "rb") as f:
                 env = f.read()
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                cmdline = f.read()
             with open(f"/proc/{name}/stat", "rb") as f:
                 state = f.read().rsplit(b")", 1)[1].split()[0]
         except OSError:
             continue
-        if mark.encode() in env and state not in (b"Z", b"X"):
+        if mark.encode() in env + cmdline and state not in (b"Z", b"X"):
             found.append(int(name))
     return found
 
@@ -87,7 +90,7 @@ def test_mounts_hide_then_show_deeper_and_never_hide_what_the_bot_needs(tmp_path
         d.mkdir(parents=True)
     policy = SandboxPolicy("bwrap", write=(str(scratch),),
                            hide=(str(results), str(other), str(tmp_path), str(own)))
-    args = sandbox._mounts([str(own)], policy)
+    args = sandbox._mounts([str(own)], policy, True)
     ops = [(args[i], args[i + 1]) for i in range(len(args) - 1) if args[i].startswith("--")]
     tmpfs = [path for op, path in ops if op == "--tmpfs"]
 
@@ -106,7 +109,7 @@ def test_mounts_hide_then_show_deeper_and_never_hide_what_the_bot_needs(tmp_path
     logs = results / "logs"
     logs.mkdir()
     nested = SandboxPolicy("bwrap", hide=(str(results), str(logs)))
-    assert str(logs) not in sandbox._mounts([str(own)], nested)
+    assert str(logs) not in sandbox._mounts([str(own)], nested, True)
 
 
 def test_exit_codes_through_bwrap():
@@ -277,8 +280,8 @@ STUBBORN = f"{sys.executable} {HOSTILE / 'stubborn.py'}"
 def test_setsid_grandchild_and_fork_swarm_end_with_the_match(mode):
     mark = f"MARK-{uuid.uuid4().hex}"
     try:
-        done = arena("play", f"{STUBBORN} --setsid-child --swarm 30", "random", "random",
-                     "--seed", "3", "--sandbox", mode, env={"ESCAPE_MARK": mark})
+        done = arena("play", f"{STUBBORN} --setsid-child --swarm 30 --mark {mark}", "random",
+                     "random", "--seed", "3", "--sandbox", mode)
         assert done.returncode == 0, done.stderr
         left = wait_none_marked(mark, timeout=5.0 if mode == "bwrap" else 1.0)
         if mode == "none":
@@ -289,12 +292,12 @@ def test_setsid_grandchild_and_fork_swarm_end_with_the_match(mode):
         kill_marked(mark)
 
 
-def stubborn_tournament(tmp_path: Path) -> Path:
+def stubborn_tournament(tmp_path: Path, mark: str) -> Path:
     tfile = tmp_path / "t.yaml"
     tfile.write_text(json.dumps({
         "name": "stubborn",
         "bots": [
-            {"name": "stubborn", "command": STUBBORN.split() + ["--setsid-child"],
+            {"name": "stubborn", "command": STUBBORN.split() + ["--setsid-child", "--mark", mark],
              "dir": str(tmp_path)},
             {"name": "a", "builtin": "random"},
             {"name": "b", "builtin": "greedy"},
@@ -308,14 +311,15 @@ def stubborn_tournament(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_no_bot_outlives_a_sigkilled_arena(tmp_path, jobs):
     mark = f"MARK-{uuid.uuid4().hex}"
-    tfile = stubborn_tournament(tmp_path)
+    tfile = stubborn_tournament(tmp_path, mark)
     proc = subprocess.Popen([sys.executable, "-m", "arena", "run", str(tfile), "--jobs", jobs],
                             env={**os.environ, "ESCAPE_MARK": mark}, cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:       # wait for a stubborn bot (and its grandchild)
-            bots = [p for p in marked(mark) if p != proc.pid and b"stubborn" in _cmdline(p)]
+            bots = [p for p in marked(mark) if p != proc.pid and b"stubborn.py" in _cmdline(p)
+                    and not _cmdline(p).startswith(b"/bin/sh")]
             if len(bots) >= 2:
                 break
             time.sleep(0.05)

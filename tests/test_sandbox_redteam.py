@@ -105,21 +105,12 @@ def faults(out: Path) -> list[str]:
 
 # ------------------------------------------------ root: the kernel and the host
 
-@pytest.mark.xfail(ROOT, strict=True, reason=(
-    "as root the bot is the host's uid 0: /proc/sys is writable (kernel.core_pattern = "
-    "'|/its/program' gives full root). Fix: '--ro-bind /proc/sys /proc/sys' after "
-    "'--proc /proc' (and cover /proc/sysrq-trigger), and run bots as an unprivileged uid"))
 def test_bot_cannot_write_kernel_sysctls(workdir):
     report, _ = run_redteam(workdir, "sysctl")
     assert report["sysctl"], report
     assert "writable" not in report["sysctl"].values(), report["sysctl"]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a bot can leave a set-user-id file (owned by root when arena runs as root) on the host "
-    "disk in its scratch directory: any local user who can reach it runs it with the "
-    "organiser's uid. Fix: run bots as a dedicated unprivileged uid, or clear S_ISUID/S_ISGID "
-    "in scratch and write paths after each bot (or a seccomp filter on chmod)"))
 def test_bot_cannot_leave_a_setuid_file_in_its_scratch(workdir):
     report, out = run_redteam(workdir, "setuid", sandbox={"scratch": True})
     planted = out / "scratch" / "rt" / "planted"
@@ -143,10 +134,6 @@ def test_root_only_files_stay_unreadable(workdir):
 
 # ------------------------------------------------------------- leaks
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the bot inherits the arena's whole environment (tokens, credentials of the organiser "
-    "or CI). Fix: '--clearenv' plus a short allow-list (PATH, LANG, LC_*, TZ, HOME set to "
-    "its dir) and the bot's own env:"))
 def test_bot_does_not_see_the_organisers_environment(workdir):
     name = f"ORGANISER_TOKEN_{uuid.uuid4().hex[:8]}"
     report, _ = run_redteam(workdir, "env", env={"RT_ENV_NAME": name},
@@ -154,10 +141,6 @@ def test_bot_does_not_see_the_organisers_environment(workdir):
     assert report["env"] is False
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "/proc/1/cmdline inside the sandbox is bwrap's command line: it names the tournament "
-    "file, the results directory and every other bot's directory. Fix: pass bwrap its "
-    "arguments with '--args FD'"))
 def test_pid1_cmdline_does_not_name_the_hidden_paths(workdir):
     victim = bot_dir(workdir, "victim")
     (victim / "victim.py").write_text("import proto\nproto.serve(name='victim')\n")
@@ -170,12 +153,6 @@ def test_pid1_cmdline_does_not_name_the_hidden_paths(workdir):
     assert str(victim) not in seen and str(tfile) not in seen and str(out) not in seen, seen
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a tournament bot without 'dir:' has the tournament's directory as its home, so the "
-    "directory of its script is hidden from nobody: other bots read its code. Fix: in "
-    "sandbox_policy also hide each other bot's program and script directories "
-    "(home_of(command, None) and own_paths minus the system's), where they are not the "
-    "viewer's own"))
 def test_other_bots_script_directories_are_hidden_without_dir(workdir):
     spy = bot_dir(workdir, "spy", "spy.py")
     victim = bot_dir(workdir, "victim")
@@ -304,12 +281,6 @@ def test_a_bot_cannot_remember_a_duplicate_deal(workdir):
 
 # ---------------------------------------------------- resources (DoS)
 
-@pytest.mark.xfail(strict=True, reason=(
-    "/tmp (and /var/tmp, /run, /dev/shm, and the tmpfs over every hidden path) is a RAM "
-    "tmpfs of half the machine's memory, not counted by memory_mb: one bot can fill the "
-    "machine's RAM. Fix: '--size BYTES' before each '--tmpfs' (bwrap >= 0.10; e.g. "
-    "memory_mb or 64 MB), a sized tmpfs over /dev/shm, hidden paths read-only "
-    "('--perms 0555' or '--remount-ro')"))
 def test_tmp_is_bounded_by_the_memory_limit(workdir):
     report, _ = run_redteam(workdir, "tmpfill", env={"RT_TMP_MB": "200"},
                             limits={"memory_mb": 64})
@@ -317,11 +288,6 @@ def test_tmp_is_bounded_by_the_memory_limit(workdir):
     assert filled < 200, report
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the memory watchdog sums the bwrap process group: children that setsid() inside the "
-    "sandbox leave it and are never counted (4 x 50 MB under memory_mb: 64 survive; "
-    "without setsid the group is killed). Fix: count every process of the sandbox's PID "
-    "namespace (/proc/PID/ns/pid of the sandbox init), or a cgroup"))
 def test_setsid_children_count_toward_the_memory_limit(workdir):
     report, out = run_redteam(workdir, "memsplit", env={"RT_SPLIT": "4", "RT_SPLIT_MB": "50"},
                               limits={"memory_mb": 64})
@@ -340,11 +306,6 @@ def test_fork_swarm_is_bounded(workdir):
     assert report.get("forks", {}).get("forked", 0) < 200, report
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the scratch directory is on the results' disk with no bound: a bot can fill the "
-    "disk, and then the results database cannot be written. Fix (proposal): RLIMIT_FSIZE "
-    "on the sandbox init (bounds each file), a size-bounded file system for scratch, or a "
-    "usage check after each match; e.g. at most 100 MB"))
 def test_scratch_is_bounded(workdir):
     report, _ = run_redteam(workdir, "scratchfill", env={"RT_SCRATCH_MB": "200"},
                             sandbox={"scratch": True})
@@ -352,12 +313,6 @@ def test_scratch_is_bounded(workdir):
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-@pytest.mark.xfail(strict=True, reason=(
-    "only the tournament file itself is hidden: when it is kept in a git repository that "
-    "a bot can see (e.g. tournaments/example.yaml, whose bots have dir: ..), the bot reads "
-    "the seed from .git. Fix: also hide the .git directory (git rev-parse --git-common-dir) "
-    "of the repository holding the tournament file, and every sibling of the file unless "
-    "a bot's own paths are there; document keeping the seed out of anything bots can read"))
 def test_seed_is_not_readable_from_the_tournament_files_history(workdir):
     d = bot_dir(workdir, "rt", "redteam.py")
     tfile, out = tournament(workdir, [

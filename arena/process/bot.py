@@ -31,8 +31,10 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -82,6 +84,7 @@ class BotProcess(LineExchange):
         self.spawn_seconds: float | None = None
         self.containment: sandbox.Containment | None = None   # set by start()
         self._sandbox_init: int | None = None    # pid of the sandbox's first process
+        self._scratch_dir: str | None = None     # this process's scratch (no sandbox)
         self.stale_lines = 0                 # unsolicited / late / wrong-id lines thrown away
         # Filled in when the process has been reaped:
         self.returncode: int | None = None
@@ -205,9 +208,21 @@ class BotProcess(LineExchange):
                   self.spawn_seconds * 1000, self.containment.mode, " ".join(spec.argv))
         return self
 
+    def _environment(self) -> dict[str, str]:
+        env = sandbox.bot_environment(os.environ, self.spec.env)
+        scratch = self.spec.sandbox.scratch
+        if scratch is not None:
+            if self.containment is None or self.containment.mode != sandbox.BWRAP:
+                # No sandbox to mount a private file system: a fresh directory
+                # for this process, removed when it is closed.
+                os.makedirs(scratch, mode=0o700, exist_ok=True)
+                self._scratch_dir = tempfile.mkdtemp(prefix="process-", dir=scratch)
+                scratch = self._scratch_dir
+            env["ARENA_SCRATCH"] = scratch
+        return env
+
     def _popen(self, argv: Sequence[str], cwd: str | os.PathLike[str] | None,
-               pass_fds: Sequence[int] = ()) -> subprocess.Popen[bytes]:
-        env = None if not self.spec.env else {**os.environ, **self.spec.env}
+               env: Mapping[str, str], pass_fds: Sequence[int] = ()) -> subprocess.Popen[bytes]:
         # start_new_session: own session and process group, and no terminal
         # signals (Ctrl-C goes to the arena, which then closes its bots).
         # No preexec_fn, so CPython can use vfork(); close_fds keeps a bot
@@ -218,28 +233,29 @@ class BotProcess(LineExchange):
             close_fds=True, pass_fds=tuple(pass_fds), start_new_session=True)
 
     def _spawn(self) -> subprocess.Popen[bytes]:
-        return self._popen(self.spec.argv, self.spec.cwd)
+        return self._popen(self.spec.argv, self.spec.cwd, self._environment())
 
     def _spawn_sandboxed(self) -> subprocess.Popen[bytes]:
         """Start the bot inside bwrap, held until its namespace's first
         process has the resource limits (see ``sandbox.Gates``)."""
         spec = self.spec
         cwd = os.path.abspath(spec.cwd if spec.cwd is not None else os.getcwd())
-        env = {**os.environ, **(spec.env or {})}
+        env = self._environment()
         problem = sandbox.preflight(spec.argv, cwd, env)
         if problem is not None:
             raise problem
         policy = spec.sandbox
+        if policy.tmp_mb is None and spec.memory_mb is not None:
+            policy = policy.replace(tmp_mb=spec.memory_mb)
         if self.stderr_log is not None:      # the arena's logs are no business of the bot
             logs = os.path.dirname(os.path.abspath(self.stderr_log))
-            policy = sandbox.SandboxPolicy(policy.mode, policy.read, policy.write,
-                                           (*policy.hide, logs))
+            policy = policy.replace(hide=(*policy.hide, logs))
         gates = sandbox.Gates()
         try:
             assert self.containment is not None and self.containment.bwrap is not None
             argv = sandbox.command(self.containment.bwrap, spec.argv, cwd=cwd, env=env,
-                                   policy=policy, gates=gates)
-            proc = self._popen(argv, cwd, pass_fds=gates.child_fds)
+                                   policy=policy, gates=gates, sized=self.containment.sized)
+            proc = self._popen(argv, cwd, env, pass_fds=gates.child_fds)
         except BaseException:
             gates.close(spawned=False)
             raise
@@ -427,6 +443,8 @@ class BotProcess(LineExchange):
             if left:
                 LOG.warning("%s: processes %s of group %d survived SIGKILL", self.name, left,
                             proc.pid)
+            if self._scratch_dir is not None:
+                shutil.rmtree(self._scratch_dir, ignore_errors=True)
         return self.returncode
 
     def kill(self) -> int | None:

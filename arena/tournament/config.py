@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..process import BotSpec, SandboxPolicy, TimeControl
-from ..process.sandbox import AUTO, home_of
+from ..process.sandbox import AUTO, bot_places
 from ..process.spec import MiB
 from ..shanghai.ruleset import Ruleset
 
@@ -120,15 +120,14 @@ class BotConfig:
     def is_builtin(self) -> bool:
         return self.builtin is not None
 
-    def spec(self, sandbox: SandboxPolicy | None = None,
-             extra_env: tuple[tuple[str, str], ...] = ()) -> BotSpec:
+    def spec(self, sandbox: SandboxPolicy | None = None) -> BotSpec:
         """How to start this bot as a subprocess (argv, cwd, env, limits, sandbox)."""
         if self.command is None:
             raise ValueError(f"bot {self.name!r} is the built-in player {self.builtin!r}, not a subprocess")
         return BotSpec(
             argv=self.command,
             cwd=self.dir,
-            env=dict(self.env + extra_env) or None,
+            env=dict(self.env) or None,
             sandbox=sandbox or SandboxPolicy(),
             memory_mb=self.limits.memory_mb,
             cpu_seconds=self.limits.cpu_seconds,
@@ -217,30 +216,27 @@ class TournamentConfig:
         """The ``BotSpec`` of a subprocess bot (ValueError for a built-in player),
         confined by ``sandbox_policy``; ``sandbox_mode`` overrides the file's
         mode (the caller's ``sandbox.resolve`` result, so workers do not probe)."""
-        bot = self.bot(name)
-        extra_env = (("ARENA_SCRATCH", str(self.scratch_dir(name))),) if bot.sandbox.scratch else ()
-        return bot.spec(self.sandbox_policy(name, sandbox_mode), extra_env)
+        return self.bot(name).spec(self.sandbox_policy(name, sandbox_mode))
 
     def scratch_dir(self, name: str) -> Path:
-        """The writable scratch directory of a bot that asks for one (kept
-        between matches, inside the results directory)."""
+        """Where a bot that asks for one gets its scratch directory (empty for
+        every process: a bot must not remember the deals it saw)."""
         return self.output / "scratch" / name
 
     def sandbox_policy(self, name: str, mode: str | None = None) -> SandboxPolicy:
-        """What bot ``name`` may see: not the results, not this file, not the
-        other bots' directories; its own extra read and write paths."""
+        """What bot ``name`` may see: not the results, not this file (nor the
+        history of the repository it is kept in: it holds the seed, from which
+        every deal follows), not the other bots' directories and programs;
+        its own extra read and write paths and scratch directory."""
         bot = self.bot(name)
-        hide = [self.output, self.path.absolute()]
+        tournament_file = self.path.absolute()
+        hide = [self.output, tournament_file, *_repositories(tournament_file.parent)]
         for other in self.bots:
             if other.name != name and other.command is not None:
-                home = home_of(other.command, os.fspath(other.dir) if other.dir else None)
-                if home is not None:
-                    hide.append(Path(home))
-        write = list(bot.sandbox.write)
-        if bot.sandbox.scratch:
-            write.append(self.scratch_dir(name))
+                hide += bot_places(other.command, os.fspath(other.dir) if other.dir else None)
         return SandboxPolicy(mode or self.sandbox, tuple(map(str, bot.sandbox.read)),
-                             tuple(map(str, write)), tuple(map(str, hide)))
+                             tuple(map(str, bot.sandbox.write)), tuple(map(str, hide)),
+                             scratch=str(self.scratch_dir(name)) if bot.sandbox.scratch else None)
 
     def seat_spec(self, name: str, sandbox_mode: str | None = None) -> Any:
         """The ``arena.match.SeatSpec`` of a bot: built-in player or subprocess."""
@@ -305,6 +301,15 @@ class TournamentConfig:
             "duplicate": self.duplicate,
             "seed": self.seed,
         }
+
+
+def _repositories(start: Path) -> list[Path]:
+    """The version-control directories of the repository holding ``start``."""
+    for folder in (start, *start.parents):
+        found = [folder / name for name in (".git", ".hg", ".svn") if (folder / name).exists()]
+        if found:
+            return found
+    return []
 
 
 # -- loading the file ---------------------------------------------------------------

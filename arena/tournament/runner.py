@@ -130,7 +130,7 @@ def prepare_sandbox(config: TournamentConfig, warn: Callable[[str], None] = _war
         warn(containment.warning)
     for bot in config.bots:
         if bot.sandbox.scratch:
-            config.scratch_dir(bot.name).mkdir(parents=True, exist_ok=True)
+            config.scratch_dir(bot.name).mkdir(mode=0o700, parents=True, exist_ok=True)
     return containment.mode
 
 

@@ -3,8 +3,8 @@ carrying on, and stays alive after EOF.  Plays the minimal policy.
 
 --setsid-child: at start, forks a grandchild in a new session (setsid) that
 ignores the same signals and sleeps.  --swarm N: forks N sleeping children.
-Every process carries the environment the bot was started with, so a test
-finds them all by a marker in it."""
+--mark TEXT: ignored; every process keeps the bot's command line, so a test
+finds them all by that text."""
 import os
 import signal
 import sys
