@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import random
+import secrets
 import shlex
 import sys
 import time
@@ -145,13 +145,14 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
         plan = _load_mapping(deal_file, "a deal file")
         if seed is None and isinstance(plan.get("seed"), int):
             seed = plan["seed"]
-    if seed is None:
-        seed = random.SystemRandom().randrange(1_000_000)
+    if seed is None:    # large and unguessable: a bot that knew the seed would see every card
+        seed = secrets.randbits(63)
     settings: dict[str, Any] = {"preset": preset}
     if rules_file is not None:
         settings.update(_load_mapping(rules_file, "a ruleset"))
     spec = MatchSpec(
-        f"play-{time.strftime('%Y%m%d-%H%M%S')}-seed{seed}", seats, settings, seed=seed, deal=plan,
+        # The match name is sent to the bots: it must not carry the seed.
+        f"play-{time.strftime('%Y%m%d-%H%M%S')}", seats, settings, seed=seed, deal=plan,
         time=_time_control(time_per_move), faults=FaultPolicy(strict=strict), log_dir=str(log_dir))
     try:
         result = run_match(spec)

@@ -153,7 +153,7 @@ def test_defaults(tmp_path: Path) -> None:
     assert config.time == TimeControl()
     assert config.faults == FaultSettings(max_strikes=3, strict=False)
     assert config.format == ROUND_ROBIN and config.challengers == ()
-    assert config.deals == 1 and config.duplicate is True and config.seed == 1
+    assert config.deals == 1 and config.duplicate is True and config.seed is None
     assert config.jobs is None and config.job_count >= 1
     assert config.output == config.dir / "arena-results" / "club"
     assert config.bot("d").dir == config.dir
@@ -174,7 +174,7 @@ def test_overrides_and_mapping(tmp_path: Path) -> None:
     other = config.with_overrides(seed=7, jobs=2, output="somewhere")
     assert (other.seed, other.jobs) == (7, 2)
     assert other.output == Path(os.path.abspath("somewhere"))
-    assert config.seed == 1
+    assert config.seed is None
     data = config.to_mapping()
     assert data["players"] == 3 and data["bots"][0] == {"name": "a", "builtin": "random"}
     assert Ruleset.from_mapping(data["rules"]) == config.rules

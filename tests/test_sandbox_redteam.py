@@ -223,10 +223,6 @@ def clairvoyant_reports(logs: list[Path]) -> list[dict]:
             for line in log.read_text().splitlines() if line.startswith("CLAIRVOYANT ")]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "'arena play' names its match play-<time>-seed<N> and sends that name in 'start': "
-    "with the arena's code (readable) the bot replays the shuffle and knows every hand "
-    "and the stock. Fix: an opaque match name (no seed) in what bots are sent"))
 def test_arena_play_does_not_tell_the_bot_its_seed(workdir):
     bot = bot_dir(workdir, "clair", "clairvoyant.py")
     done = arena("play", f"{PY} {bot / 'clairvoyant.py'}", "random", "random",
@@ -237,11 +233,6 @@ def test_arena_play_does_not_tell_the_bot_its_seed(workdir):
     assert not any(r["predicted"] for r in reports), reports
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a tournament file without 'seed:' uses seed 1, which every competitor knows: a bot "
-    "derives each deal's seed from the match name (tTTT-rR-dD) and sees every hand. Fix: "
-    "without 'seed:', draw a random 63-bit seed (store it, print it on resume) and "
-    "document that the seed must be secret and unguessable"))
 def test_default_tournament_seed_is_not_predictable(workdir):
     bot = bot_dir(workdir, "clair", "clairvoyant.py")
     tfile, out = tournament(workdir, [
@@ -257,12 +248,6 @@ def test_default_tournament_seed_is_not_predictable(workdir):
     assert not any(r["predicted"] for r in reports), reports
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "with duplicate deals the rotations of a deal are consecutive matches, played by the "
-    "same pooled bot process, and the match name says which deal it is: the bot remembers "
-    "its hand of rotation 0 and knows the hand of the opponent in that seat in rotation 1. "
-    "Fix: never reuse a process (nor offer scratch) across the rotations of one duplicate "
-    "deal, and do not name table/deal/rotation in what bots are sent"))
 def test_a_bot_cannot_remember_a_duplicate_deal(workdir):
     bots = []
     for name in ("m1", "m2"):

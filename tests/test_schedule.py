@@ -21,6 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 def config(n: int = 5, players: int = 3, **kw: object) -> TournamentConfig:
     bots = tuple(BotConfig(name=f"b{i}", builtin="random") for i in range(n))
+    kw.setdefault("seed", 1)
     return TournamentConfig(path=Path("t.yaml"), dir=Path("/tmp"), name="t", bots=bots, players=players, **kw)
 
 
@@ -104,6 +105,11 @@ def test_seeds_fit_sqlite_and_are_stable() -> None:
     assert build_schedule(config(6, 3, seed=2))[0].seed != entries[0].seed
 
 
+def test_a_schedule_needs_a_seed() -> None:
+    with pytest.raises(ValueError, match="seed"):
+        build_schedule(config(4, 3, seed=None))
+
+
 def test_schedule_is_deterministic() -> None:
     a = build_schedule(config(6, 3, deals=2))
     b = build_schedule(config(6, 3, deals=2))
@@ -114,7 +120,7 @@ def test_schedule_is_deterministic() -> None:
 def test_schedule_does_not_depend_on_hash_randomisation() -> None:
     code = ("from pathlib import Path; from arena.tournament.config import *; "
             "from arena.tournament.schedule import build_schedule; "
-            "c = TournamentConfig(path=Path('t'), dir=Path('/'), name='t', players=3, "
+            "c = TournamentConfig(path=Path('t'), dir=Path('/'), name='t', players=3, seed=1, "
             "bots=tuple(BotConfig(name=f'b{i}', builtin='random') for i in range(5))); "
             "print([(e.match_id, e.seats, e.seed) for e in build_schedule(c)])")
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

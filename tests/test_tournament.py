@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
+from arena.tournament.store import ResultStore
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -280,3 +281,23 @@ def test_progress_line_and_quiet_when_not_a_terminal() -> None:
     line = tty.getvalue()
     assert "[1/4]" in line and "elapsed" in line and "ETA" in line and "faults 0" in line
     assert "leader a" in line
+
+
+def test_without_a_seed_a_random_one_is_drawn_kept_and_resumed(tmp_path: Path) -> None:
+    """Bots see their match names: with a known seed they could compute every
+    deal, so a file without 'seed' gets a random 63-bit one, kept for resume."""
+    path = tmp_path / "t.yaml"
+    path.write_text("name: unseeded\nbots:\n  - {name: a, builtin: random}\n"
+                    "  - {name: b, builtin: greedy}\nplayers: 2\nrules: {contracts: [2S3]}\n")
+    out = tmp_path / "out"
+    first = cli("run", str(path), "--out", str(out), "--jobs", "1")
+    assert first.exit_code == 0, first.output
+    with ResultStore(out / "results.sqlite", create=False) as store:
+        seed = store.tournament()["seed"]
+    assert isinstance(seed, int) and seed.bit_length() > 32
+    again = cli("run", str(path), "--out", str(out), "--jobs", "1")
+    assert again.exit_code == 0 and "already played" in again.output
+    other = tmp_path / "other"
+    assert cli("run", str(path), "--out", str(other), "--jobs", "1").exit_code == 0
+    with ResultStore(other / "results.sqlite", create=False) as store:
+        assert store.tournament()["seed"] != seed

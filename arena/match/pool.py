@@ -22,6 +22,13 @@ How reuse works:
   earlier matches could kill it in the middle of a later one.
 * Request ids keep counting up over the life of a process (``BotHandle``),
   so a late answer from an earlier match can never pass for a current one.
+* A process never plays two matches dealt from the same seed (``deal``): with
+  duplicate deals every rotation of a table gets the same cards, and a bot
+  that remembered its hand would know an opponent's in the next rotation.
+  So a process that has seen a deal stays idle for other deals, and a new
+  one is started; at most ``MAX_IDLE_PER_PROGRAM`` idle processes are kept
+  per program (the oldest are stopped), which is as many as a table can
+  need (one per rotation).
 
 A pool is owned by one thread (like ``BotProcess``).  ``close()`` (or the
 ``with`` block) sends ``quit`` to every process and kills whatever is left,
@@ -32,7 +39,8 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from collections.abc import Hashable
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
@@ -42,6 +50,7 @@ from .spec import bot_key
 LOG = logging.getLogger(__name__)
 
 CLOSE_GRACE = 0.5      # after quit: how long a bot may take to exit before SIGTERM
+MAX_IDLE_PER_PROGRAM = 8
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -53,6 +62,7 @@ class BotHandle:
     key: tuple[Any, ...]
     next_id: int = 1
     matches: int = 0
+    deals: set[Hashable] = field(default_factory=set)     # seeds of the matches it played
 
     def new_id(self) -> int:
         req_id = self.next_id
@@ -101,35 +111,44 @@ class BotPool:
         return sum(len(v) for v in self._idle.values())
 
     def acquire(self, spec: BotSpec, *, name: str, stderr_log: str | None,
-                time_control: TimeControl) -> tuple[BotHandle, bool]:
-        """A started process for ``spec``: ``(handle, reused)``.  Raises
-        ``BotStartupError`` if a new process cannot be started."""
+                time_control: TimeControl, deal: Hashable | None = None) -> tuple[BotHandle, bool]:
+        """A started process for ``spec`` that has not played ``deal`` (the
+        match's seed): ``(handle, reused)``.  Raises ``BotStartupError`` if a
+        new process cannot be started."""
         if self._closed:
             raise RuntimeError("the bot pool is closed")
         key = bot_key(spec)
         idle = self._idle.get(key, [])
-        while idle:
-            handle = idle.pop()
-            if self._usable(handle):
-                proc = handle.proc
-                proc.name = name
-                proc.set_stderr_log(stderr_log)
-                self._reset(proc, time_control)
-                handle.matches += 1
-                self._out.append(handle)
-                self.reuses += 1
-                return handle, True
-            LOG.debug("%s: pid %s not reusable, replacing it", name, handle.proc.pid)
-            handle.proc.kill()
-        return self.start(spec, name=name, stderr_log=stderr_log, time_control=time_control), False
+        for handle in reversed(idle):             # the most recently used first
+            if deal is not None and deal in handle.deals:
+                continue
+            idle.remove(handle)
+            if not self._usable(handle):
+                LOG.debug("%s: pid %s not reusable, replacing it", name, handle.proc.pid)
+                handle.proc.kill()
+                continue
+            proc = handle.proc
+            proc.name = name
+            proc.set_stderr_log(stderr_log)
+            self._reset(proc, time_control)
+            handle.matches += 1
+            if deal is not None:
+                handle.deals.add(deal)
+            self._out.append(handle)
+            self.reuses += 1
+            return handle, True
+        return self.start(spec, name=name, stderr_log=stderr_log, time_control=time_control,
+                          deal=deal), False
 
     def start(self, spec: BotSpec, *, name: str, stderr_log: str | None,
-              time_control: TimeControl) -> BotHandle:
+              time_control: TimeControl, deal: Hashable | None = None) -> BotHandle:
         """Always a new process (checked out)."""
         proc = BotProcess(spec, name=name, stderr_log=stderr_log, time_control=time_control)
         proc.start()
         self.started += 1
         handle = BotHandle(proc, bot_key(spec), matches=1)
+        if deal is not None:
+            handle.deals.add(deal)
         self._out.append(handle)
         return handle
 
@@ -158,7 +177,10 @@ class BotPool:
         if handle in self._out:
             self._out.remove(handle)
         if keep and not self._closed and self._usable(handle):
-            self._idle.setdefault(handle.key, []).append(handle)
+            idle = self._idle.setdefault(handle.key, [])
+            idle.append(handle)
+            if len(idle) > MAX_IDLE_PER_PROGRAM:
+                self._stop([idle.pop(0)])
         else:
             self._stop([handle])
 

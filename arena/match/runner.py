@@ -125,7 +125,8 @@ def _start_bots(spec: MatchSpec, game: Game, names: list[str], pool: BotPool,
     for i, seat_spec in enumerate(spec.seats):
         if seat_spec.bot is not None:
             handle, reused = pool.acquire(seat_spec.bot, name=seat_spec.name,
-                                          stderr_log=spec.stderr_log(i), time_control=spec.time)
+                                          stderr_log=spec.stderr_log(i), time_control=spec.time,
+                                          deal=spec.deal_key)
             remote = RemoteSeat(i, handle, spec.faults, reused, encoder)
             by_index[i] = remote
             local.append(remote)
@@ -152,7 +153,7 @@ def _handshake(spec: MatchSpec, game: Game, pool: BotPool, seat: RemoteSeat,
         bot = spec.seats[i].bot
         assert bot is not None
         handle = pool.start(bot, name=spec.seats[i].name, stderr_log=spec.stderr_log(i),
-                            time_control=spec.time)
+                            time_control=spec.time, deal=spec.deal_key)
         seat = RemoteSeat(i, handle, spec.faults, False, seat.encoder)
         local.append(seat)
         failure = seat.handshake(msg)

@@ -7,8 +7,9 @@ a results store.  Nothing here starts processes or plays cards.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -133,6 +134,15 @@ class MatchSpec:
 
     def ruleset(self) -> Ruleset:
         return self.rules if isinstance(self.rules, Ruleset) else Ruleset.from_mapping(self.rules)
+
+    @property
+    def deal_key(self) -> Hashable:
+        """What makes the cards of this match: a bot process never plays two
+        matches with equal keys (``BotPool``), so it cannot remember a
+        duplicate deal's cards from one rotation to the next."""
+        if self.deal is not None:
+            return ("plan", self.seed, json.dumps(self.deal, sort_keys=True, default=str))
+        return ("seed", self.seed)
 
     def stderr_log(self, seat: int) -> str | None:
         if self.log_dir is None:

@@ -15,7 +15,7 @@ from tabulate import tabulate
 from ..account import final_table, render_account
 from .config import ConfigError, load_config
 from .leaderboard import FORMATS, report
-from .runner import TournamentError, db_path, plan, run_tournament
+from .runner import TournamentError, db_path, plan, run_tournament, settle_seed
 from .schedule import estimate_seconds
 from .store import ResultStore, StoreError, resolve_db_path
 from .stored import FailedMatch
@@ -67,6 +67,8 @@ def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path
     """Run the tournament described by FILE (YAML); resume if it was interrupted."""
     try:
         config = load_config(file).with_overrides(seed=seed, jobs=jobs, output=out)
+        unseeded = config.seed is None
+        config = settle_seed(config)
         entries = plan(config)
     except ConfigError as err:
         raise click.ClickException(str(err)) from None
@@ -81,6 +83,9 @@ def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path
     if dry_run:
         rows = [[e.index, e.match_id, e.table, e.rotation, e.deal, e.seed, ", ".join(e.seats)] for e in entries]
         click.echo(tabulate(rows, headers=["#", "match", "table", "rotation", "deal", "seed", "seats (in order)"]))
+        if unseeded and not db_path(config).exists():
+            click.echo("(no seed in the file: these seeds are an example; a run draws its own "
+                       "random seed and keeps it in the results database)", err=True)
         return
     try:
         summary = run_tournament(config, jobs_used, echo=click.echo)

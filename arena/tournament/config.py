@@ -195,7 +195,7 @@ class TournamentConfig:
     challengers: tuple[str, ...] = ()
     deals: int = 1
     duplicate: bool = True
-    seed: int = 1
+    seed: int | None = None        # None: random, chosen by the first run and stored
     jobs: int | None = None
     output: Path = Path("arena-results")
     sandbox: str = AUTO

@@ -16,6 +16,7 @@ happens, the executor's workers (and with them every bot) are stopped.
 
 from __future__ import annotations
 
+import secrets
 import shlex
 import shutil
 import subprocess
@@ -31,7 +32,7 @@ from ..process import sandbox
 from .config import TournamentConfig
 from .executor import MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make_executor
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size
-from .store import DEFAULT_DB_NAME, FailedMatch, ResultStore, StoredMatch
+from .store import DEFAULT_DB_NAME, FailedMatch, ResultStore, StoreError, StoredMatch
 
 ERROR_LOG = "errors.log"   # in the results' logs directory
 
@@ -117,6 +118,29 @@ def check_bots(config: TournamentConfig) -> None:
 
 def _warn(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def settle_seed(config: TournamentConfig) -> TournamentConfig:
+    """The file's seed; without one, the seed stored by an earlier run of this
+    tournament, else a new random 63-bit one.  Bots see their match names,
+    from which with the seed every deal follows, so the seed must not be
+    guessable: a fixed default would tell every bot every hand."""
+    if config.seed is not None:
+        return config
+    path = db_path(config)
+    if path.exists():
+        try:
+            store = ResultStore(path, create=False)
+        except StoreError:
+            store = None
+        if store is not None:
+            try:
+                stored = store.tournament()
+            finally:
+                store.close()
+            if stored is not None and isinstance(stored.get("seed"), int):
+                return config.with_overrides(seed=stored["seed"])
+    return config.with_overrides(seed=secrets.randbits(63))
 
 
 def prepare_sandbox(config: TournamentConfig, warn: Callable[[str], None] = _warn) -> str:
@@ -258,6 +282,7 @@ def run_tournament(
     progress_stream: TextIO | None = None,
 ) -> RunSummary:
     """Play every scheduled match not yet stored (failed ones again); store each as it finishes."""
+    config = settle_seed(config)
     entries = plan(config)
     config.output.mkdir(parents=True, exist_ok=True)
     log_dir = config.output / "logs"

@@ -136,6 +136,8 @@ def iter_schedule(config: TournamentConfig) -> Iterator[ScheduleEntry]:
 
 def build_schedule(config: TournamentConfig) -> list[ScheduleEntry]:
     """Every match of the tournament, in schedule order."""
+    if config.seed is None:
+        raise ValueError("the tournament has no seed yet (runner.settle_seed chooses one)")
     return list(iter_schedule(config))
 
 
