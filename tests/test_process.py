@@ -22,7 +22,7 @@ import pytest
 
 from arena.process import (BotCrashed, BotFailure, BotMalformed, BotProcess, BotSpec,
                            BotStartupError, BotTimeout, DecisionStats, LineSplitter,
-                           TimeControl, describe_exit, group_members)
+                           SandboxPolicy, TimeControl, describe_exit, group_members)
 
 BOTS = Path(__file__).parent / "bots"
 REPO = Path(__file__).parent.parent
@@ -376,6 +376,23 @@ def test_group_memory_watchdog_counts_setsid_children_in_the_sandbox(spawn):
     with pytest.raises(BotCrashed) as err:
         bot.request({"id": 1}, timeout=10)
     assert err.value.signal == 9 and "memory limit exceeded" in str(err.value)
+
+
+SWARM = ("import os, sys, time\n"
+         "sys.stdin.readline()\n"
+         "for _ in range(20):\n"
+         "    if os.fork() == 0:\n"
+         "        time.sleep(60); os._exit(0)\n"
+         "time.sleep(60)\n")
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_process_limit(spawn, mode):
+    bot = spawn("swarm", argv=[sys.executable, "-c", SWARM], max_processes=5,
+                sandbox=SandboxPolicy(mode))
+    with pytest.raises(BotCrashed) as err:
+        bot.request({"id": 1}, timeout=10)
+    assert err.value.signal == 9 and "process limit exceeded" in str(err.value)
 
 
 def test_cpu_limit(spawn):

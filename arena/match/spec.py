@@ -76,6 +76,7 @@ def bot_spec_to_json(spec: BotSpec) -> dict[str, Any]:
         "cpu_seconds": spec.cpu_seconds,
         "max_line_bytes": spec.max_line_bytes,
         "stderr_max_bytes": spec.stderr_max_bytes,
+        "max_processes": spec.max_processes,
         "sandbox": spec.sandbox.to_json(),
     }
 
@@ -92,7 +93,7 @@ def bot_key(spec: BotSpec) -> tuple[Any, ...]:
     env = tuple(sorted(spec.env.items())) if spec.env else ()
     cwd = os.fspath(spec.cwd) if spec.cwd is not None else None
     return (spec.argv, cwd, env, spec.memory_mb, spec.cpu_seconds, spec.max_line_bytes,
-            spec.stderr_max_bytes, spec.sandbox)
+            spec.stderr_max_bytes, spec.max_processes, spec.sandbox)
 
 
 @dataclass(frozen=True)

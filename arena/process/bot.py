@@ -200,10 +200,10 @@ class BotProcess(LineExchange):
                                     spec.stderr_max_bytes)
         self._stdout.start()
         self._stderr.start()
-        if spec.memory_mb is not None:
+        if spec.memory_mb is not None or spec.max_processes is not None:
             pidns = pid_namespace(self._sandbox_init) if self._sandbox_init else None
             WATCHDOG.register(proc.pid, self.name, spec.memory_mb, self._kill_reasons.append,
-                              pidns)
+                              pidns, spec.max_processes)
         LOG.debug("%s: started pid %d in %.1f ms (%s): %s", self.name, proc.pid,
                   self.spawn_seconds * 1000, self.containment.mode, " ".join(spec.argv))
         return self

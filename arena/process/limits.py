@@ -167,13 +167,14 @@ def pid_namespace(pid: int) -> int | None:
 
 
 class _Watched:
-    def __init__(self, name: str, limit: int, on_kill: Callable[[str], None],
-                 pidns: int | None) -> None:
+    def __init__(self, name: str, limit: int | None, on_kill: Callable[[str], None],
+                 pidns: int | None, max_processes: int | None) -> None:
         self.name, self.limit, self.on_kill, self.pidns = name, limit, on_kill, pidns
+        self.max_processes = max_processes
 
 
 class MemoryWatchdog:
-    """One daemon thread for all bots with a memory limit.
+    """One daemon thread for all bots with a memory limit or a process limit.
 
     ``unregister`` holds the lock the scan runs under, so once it returns the
     watchdog will never signal that group again: callers unregister *before*
@@ -188,13 +189,14 @@ class MemoryWatchdog:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
 
-    def register(self, pgid: int, name: str, memory_mb: int,
-                 on_kill: Callable[[str], None], pidns: int | None = None) -> None:
+    def register(self, pgid: int, name: str, memory_mb: int | None,
+                 on_kill: Callable[[str], None], pidns: int | None = None,
+                 max_processes: int | None = None) -> None:
         """Watch group ``pgid``; with ``pidns`` (a sandboxed bot), every process
         of that PID namespace counts too, ``setsid()`` children included."""
+        limit = None if memory_mb is None else (memory_mb + GROUP_SLACK_MB) * MiB
         with self._lock:
-            self._groups[pgid] = _Watched(name, (memory_mb + GROUP_SLACK_MB) * MiB, on_kill,
-                                          pidns)
+            self._groups[pgid] = _Watched(name, limit, on_kill, pidns, max_processes)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="bot-memory-watchdog",
                                                 daemon=True)
@@ -226,18 +228,31 @@ class MemoryWatchdog:
                 members.setdefault(pgid, []).append(info)
         for pgid, procs in members.items():
             watched = self._groups[pgid]
-            rss = sum(p.rss_bytes for p in procs)
-            if rss <= watched.limit:
+            reason = _over_limit(watched, procs)
+            if reason is None:
                 continue
-            pss = sum(_pss_bytes(p.pid) or p.rss_bytes for p in procs)
-            if pss <= watched.limit:
-                continue
-            reason = (f"memory limit exceeded: process group uses {pss // MiB} MB in "
-                      f"{len(procs)} process(es), limit {watched.limit // MiB} MB")
             LOG.warning("%s: %s; killing the group", watched.name, reason)
             watched.on_kill(reason)
             kill_group(pgid, signal.SIGKILL)
             del self._groups[pgid]
+
+
+def _over_limit(watched: _Watched, procs: list[ProcInfo]) -> str | None:
+    """Why a bot's processes must be killed, or None."""
+    # A sandboxed bot's group also holds bwrap and the sandbox's init.
+    count = len(procs) - (2 if watched.pidns is not None else 0)
+    if watched.max_processes is not None and count > watched.max_processes:
+        return f"process limit exceeded: {count} processes, limit {watched.max_processes}"
+    if watched.limit is None:
+        return None
+    rss = sum(p.rss_bytes for p in procs)
+    if rss <= watched.limit:
+        return None
+    pss = sum(_pss_bytes(p.pid) or p.rss_bytes for p in procs)
+    if pss <= watched.limit:
+        return None
+    return (f"memory limit exceeded: process group uses {pss // MiB} MB in "
+            f"{len(procs)} process(es), limit {watched.limit // MiB} MB")
 
 
 WATCHDOG = MemoryWatchdog()

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from .sandbox import SandboxPolicy
 
 MiB = 1024 * 1024
+DEFAULT_MAX_PROCESSES = 128
 
 INTERPRETERS = {"python", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun",
                  "ruby", "perl", "php", "java", "bash", "sh", "env", "lua", "Rscript"}
@@ -29,6 +30,8 @@ class BotSpec:
     * ``max_line_bytes``: longest accepted stdout line (without the newline).
     * ``stderr_max_bytes``: bytes of stderr kept in the log; the rest is
       read, counted and dropped.
+    * ``max_processes``: processes the bot may have at once (counted every
+      0.25 s with the memory; the whole bot is killed above it).
     * ``sandbox``: how the bot is confined (``sandbox.SandboxPolicy``; by
       default bubblewrap where it works).
 
@@ -42,6 +45,7 @@ class BotSpec:
     cpu_seconds: int | None = None
     max_line_bytes: int = MiB
     stderr_max_bytes: int = MiB
+    max_processes: int | None = DEFAULT_MAX_PROCESSES
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
 
     def __post_init__(self) -> None:
@@ -61,6 +65,8 @@ class BotSpec:
             object.__setattr__(self, "cpu_seconds", math.ceil(self.cpu_seconds))
         if self.max_line_bytes <= 0:
             raise ValueError("max_line_bytes must be positive")
+        if self.max_processes is not None and self.max_processes < 1:
+            raise ValueError("max_processes must be at least 1")
         if self.stderr_max_bytes < 0:
             raise ValueError("stderr_max_bytes must be >= 0")
 

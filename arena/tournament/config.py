@@ -35,7 +35,7 @@ from typing import Any
 
 from ..process import BotSpec, SandboxPolicy, TimeControl
 from ..process.sandbox import AUTO, bot_places
-from ..process.spec import MiB
+from ..process.spec import DEFAULT_MAX_PROCESSES, MiB
 from ..shanghai.ruleset import Ruleset
 
 __all__ = [
@@ -85,6 +85,7 @@ class BotLimits:
     cpu_seconds: float | None = None
     max_line_bytes: int = MiB
     stderr_max_bytes: int = MiB
+    processes: int = DEFAULT_MAX_PROCESSES
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,7 @@ class BotConfig:
             cpu_seconds=self.limits.cpu_seconds,
             max_line_bytes=self.limits.max_line_bytes,
             stderr_max_bytes=self.limits.stderr_max_bytes,
+            max_processes=self.limits.processes,
         )
 
     def seat_spec(self) -> Any:
@@ -154,6 +156,8 @@ class BotConfig:
             out["env"] = dict(self.env)
             out["build"] = self.build
             out["limits"] = dataclasses.asdict(self.limits)
+            if self.limits.processes == DEFAULT_MAX_PROCESSES:
+                del out["limits"]["processes"]   # results stored before the key existed still resume
         return out
 
 

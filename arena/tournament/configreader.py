@@ -35,7 +35,7 @@ _TOP_KEYS = ("name", "bots", "players", "rules", "time", "faults", "format", "ch
              "deals", "duplicate", "seed", "jobs", "output", "sandbox")
 _BOT_KEYS = ("name", "command", "builtin", "dir", "env", "build", "limits", "sandbox")
 _BOT_SANDBOX_KEYS = ("read", "write", "scratch")
-_LIMIT_KEYS = ("memory_mb", "cpu_seconds", "max_line_bytes", "stderr_max_bytes")
+_LIMIT_KEYS = ("memory_mb", "cpu_seconds", "max_line_bytes", "stderr_max_bytes", "processes")
 _TIME_KEYS = ("startup", "per_move", "bank")
 _FAULT_KEYS = ("max_strikes", "strict")
 _RULE_KEYS = tuple(Ruleset().to_mapping())  # "preset" and every setting
@@ -299,6 +299,9 @@ class Reader(NodeReader):
         if "stderr_max_bytes" in entries:
             values["stderr_max_bytes"] = self.integer(entries["stderr_max_bytes"][1], f"{path}.stderr_max_bytes",
                                                       0, 1 << 34, "a number of bytes")
+        if "processes" in entries:
+            values["processes"] = self.integer(entries["processes"][1], f"{path}.processes",
+                                               1, 100_000, "a number of processes")
         return BotLimits(**values)
 
     # -- the other sections -----------------------------------------------------------

@@ -19,8 +19,8 @@ memsplit   fork RT_SPLIT children, each in a new session (setsid; not with
            RT_SPLIT_SETSID=0), each
            holding RT_SPLIT_MB MiB; wait 2 s; report that the bot is still
            alive.  (The children are killed with the sandbox.)
-forks      fork RT_FORKS sleeping children; report how many forks worked;
-           then kill them.
+forks      fork RT_FORKS sleeping children, hold them RT_FORK_HOLD seconds;
+           report how many forks worked; then kill them.
 git        ``git show HEAD:RT_GIT_FILE`` in the repository RT_GIT_DIR (the
            history of a hidden file); report the lines that set a seed.
 scratchfill write RT_SCRATCH_MB MiB to $ARENA_SCRATCH/fill; report how many
@@ -153,6 +153,7 @@ def forks():
         err = exc.strerror
     else:
         err = None
+    time.sleep(float(os.environ.get("RT_FORK_HOLD", "0")))
     for pid in pids:
         os.kill(pid, signal.SIGKILL)
     for pid in pids:
