@@ -24,7 +24,7 @@ from .account import final_table, render_account
 from .check import check_bot
 from .match import FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
 from .players.registry import BUILTIN_PLAYERS
-from .process import BotStartupError, SandboxPolicy, TimeControl, sandbox
+from .process import BotStartupError, TimeControl, sandbox
 from .shanghai.errors import ShanghaiError
 from .tournament.config import ConfigError
 from .tournament.bounded import load_data

@@ -25,6 +25,7 @@ import pytest
 
 from arena.process import sandbox
 from arena.process.sandbox import SandboxPolicy
+from arena.process.sandbox_policy import mount_options
 
 HOSTILE = Path(__file__).parent / "hostile"
 REPO = Path(__file__).parent.parent
@@ -90,7 +91,7 @@ def test_mounts_hide_then_show_deeper_and_never_hide_what_the_bot_needs(tmp_path
         d.mkdir(parents=True)
     policy = SandboxPolicy("bwrap", write=(str(scratch),),
                            hide=(str(results), str(other), str(tmp_path), str(own)))
-    args = sandbox._mounts([str(own)], policy, True)
+    args = mount_options([str(own)], policy, True)
     ops = [(args[i], args[i + 1]) for i in range(len(args) - 1) if args[i].startswith("--")]
     tmpfs = [path for op, path in ops if op == "--tmpfs"]
 
@@ -109,7 +110,7 @@ def test_mounts_hide_then_show_deeper_and_never_hide_what_the_bot_needs(tmp_path
     logs = results / "logs"
     logs.mkdir()
     nested = SandboxPolicy("bwrap", hide=(str(results), str(logs)))
-    assert str(logs) not in sandbox._mounts([str(own)], nested, True)
+    assert str(logs) not in mount_options([str(own)], nested, True)
 
 
 def test_exit_codes_through_bwrap():

@@ -45,7 +45,7 @@ def files():
             else:
                 with open(path, "rb") as f:
                     result[path] = len(f.read())
-        except OSError as exc:
+        except OSError:
             result[path] = None
     return result
 

@@ -1,0 +1,211 @@
+"""What a sandboxed bot sees: its ``SandboxPolicy`` and the bwrap mount
+options that carry it out (see ``sandbox`` for the sandbox itself).
+
+A bot sees the host file system read-only, with private, size-bounded
+``/tmp``, ``/var/tmp``, ``/run`` and ``/dev/shm``; its own paths (working
+directory, program, script) read-only; ``read`` paths read-only, ``write``
+paths writable, a scratch directory (a private tmpfs) if it has one; and the
+``hide`` paths (results, logs, the tournament file, other bots' directories
+and programs) replaced by empty ones.
+
+Mounts are applied shallowest path first, so a path can be hidden and a
+deeper one inside it shown again (a ``write`` path inside the hidden results
+directory), and a path that a bot needs is never hidden.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+AUTO = "auto"
+BWRAP = "bwrap"
+NONE = "none"
+MODES = (AUTO, BWRAP, NONE)
+
+MiB = 1024 * 1024
+TMP_MB = 128             # /tmp and scratch of a bot without a memory limit
+SMALL_TMPFS_MB = 16      # /var/tmp, /run
+SHM_MB = 64
+# Private, empty file systems over places where a bot could find other
+# processes' sockets or leave files for them.
+_PRIVATE_TMPFS = {"/tmp": None, "/var/tmp": SMALL_TMPFS_MB, "/run": SMALL_TMPFS_MB,
+                  "/dev/shm": SHM_MB}        # None: the bot's /tmp size
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """How one bot is confined.
+
+    ``mode``: ``auto``, ``bwrap`` or ``none``.  ``read`` / ``write``: extra
+    paths the bot may read / write.  ``hide``: paths it must not see (for a
+    directory, an empty one is shown; for a file, an empty file).
+    ``scratch``: a directory the bot may write, empty for every process
+    (a bounded tmpfs in the sandbox; named in ``$ARENA_SCRATCH``).
+    ``tmp_mb``: size of its /tmp and scratch (default: ``TMP_MB``, or the
+    bot's memory limit).  All paths are absolute.  The bot's working
+    directory and program are always shown, read-only.
+    """
+
+    mode: str = AUTO
+    read: tuple[str, ...] = ()
+    write: tuple[str, ...] = ()
+    hide: tuple[str, ...] = ()
+    scratch: str | None = None
+    tmp_mb: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"sandbox mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        for name in ("read", "write", "hide"):
+            paths = getattr(self, name)
+            if isinstance(paths, (str, bytes)):
+                raise TypeError(f"sandbox {name} must be a sequence of paths, not one string")
+            clean = tuple(dict.fromkeys(os.path.abspath(os.fspath(p)) for p in paths))
+            object.__setattr__(self, name, clean)
+        if self.scratch is not None:
+            object.__setattr__(self, "scratch", os.path.abspath(os.fspath(self.scratch)))
+        if self.tmp_mb is not None and self.tmp_mb <= 0:
+            raise ValueError("sandbox tmp_mb must be positive")
+
+    def replace(self, **changes: Any) -> SandboxPolicy:
+        return dataclasses.replace(self, **changes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mode": self.mode, "read": list(self.read), "write": list(self.write),
+                "hide": list(self.hide), "scratch": self.scratch, "tmp_mb": self.tmp_mb}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> SandboxPolicy:
+        return cls(obj.get("mode", AUTO), tuple(obj.get("read", ())),
+                   tuple(obj.get("write", ())), tuple(obj.get("hide", ())),
+                   obj.get("scratch"), obj.get("tmp_mb"))
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def program_path(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> str | None:
+    first = argv[0]
+    if "/" in first:
+        return os.path.normpath(os.path.join(cwd, first))
+    return shutil.which(first, path=env.get("PATH", os.defpath))
+
+
+def own_paths(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """What a bot needs to see: its working directory, its program (with the
+    target of symlinks, e.g. a venv's python) and the files its command names
+    (its script), as (directories, files)."""
+    folders = [cwd]
+    files = []
+    program = program_path(argv, cwd, env)
+    if program:
+        files += [program, os.path.realpath(program)]
+    for arg in argv[1:]:
+        if arg.startswith("-"):
+            continue
+        candidate = os.path.normpath(os.path.join(cwd, arg))
+        if os.path.isfile(candidate):
+            files.append(candidate)
+    folders += [os.path.dirname(f) for f in files]
+    return list(dict.fromkeys(folders)), list(dict.fromkeys(files))
+
+
+# Directories that hold more than one program's files: a bot's program or
+# script found there is hidden from the others file by file, never the folder.
+_SHARED_DIRS = ("/", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt",
+                "/var", "/srv", "/home", "/root", "/tmp", "/usr/bin", "/usr/local/bin")
+
+
+def bot_places(argv: Sequence[str], cwd: str | None) -> list[str]:
+    """What to hide of a bot from the other bots: its home (``home_of``), and
+    the program and script files its command names by path, with their
+    directories (unless shared, like /usr/bin)."""
+    places = []
+    home = home_of(argv, cwd)
+    if home is not None:
+        places.append(home)
+    base = cwd or os.getcwd()
+    for i, arg in enumerate(argv):
+        if arg.startswith("-") or (i == 0 and ("/" not in arg or _is_interpreter(arg))):
+            continue
+        path = os.path.normpath(os.path.join(base, arg))
+        if os.path.isfile(path) and not path.startswith(("/usr/", "/bin/", "/sbin/", "/lib")):
+            places.append(path)
+            folder = os.path.dirname(path)
+            if folder not in _SHARED_DIRS:
+                places.append(folder)
+    return list(dict.fromkeys(places))
+
+
+def _is_interpreter(program: str) -> bool:
+    from .spec import INTERPRETERS
+    return os.path.basename(program).rstrip("0123456789.") in INTERPRETERS
+
+
+def home_of(argv: Sequence[str], cwd: str | None) -> str | None:
+    """The directory a bot "lives in", to hide from the other bots: its
+    working directory when it has its own, else the directory of its script
+    or program when that is given as a path."""
+    if cwd is not None:
+        return os.path.abspath(cwd)
+    for arg in argv:
+        if not arg.startswith("-") and ("/" in arg or os.path.isfile(arg)) and os.path.exists(arg):
+            return os.path.dirname(os.path.abspath(arg))
+    return None
+
+
+def _redundant(path: str, outer: str, shown: list[str]) -> bool:
+    """``path`` is inside hidden ``outer`` with nothing shown in between: hiding
+    it again would only leave an empty mount point in view."""
+    return (path != outer and _within(path, outer)
+            and not any(_within(s, outer) and _within(path, s) for s in shown))
+
+
+def _tmpfs(path: str, mb: int | None, sized: bool) -> list[str]:
+    return (["--size", str(mb * MiB)] if sized and mb else []) + ["--tmpfs", path]
+
+
+def mount_options(own: Iterable[str], policy: SandboxPolicy, sized: bool,
+            needed: Iterable[str] = ()) -> list[str]:
+    """Mount options after the base ones, shallowest path first.  A path is
+    never hidden if the bot's own paths (``own`` directories, ``needed``
+    files) are in it: what else the bot needs there, an interpreter say,
+    cannot be known.  Extra read and write paths are shown even inside
+    hidden ones.  Hiding file systems end read-only."""
+    folders = list(own)
+    own = folders + list(needed)
+    tmp_mb = policy.tmp_mb or TMP_MB
+    private = [p for p in _PRIVATE_TMPFS if os.path.isdir(p) and not os.path.islink(p)]
+    ops: list[tuple[int, int, str, list[str]]] = [
+        (p.count("/"), 0, p, _tmpfs(p, _PRIVATE_TMPFS[p] or tmp_mb, sized)) for p in private]
+    shown = own + list(policy.read) + list(policy.write)
+    hidden = [p for p in policy.hide
+              if os.path.lexists(p) and not any(_within(s, p) for s in own)]
+    read_only: list[str] = []
+    for path in hidden:
+        if any(_redundant(path, q, shown) for q in hidden + private):
+            continue
+        if os.path.isdir(path):
+            op = _tmpfs(path, 1, sized)
+            read_only.append(path)
+        else:
+            op = ["--ro-bind", "/dev/null", path]
+        ops.append((path.count("/"), 0, path, op))
+    for path in folders + list(policy.read):
+        if os.path.exists(path):
+            ops.append((path.count("/"), 1, path, ["--ro-bind", path, path]))
+    for path in policy.write:
+        if os.path.exists(path):
+            ops.append((path.count("/"), 2, path, ["--bind", path, path]))
+    if policy.scratch is not None:
+        ops.append((policy.scratch.count("/"), 2, policy.scratch,
+                    _tmpfs(policy.scratch, tmp_mb, sized)))
+    ops.sort(key=lambda op: op[:3])
+    remounts = [arg for path in read_only for arg in ("--remount-ro", path)]
+    return [arg for op in ops for arg in op[3]] + remounts
