@@ -155,6 +155,27 @@ def test_auto_falls_back_with_one_warning_and_bwrap_refuses(tmp_path):
     assert "containment: process group only (no sandbox)" in fallback.stdout
 
 
+def test_where_user_namespaces_are_forbidden_auto_warns_and_bwrap_refuses(tmp_path):
+    """A real machine without user namespaces: arena itself runs inside a
+    bwrap that forbids creating them (--disable-userns)."""
+    outer = [sandbox.resolve(sandbox.BWRAP).bwrap, "--unshare-user", "--disable-userns",
+             "--uid", "1000", "--gid", "1000", "--bind", "/", "/", "--dev", "/dev",
+             "--proc", "/proc", "--tmpfs", "/tmp", "--chdir", str(REPO), "--"]
+    bot = f"{sys.executable} {REPO / 'bots' / 'random_bot.py'}"
+    auto = subprocess.run([*outer, sys.executable, "-m", "arena", "check", bot],
+                          capture_output=True, text=True, timeout=120)
+    assert auto.returncode == 0, auto.stdout + auto.stderr
+    warning = auto.stderr.strip().splitlines()
+    assert len(warning) == 1 and warning[0].startswith("warning: no sandbox (")
+    assert "Creating new namespace failed" in warning[0] and "not isolated" in warning[0]
+    assert "containment: process group only (no sandbox)" in auto.stdout
+    refused = subprocess.run([*outer, sys.executable, "-m", "arena", "check", "--sandbox", "bwrap",
+                              bot], capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr.startswith("Error: sandbox 'bwrap' cannot run here: ")
+    assert len(refused.stderr.strip().splitlines()) == 1
+
+
 def test_check_reports_the_sandbox():
     done = arena("check", f"{sys.executable} {REPO / 'bots' / 'greedy_bot.py'}")
     assert done.returncode == 0, done.stdout + done.stderr
