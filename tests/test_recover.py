@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from test_tournament import ROOT, board, cli, match_rows, small_tournament, wait_gone
+from test_tournament import ROOT, board, cli, describe, match_rows, small_tournament, wait_gone
 
 FAILING = "t001-r1-d0"
 
@@ -78,7 +78,8 @@ def test_arena_error_fails_one_match_and_the_same_command_retries_it(
     stored = {r[0] for r in match_rows(out)}
     assert len(stored) == 11 and FAILING not in stored
     assert [r[0] for r in failed_rows(out)] == [FAILING]
-    assert wait_gone(tmp_path) == [], "a worker or a bot outlived the run"
+    left = wait_gone(tmp_path)
+    assert left == [], f"a worker or a bot outlived the run:\n{describe(left)}"
 
     listing = cli("matches", str(out))
     row = next(line for line in listing.output.splitlines() if FAILING in line)
@@ -162,7 +163,8 @@ def test_an_error_in_the_parent_while_storing_stops_every_worker_and_bot(tmp_pat
                 code=STORE_BREAKS)
     assert run.returncode == 1
     assert run.stderr.strip().splitlines() == [f"Error: {out / 'results.sqlite'}: disk full (test)"]
-    assert wait_gone(tmp_path) == [], "a worker or a bot outlived the run"
+    left = wait_gone(tmp_path)
+    assert left == [], f"a worker or a bot outlived the run:\n{describe(left)}"
     assert len(match_rows(out)) == 3  # the first match, stored before the failure
     again = arena(tmp_path, "run", str(small_tournament(tmp_path)), "--out", str(out), "--jobs", jobs)
     assert again.returncode == 0 and "1 of 12 matches already stored" in again.stdout

@@ -248,19 +248,13 @@ def spy_report(out: Path) -> dict:
     raise AssertionError(f"no spy report in {logs}")
 
 
-@pytest.fixture(params=["tmp", "repo"])
+@pytest.fixture(params=["tmp", "visible"])
 def workdir(request, tmp_path):
     """Where the tournament lives: under /tmp (which bots get a private one
     of anyway) or elsewhere (where the hidden paths are mounted over)."""
     if request.param == "tmp":
-        yield tmp_path
-        return
-    base = REPO / f".sandbox-test-{uuid.uuid4().hex[:12]}"
-    base.mkdir()
-    try:
-        yield base
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+        return tmp_path
+    return request.getfixturevalue("visible_dir")
 
 
 @pytest.mark.parametrize("mode", ["bwrap", "none"])

@@ -41,15 +41,10 @@ def arena(*args: str, env: dict[str, str] | None = None, timeout: float = 180,
 
 
 @pytest.fixture
-def workdir(tmp_path):
+def workdir(visible_dir):
     """A directory outside /tmp (bots get a private /tmp, which would hide
     anything under the host's /tmp for reasons unrelated to the hidden paths)."""
-    base = REPO / f".sandbox-redteam-{uuid.uuid4().hex[:12]}"
-    base.mkdir()
-    try:
-        yield base
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    return visible_dir
 
 
 def bot_dir(base: Path, name: str, *scripts: str) -> Path:

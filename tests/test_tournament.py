@@ -155,6 +155,20 @@ def wait_for_stored(db: Path, proc: subprocess.Popen, at_least: int) -> int:
     return stored
 
 
+def describe(pids: list[int]) -> str:
+    """What the processes a test found left over are, for its failure message."""
+    lines = []
+    for pid in pids:
+        try:
+            cmd = (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ")[:160]
+            status = (Path("/proc") / str(pid) / "status").read_text().splitlines()
+        except OSError:
+            continue
+        keep = [line for line in status if line.startswith(("State", "PPid", "NSpid"))]
+        lines.append(f"{pid}: {cmd.decode(errors='replace')} | {'; '.join(keep)}")
+    return "\n".join(lines)
+
+
 def wait_gone(tag: Path, seconds: float = 15) -> list[int]:
     deadline = time.monotonic() + seconds
     while (left := tagged_processes(tag)) and time.monotonic() < deadline:
@@ -176,7 +190,8 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert 0 < stored < 24, "the run should be killed part-way"
-    assert wait_gone(tmp_path) == [], "bots outlived a killed arena"
+    left = wait_gone(tmp_path)
+    assert left == [], f"bots outlived a killed arena:\n{describe(left)}"
     resumed = cli("run", str(path), "--out", str(out), "--jobs", "2")
     assert resumed.exit_code == 0, resumed.output
     assert "resuming" in resumed.output
@@ -198,7 +213,8 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     assert proc.returncode != 0
     assert "interrupted" in output and "run the same command again to resume" in output
     assert "Traceback" not in output
-    assert wait_gone(tmp_path) == [], "bots outlived an interrupted arena"
+    left = wait_gone(tmp_path)
+    assert left == [], f"bots outlived an interrupted arena:\n{describe(left)}"
     with sqlite3.connect(out / "results.sqlite") as db:
         assert db.execute("pragma integrity_check").fetchone()[0] == "ok"
     resumed = cli("run", str(path), "--out", str(out), "--jobs", "1")

@@ -1,0 +1,39 @@
+"""Fixtures shared by the test modules."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+# Bots get private, empty file systems here, which would hide a test's files
+# for reasons that have nothing to do with what a test checks.
+PRIVATE_IN_SANDBOX = ("/tmp", "/var/tmp", "/run", "/dev/shm")
+
+
+def _private(path: Path) -> bool:
+    text = str(path.resolve())
+    return any(text == p or text.startswith(p + "/") for p in PRIVATE_IN_SANDBOX)
+
+
+@pytest.fixture
+def visible_dir() -> Iterator[Path]:
+    """A fresh directory that a sandboxed bot sees as on the host: beside the
+    repository, or in the home directory when the repository is under /tmp
+    (as a clean clone in CI may be)."""
+    candidates = [REPO, Path.home() / ".cache" / "arena-tests"]
+    parent = next((c for c in candidates if not _private(c) and os.access(c.parent, os.W_OK)), None)
+    if parent is None:
+        pytest.fail(f"no writable directory outside {', '.join(PRIVATE_IN_SANDBOX)}")
+    parent.mkdir(parents=True, exist_ok=True)
+    base = parent / f".sandbox-test-{uuid.uuid4().hex[:12]}"
+    base.mkdir()
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
