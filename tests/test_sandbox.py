@@ -308,6 +308,59 @@ def test_setsid_grandchild_and_fork_swarm_end_with_the_match(mode):
         kill_marked(mark)
 
 
+KILLED_WHILE_STARTING = """
+import os, signal, sys
+from arena.process import BotProcess, BotSpec, sandbox
+where = sys.argv[1]
+release, ready = sandbox.Gates.release, sandbox.Gates.ready
+def die():
+    os.kill(os.getpid(), signal.SIGKILL)
+if where == "held":             # bwrap started, the sandbox held at --block-fd
+    sandbox.Gates.release = lambda self: die()
+elif where == "released":       # the sandbox's init forks the shell, and we die
+    sandbox.Gates.release = lambda self: (release(self), die())
+else:                           # the gate line sent: the bot starts, and we die
+    sandbox.Gates.ready = staticmethod(lambda pid, timeout: ready(pid, timeout))
+    BotProcess.handshake = lambda self, *a, **k: die()
+bot = BotProcess(BotSpec(sys.argv[2:])).start()
+bot.handshake({"type": "start", "id": 0})
+"""
+
+
+@pytest.mark.parametrize("where", ["held", "released", "started"])
+def test_an_arena_killed_while_a_bot_starts_leaves_nothing(where):
+    """The start windows no kill must fall into: before bwrap's own
+    die-with-parent, and before the sandbox's init has its own."""
+    mark = f"MARK-{uuid.uuid4().hex}"
+    try:
+        done = subprocess.run([sys.executable, "-c", KILLED_WHILE_STARTING, where,
+                               *STUBBORN.split(), "--setsid-child", "--mark", mark],
+                              capture_output=True, timeout=60, cwd=REPO,
+                              env={**os.environ, "PYTHONPATH": str(REPO)})
+        assert done.returncode == -signal.SIGKILL, done.stderr
+        left = wait_none_marked(mark, timeout=10.0)
+        assert left == [], [(_cmdline(p)[:120], _status(p)) for p in left]
+    finally:
+        kill_marked(mark)
+
+
+def test_a_start_interrupted_by_ctrl_c_kills_the_held_sandbox(monkeypatch):
+    """A worker told to stop (SIGTERM, raised as KeyboardInterrupt) in the
+    middle of a start: the sandbox it was holding must not be left behind."""
+    from arena.process import BotProcess, BotSpec
+
+    def interrupted(self, timeout):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(sandbox.Gates, "child_pid", interrupted)
+    mark = f"MARK-{uuid.uuid4().hex}"
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            BotProcess(BotSpec([*STUBBORN.split(), "--mark", mark])).start()
+        assert wait_none_marked(mark, timeout=5.0) == []
+    finally:
+        kill_marked(mark)
+
+
 def stubborn_tournament(tmp_path: Path, mark: str) -> Path:
     tfile = tmp_path / "t.yaml"
     tfile.write_text(json.dumps({

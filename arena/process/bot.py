@@ -55,6 +55,7 @@ LOG = logging.getLogger(__name__)
 QUIT_MESSAGE: Mapping[str, Any] = {"type": "quit"}
 SEND_TIMEOUT = 5.0        # default limit for writing a message the bot does not answer
 TERM_GRACE = 0.5          # after SIGTERM, before SIGKILL
+READY_WAIT = 2.0          # for the sandbox's first process to be past its set-up
 
 
 _WARNED: set[str] = set()
@@ -261,16 +262,13 @@ class BotProcess(LineExchange):
             raise
         gates.spawned()
         try:
-            child = gates.child_pid(self.time_control.startup_seconds)
-            if child is not None:
-                self._sandbox_init = child
-                apply_limits(child, spec)
-                gates.release()
-        except OSError as exc:
-            child = None
-            LOG.debug("%s: sandbox set-up failed: %s", self.name, exc)
-        finally:
-            gates.close(spawned=True)
+            child = self._hold_and_release(proc, gates)
+        except BaseException:
+            # Interrupted (a stopping worker's SIGTERM): bwrap may not have its
+            # --die-with-parent yet, and its first process waits for it.
+            kill_group(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
         if child is None:
             kill_group(proc.pid, signal.SIGKILL)
             _out, err = proc.communicate(timeout=5.0)
@@ -279,6 +277,28 @@ class BotProcess(LineExchange):
             raise BotStartupError(f"cannot start {spec.argv[0]!r} in the sandbox: {why}",
                                   argv=spec.argv, bot=self.name)
         return proc
+
+    def _hold_and_release(self, proc: subprocess.Popen[bytes], gates: sandbox.Gates) -> int | None:
+        """Set the limits on the held sandbox and let the bot start (``Gates``);
+        the pid of the sandbox's first process, or None if bwrap failed."""
+        spec = self.spec
+        try:
+            child = gates.child_pid(self.time_control.startup_seconds)
+            if child is not None:
+                self._sandbox_init = child
+                apply_limits(child, spec)
+                gates.release()
+                if not gates.ready(child, min(self.time_control.startup_seconds, READY_WAIT)):
+                    LOG.debug("%s: could not see the sandbox's init wait; starting anyway",
+                              self.name)
+                assert proc.stdin is not None
+                proc.stdin.write(sandbox.GATE_LINE)
+        except OSError as exc:
+            child = None
+            LOG.debug("%s: sandbox set-up failed: %s", self.name, exc)
+        finally:
+            gates.close(spawned=True)
+        return child
 
     def _startup_error(self, exc: OSError) -> BotStartupError:
         cmd = self.spec.argv[0]

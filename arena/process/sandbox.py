@@ -46,7 +46,7 @@ from .sandbox_policy import (AUTO, BWRAP, MODES, NONE, SandboxPolicy, bot_places
 
 __all__ = ["AUTO", "BWRAP", "NONE", "MODES", "SandboxPolicy", "SandboxUnavailable",
            "Containment", "resolve", "bot_places", "home_of", "bot_environment", "command",
-           "Gates", "preflight", "exit_code"]
+           "Gates", "GATE_LINE", "preflight", "exit_code"]
 
 PROBE_TIMEOUT = 10.0
 MiB = 1024 * 1024
@@ -183,36 +183,46 @@ def bot_environment(base: Mapping[str, str], own: Mapping[str, str] | None) -> d
     return env
 
 
+# Held in the sandbox's first process until the bot is let go (``Gates``).
+GATE_LINE = b"go\n"
+_GATE = 'read -r _ && exec "$@"'
+
+
 def command(bwrap: str, argv: Sequence[str], *, cwd: str, env: Mapping[str, str],
             policy: SandboxPolicy, gates: Gates, sized: bool = False) -> list[str]:
     """The bwrap command line that runs ``argv`` confined by ``policy``.
 
     The options go to bwrap through ``--args`` (a file descriptor), so that
     the bot, which sees bwrap as its PID 1, cannot read the hidden paths from
-    its command line.  The bot is started by a shell that first waits for a
-    line on the gate pipe: if the arena dies before it could send that line
-    (before bwrap's own ``--die-with-parent`` is in place), the shell gets
-    EOF and exits, the sandbox ends, and the bot never runs."""
+    its command line.  The bot is started by a shell that first reads one
+    line, ``GATE_LINE``, from the bot's stdin (the shell's ``read`` takes
+    that line only); see ``Gates`` for why."""
     folders, files = own_paths(argv, cwd, env)
     options = [*_base_options(), *mount_options(folders, policy, sized, files),
                "--chdir", cwd, "--info-fd", str(gates.info_w), "--block-fd", str(gates.block_r)]
     gates.write_args(options)
-    gate = f'read -r _ </proc/self/fd/{gates.gate_r} && exec "$@"'
-    return [bwrap, "--args", str(gates.args_fd), "--", "/bin/sh", "-c", gate, "arena-gate",
-            *argv]
+    return [bwrap, "--args", str(gates.args_fd), "--", "/bin/sh", "-c", _GATE, "arena-gate", *argv]
 
 
 class Gates:
-    """The descriptors a sandboxed start is set up with: bwrap's options
-    (``--args``), its ``--info-fd`` (the pid of the namespace's first
-    process) and ``--block-fd`` (hold until the limits are set), and the
-    gate the bot's start waits on (``command``)."""
+    """How a sandboxed start is set up and held.
+
+    bwrap reads its options from ``--args``, tells the pid of the sandbox's
+    first process on ``--info-fd`` (by then bwrap itself has its
+    ``--die-with-parent``), and holds that process at ``--block-fd`` while
+    the arena sets its resource limits.  That process then forks the bot's
+    shell and only after that sets its own ``--die-with-parent``: an arena
+    killed in between would leave it, and the bot, running.  So the shell
+    waits for ``GATE_LINE`` on its stdin, which the arena sends only once
+    that process sleeps in ``wait()`` (``ready``), past that point.  If the
+    arena dies first, the shell reads end-of-file and exits, and the whole
+    sandbox with it: the bot never runs.
+    """
 
     def __init__(self) -> None:
         self.args_fd = os.memfd_create("bwrap-args", 0)
         self.info_r, self.info_w = os.pipe()
         self.block_r, self.block_w = os.pipe()
-        self.gate_r, self.gate_w = os.pipe()
 
     def write_args(self, options: Sequence[str]) -> None:
         data = b"".join(os.fsencode(o) + b"\0" for o in options)
@@ -220,9 +230,9 @@ class Gates:
         os.lseek(self.args_fd, 0, os.SEEK_SET)
 
     @property
-    def child_fds(self) -> tuple[int, int, int, int]:
-        """The descriptors bwrap (and the gate shell) inherit."""
-        return (self.args_fd, self.info_w, self.block_r, self.gate_r)
+    def child_fds(self) -> tuple[int, int, int]:
+        """The descriptors bwrap inherits."""
+        return (self.args_fd, self.info_w, self.block_r)
 
     def spawned(self) -> None:
         """bwrap has started: drop our copies of its ends, so EOFs are seen."""
@@ -235,12 +245,31 @@ class Gates:
         return read_child_pid(self.info_r, timeout)
 
     def release(self) -> None:
-        """Let the sandbox go on, then the bot start."""
+        """Let the sandbox's first process go on (it forks the bot's shell)."""
         os.write(self.block_w, b"x")
-        os.write(self.gate_w, b"go\n")
+
+    @staticmethod
+    def ready(init_pid: int, timeout: float) -> bool:
+        """Wait until the sandbox's first process sleeps in ``wait()``: it has
+        set its ``--die-with-parent`` then.  False if that was not seen within
+        ``timeout`` (gone, or a kernel that does not show where processes
+        sleep: ``wchan`` reads "0" while a process runs)."""
+        deadline = time.monotonic() + timeout
+        pause = 0.0002
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{init_pid}/wchan") as f:
+                    where = f.read().strip()
+            except OSError:
+                return False
+            if where == "do_wait":
+                return True
+            time.sleep(pause)
+            pause = min(pause * 2, 0.005)
+        return False
 
     def close(self, *, spawned: bool) -> None:
-        ours = (self.info_r, self.block_w, self.gate_w)
+        ours = (self.info_r, self.block_w)
         for fd in ours if spawned else ours + self.child_fds:
             try:
                 os.close(fd)
