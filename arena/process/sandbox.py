@@ -41,6 +41,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from . import seccomp
 from .sandbox_policy import (AUTO, BWRAP, MODES, NONE, SandboxPolicy, bot_places, home_of,
                              mount_options, own_paths, program_path)
 
@@ -73,6 +74,9 @@ class Containment:
         if self.mode == BWRAP:
             text = (f"bubblewrap sandbox ({self.bwrap}): own PID, network and IPC namespaces, "
                     "read-only system, private /tmp")
+            if not seccomp.available():
+                text += ("; no seccomp filter (libseccomp not found): file locks, inotify "
+                         "and the keyring are not refused")
             if os.geteuid() == 0:
                 text += ("; arena runs as root, so bots can read files only root may read "
                          "(docs/SECURITY.md)")
@@ -200,6 +204,8 @@ def command(bwrap: str, argv: Sequence[str], *, cwd: str, env: Mapping[str, str]
     folders, files = own_paths(argv, cwd, env)
     options = [*_base_options(), *mount_options(folders, policy, sized, files),
                "--chdir", cwd, "--info-fd", str(gates.info_w), "--block-fd", str(gates.block_r)]
+    if gates.seccomp_fd is not None:
+        options += ["--seccomp", str(gates.seccomp_fd)]
     gates.write_args(options)
     return [bwrap, "--args", str(gates.args_fd), "--", "/bin/sh", "-c", _GATE, "arena-gate", *argv]
 
@@ -223,6 +229,12 @@ class Gates:
         self.args_fd = os.memfd_create("bwrap-args", 0)
         self.info_r, self.info_w = os.pipe()
         self.block_r, self.block_w = os.pipe()
+        self.seccomp_fd: int | None = None
+        bpf = seccomp.program()
+        if bpf is not None:
+            self.seccomp_fd = os.memfd_create("bwrap-seccomp", 0)
+            os.write(self.seccomp_fd, bpf)
+            os.lseek(self.seccomp_fd, 0, os.SEEK_SET)
 
     def write_args(self, options: Sequence[str]) -> None:
         data = b"".join(os.fsencode(o) + b"\0" for o in options)
@@ -230,9 +242,10 @@ class Gates:
         os.lseek(self.args_fd, 0, os.SEEK_SET)
 
     @property
-    def child_fds(self) -> tuple[int, int, int]:
+    def child_fds(self) -> tuple[int, ...]:
         """The descriptors bwrap inherits."""
-        return (self.args_fd, self.info_w, self.block_r)
+        fds = (self.args_fd, self.info_w, self.block_r)
+        return fds if self.seccomp_fd is None else (*fds, self.seccomp_fd)
 
     def spawned(self) -> None:
         """bwrap has started: drop our copies of its ends, so EOFs are seen."""
