@@ -1,0 +1,183 @@
+"""Second red-team review of the bubblewrap sandbox (docs/SECURITY.md).
+
+Like tests/test_sandbox_redteam.py: every test starts real hostile bots
+(tests/hostile/) under ``arena run`` with ``sandbox: bwrap``.  Each
+``xfail(strict=True)`` test is a weakness of the current code: it fails
+today and must pass once the weakness is fixed (then drop the mark).  The
+reason of each mark names the suggested fix.
+
+The card channels below need no file to be written and no network: they go
+through state the kernel keeps on objects every sandbox shares (a read-only
+file's inode, the arena's session keyring).  A bot that can use them can
+show its hand to a colluding bot at the same table, or to its own next
+process when the same duplicate deal is played in another rotation.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_sandbox_redteam import PY, arena, bot_dir, faults, probe_report, tournament
+
+
+@pytest.fixture
+def workdir(visible_dir):
+    return visible_dir
+
+
+def memory_lines(out: Path) -> list[dict]:
+    return [json.loads(line[len("MEMORY "):]) for log in sorted((out / "logs").glob("*.stderr.log"))
+            for line in log.read_text().splitlines() if line.startswith("MEMORY ")]
+
+
+def known_hands(out: Path) -> list[tuple[str, int, str]]:
+    """(match, claimant seat, claimed seat) for every opponent's whole hand a
+    bot knew in a match (a claim equal to what that seat was dealt)."""
+    lines = memory_lines(out)
+    held = {(r["match"], r["seat"]): r["cards"] for r in lines}
+    return sorted({(r["match"], r["seat"], seat) for r in lines
+                   for seat, cards in r["claims"].items()
+                   if held.get((r["match"], int(seat))) == cards})
+
+
+def run(tfile: Path, *args: str) -> None:
+    done = arena("run", str(tfile), *args)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+# ----------------------------------------------- channels between bot processes
+
+@pytest.mark.xfail(strict=True, reason=(
+    "two bots at the same table exchange their hands through POSIX byte-range locks "
+    "(F_SETLK/F_GETLK) on a file both can read (the interpreter): no write, no network, "
+    "read-only mounts do not stop it; flock(), OFD locks and inotify give the same channel. "
+    "Fix: a seccomp filter (bwrap --seccomp FD) refusing flock, fcntl F_SETLK/F_SETLKW/"
+    "F_GETLK/F_OFD_*, inotify_init/inotify_init1 and fanotify_init"))
+def test_two_bots_cannot_show_each_other_their_hands_through_file_locks(workdir):
+    shared = os.path.realpath(PY)        # every Python bot can open it
+    bots = []
+    for name in ("alice", "bob"):
+        d = bot_dir(workdir, name, "lockchannel.py")
+        bots.append({"name": name, "command": [PY, "lockchannel.py"], "dir": str(d),
+                     "env": {"LOCK_FILE": shared}})
+    tfile, out = tournament(workdir, bots, deals=1, duplicate=False)
+    run(tfile, "--jobs", "1")
+    assert memory_lines(out), "the bots did not play"
+    # Only claims about the match being played: no earlier process saw these cards.
+    assert known_hands(out) == [], "a bot knew its opponent's hand in the same match"
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.xfail(strict=True, reason=(
+    "a process that saw rotation 0 of a duplicate deal is still alive (idle in the BotPool "
+    "at --jobs 1; playing the other rotation at the same time in another worker at --jobs 2) "
+    "and tells the fresh process of the next rotation its hand (the opponent's hand there) "
+    "through file locks on its own read-only script. Fix: stop every process that saw a "
+    "deal before another rotation of that deal starts (never keep it idle), play the "
+    "rotations of one duplicate deal one after another in one worker, and refuse lock and "
+    "inotify system calls by seccomp (a live process holds its locks even when stopped)"))
+def test_a_live_process_cannot_pass_a_duplicate_deal_to_the_next_rotation(workdir, jobs):
+    bots = []
+    for name in ("m1", "m2"):      # each locks its own script: no channel between the two
+        d = bot_dir(workdir, name, "lockchannel.py")
+        bots.append({"name": name, "command": [PY, "lockchannel.py"], "dir": str(d)})
+    tfile, out = tournament(workdir, bots, deals=1)
+    run(tfile, "--jobs", jobs)
+    assert memory_lines(out), "the bot did not play"
+    assert known_hands(out) == [], "a bot process knew the opponent's hand of a duplicate deal"
+
+
+SESSION_WRAPPER = """\
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.syscall(250, 1, None) < 0:      # KEYCTL_JOIN_SESSION_KEYRING (anonymous)
+    sys.exit("cannot join a session keyring: " + os.strerror(ctypes.get_errno()))
+os.execv(sys.argv[1], sys.argv[1:])
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux" or os.uname().machine != "x86_64",
+                    reason="the hostile bot calls add_key/keyctl by their x86_64 numbers")
+@pytest.mark.xfail(strict=True, reason=(
+    "bwrap does not give a bot a new session keyring: every bot process inherits the "
+    "arena's (logins with pam_keyinit, systemd services and Docker/runc containers all have "
+    "one), so a key one process adds (add_key) is read by the next (keyctl search/read), "
+    "across sandboxes and after the first process is dead: a duplicate deal is remembered. "
+    "Fix: a seccomp filter refusing add_key, keyctl and request_key (as Docker's default "
+    "profile does), or start bwrap in a fresh session keyring of its own"))
+def test_the_kernel_keyring_is_not_shared_between_bot_processes(workdir):
+    bots = []
+    for name in ("k1", "k2"):      # both write their hands; each reads only its own keys
+        d = bot_dir(workdir, name, "keyring.py")
+        bots.append({"name": name, "command": [PY, "keyring.py"], "dir": str(d),
+                     "env": {"KEY_PREFIX": name}})
+    tfile, out = tournament(workdir, bots, deals=1)
+    wrapper = workdir / "session.py"
+    wrapper.write_text(SESSION_WRAPPER)
+    # The arena as a login session or container runs it: in a session keyring of its own.
+    import subprocess
+    done = subprocess.run([PY, str(wrapper), PY, "-m", "arena", "run", str(tfile), "--jobs", "1"],
+                          capture_output=True, text=True, timeout=180, cwd=workdir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert memory_lines(out), "the bot did not play"
+    assert known_hands(out) == [], "a bot process read the previous rotation's hand from a key"
+
+
+# ------------------------------------------------------------ resources
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a memfd (memfd_create + write, never mapped) is on no size-bounded tmpfs and in no "
+    "process's RSS, so neither RLIMIT_DATA nor the watchdog sees it: a bot with memory_mb 64 "
+    "holds 512 MB (and could exhaust the host; SysV shm segments attached and detached in "
+    "small pieces do the same). Fix: a memory cgroup per sandbox (memory.max counts shmem), "
+    "or refuse memfd_create and shmget by seccomp and count Shmem in the watchdog"))
+def test_memfd_counts_toward_the_memory_limit(workdir):
+    d = bot_dir(workdir, "rt", "redteam2.py")
+    tfile, out = tournament(workdir, [
+        {"name": "rt", "command": [PY, "redteam2.py"], "dir": str(d), "limits": {"memory_mb": 64},
+         "env": {"RT_PROBES": "memfd", "RT_MEM_MB": "512", "RT_MEM_HOLD": "1.5"}},
+        {"name": "ref", "builtin": "random"}], deals=1, duplicate=False)
+    run(tfile, "--jobs", "1")
+    report = probe_report_of(out, "rt")
+    held = report.get("memfd", {}).get("held_mb", 0)
+    assert held < 512 or not report["memfd"].get("alive"), (report, faults(out))
+
+
+def probe_report_of(out: Path, bot: str) -> dict:
+    report: dict = {}
+    for log in sorted((out / "logs").glob(f"*-{bot}.stderr.log")):
+        for line in log.read_text().splitlines():
+            if line.startswith("REDTEAM-PROBE "):
+                _, name, value = line.split(" ", 2)
+                report.setdefault(name, json.loads(value))
+    return report
+
+
+# ----------------------------------------------------------------- leaks
+
+@pytest.mark.xfail(strict=True, reason=(
+    "/proc/self/mountinfo lists every mount that hides something, by path: the tournament "
+    "file, the results directory and the other bots' directories (their competitors' names), "
+    "which moving bwrap's options into --args was meant to keep from the bot. Fix: build the "
+    "bot's view from an allow-list (bind the system directories and the bot's own paths into "
+    "an empty root) instead of mounting over what is hidden, or document that the names of "
+    "hidden paths are visible"))
+def test_mountinfo_does_not_name_the_hidden_paths(workdir):
+    d = bot_dir(workdir, "rt", "redteam2.py")
+    victim = bot_dir(workdir, "victim-secret-name")
+    (victim / "victim.py").write_text("import proto\nproto.serve(name='victim')\n")
+    tfile, out = tournament(workdir, [
+        {"name": "rt", "command": [PY, "redteam2.py"], "dir": str(d),
+         "env": {"RT_PROBES": "mountinfo"}},
+        {"name": "victim", "command": [PY, "victim.py"], "dir": str(victim)}], deals=1,
+        duplicate=False)
+    run(tfile, "--jobs", "1")
+    seen = probe_report_of(out, "rt")["mountinfo"]
+    named = [p for p in seen if p in (str(victim), str(tfile), str(out))]
+    assert named == [], named
