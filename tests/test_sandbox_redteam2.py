@@ -53,12 +53,6 @@ def run(tfile: Path, *args: str) -> None:
 
 # ----------------------------------------------- channels between bot processes
 
-@pytest.mark.xfail(strict=True, reason=(
-    "two bots at the same table exchange their hands through POSIX byte-range locks "
-    "(F_SETLK/F_GETLK) on a file both can read (the interpreter): no write, no network, "
-    "read-only mounts do not stop it; flock(), OFD locks and inotify give the same channel. "
-    "Fix: a seccomp filter (bwrap --seccomp FD) refusing flock, fcntl F_SETLK/F_SETLKW/"
-    "F_GETLK/F_OFD_*, inotify_init/inotify_init1 and fanotify_init"))
 def test_two_bots_cannot_show_each_other_their_hands_through_file_locks(workdir):
     shared = os.path.realpath(PY)        # every Python bot can open it
     bots = []
@@ -74,14 +68,6 @@ def test_two_bots_cannot_show_each_other_their_hands_through_file_locks(workdir)
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
-@pytest.mark.xfail(strict=True, reason=(
-    "a process that saw rotation 0 of a duplicate deal is still alive (idle in the BotPool "
-    "at --jobs 1; playing the other rotation at the same time in another worker at --jobs 2) "
-    "and tells the fresh process of the next rotation its hand (the opponent's hand there) "
-    "through file locks on its own read-only script. Fix: stop every process that saw a "
-    "deal before another rotation of that deal starts (never keep it idle), play the "
-    "rotations of one duplicate deal one after another in one worker, and refuse lock and "
-    "inotify system calls by seccomp (a live process holds its locks even when stopped)"))
 def test_a_live_process_cannot_pass_a_duplicate_deal_to_the_next_rotation(workdir, jobs):
     bots = []
     for name in ("m1", "m2"):      # each locks its own script: no channel between the two
@@ -104,13 +90,6 @@ os.execv(sys.argv[1], sys.argv[1:])
 
 @pytest.mark.skipif(sys.platform != "linux" or os.uname().machine != "x86_64",
                     reason="the hostile bot calls add_key/keyctl by their x86_64 numbers")
-@pytest.mark.xfail(strict=True, reason=(
-    "bwrap does not give a bot a new session keyring: every bot process inherits the "
-    "arena's (logins with pam_keyinit, systemd services and Docker/runc containers all have "
-    "one), so a key one process adds (add_key) is read by the next (keyctl search/read), "
-    "across sandboxes and after the first process is dead: a duplicate deal is remembered. "
-    "Fix: a seccomp filter refusing add_key, keyctl and request_key (as Docker's default "
-    "profile does), or start bwrap in a fresh session keyring of its own"))
 def test_the_kernel_keyring_is_not_shared_between_bot_processes(workdir):
     bots = []
     for name in ("k1", "k2"):      # both write their hands; each reads only its own keys
@@ -131,12 +110,6 @@ def test_the_kernel_keyring_is_not_shared_between_bot_processes(workdir):
 
 # ------------------------------------------------------------ resources
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a memfd (memfd_create + write, never mapped) is on no size-bounded tmpfs and in no "
-    "process's RSS, so neither RLIMIT_DATA nor the watchdog sees it: a bot with memory_mb 64 "
-    "holds 512 MB (and could exhaust the host; SysV shm segments attached and detached in "
-    "small pieces do the same). Fix: a memory cgroup per sandbox (memory.max counts shmem), "
-    "or refuse memfd_create and shmget by seccomp and count Shmem in the watchdog"))
 def test_memfd_counts_toward_the_memory_limit(workdir):
     d = bot_dir(workdir, "rt", "redteam2.py")
     tfile, out = tournament(workdir, [
