@@ -15,7 +15,6 @@ process when the same duplicate deal is played in another rotation.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import sys
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from test_sandbox_redteam import PY, arena, bot_dir, faults, probe_report, tournament
+from test_sandbox_redteam import PY, arena, bot_dir, faults, tournament
 
 
 @pytest.fixture
