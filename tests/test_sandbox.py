@@ -141,7 +141,8 @@ def fake_bwrap(tmp_path: Path) -> str:
 def test_auto_falls_back_with_one_warning_and_bwrap_refuses(tmp_path):
     env = {"ARENA_BWRAP": fake_bwrap(tmp_path)}
     bot = f"{sys.executable} {REPO / 'bots' / 'random_bot.py'}"
-    done = arena("play", bot, "random", "random", "--seed", "2", env=env)
+    done = arena("play", bot, "random", "random", "--seed", "2", "--log-dir",
+                 str(tmp_path / "logs"), env=env)
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if "no sandbox" in line]
     assert len(warnings) == 1 and "No permissions to create new namespace" in warnings[0]
@@ -293,11 +294,11 @@ STUBBORN = f"{sys.executable} {HOSTILE / 'stubborn.py'}"
 
 
 @pytest.mark.parametrize("mode", ["bwrap", "none"])
-def test_setsid_grandchild_and_fork_swarm_end_with_the_match(mode):
+def test_setsid_grandchild_and_fork_swarm_end_with_the_match(mode, tmp_path):
     mark = f"MARK-{uuid.uuid4().hex}"
     try:
         done = arena("play", f"{STUBBORN} --setsid-child --swarm 30 --mark {mark}", "random",
-                     "random", "--seed", "3", "--sandbox", mode)
+                     "random", "--seed", "3", "--sandbox", mode, "--log-dir", str(tmp_path))
         assert done.returncode == 0, done.stderr
         left = wait_none_marked(mark, timeout=5.0 if mode == "bwrap" else 1.0)
         if mode == "none":

@@ -317,3 +317,20 @@ def test_without_a_seed_a_random_one_is_drawn_kept_and_resumed(tmp_path: Path) -
     assert cli("run", str(path), "--out", str(other), "--jobs", "1").exit_code == 0
     with ResultStore(other / "results.sqlite", create=False) as store:
         assert store.tournament()["seed"] != seed
+
+
+def test_a_bot_program_that_cannot_be_run_is_one_line_before_any_match(tmp_path: Path) -> None:
+    bot = tmp_path / "bot.py"
+    bot.write_text("#!/usr/bin/env python3\n")
+    bot.chmod(0o644)
+    path = tmp_path / "t.yaml"
+    path.write_text(f"name: x\nbots:\n  - {{name: mine, command: ./bot.py, dir: {json.dumps(str(tmp_path))}}}\n"
+                    "  - {name: b, builtin: greedy}\nplayers: 2\nseed: 3\n")
+    done = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"Error: {path}:3: bots.mine.command: './bot.py' is not executable "
+        "(chmod +x, or run it with its interpreter)"]
+    with ResultStore(tmp_path / "out" / "results.sqlite", create=False) as store:
+        assert store.failures() == [] and store.completed_ids() == set()

@@ -234,7 +234,8 @@ class TournamentConfig:
         its own extra read and write paths and scratch directory."""
         bot = self.bot(name)
         tournament_file = self.path.absolute()
-        hide = [self.output, tournament_file, *_repositories(tournament_file.parent)]
+        hide = [self.output, tournament_file, *_repositories(tournament_file.parent),
+                self.dir / "arena-results"]          # other tournaments' results too
         for other in self.bots:
             if other.name != name and other.command is not None:
                 hide += bot_places(other.command, os.fspath(other.dir) if other.dir else None)

@@ -16,6 +16,7 @@ happens, the executor's workers (and with them every bot) are stopped.
 
 from __future__ import annotations
 
+import os
 import secrets
 import shlex
 import shutil
@@ -114,6 +115,14 @@ def check_bots(config: TournamentConfig) -> None:
                 raise TournamentError(
                     f"{where}: bots.{bot.name}.command: script {arg!r} not found in {cwd}"
                 )
+        problem = sandbox.preflight(bot.command, str(cwd), sandbox.bot_environment(
+            os.environ, dict(bot.env)))
+        if isinstance(problem, PermissionError):
+            raise TournamentError(f"{where}: bots.{bot.name}.command: {program!r} is not "
+                                  f"executable (chmod +x, or run it with its interpreter)")
+        if problem is not None and problem.errno == 8:
+            raise TournamentError(f"{where}: bots.{bot.name}.command: {program!r} cannot be "
+                                  f"run: not a binary, and no #! line")
 
 
 def _warn(message: str) -> None:
