@@ -161,7 +161,7 @@ def test_where_user_namespaces_are_forbidden_auto_warns_and_bwrap_refuses(tmp_pa
     bwrap that forbids creating them (--disable-userns)."""
     outer = [sandbox.resolve(sandbox.BWRAP).bwrap, "--unshare-user", "--disable-userns",
              "--uid", "1000", "--gid", "1000", "--bind", "/", "/", "--dev", "/dev",
-             "--proc", "/proc", "--tmpfs", "/tmp", "--chdir", str(REPO), "--"]
+             "--proc", "/proc", "--chdir", str(REPO), "--"]
     bot = f"{sys.executable} {REPO / 'bots' / 'random_bot.py'}"
     auto = subprocess.run([*outer, sys.executable, "-m", "arena", "check", bot],
                           capture_output=True, text=True, timeout=120)
