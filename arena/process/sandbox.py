@@ -278,7 +278,7 @@ class Gates:
             if where == "do_wait":
                 return True
             time.sleep(pause)
-            pause = min(pause * 2, 0.005)
+            pause = min(pause * 2, 0.001)
         return False
 
     def close(self, *, spawned: bool) -> None:
