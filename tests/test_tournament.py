@@ -334,3 +334,28 @@ def test_a_bot_program_that_cannot_be_run_is_one_line_before_any_match(tmp_path:
         "(chmod +x, or run it with its interpreter)"]
     with ResultStore(tmp_path / "out" / "results.sqlite", create=False) as store:
         assert store.failures() == [] and store.completed_ids() == set()
+
+
+def test_every_rotation_of_a_duplicate_deal_gets_the_same_cards_in_every_hand(tmp_path: Path) -> None:
+    """Each hand's shoe comes from (match seed, hand), each reshuffle from
+    (match seed, hand, reshuffle): a reshuffle in one rotation cannot change
+    the later hands of that rotation."""
+    path = tmp_path / "t.yaml"
+    path.write_text("name: dup\nbots:\n" + "".join(
+        f"  - {{name: {n}, builtin: {k}}}\n" for n, k in
+        (("g", "greedy"), ("r1", "random"), ("r2", "random"), ("p", "passive"))) +
+        "players: 3\ndeals: 2\nseed: 5\n")
+    out = tmp_path / "out"
+    assert cli("run", str(path), "--out", str(out), "--jobs", "1").exit_code == 0
+    groups: dict[tuple[int, int], list[list[list[str]]]] = {}
+    reshuffled = 0
+    with ResultStore(out / "results.sqlite", create=False) as store:
+        for m in store.matches():
+            events = store.record(m.match_id)["events"]
+            reshuffled += sum(e["type"] == "reshuffle" for e in events)
+            groups.setdefault((m.table, m.deal), []).append(
+                [e["shoe"] for e in events if e["type"] == "deal"])
+    assert len(groups) == 8 and all(len(rotations) == 3 for rotations in groups.values())
+    for rotations in groups.values():
+        assert len(rotations[0]) == 10 and all(shoes == rotations[0] for shoes in rotations)
+    assert reshuffled > 0, "no reshuffle happened: the test would not show anything"

@@ -95,10 +95,18 @@ def order_from_parts(
 
 
 class SeededChance:
-    """Shuffles with an injected ``random.Random``; hands in ``plan`` are fixed."""
+    """Shuffles drawn from the match seed; hands in ``plan`` are fixed.
 
-    def __init__(self, rng: random.Random, plan: Mapping[str, Any] | None = None) -> None:
-        self.rng = rng
+    Every hand's shoe and every reshuffle has a random stream of its own,
+    seeded from (seed, hand) and (seed, hand, reshuffle number): what happened
+    in earlier hands (a reshuffle there, say) never changes a later hand's
+    cards, so every rotation of a duplicate deal gets the same cards in every
+    hand.
+    """
+
+    def __init__(self, seed: int | str, plan: Mapping[str, Any] | None = None) -> None:
+        self.seed = seed
+        self._reshuffles: Counter[int] = Counter()
         entries = (plan or {}).get("hands", [])
         if not isinstance(entries, list):
             raise MalformedInput("deal plan: 'hands' must be a list with one entry per hand")
@@ -107,17 +115,24 @@ class SeededChance:
                 raise MalformedInput(f"deal plan: hands[{i}] must be an object or null")
         self.entries: list[Mapping[str, Any] | None] = list(entries)
 
+    def _stream(self, *parts: object) -> random.Random:
+        # Seeding with a string hashes it with SHA-512: stable across
+        # processes and Python versions (not hash-randomised).
+        return random.Random("/".join(map(str, (self.seed, *parts))))
+
     def shoe(self, hand: int, cards: list[Card], players: int, dealer: int, deal_size: int) -> list[Card]:
+        rng = self._stream("shoe", hand)
         spec = self.entries[hand - 1] if hand - 1 < len(self.entries) else None
         if spec is not None:
-            return order_from_parts(spec, cards, players, dealer, deal_size, self.rng, f"deal plan hand {hand}")
+            return order_from_parts(spec, cards, players, dealer, deal_size, rng, f"deal plan hand {hand}")
         order = list(cards)
-        self.rng.shuffle(order)
+        rng.shuffle(order)
         return order
 
     def reshuffle(self, hand: int, cards: list[Card]) -> list[Card]:
+        self._reshuffles[hand] += 1
         order = list(cards)
-        self.rng.shuffle(order)
+        self._stream("reshuffle", hand, self._reshuffles[hand]).shuffle(order)
         return order
 
 

@@ -18,7 +18,6 @@ yes wins and the window closes.
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from typing import Any, Mapping
 
@@ -88,7 +87,7 @@ class Game:
     def seeded(
         cls, rules: Ruleset, players: int, seed: int, plan: Mapping[str, Any] | None = None,
     ) -> "Game":
-        return cls(rules, players, SeededChance(random.Random(seed), plan), seed=seed)
+        return cls(rules, players, SeededChance(seed, plan), seed=seed)
 
     # -- queries ---------------------------------------------------------------
     @property
