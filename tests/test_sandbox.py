@@ -186,14 +186,17 @@ def test_check_reports_the_sandbox():
 # ----------------------------------------------------------- the spy bot
 
 class Server:
-    """A TCP server on 127.0.0.1 that counts connections."""
+    """A server that counts connections: on a TCP port of 127.0.0.1, or on
+    the socket given (bound already)."""
 
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
+    def __init__(self, sock: socket.socket | None = None) -> None:
+        if sock is None:
+            sock = socket.socket()
+            sock.bind(("127.0.0.1", 0))
+        self.sock = sock
         self.sock.listen(16)
         self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
+        self.port = self.sock.getsockname()[1] if sock.family == socket.AF_INET else None
         self.connections = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)

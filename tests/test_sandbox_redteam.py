@@ -22,11 +22,12 @@ import socket
 import stat
 import subprocess
 import sys
-import threading
 import uuid
 from pathlib import Path
 
 import pytest
+
+from test_sandbox import Server
 
 HOSTILE = Path(__file__).parent / "hostile"
 REPO = Path(__file__).parent.parent
@@ -167,34 +168,12 @@ def test_other_bots_script_directories_are_hidden_without_dir(workdir):
     assert report["files"][str(victim)] in (None, []), report["files"]
 
 
-class UnixServer:
+def unix_server(path: Path) -> Server:
     """A unix-socket server outside /tmp and /run (like a database's socket
     under /var/lib), counting connections."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.bind(str(path))
-        self.sock.listen(4)
-        self.sock.settimeout(0.2)
-        self.connections = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            conn.close()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.sock.close()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(path))
+    return Server(sock)
 
 
 @pytest.mark.xfail(strict=True, reason=(
@@ -203,9 +182,10 @@ class UnixServer:
     "to. Fix: a seccomp filter refusing socket(AF_UNIX, ...) (bwrap --seccomp FD; "
     "socketpair stays allowed), or bind only the system directories bots need instead of /"))
 def test_bot_cannot_reach_a_unix_socket_on_the_host(workdir):
-    server = UnixServer(workdir / "service.sock")
+    path = workdir / "service.sock"
+    server = unix_server(path)
     try:
-        report, _ = run_redteam(workdir, "unix", env={"RT_UNIX": str(server.path)})
+        report, _ = run_redteam(workdir, "unix", env={"RT_UNIX": str(path)})
     finally:
         server.close()
     assert report["unix"] != "connected" and server.connections == 0, report

@@ -20,7 +20,7 @@ import sys
 
 import proto
 
-start = {}
+start = proto.START
 reported = set()
 
 
@@ -33,11 +33,6 @@ def candidate_seeds(match):
         from arena.tournament.schedule import derive_seed
         table, deal = int(m.group(1)), int(m.group(3))
         yield "default-tournament-seed", derive_seed(1, table, deal)
-
-
-def on_start(msg):
-    start.clear()
-    start.update(msg)
 
 
 def on_request(msg):
@@ -65,4 +60,4 @@ def on_request(msg):
     sys.stderr.flush()
 
 
-proto.serve(on_start=on_start, on_request=on_request, name="clairvoyant")
+proto.serve(on_request=on_request, name="clairvoyant")

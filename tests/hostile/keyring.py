@@ -14,7 +14,6 @@ At every request of hand 1 it writes on stderr, like memory.py:
 import ctypes
 import json
 import os
-import re
 import sys
 
 import proto
@@ -26,7 +25,7 @@ PREFIX = "redteam2-" + os.environ.get("KEY_PREFIX", "k")   # keys of other proce
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 
-start = {}
+start = proto.START
 first_hand = {}
 told = {}
 
@@ -46,19 +45,13 @@ def get(name):
     return json.loads(buf.raw[:n]) if n > 0 else None
 
 
-def on_start(msg):
-    start.clear()
-    start.update(msg)
-
-
 def on_request(msg):
     match = start.get("match", "")
     view = msg.get("view", {})
     if view.get("hand") != 1:
         return
     seat = start.get("seat")
-    m = re.fullmatch(r"t(\d+)-r(\d+)-d(\d+)", match)
-    group = f"t{m.group(1)}-d{m.group(3)}" if m else match
+    group = proto.deal_group(match)
     first = match not in first_hand
     if first:
         first_hand[match] = sorted(view.get("cards", []))
@@ -78,4 +71,4 @@ def on_request(msg):
         sys.stderr.flush()
 
 
-proto.serve(on_start=on_start, on_request=on_request, name="keyring")
+proto.serve(on_request=on_request, name="keyring")

@@ -23,7 +23,6 @@ other processes for the same table and deal)."""
 import fcntl
 import json
 import os
-import re
 import struct
 import sys
 import time
@@ -37,7 +36,7 @@ LOCK_FILE = os.environ.get("LOCK_FILE") or os.path.abspath(__file__)
 ROLE = os.environ.get("LOCK_ROLE", "both")
 fd = os.open(LOCK_FILE, os.O_RDONLY)   # kept open: closing it would drop the locks
 
-start = {}
+start = proto.START
 first_hand = {}           # match -> cards of the first request of hand 1
 told = {}                 # match -> claims already reported
 
@@ -96,19 +95,13 @@ def _read(group, seat):
     return None
 
 
-def on_start(msg):
-    start.clear()
-    start.update(msg)
-
-
 def on_request(msg):
     match = start.get("match", "")
     view = msg.get("view", {})
     if view.get("hand") != 1:
         return
     seat = start.get("seat")
-    m = re.fullmatch(r"t(\d+)-r(\d+)-d(\d+)", match)
-    group = f"t{m.group(1)}-d{m.group(3)}" if m else match
+    group = proto.deal_group(match)
     first = match not in first_hand
     if first:
         first_hand[match] = sorted(view.get("cards", []))
@@ -136,4 +129,4 @@ def on_request(msg):
         sys.stderr.flush()
 
 
-proto.serve(on_start=on_start, on_request=on_request, name="lockchannel")
+proto.serve(on_request=on_request, name="lockchannel")

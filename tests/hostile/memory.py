@@ -10,19 +10,13 @@ At the first request of hand 1 of each match, it writes one line on stderr:
 ``MEMORY {"match": ..., "seat": ..., "cards": [...], "claims": {seat: cards}}``
 where ``claims`` are the hands it believes other seats hold, from memory."""
 import json
-import re
 import sys
 
 import proto
 
-start = {}
+start = proto.START
 seen = {}          # (table, deal) -> {seat: first-hand cards}
 reported = set()
-
-
-def on_start(msg):
-    start.clear()
-    start.update(msg)
 
 
 def on_request(msg):
@@ -33,11 +27,10 @@ def on_request(msg):
     reported.add(match)
     cards = sorted(view.get("cards", []))
     seat = start.get("seat")
-    m = re.fullmatch(r"t(\d+)-r(\d+)-d(\d+)", match)
+    group = proto.deal_group(match)
     claims = {}
-    if m:
-        key = (m.group(1), m.group(3))
-        memory = seen.setdefault(key, {})
+    if group != match:
+        memory = seen.setdefault(group, {})
         claims = {str(s): c for s, c in memory.items() if s != seat}
         memory[seat] = cards
     sys.stderr.write("MEMORY " + json.dumps({"match": match, "seat": seat, "cards": cards,
@@ -45,4 +38,4 @@ def on_request(msg):
     sys.stderr.flush()
 
 
-proto.serve(on_start=on_start, on_request=on_request, name="memory")
+proto.serve(on_request=on_request, name="memory")

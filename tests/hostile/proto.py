@@ -1,7 +1,16 @@
 """The minimal protocol loop of the hostile test bots (not a bot itself):
 draw from the stock, never buy, discard the first option."""
 import json
+import re
 import sys
+
+START = {}          # the current match's start message
+
+
+def deal_group(match):
+    """The duplicate group of a tournament match name (tTTT-rR-dD -> tTTT-dD)."""
+    m = re.fullmatch(r"t(\d+)-r(\d+)-d(\d+)", match)
+    return f"t{m.group(1)}-d{m.group(3)}" if m else match
 
 
 def reply(msg):
@@ -20,6 +29,8 @@ def serve(on_start=None, on_request=None, on_quit=None, name="hostile"):
         kind = msg.get("type")
         out = None
         if kind == "start":
+            START.clear()
+            START.update(msg)
             if on_start is not None:
                 on_start(msg)
             out = {"type": "ready", "name": name}
