@@ -30,6 +30,8 @@ import json
 import sqlite3
 import threading
 import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -54,6 +56,19 @@ def resolve_db_path(path: str | Path) -> Path:
 def _canonical_json(config: str | Mapping[str, Any]) -> str:
     value = json.loads(config) if isinstance(config, (str, bytes)) else config
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@contextmanager
+def _immediate(c: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction, taken at once (BEGIN IMMEDIATE): committed at
+    the end of the block, rolled back if it raises."""
+    c.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        c.execute("COMMIT")
+    except BaseException:
+        c.execute("ROLLBACK")
+        raise
 
 
 def _now() -> str:
@@ -218,17 +233,12 @@ class ResultStore:
         # for no gain against the failure we care about.
         c.execute("PRAGMA synchronous = NORMAL")
         if version == 0:
-            c.execute("BEGIN IMMEDIATE")
-            try:
+            with _immediate(c):
                 # statement by statement: executescript() would commit on its own
                 for stmt in _SCHEMA.split(";"):
                     if stmt.strip():
                         c.execute(stmt)
                 c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                c.execute("COMMIT")
-            except BaseException:
-                c.execute("ROLLBACK")
-                raise
         else:
             if version < SCHEMA_VERSION:
                 tables |= self._migrate(version)
@@ -241,18 +251,13 @@ class ResultStore:
         """Bring an older database up to SCHEMA_VERSION in one transaction (only
         additions: every stored row stays as it is); the tables it created."""
         c = self._conn
-        c.execute("BEGIN IMMEDIATE")
-        try:
+        with _immediate(c):
             # Again inside the write lock: another process may have just migrated it.
             version = c.execute("PRAGMA user_version").fetchone()[0]
             for v in range(version, SCHEMA_VERSION):
                 for stmt in _MIGRATIONS[v]:
                     c.execute(stmt)
             c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            c.execute("COMMIT")
-        except BaseException:
-            c.execute("ROLLBACK")
-            raise
         return {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
     def close(self) -> None:
@@ -287,22 +292,18 @@ class ResultStore:
         config = _canonical_json(config_json)
         with self._lock:
             c = self._conn
-            c.execute("BEGIN IMMEDIATE")
-            try:
+            with _immediate(c):
                 row = c.execute("SELECT name, config, seed FROM tournament WHERE id = 1").fetchone()
                 if row is None:
                     c.execute("INSERT INTO tournament (id, name, config, seed, created) VALUES (1, ?, ?, ?, ?)",
                               (name, config, seed, _now()))
                 elif (row[0], row[1], row[2]) != (name, config, seed):
-                    what = ("name" if row[0] != name else "configuration" if row[1] != config else "seed")
+                    # The configuration holds the seed too: name the seed first.
+                    what = ("name" if row[0] != name else "seed" if row[2] != seed else "configuration")
                     raise StoreError(
                         f"{self.path}: holds results of tournament {row[0]!r} with a different {what}; "
                         f"refusing to mix them (use another output directory, or remove this file to start over)")
                 c.executemany("INSERT OR IGNORE INTO bots (name) VALUES (?)", [(b,) for b in bots])
-                c.execute("COMMIT")
-            except BaseException:
-                c.execute("ROLLBACK")
-                raise
 
     def tournament(self) -> dict[str, Any] | None:
         """The stored tournament: name, config (parsed), seed, created; None before init."""
