@@ -287,8 +287,11 @@ class BotProcess(LineExchange):
             if child is not None:
                 self._sandbox_init = child
                 apply_limits(child, spec)
+                wait = min(self.time_control.startup_seconds, READY_WAIT)
+                if not gates.held(child, wait):
+                    LOG.debug("%s: could not see the sandbox held; going on", self.name)
                 gates.release()
-                if not gates.ready(child, min(self.time_control.startup_seconds, READY_WAIT)):
+                if not gates.ready(child, wait):
                     LOG.debug("%s: could not see the sandbox's init wait; starting anyway",
                               self.name)
                 assert proc.stdin is not None

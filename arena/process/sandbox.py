@@ -213,16 +213,19 @@ def command(bwrap: str, argv: Sequence[str], *, cwd: str, env: Mapping[str, str]
 class Gates:
     """How a sandboxed start is set up and held.
 
-    bwrap reads its options from ``--args``, tells the pid of the sandbox's
-    first process on ``--info-fd`` (by then bwrap itself has its
-    ``--die-with-parent``), and holds that process at ``--block-fd`` while
-    the arena sets its resource limits.  That process then forks the bot's
-    shell and only after that sets its own ``--die-with-parent``: an arena
-    killed in between would leave it, and the bot, running.  So the shell
-    waits for ``GATE_LINE`` on its stdin, which the arena sends only once
-    that process sleeps in ``wait()`` (``ready``), past that point.  If the
-    arena dies first, the shell reads end-of-file and exits, and the whole
-    sandbox with it: the bot never runs.
+    bwrap reads its options from ``--args`` and tells the pid of the
+    sandbox's first process on ``--info-fd`` (by then bwrap itself has its
+    ``--die-with-parent``).  Just after, it lets that process go on, through
+    an eventfd that no death closes: an arena killed before then would leave
+    the process waiting for ever.  So the arena waits until the process is
+    held at ``--block-fd`` (``held``), sets its resource limits, and lets it
+    go (``release``).  The process then forks the bot's shell and only after
+    that sets its own ``--die-with-parent``: an arena killed in between would
+    leave it, and the bot, running.  So the shell waits for ``GATE_LINE`` on
+    its stdin, which the arena sends only once that process sleeps in
+    ``wait()`` (``ready``), past that point.  If the arena dies first, the
+    shell reads end-of-file and exits, and the whole sandbox with it: the bot
+    never runs.
     """
 
     def __init__(self) -> None:
@@ -262,24 +265,21 @@ class Gates:
         os.write(self.block_w, b"x")
 
     @staticmethod
+    def held(child_pid: int, timeout: float) -> bool:
+        """Wait until the sandbox's first process waits at ``--block-fd``.
+
+        Before that it waits for bwrap to let it go on (an eventfd, which no
+        death ever closes), and bwrap does so only just after telling the
+        pid: an arena killed in between would leave it waiting for ever, as
+        no die-with-parent is set yet.  Once it is past, an arena that dies
+        closes the block pipe, and the process goes on and ends at the gate."""
+        return _sleeps_in(child_pid, _HELD, timeout)
+
+    @staticmethod
     def ready(init_pid: int, timeout: float) -> bool:
         """Wait until the sandbox's first process sleeps in ``wait()``: it has
-        set its ``--die-with-parent`` then.  False if that was not seen within
-        ``timeout`` (gone, or a kernel that does not show where processes
-        sleep: ``wchan`` reads "0" while a process runs)."""
-        deadline = time.monotonic() + timeout
-        pause = 0.0002
-        while time.monotonic() < deadline:
-            try:
-                with open(f"/proc/{init_pid}/wchan") as f:
-                    where = f.read().strip()
-            except OSError:
-                return False
-            if where == "do_wait":
-                return True
-            time.sleep(pause)
-            pause = min(pause * 2, 0.001)
-        return False
+        set its ``--die-with-parent`` then."""
+        return _sleeps_in(init_pid, ("do_wait",), timeout)
 
     def close(self, *, spawned: bool) -> None:
         ours = (self.info_r, self.block_w)
@@ -288,6 +288,35 @@ class Gates:
                 os.close(fd)
             except OSError:
                 pass
+
+
+# Where a process reading an empty pipe sleeps, by kernel version.
+_HELD = ("pipe_wait", "pipe_read", "anon_pipe_read")
+_wchan_blind = False
+
+
+def _sleeps_in(pid: int, places: Sequence[str], timeout: float) -> bool:
+    """Whether ``pid`` was seen sleeping in one of the kernel functions
+    ``places`` within ``timeout`` (False if it is gone, or on a kernel that
+    does not show where processes sleep: ``wchan`` reads "0" then)."""
+    global _wchan_blind
+    deadline = time.monotonic() + timeout
+    pause = 0.0002
+    only_zero = True
+    while time.monotonic() < deadline and not _wchan_blind:
+        try:
+            with open(f"/proc/{pid}/wchan") as f:
+                where = f.read().strip()
+        except OSError:
+            return False
+        if where in places:
+            return True
+        only_zero = only_zero and where == "0"
+        time.sleep(pause)
+        pause = min(pause * 2, 0.001)
+    # Never shown sleeping: do not wait out every later start as well.
+    _wchan_blind = _wchan_blind or only_zero
+    return False
 
 
 def preflight(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> OSError | None:
