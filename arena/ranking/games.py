@@ -1,0 +1,58 @@
+"""The input of the ranking: ranked free-for-all games, independent of where they came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+__all__ = ["Game", "canonical", "players_of", "draw_rate"]
+
+
+@dataclass(frozen=True)
+class Game:
+    """One ranked free-for-all: a match, or one hand of a match.
+
+    ``players`` in seat order; ``ranks[i]`` is ``players[i]``'s rank, 0 best,
+    equal ranks a tie.  ``group`` is the duplicate-deal group (the rotations
+    of one deal share it): intervals resample whole groups, because games
+    dealt the same cards are not independent.  ``key`` is unique and fixes
+    the order in which games are summed, so that the order they were stored
+    or finished in cannot change a single bit of the result.
+    """
+
+    players: tuple[str, ...]
+    ranks: tuple[int, ...]
+    group: str
+    key: str
+
+    def __post_init__(self) -> None:
+        if len(self.players) != len(self.ranks):
+            raise ValueError(f"game {self.key!r}: {len(self.players)} players but {len(self.ranks)} ranks")
+        if len(set(self.players)) != len(self.players):
+            raise ValueError(f"game {self.key!r}: a player appears twice: {self.players}")
+
+
+def canonical(games: Iterable[Game]) -> list[Game]:
+    """The games sorted by key; two games with one key are an error."""
+    ordered = sorted(games, key=lambda g: g.key)
+    for a, b in zip(ordered, ordered[1:]):
+        if a.key == b.key:
+            raise ValueError(f"two games share the key {a.key!r}")
+    return ordered
+
+
+def players_of(games: Iterable[Game], extra: Sequence[str] = ()) -> list[str]:
+    """Every player named in ``games`` or ``extra``, sorted."""
+    return sorted({p for g in games for p in g.players} | set(extra))
+
+
+def draw_rate(games: Iterable[Game]) -> tuple[int, int]:
+    """(tied pairs, pairs) over every pair of seats of every game."""
+    ties = pairs = 0
+    for g in games:
+        k = len(g.ranks)
+        pairs += k * (k - 1) // 2
+        for i in range(k):
+            for j in range(i + 1, k):
+                ties += g.ranks[i] == g.ranks[j]
+    return ties, pairs

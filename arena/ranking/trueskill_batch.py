@@ -1,0 +1,262 @@
+"""TrueSkill fitted to all games at once, so that their order does not matter.
+
+The model is TrueSkill's: each player has a skill ``s ~ N(mu0, sigma0**2)``;
+in a game each plays a performance ``x = s + N(0, beta**2)``; the finishing
+order says that the performance of each rank beats the next one's by more
+than the draw margin ``eps``, or that equal ranks are within ``eps``.  No
+drift: bots do not change during a tournament.
+
+The usual TrueSkill updates the ratings one game at a time, so the result
+depends on the order of the games, and old games fade.  Here the posterior
+is found by expectation propagation over every game together (as TrueSkill
+Through Time does within one time step): each game keeps its own Gaussian
+message to each of its players, and the messages are refined, all games in
+parallel, until none changes.  The fixed point does not depend on the order,
+and the games are summed in the order of their keys, so not one bit does.
+
+Games can carry integer weights (a game drawn twice in a bootstrap
+replica counts twice), and many replicas are solved in one pass: arrays
+have a row per (replica, game) with a non-zero weight.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from .gaussian import draw_moments, win_moments
+from .games import Game, canonical, draw_rate, players_of
+
+__all__ = ["Rating", "Prior", "Fit", "fit", "solve", "Problem", "draw_probability"]
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Rating:
+    mu: float
+    sigma: float
+
+
+@dataclass(frozen=True)
+class Prior:
+    """TrueSkill's usual scale: mu 25, sigma 25/3, beta 25/6."""
+    mu: float = 25.0
+    sigma: float = 25.0 / 3.0
+    beta: float = 25.0 / 6.0
+
+
+@dataclass(frozen=True)
+class Fit:
+    ratings: dict[str, Rating]
+    draw_probability: float
+    sweeps: int
+    messages: list["Messages"]      # to start replicas of the same games from (``solve``)
+
+
+def draw_probability(games: Sequence[Game]) -> float:
+    """The share of pairs of seats that tie, shrunk towards 1 % by 100 pseudo-pairs
+    (so a handful of games cannot make draws impossible or common)."""
+    ties, pairs = draw_rate(games)
+    return min(max((ties + 1.0) / (pairs + 100.0), 1e-4), 0.5)
+
+
+def _draw_margin(p: float, beta: float) -> float:
+    """The margin at which two equal players draw with probability ``p``."""
+    return NormalDist().inv_cdf((p + 1.0) / 2.0) * math.sqrt(2.0) * beta
+
+
+@dataclass
+class _Bucket:
+    """The games of one table size, in rank order, one row per (replica, game)."""
+    order: NDArray[np.int64]     # (G, k) player index by rank position
+    draw: NDArray[np.bool_]      # (G, k-1) rank position j ties with j+1
+    games: NDArray[np.int64]     # (G,) position of each game in the problem
+
+
+class Problem:
+    """The games, indexed once, ready to be solved with any weights."""
+
+    def __init__(self, games: Sequence[Game], players: Sequence[str] = ()) -> None:
+        self.games = canonical(games)
+        self.players = players_of(self.games, players)
+        index = {p: i for i, p in enumerate(self.players)}
+        by_size: dict[int, list[int]] = {}
+        for n, g in enumerate(self.games):
+            by_size.setdefault(len(g.players), []).append(n)
+        self.buckets: list[_Bucket] = []
+        for k, members in sorted(by_size.items()):
+            if k < 2:
+                continue
+            order = np.empty((len(members), k), dtype=np.int64)
+            draw = np.empty((len(members), k - 1), dtype=bool)
+            for row, n in enumerate(members):
+                g = self.games[n]
+                seats = sorted(range(k), key=lambda s: (g.ranks[s], s))
+                order[row] = [index[g.players[s]] for s in seats]
+                ranks = [g.ranks[s] for s in seats]
+                draw[row] = [ranks[j] == ranks[j + 1] for j in range(k - 1)]
+            self.buckets.append(_Bucket(order, draw, np.asarray(members, dtype=np.int64)))
+
+
+def fit(games: Sequence[Game], players: Sequence[str] = (), prior: Prior = Prior(),
+        draw_p: float | None = None) -> Fit:
+    """Ratings of every player of ``games`` (and of ``players``, who keep the
+    prior if they played no game)."""
+    problem = Problem(games, players)
+    p = draw_probability(problem.games) if draw_p is None else draw_p
+    mu, sigma, sweeps, messages = solve(problem, np.ones((1, len(problem.games)), dtype=np.int64), prior, p)
+    ratings = {name: Rating(float(mu[0, i]), float(sigma[0, i])) for i, name in enumerate(problem.players)}
+    return Fit(ratings, p, sweeps, messages)
+
+
+def solve(problem: Problem, weights: NDArray[np.int64], prior: Prior, draw_p: float,
+          tolerance: float = 1e-6, max_sweeps: int = 300,
+          start: Sequence[Messages] | None = None) -> tuple[Array, Array, int, list[Messages]]:
+    """Posterior (mu, sigma), each of shape (replicas, players), for every row
+    of ``weights`` (replicas, games): how often each game counts.  Also the
+    number of sweeps and each bucket's messages per game (of replica 0),
+    which ``start`` takes to begin from them instead of from nothing.
+
+    Only differences of skills are seen in games, so the common level of a
+    field is set by the prior alone, and the messages settle it very slowly:
+    convergence is judged on the differences, and each replica's ratings are
+    then shifted so that its field averages the prior mean, as the exact
+    posterior of equal priors does."""
+    replicas, n_players = weights.shape[0], len(problem.players)
+    eps = _draw_margin(draw_p, prior.beta)
+    states = [_State(b, weights, n_players, None if start is None else start[i])
+              for i, b in enumerate(problem.buckets)]
+    pi0, eta0 = 1.0 / prior.sigma ** 2, prior.mu / prior.sigma ** 2
+    shape = (replicas, n_players)
+    level = np.zeros(shape)
+    sigma = np.full(shape, prior.sigma)
+    for sweep in range(1, max_sweeps + 1):
+        pi = np.full(replicas * n_players, pi0)
+        eta = np.full(replicas * n_players, eta0)
+        for s in states:
+            pi += np.bincount(s.slots.ravel(), (s.weight[:, None] * s.tau).ravel(), minlength=pi.size)
+            eta += np.bincount(s.slots.ravel(), (s.weight[:, None] * s.rho).ravel(), minlength=eta.size)
+        mu = (eta / pi).reshape(shape)
+        new_level = mu - mu.mean(axis=1, keepdims=True)
+        new_sigma = np.sqrt(1.0 / pi).reshape(shape)
+        change = max(float(np.max(np.abs(new_level - level))), float(np.max(np.abs(new_sigma - sigma))))
+        level, sigma = new_level, new_sigma
+        if sweep > 1 and change < tolerance:
+            break
+        for s in states:
+            s.update(pi, eta, prior.beta, eps)
+    return prior.mu + level, sigma, sweep, [s.messages() for s in states]
+
+
+# Per game of a bucket: game -> skill messages (tau, rho) and, within the
+# game, factor -> difference messages (d_tau, d_rho).
+Messages = tuple[Array, Array, Array, Array]
+
+
+class _State:
+    """Messages of the games of one bucket, for every replica that counts them."""
+
+    # Parallel updates overshoot when a player's games all move the same
+    # way at once; a partial step keeps them stable.
+    DAMPING = 0.8
+
+    def __init__(self, bucket: _Bucket, weights: NDArray[np.int64], n_players: int,
+                 start: Messages | None) -> None:
+        w = weights[:, bucket.games]                      # (replicas, G)
+        rep, row = np.nonzero(w)
+        self._first_games = row[rep == 0]
+        self.weight = w[rep, row].astype(np.float64)
+        self.slots = rep[:, None] * n_players + bucket.order[row]   # (R, k)
+        self.draw = bucket.draw[row]
+        self.first = rep == 0
+        k = bucket.order.shape[1]
+        self.games = len(bucket.games)
+        if start is None:
+            self.tau = np.zeros((len(row), k))
+            self.rho = np.zeros((len(row), k))
+            self.d_tau = np.zeros((len(row), k - 1))
+            self.d_rho = np.zeros((len(row), k - 1))
+            self.passes = 4                                # the first update needs more
+        else:
+            self.tau, self.rho, self.d_tau, self.d_rho = (a[row].copy() for a in start)
+            self.passes = 2
+
+    def messages(self) -> Messages:
+        """Replica 0's messages, one row per game of the bucket (zero where it has none)."""
+        out = []
+        for a in (self.tau, self.rho, self.d_tau, self.d_rho):
+            full = np.zeros((self.games, a.shape[1]))
+            full[self._first_games] = a[self.first]
+            out.append(full)
+        return out[0], out[1], out[2], out[3]
+
+    def update(self, pi: Array, eta: Array, beta: float, eps: float) -> None:
+        if not len(self.weight):
+            return
+        cav_pi = pi[self.slots] - self.tau
+        cav_eta = eta[self.slots] - self.rho
+        m, v = cav_eta / cav_pi, 1.0 / cav_pi
+        post_mean, post_var = self._tilted(m, v, beta, eps)
+        new_tau = np.maximum(1.0 / post_var - cav_pi, 0.0)
+        new_rho = post_mean / post_var - cav_eta
+        self.tau += self.DAMPING * (new_tau - self.tau)
+        self.rho += self.DAMPING * (new_rho - self.rho)
+        self.passes = 2
+
+    def _tilted(self, m: Array, v: Array, beta: float, eps: float) -> tuple[Array, Array]:
+        """Skill means and variances given the cavity ``N(m, v)`` and this game's outcome."""
+        c = v + beta * beta                              # performance variances
+        d_mean = m[:, :-1] - m[:, 1:]                    # prior of the differences
+        s0 = np.zeros((len(m), m.shape[1] - 1, m.shape[1] - 1))
+        j = np.arange(m.shape[1] - 1)
+        s0[:, j, j] = c[:, :-1] + c[:, 1:]
+        s0[:, j[:-1], j[:-1] + 1] = -c[:, 1:-1]
+        s0[:, j[:-1] + 1, j[:-1]] = -c[:, 1:-1]
+        s0_inv = np.linalg.inv(s0)
+        cov = np.linalg.inv(s0_inv + _diag(self.d_tau))
+        mean = np.einsum("rij,rj->ri", cov, np.einsum("rij,rj->ri", s0_inv, d_mean) + self.d_rho)
+        for _ in range(self.passes):
+            for f in j:
+                mean, cov = self._refine(f, mean, cov, eps)
+        # Back from the differences to the performances, then to the skills.
+        c_dt = np.zeros((len(m), m.shape[1], m.shape[1] - 1))
+        c_dt[:, j, j] = c[:, :-1]
+        c_dt[:, j + 1, j] = -c[:, 1:]
+        gain = c_dt @ s0_inv
+        x_mean = m + np.einsum("rij,rj->ri", gain, mean - d_mean)
+        x_var = c - np.einsum("rij,rjl,ril->ri", gain, s0 - cov, gain)
+        shrink = v / c
+        return m + shrink * (x_mean - m), v - shrink * shrink * (c - x_var)
+
+    def _refine(self, f: int, mean: Array, cov: Array, eps: float) -> tuple[Array, Array]:
+        """One EP step of the factor on difference ``f``."""
+        var_f = cov[:, f, f]
+        cav_pi = np.maximum(1.0 / var_f - self.d_tau[:, f], 1e-12)
+        cav_m = (mean[:, f] / var_f - self.d_rho[:, f]) / cav_pi
+        e = np.full(len(cav_m), eps)
+        win_m, win_v = win_moments(cav_m, 1.0 / cav_pi, e)
+        tie_m, tie_v = draw_moments(cav_m, 1.0 / cav_pi, e)
+        new_m = np.where(self.draw[:, f], tie_m, win_m)
+        new_v = np.where(self.draw[:, f], tie_v, win_v)
+        tau = np.maximum(1.0 / new_v - cav_pi, 0.0)
+        rho = new_m / new_v - cav_pi * cav_m
+        dt, dr = tau - self.d_tau[:, f], rho - self.d_rho[:, f]
+        self.d_tau[:, f], self.d_rho[:, f] = tau, rho
+        denom = 1.0 + dt * var_f
+        col = cov[:, :, f]
+        mean = mean + col * ((dr - dt * mean[:, f]) / denom)[:, None]
+        cov = cov - (dt / denom)[:, None, None] * col[:, :, None] * col[:, None, :]
+        return mean, cov
+
+
+def _diag(values: Array) -> Array:
+    out = np.zeros((*values.shape, values.shape[-1]))
+    idx = np.arange(values.shape[-1])
+    out[..., idx, idx] = values
+    return out
