@@ -4,8 +4,8 @@ Every match that finishes is stored at once, in one transaction, by this
 (parent) process; nothing else writes the database.  Running the same
 tournament again skips the matches already stored, so an interrupted run
 resumes where it stopped, and because every match depends only on its own
-seed and ratings are computed in schedule order, the final results equal
-those of an uninterrupted run.
+seed and the ratings do not depend on the order of the matches, the final
+results equal those of an uninterrupted run.
 
 A match that raises an arena-side exception (a bug, not a bot fault) is
 recorded as failed with its one-line reason, its traceback goes to
@@ -30,7 +30,9 @@ from typing import Callable, Iterator, TextIO
 
 from ..match import FaultPolicy, MatchResult, MatchSpec
 from ..process import sandbox
+from ..ranking import Game, fit
 from .config import TournamentConfig
+from .ranking import match_game, match_games
 from .executor import MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make_executor
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size
 from .store import DEFAULT_DB_NAME, FailedMatch, ResultStore, StoreError, StoredMatch
@@ -184,16 +186,27 @@ def run_builds(config: TournamentConfig, echo: Callable[[str], None]) -> None:
 
 @dataclass
 class Progress:
-    """Matches done/total, elapsed, ETA, faults, leader; drawn on one line on a terminal."""
+    """Matches done/total, elapsed, ETA, faults, leader; drawn on one line on a terminal.
+
+    The leader is the top of the leaderboard's own statistic (the batch
+    TrueSkill mu over every stored match), refitted at most every
+    ``LEADER_REFRESH`` seconds so a long tournament does not spend its time
+    on it.  ``unsettled`` is set by a run that goes on until the order is
+    settled: the adjacent pairs not yet told apart."""
 
     total: int
     done: int = 0
     faults: int = 0
     stream: TextIO = field(default_factory=lambda: sys.stderr)
     started: float = field(default_factory=time.monotonic)
-    places: dict[str, list[int]] = field(default_factory=dict)
+    games: list[Game] = field(default_factory=list)
     fresh: int = 0
     failed: int = 0
+    unsettled: int | None = None
+    _leader: str = "-"
+    _leader_at: float | None = None
+
+    LEADER_REFRESH = 1.0
 
     @property
     def live(self) -> bool:
@@ -203,8 +216,9 @@ class Progress:
         self.done += 1
         self.fresh += 1
         self.faults += len(result.faults)
-        for name, place in zip(entry.seats, result.places):
-            self.places.setdefault(name, []).append(place)
+        if len(entry.seats) >= 2:
+            self.games.append(match_game(entry.match_id, entry.deal, entry.seats, result.places,
+                                         result.forfeited))
         if self.live:
             self.stream.write("\r" + self.line() + "\x1b[K")
             self.stream.flush()
@@ -221,18 +235,21 @@ class Progress:
         self.stream.flush()
 
     def leader(self) -> str:
-        if not self.places:
-            return "-"
-        best = min(self.places, key=lambda b: (sum(self.places[b]) / len(self.places[b]), b))
-        return f"{best} (mean place {sum(self.places[best]) / len(self.places[best]):.2f})"
+        now = time.monotonic()
+        if self.games and (self._leader_at is None or now - self._leader_at >= self.LEADER_REFRESH):
+            ratings = fit(self.games).ratings
+            best = min(ratings, key=lambda b: (-ratings[b].mu, b))
+            self._leader, self._leader_at = f"{best} (rating {ratings[best].mu:.1f})", now
+        return self._leader
 
     def line(self) -> str:
         elapsed = time.monotonic() - self.started
         left = self.total - self.done
         eta = elapsed / self.fresh * left if self.fresh else 0.0
         failed = f"failed {self.failed}, " if self.failed else ""
+        unsettled = "" if self.unsettled is None else f"unsettled pairs {self.unsettled}, "
         return (f"[{self.done}/{self.total}] {_clock(elapsed)} elapsed, ETA {_clock(eta)}, "
-                f"faults {self.faults}, {failed}leader {self.leader()}")
+                f"faults {self.faults}, {failed}{unsettled}leader {self.leader()}")
 
     def finish(self) -> None:
         if self.live:
@@ -312,7 +329,7 @@ def run_tournament(
         check_bots(config)  # after the builds, which may create the programs
         sandbox_mode = prepare_sandbox(config)
         progress = Progress(total=len(entries), done=len(entries) - len(todo),
-                            stream=progress_stream or sys.stderr)
+                            stream=progress_stream or sys.stderr, games=match_games(store.matches()))
         started = time.monotonic()
         _play(config, todo, jobs, store, log_dir, progress, sandbox_mode)
         return RunSummary(len(todo), len(entries) - len(todo), len(entries),
