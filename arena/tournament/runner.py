@@ -30,10 +30,11 @@ from typing import Callable, Iterator, TextIO
 
 from ..match import FaultPolicy, MatchResult, MatchSpec
 from ..process import sandbox
-from ..ranking import Game, fit
+from ..ranking import Game, assess, fit
 from .config import TournamentConfig
 from .ranking import match_game, match_games
 from .executor import MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make_executor
+from .rounds import check_rounds, first_rounds, match_budget, round_entries
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size
 from .store import DEFAULT_DB_NAME, FailedMatch, ResultStore, StoreError, StoredMatch
 
@@ -270,9 +271,24 @@ class RunSummary:
     seconds: float
     db: Path
     failed: int = 0  # of ``played``, those that failed with an arena error
+    stopped: str | None = None      # a settling run: why it stopped (see ``STOP_REASONS``)
+    unsettled: int | None = None    # a settling run: adjacent pairs not separated at the end
+
+
+# Why a settling run stopped.
+STOP_REASONS = {
+    "settled": "every adjacent pair is separated",
+    "budget": "the match budget (settle.max_matches) is used up",
+    "time": "the time budget (settle.max_minutes) is used up",
+    "failed": "a match failed with an arena error; the next run retries it and goes on",
+}
 
 
 def plan(config: TournamentConfig) -> list[ScheduleEntry]:
+    """The schedule; for a settling tournament, its first rounds only."""
+    if config.settle is not None:
+        check_rounds(config)
+        return first_rounds(config)
     check_schedule_size(config)
     return build_schedule(config)
 
@@ -309,6 +325,8 @@ def run_tournament(
 ) -> RunSummary:
     """Play every scheduled match not yet stored (failed ones again); store each as it finishes."""
     config = settle_seed(config)
+    if config.settle is not None:
+        return run_rounds(config, jobs, echo, progress_stream)
     entries = plan(config)
     config.output.mkdir(parents=True, exist_ok=True)
     log_dir = config.output / "logs"
@@ -334,6 +352,65 @@ def run_tournament(
         _play(config, todo, jobs, store, log_dir, progress, sandbox_mode)
         return RunSummary(len(todo), len(entries) - len(todo), len(entries),
                           time.monotonic() - started, db_path(config), failed=progress.failed)
+    finally:
+        store.close()
+
+
+def run_rounds(config: TournamentConfig, jobs: int, echo: Callable[[str], None] = print,
+               progress_stream: TextIO | None = None) -> RunSummary:
+    """Play rounds (``rounds``) until the order is settled or a budget is used up."""
+    assert config.settle is not None
+    budget, settle = match_budget(config), config.settle
+    config.output.mkdir(parents=True, exist_ok=True)
+    log_dir = config.output / "logs"
+    log_dir.mkdir(exist_ok=True)
+    store = ResultStore(db_path(config))
+    try:
+        store.init_tournament(config.name, config.to_mapping(), seed=config.seed, bots=config.bot_names)
+        before, retry = len(store), len(store.failures())
+        if before or retry:
+            again = f"; retrying {retry} that failed" if retry else ""
+            echo(f"resuming: {before} matches already stored in {db_path(config)}{again}")
+        started = time.monotonic()
+        progress: Progress | None = None
+        sandbox_mode = ""
+        played = index = round_no = 0
+        assessment = None
+        while True:
+            games = match_games(store.matches())
+            if round_no >= config.deals:
+                assessment = assess(games, config.bot_names, settle.confidence, seed=config.seed or 0)
+                if progress is not None:
+                    progress.unsettled = assessment.unsettled
+                if assessment.settled:
+                    stopped = "settled"
+                    break
+            entries = round_entries(config, round_no, assessment, index)
+            done = store.completed_ids()
+            todo = [e for e in entries if e.match_id not in done]
+            if todo and len(done) + len(todo) > budget:
+                stopped = "budget"
+                break
+            if todo and settle.max_minutes is not None and time.monotonic() - started > 60 * settle.max_minutes:
+                stopped = "time"
+                break
+            if todo:
+                if progress is None:
+                    run_builds(config, echo)
+                    check_bots(config)
+                    sandbox_mode = prepare_sandbox(config)
+                    progress = Progress(total=budget, done=len(done), stream=progress_stream or sys.stderr,
+                                        games=games, unsettled=None if assessment is None else assessment.unsettled)
+                _play(config, todo, jobs, store, log_dir, progress, sandbox_mode)
+                played += len(todo)
+                if progress.failed:
+                    stopped = "failed"
+                    break
+            index += len(entries)
+            round_no += 1
+        return RunSummary(played, before, len(store), time.monotonic() - started, db_path(config),
+                          failed=0 if progress is None else progress.failed, stopped=stopped,
+                          unsettled=None if assessment is None else assessment.unsettled)
     finally:
         store.close()
 
@@ -371,6 +448,6 @@ def _play(config: TournamentConfig, todo: list[ScheduleEntry], jobs: int, store:
 
 
 __all__ = [
-    "TournamentError", "RunSummary", "run_tournament", "plan", "entry_spec", "stored_match", "record_failure",
+    "TournamentError", "RunSummary", "STOP_REASONS", "run_tournament", "run_rounds", "plan", "entry_spec", "stored_match", "record_failure",
     "db_path", "check_bots", "run_builds", "Progress", "SerialExecutor", "ProcessExecutor",
 ]
