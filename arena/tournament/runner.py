@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import time
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -359,11 +360,7 @@ def run_tournament(
 def run_rounds(config: TournamentConfig, jobs: int, echo: Callable[[str], None] = print,
                progress_stream: TextIO | None = None) -> RunSummary:
     """Play rounds (``rounds``) until the order is settled or a budget is used up."""
-    assert config.settle is not None
-    budget, settle = match_budget(config), config.settle
     config.output.mkdir(parents=True, exist_ok=True)
-    log_dir = config.output / "logs"
-    log_dir.mkdir(exist_ok=True)
     store = ResultStore(db_path(config))
     try:
         store.init_tournament(config.name, config.to_mapping(), seed=config.seed, bots=config.bot_names)
@@ -371,61 +368,123 @@ def run_rounds(config: TournamentConfig, jobs: int, echo: Callable[[str], None] 
         if before or retry:
             again = f"; retrying {retry} that failed" if retry else ""
             echo(f"resuming: {before} matches already stored in {db_path(config)}{again}")
+        rounds = _Rounds(config, jobs, store, echo, progress_stream or sys.stderr)
         started = time.monotonic()
-        progress: Progress | None = None
-        sandbox_mode = ""
-        played = index = round_no = 0
-        assessment = None
-        while True:
-            games = match_games(store.matches())
-            if round_no >= config.deals:
-                assessment = assess(games, config.bot_names, settle.confidence, seed=config.seed or 0)
-                if progress is not None:
-                    progress.unsettled = assessment.unsettled
-                if assessment.settled:
-                    stopped = "settled"
-                    break
-            entries = round_entries(config, round_no, assessment, index)
-            done = store.completed_ids()
-            todo = [e for e in entries if e.match_id not in done]
-            if todo and len(done) + len(todo) > budget:
-                stopped = "budget"
-                break
-            if todo and settle.max_minutes is not None and time.monotonic() - started > 60 * settle.max_minutes:
-                stopped = "time"
-                break
-            if todo:
-                if progress is None:
-                    run_builds(config, echo)
-                    check_bots(config)
-                    sandbox_mode = prepare_sandbox(config)
-                    progress = Progress(total=budget, done=len(done), stream=progress_stream or sys.stderr,
-                                        games=games, unsettled=None if assessment is None else assessment.unsettled)
-                _play(config, todo, jobs, store, log_dir, progress, sandbox_mode)
-                played += len(todo)
-                if progress.failed:
-                    stopped = "failed"
-                    break
-            index += len(entries)
-            round_no += 1
-        return RunSummary(played, before, len(store), time.monotonic() - started, db_path(config),
-                          failed=0 if progress is None else progress.failed, stopped=stopped,
-                          unsettled=None if assessment is None else assessment.unsettled)
+        try:
+            stopped = rounds.play()
+        except BaseException:
+            rounds.stop(complete=False)
+            raise
+        rounds.stop(complete=True)
+        return RunSummary(rounds.played, before, len(store), time.monotonic() - started, db_path(config),
+                          failed=rounds.failed, stopped=stopped, unsettled=rounds.unsettled)
     finally:
         store.close()
 
 
-def _play(config: TournamentConfig, todo: list[ScheduleEntry], jobs: int, store: ResultStore,
-          log_dir: Path, progress: Progress, sandbox_mode: str) -> None:
-    """Run ``todo`` and store every outcome; the executor is stopped whatever happens."""
-    by_id = {e.match_id: e for e in todo}
+class _Rounds:
+    """The state of a settling run: one executor (started when a first match
+    is due) for all its rounds, so bots are not restarted between rounds."""
+
+    def __init__(self, config: TournamentConfig, jobs: int, store: ResultStore,
+                 echo: Callable[[str], None], stream: TextIO) -> None:
+        assert config.settle is not None
+        self.config, self.settle, self.jobs, self.store = config, config.settle, jobs, store
+        self.echo, self.stream = echo, stream
+        self.budget = match_budget(config)
+        self.log_dir = config.output / "logs"
+        self.log_dir.mkdir(exist_ok=True)
+        self.stack = ExitStack()
+        self.executor: SerialExecutor | ProcessExecutor | None = None
+        self.progress: Progress | None = None
+        self.sandbox_mode = ""
+        self.played = 0
+        self.unsettled: int | None = None
+        self.started = time.monotonic()
+
+    @property
+    def failed(self) -> int:
+        return 0 if self.progress is None else self.progress.failed
+
+    def play(self) -> str:
+        """Play rounds until one of ``STOP_REASONS``; that reason."""
+        index = round_no = 0
+        assessment = None
+        while True:
+            games = match_games(self.store.matches())
+            if round_no >= self.config.deals:
+                assessment = assess(games, self.config.bot_names, self.settle.confidence,
+                                    seed=self.config.seed or 0)
+                self.unsettled = assessment.unsettled
+                if self.progress is not None:
+                    self.progress.unsettled = assessment.unsettled
+                if assessment.settled:
+                    return "settled"
+            entries = round_entries(self.config, round_no, assessment, index)
+            done = self.store.completed_ids()
+            todo = [e for e in entries if e.match_id not in done]
+            if todo:
+                if len(done) + len(todo) > self.budget:
+                    return "budget"
+                limit = self.settle.max_minutes
+                if limit is not None and time.monotonic() - self.started > 60 * limit:
+                    return "time"
+                self._play(todo, games, len(done))
+                if self.failed:
+                    return "failed"
+            index += len(entries)
+            round_no += 1
+
+    def _play(self, todo: list[ScheduleEntry], games: list[Game], done: int) -> None:
+        if self.progress is None:
+            run_builds(self.config, self.echo)
+            check_bots(self.config)
+            self.sandbox_mode = prepare_sandbox(self.config)
+            self.progress = Progress(total=self.budget, done=done, stream=self.stream, games=games,
+                                     unsettled=self.unsettled)
+        if self.executor is None:
+            self.executor = self.stack.enter_context(_executor(min(self.jobs, self.budget)))
+        _feed(self.executor, self.config, todo, self.store, self.log_dir, self.progress, self.sandbox_mode)
+        self.played += len(todo)
+
+    def stop(self, complete: bool) -> None:
+        """Stop the executor: closed after a complete run, else aborted (``_executor``)."""
+        try:
+            if complete:
+                self.stack.close()
+            else:
+                self.stack.__exit__(KeyboardInterrupt, KeyboardInterrupt(), None)
+        finally:
+            if self.progress is not None:
+                self.progress.finish()
+
+
+@contextmanager
+def _executor(jobs: int) -> Iterator[SerialExecutor | ProcessExecutor]:
+    """An executor that is closed after a complete run, and aborted after
+    anything else (Ctrl-C, a store error, a bug here): then running matches
+    are interrupted and their bots killed."""
     try:
-        executor = make_executor(min(jobs, len(todo)))
+        executor = make_executor(jobs)
     except WorkerError as err:
         raise TournamentError(str(err)) from None
     complete = False
     try:
-        specs: Iterator[MatchSpec] = (entry_spec(config, e, log_dir, sandbox_mode) for e in todo)
+        yield executor
+        complete = True
+    finally:
+        if complete:
+            executor.close()
+        else:
+            executor.abort()
+
+
+def _feed(executor: SerialExecutor | ProcessExecutor, config: TournamentConfig, todo: list[ScheduleEntry],
+          store: ResultStore, log_dir: Path, progress: Progress, sandbox_mode: str) -> None:
+    """Run ``todo`` on ``executor`` and store every outcome as it comes."""
+    by_id = {e.match_id: e for e in todo}
+    specs: Iterator[MatchSpec] = (entry_spec(config, e, log_dir, sandbox_mode) for e in todo)
+    try:
         for outcome in executor.run(specs):
             entry = by_id[outcome.match_id]
             if isinstance(outcome, MatchFailure):
@@ -434,17 +493,18 @@ def _play(config: TournamentConfig, todo: list[ScheduleEntry], jobs: int, store:
             stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
             store.add_match(stored_match(entry, outcome, stamp))
             progress.add(entry, outcome)
-        complete = True
     except WorkerError as err:
         raise TournamentError(str(err)) from None
+
+
+def _play(config: TournamentConfig, todo: list[ScheduleEntry], jobs: int, store: ResultStore,
+          log_dir: Path, progress: Progress, sandbox_mode: str) -> None:
+    """Run ``todo`` and store every outcome; the executor is stopped whatever happens."""
+    try:
+        with _executor(min(jobs, len(todo))) as executor:
+            _feed(executor, config, todo, store, log_dir, progress, sandbox_mode)
     finally:
         progress.finish()
-        # After anything but a complete run (Ctrl-C, a store error, a bug
-        # here), running matches are interrupted and their bots killed.
-        if complete:
-            executor.close()
-        else:
-            executor.abort()
 
 
 __all__ = [
