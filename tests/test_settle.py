@@ -98,3 +98,24 @@ def test_swiss_tables_cover_the_field_then_go_where_the_order_is_unsure():
     separated[0] = separated[8] = False     # the ends: windows stay inside the field
     assert windows(order, separated, 4) == [("p0", "p1", "p2", "p3"), ("p3", "p4", "p5", "p6"),
                                             ("p6", "p7", "p8", "p9")]
+
+
+def test_the_progress_line_of_a_settling_run_shows_the_unsettled_pairs():
+    import io
+
+    from arena.match import MatchResult
+    from arena.tournament.runner import Progress
+    from arena.tournament.schedule import ScheduleEntry
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    entry = ScheduleEntry(0, "t000-r0-d0", 0, 0, 0, ("a", "b"), 1)
+    result = MatchResult(
+        match_id="t000-r0-d0", names=("a", "b"), totals=(10, 20), places=(1, 2),
+        hand_scores=((10, 20),), winners=(None,), forfeited=(False, False),
+        faults=(), stats=(), stderr_logs=(None, None), record={}, wall_seconds=1.0, startup_seconds=0.0)
+    tty = Tty()
+    Progress(total=300, stream=tty, unsettled=4).add(entry, result)
+    assert "[1/at most 300]" in tty.getvalue() and "unsettled pairs 4" in tty.getvalue()

@@ -250,7 +250,9 @@ class Progress:
         eta = elapsed / self.fresh * left if self.fresh else 0.0
         failed = f"failed {self.failed}, " if self.failed else ""
         unsettled = "" if self.unsettled is None else f"unsettled pairs {self.unsettled}, "
-        return (f"[{self.done}/{self.total}] {_clock(elapsed)} elapsed, ETA {_clock(eta)}, "
+        # A settling run's total is its budget: it may stop well before.
+        total = f"{self.total}" if self.unsettled is None else f"at most {self.total}"
+        return (f"[{self.done}/{total}] {_clock(elapsed)} elapsed, ETA {_clock(eta)}, "
                 f"faults {self.faults}, {failed}{unsettled}leader {self.leader()}")
 
     def finish(self) -> None:
