@@ -21,6 +21,7 @@ ranks the matches do not tell apart are shown as a range ("2-4").
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from dataclasses import dataclass
@@ -44,6 +45,17 @@ Source = Union[ResultStore, Iterable[StoredMatch]]
 
 CONFIDENCE = 0.95
 SIGNIFICANCE = 0.05         # head-to-head cells
+
+
+def _confidence(source: Source) -> float:
+    """The tournament's ``settle.confidence`` if it has one (its run stopped on
+    it, so its table must tell apart what that run did), else 95 %."""
+    if isinstance(source, ResultStore):
+        config = (source.tournament() or {}).get("config")
+        settle = config.get("settle") if isinstance(config, dict) else None
+        if isinstance(settle, dict) and isinstance(settle.get("confidence"), float):
+            return settle["confidence"]
+    return CONFIDENCE
 
 
 def _seed(source: Source) -> int:
@@ -121,10 +133,12 @@ class SeatStat:
     wins: int
 
 
-def leaderboard(source: Source, confidence: float = CONFIDENCE) -> list[LeaderboardRow]:
-    """Rows sorted by rating (then name), with intervals and groups of ranks."""
+def leaderboard(source: Source, confidence: float | None = None) -> list[LeaderboardRow]:
+    """Rows sorted by rating (then name), with intervals and groups of ranks
+    at ``confidence`` (default: the tournament's, see ``_confidence``)."""
     matches, bots = _matches_and_bots(source)
-    return leaderboard_rows(matches, assess_matches(matches, bots, confidence, seed=_seed(source)))
+    level = _confidence(source) if confidence is None else confidence
+    return leaderboard_rows(matches, assess_matches(matches, bots, level, seed=_seed(source)))
 
 
 def leaderboard_rows(matches: Sequence[StoredMatch], assessment: Assessment) -> list[LeaderboardRow]:
@@ -275,12 +289,16 @@ LEADERBOARD_TEXT_COLUMNS = (
     Column("ranks", "Rank"),
     Column("bot", "Bot"),
     Column("rating", "Rating", 3, 2),
-    Column("interval", "95% interval"),
+    Column("interval", "{level} interval"),
     *LEADERBOARD_COLUMNS[7:],
 )
 
 LEADERBOARD_NOTE = ("Rating: TrueSkill fitted to all matches at once; the interval resamples whole "
-                    "duplicate deals. Ranks shown as a range (2-4) are not told apart at 95%.")
+                    "duplicate deals. Ranks shown as a range (2-4) are not told apart at {level}.")
+
+
+def _level(confidence: float) -> str:
+    return f"{confidence * 100:g}%"
 
 HEAD_TO_HEAD_COLUMNS = (
     Column("bot", "Bot"),
@@ -303,9 +321,12 @@ SEAT_COLUMNS = (
 )
 
 
-def format_leaderboard(rows: Sequence[LeaderboardRow], fmt: str = "plain") -> str:
-    text = fmt in ("plain", "markdown")
-    return format_table(LEADERBOARD_TEXT_COLUMNS if text else LEADERBOARD_COLUMNS, rows, fmt)
+def format_leaderboard(rows: Sequence[LeaderboardRow], fmt: str = "plain", confidence: float = CONFIDENCE) -> str:
+    if fmt not in ("plain", "markdown"):
+        return format_table(LEADERBOARD_COLUMNS, rows, fmt)
+    columns = [dataclasses.replace(c, header=c.header.format(level=_level(confidence)))
+               for c in LEADERBOARD_TEXT_COLUMNS]
+    return format_table(columns, rows, fmt)
 
 
 def format_seat_effect(rows: Sequence[SeatStat], fmt: str = "plain") -> str:
@@ -337,7 +358,7 @@ def format_head_to_head(entries: Sequence[HeadToHead], fmt: str = "plain",
                     disable_numparse=True, colalign=["left"] + ["right"] * len(names))
 
 
-def report(source: Source, fmt: str = "plain", confidence: float = CONFIDENCE,
+def report(source: Source, fmt: str = "plain", confidence: float | None = None,
            sections: Sequence[str] = ("leaderboard", "head_to_head", "seats")) -> str:
     """The leaderboard, head-to-head and seat tables together.
 
@@ -352,10 +373,11 @@ def report(source: Source, fmt: str = "plain", confidence: float = CONFIDENCE,
     if fmt == "csv" and len(sections) != 1:
         raise ValueError("csv output holds one table: choose one section")
     matches, bots = _matches_and_bots(source)
-    rows = leaderboard(_Fixed(matches, bots, _seed(source)), confidence)
+    level = _confidence(source) if confidence is None else confidence
+    rows = leaderboard(_Fixed(matches, bots, _seed(source)), level)
     parts: dict[str, str] = {}
     if "leaderboard" in sections:
-        parts["leaderboard"] = format_leaderboard(rows, fmt)
+        parts["leaderboard"] = format_leaderboard(rows, fmt, level)
     if "head_to_head" in sections:
         parts["head_to_head"] = format_head_to_head(head_to_head(matches), fmt,
                                                     order=[r.bot for r in rows])
@@ -366,7 +388,7 @@ def report(source: Source, fmt: str = "plain", confidence: float = CONFIDENCE,
     if fmt == "csv":
         return next(iter(parts.values()))
     if "leaderboard" in parts:
-        parts["leaderboard"] += "\n\n" + LEADERBOARD_NOTE
+        parts["leaderboard"] += "\n\n" + LEADERBOARD_NOTE.format(level=_level(level))
     if "head_to_head" in parts:
         parts["head_to_head"] += ("\n\nns: not significant at 5% (sign test over duplicate deals: "
                                   "each deal counts once)")

@@ -7,10 +7,22 @@ give); in a Swiss tournament the tables of a round are chosen by
 :mod:`arena.ranking.matchmaking` from the results of the rounds before.
 
 After the first ``deals`` rounds, and after each round from then on, the
-leaderboard is assessed: once every adjacent pair is separated at the
-chosen confidence, or the budget is used up, no further round starts.
-Every decision depends only on the stored results and the tournament seed,
-so a resumed run plays exactly the rounds an uninterrupted one would.
+leaderboard is assessed (a Swiss round's tables come from it).  The run
+stops once every adjacent pair is separated, or when the next round would
+exceed the budget.
+
+Looking again and again until a difference shows up would find one by
+chance in the end: two equal bots, checked after each of 10 rounds at 95 %,
+were "separated" in 17 % of simulated runs.  So the stopping rule splits the
+error over at most ``STOP_LOOKS`` looks (Bonferroni): it looks when the
+matches have grown by a tenth of the budget since its last look, each time
+at ``1 - (1 - confidence) / STOP_LOOKS`` (99.5 % for 95 %).  A tied pair
+then stops a run by chance at most 5 % of the time, and the table shown at
+the end, at the plain confidence, separates everything the rule did.
+
+Every decision depends only on the stored results of earlier rounds and the
+tournament seed, so a resumed run plays exactly the rounds an uninterrupted
+one would.
 """
 
 from __future__ import annotations
@@ -24,7 +36,15 @@ from ..ranking.matchmaking import cover, windows
 from .config import MAX_MATCHES, SWISS, Settle, TournamentConfig
 from .schedule import ScheduleEntry, derive_seed
 
-__all__ = ["check_rounds", "first_rounds", "match_budget", "round_entries", "round_size_hint"]
+__all__ = ["STOP_LOOKS", "stop_confidence", "check_rounds", "first_rounds", "match_budget", "round_entries", "round_size_hint"]
+
+
+STOP_LOOKS = 10
+
+
+def stop_confidence(confidence: float) -> float:
+    """The level of each look of the stopping rule."""
+    return 1.0 - (1.0 - confidence) / STOP_LOOKS
 
 
 def match_budget(config: TournamentConfig) -> int:

@@ -35,7 +35,7 @@ from ..ranking import Game, assess, fit
 from .config import TournamentConfig
 from .ranking import match_game, match_games
 from .executor import MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make_executor
-from .rounds import check_rounds, first_rounds, match_budget, round_entries
+from .rounds import STOP_LOOKS, check_rounds, first_rounds, match_budget, round_entries, stop_confidence
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size
 from .store import DEFAULT_DB_NAME, FailedMatch, ResultStore, StoreError, StoredMatch
 
@@ -409,29 +409,40 @@ class _Rounds:
         return 0 if self.progress is None else self.progress.failed
 
     def play(self) -> str:
-        """Play rounds until one of ``STOP_REASONS``; that reason."""
+        """Play rounds until one of ``STOP_REASONS``; that reason.
+
+        Each round is decided from the matches of the rounds before it only
+        (by schedule index), so a resumed run, which finds later rounds
+        already stored, decides every round as the first run did."""
         index = round_no = 0
         assessment = None
+        stored = self.store.matches()
+        look_every = -(-self.budget // STOP_LOOKS)
+        next_look = 0
         while True:
-            games = match_games(self.store.matches())
+            before = [m for m in stored if m.schedule_index < index]
+            games = match_games(before)
             if round_no >= self.config.deals:
                 assessment = assess(games, self.config.bot_names, self.settle.confidence,
                                     seed=self.config.seed or 0)
                 self.unsettled = assessment.unsettled
                 if self.progress is not None:
                     self.progress.unsettled = assessment.unsettled
-                if assessment.settled:
-                    return "settled"
+                if len(before) >= next_look:
+                    if all(assessment.separated_at(stop_confidence(self.settle.confidence))):
+                        return "settled"
+                    next_look = len(before) + look_every
             entries = round_entries(self.config, round_no, assessment, index)
-            done = self.store.completed_ids()
+            done = {m.match_id for m in stored}
             todo = [e for e in entries if e.match_id not in done]
+            if len(before) + len(entries) > self.budget:
+                return "budget"
             if todo:
-                if len(done) + len(todo) > self.budget:
-                    return "budget"
                 limit = self.settle.max_minutes
                 if limit is not None and time.monotonic() - self.started > 60 * limit:
                     return "time"
-                self._play(todo, games, len(done))
+                self._play(todo, games, len(before) + len(entries) - len(todo))
+                stored = self.store.matches()
                 if self.failed:
                     return "failed"
             index += len(entries)
