@@ -35,6 +35,17 @@ from .games import Game, canonical, draw_rate, players_of
 __all__ = ["Rating", "Prior", "Fit", "fit", "solve", "Problem", "draw_probability"]
 
 Array = NDArray[np.float64]
+PASSES = 2          # within-game refinements per sweep, once warm (more gains nothing measurable)
+
+# Per-sweep changes below which a fit is done.  Most fits converge in 15-25
+# sweeps; a player who loses nearly everything (or wins) moves slowly, so
+# the tail is long: 700 sweeps to 1e-6 where 1e-5 stops within 0.01 of it.
+# Bootstrap replicas need less: their spread is what counts, and they start
+# from the full fit; a capped replica leaves a hopeless player's level a
+# little short of its own fixed point (its interval a little narrow), but
+# a hopeless player is far from its neighbours anyway.
+FIT_TOLERANCE, FIT_SWEEPS = 1e-5, 1000
+REPLICA_TOLERANCE, REPLICA_SWEEPS = 1e-4, 60
 
 
 @dataclass(frozen=True)
@@ -110,13 +121,14 @@ def fit(games: Sequence[Game], players: Sequence[str] = (), prior: Prior = Prior
     prior if they played no game)."""
     problem = Problem(games, players)
     p = draw_probability(problem.games) if draw_p is None else draw_p
-    mu, sigma, sweeps, messages = solve(problem, np.ones((1, len(problem.games)), dtype=np.int64), prior, p)
+    mu, sigma, sweeps, messages = solve(problem, np.ones((1, len(problem.games)), dtype=np.int64), prior, p,
+                                        tolerance=FIT_TOLERANCE, max_sweeps=FIT_SWEEPS)
     ratings = {name: Rating(float(mu[0, i]), float(sigma[0, i])) for i, name in enumerate(problem.players)}
     return Fit(ratings, p, sweeps, messages)
 
 
 def solve(problem: Problem, weights: NDArray[np.int64], prior: Prior, draw_p: float,
-          tolerance: float = 1e-6, max_sweeps: int = 300,
+          tolerance: float = REPLICA_TOLERANCE, max_sweeps: int = REPLICA_SWEEPS,
           start: Sequence[Messages] | None = None) -> tuple[Array, Array, int, list[Messages]]:
     """Posterior (mu, sigma), each of shape (replicas, players), for every row
     of ``weights`` (replicas, games): how often each game counts.  Also the
@@ -192,7 +204,7 @@ class _State:
             self.passes = 4                                # the first update needs more
         else:
             self.tau, self.rho, self.d_tau, self.d_rho = (a[row].copy() for a in start)
-            self.passes = 2
+            self.passes = PASSES
 
     def messages(self) -> Messages:
         """Replica 0's messages, one row per game of the bucket (zero where it has none)."""
@@ -214,7 +226,7 @@ class _State:
         new_rho = post_mean / post_var - cav_eta
         self.tau += self.DAMPING * (new_tau - self.tau)
         self.rho += self.DAMPING * (new_rho - self.rho)
-        self.passes = 2
+        self.passes = PASSES
 
     def _tilted(self, m: Array, v: Array, beta: float, eps: float) -> tuple[Array, Array]:
         """Skill means and variances given the cavity ``N(m, v)`` and this game's outcome."""

@@ -207,6 +207,7 @@ class Progress:
     unsettled: int | None = None
     _leader: str = "-"
     _leader_at: float | None = None
+    _refresh: float = 1.0
 
     LEADER_REFRESH = 1.0
 
@@ -238,10 +239,13 @@ class Progress:
 
     def leader(self) -> str:
         now = time.monotonic()
-        if self.games and (self._leader_at is None or now - self._leader_at >= self.LEADER_REFRESH):
+        if self.games and (self._leader_at is None or now - self._leader_at >= self._refresh):
             ratings = fit(self.games).ratings
             best = min(ratings, key=lambda b: (-ratings[b].mu, b))
-            self._leader, self._leader_at = f"{best} (rating {ratings[best].mu:.1f})", now
+            done = time.monotonic()
+            # A slow fit (thousands of matches, a hopeless bot) is redone less often.
+            self._refresh = max(self.LEADER_REFRESH, 10 * (done - now))
+            self._leader, self._leader_at = f"{best} (rating {ratings[best].mu:.1f})", done
         return self._leader
 
     def line(self) -> str:
