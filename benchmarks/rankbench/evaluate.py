@@ -1,0 +1,172 @@
+"""Judging the methods: per seed at every checkpoint, then over seeds.
+
+The functions at the top are pure (hand-made inputs in tests/test_ranking_benchmark.py).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from .graded import Field
+from .formats import Format
+from .methods import ASSESS_SOURCE, METHODS
+from .simulate import CACHE_VERSION, Simulator
+
+Curve = Sequence[tuple[int, float]]      # (matches, fraction of seeds), increasing matches
+
+
+def exactly_right(score: Mapping[str, float], truth: Sequence[str]) -> bool:
+    """Every bot scored and strictly better (lower) than the next one of the true order: a tie is wrong."""
+    if any(b not in score for b in truth):
+        return False
+    return all(score[a] < score[b] for a, b in zip(truth, truth[1:]))
+
+
+def matches_until(curve: Curve, target: float = 0.95) -> int | None:
+    """The first checkpoint at which at least ``target`` of the seeds are right (None: never)."""
+    return next((m for m, f in curve if f >= target), None)
+
+
+def matches_until_stays(curve: Curve, target: float = 0.95) -> int | None:
+    """The first checkpoint from which on every checkpoint has at least ``target`` right (None: not at the last)."""
+    found = None
+    for m, f in curve:
+        if f < target:
+            found = None
+        elif found is None:
+            found = m
+    return found
+
+
+def covered(intervals: Mapping[str, tuple[float, float]], reference: Mapping[str, float]) -> tuple[int, int]:
+    """(intervals containing the reference value, intervals) over the bots of ``reference``."""
+    hits = sum(1 for b, mu in reference.items() if intervals[b][0] <= mu <= intervals[b][1])
+    return hits, len(reference)
+
+
+@dataclass(frozen=True)
+class SeedPoint:
+    """One seed, one format, one checkpoint: what each method got."""
+
+    format: str
+    matches: int
+    right: dict[str, bool]
+    settled: dict[str, bool]                                  # methods with intervals only
+    settled_right: dict[str, bool]
+    intervals: dict[str, dict[str, tuple[float, float]]]      # method -> bot -> (low, high)
+
+
+@dataclass(frozen=True)
+class SeedResult:
+    seed: int
+    points: list[SeedPoint]
+    played: int                  # matches played now (the rest came from the cache)
+    play_cpu: float
+    eval_cpu: float
+
+
+def _judged_key(fmt: Format, matches: int, replicas: int) -> str:
+    return "/".join([fmt.name, getattr(fmt, "policy_name", ""), str(matches), str(replicas), ASSESS_SOURCE])
+
+
+class JudgedCache:
+    """Judgements of earlier runs (opt-in: they go stale when arena.ranking changes)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.known: dict[str, SeedPoint] = {}
+        if path is not None and path.exists():
+            for line in path.read_text().splitlines():
+                try:
+                    d = json.loads(line)
+                    self.known[d["key"]] = SeedPoint(**d["point"])
+                except (ValueError, KeyError, TypeError):
+                    continue
+        elif path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+
+    def add(self, key: str, point: SeedPoint) -> None:
+        self.known[key] = point
+        if self.path is not None:
+            with self.path.open("a") as f:
+                f.write(json.dumps({"key": key, "point": asdict(point)}) + "\n")
+
+
+def run_seed(field: Field, seed: int, formats: Sequence[Format], cache: Path | None,
+             replicas: int, keep_judged: bool = False) -> SeedResult:
+    """Play (or load) every format's matches for one tournament seed and judge every method."""
+    sim = Simulator(field, seed, cache)
+    judged = JudgedCache(cache / CACHE_VERSION / field.key / f"judged-seed{seed}.jsonl"
+                         if keep_judged and cache is not None else None)
+    truth = field.truth
+    points = []
+    eval_cpu = 0.0
+    for fmt in formats:
+        for matches, records in fmt.run(sim):
+            key = _judged_key(fmt, matches, replicas)
+            if key in judged.known:
+                points.append(judged.known[key])
+                continue
+            start = time.process_time()
+            right, settled, settled_right, intervals = {}, {}, {}, {}
+            for name, (method, has_intervals) in METHODS.items():
+                est = method(records, field.names, replicas=replicas if has_intervals else 0, seed=seed)
+                right[name] = exactly_right(est.score, truth)
+                if est.intervals is not None and est.settled is not None:
+                    settled[name] = est.settled
+                    settled_right[name] = est.settled and est.ranked() == truth
+                    intervals[name] = {b: (iv.low, iv.high) for b, iv in est.intervals.items()}
+            eval_cpu += time.process_time() - start
+            points.append(SeedPoint(fmt.name, matches, right, settled, settled_right, intervals))
+            judged.add(key, points[-1])
+    return SeedResult(seed, points, sim.played, sim.cpu_seconds, eval_cpu)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Over seeds, for one format and method, per checkpoint."""
+
+    matches: list[int]
+    right: list[float]
+    settled: list[float] | None = None
+    settled_right: list[float | None] | None = None       # among the settled seeds
+    coverage: list[float] | None = None
+
+    @property
+    def until(self) -> int | None:
+        return matches_until(list(zip(self.matches, self.right)))
+
+    @property
+    def until_stays(self) -> int | None:
+        return matches_until_stays(list(zip(self.matches, self.right)))
+
+
+def summarise(results: Sequence[SeedResult], fmt: str, method: str,
+              references: Mapping[int, Mapping[str, float]] | None) -> Summary:
+    """``references[seed]``: each bot's reference mu for that seed's intervals (None: no coverage)."""
+    by_matches: dict[int, list[tuple[int, SeedPoint]]] = {}
+    for res in results:
+        for p in res.points:
+            if p.format == fmt:
+                by_matches.setdefault(p.matches, []).append((res.seed, p))
+    matches = sorted(by_matches)
+    right = [sum(p.right[method] for _, p in by_matches[m]) / len(by_matches[m]) for m in matches]
+    if not all(method in p.settled for m in matches for _, p in by_matches[m]):
+        return Summary(matches, right)
+    settled, settled_right, coverage = [], [], []
+    for m in matches:
+        pts = by_matches[m]
+        n_settled = sum(p.settled[method] for _, p in pts)
+        settled.append(n_settled / len(pts))
+        settled_right.append(sum(p.settled_right[method] for _, p in pts) / n_settled if n_settled else None)
+        if references is not None:
+            hits = total = 0
+            for seed, p in pts:
+                h, t = covered(p.intervals[method], references[seed])
+                hits, total = hits + h, total + t
+            coverage.append(hits / total)
+    return Summary(matches, right, settled, settled_right, coverage if references is not None else None)
