@@ -215,7 +215,7 @@ CASES = {
     "unknown key without a close match": (
         THREE_BOTS + "colour: red\n",
         ":5: colour: unknown key; expected one of: name, bots, players, rules, time, faults, format, "
-        "challengers, deals, duplicate, seed, jobs, output, sandbox"),
+        "challengers, deals, settle, duplicate, seed, jobs, output, sandbox"),
     "unknown bot key": (
         "bots:\n  - name: a\n    builtin: random\n  - name: b\n    comand: ./b\n",
         ":5: bots[1].comand: unknown key (did you mean 'command'?)"),
@@ -343,7 +343,7 @@ CASES = {
         ":7: faults.strict: expected true or false, got 'maybe'"),
     "bad format": (
         THREE_BOTS + "players: 3\nformat: gauntlett\n",
-        ":6: format: expected 'round_robin' or 'gauntlet', got 'gauntlett' (did you mean 'gauntlet'?)"),
+        ":6: format: expected 'round_robin', 'gauntlet' or 'swiss', got 'gauntlett' (did you mean 'gauntlet'?)"),
     "gauntlet without challengers": (
         THREE_BOTS + "players: 3\nformat: gauntlet\n",
         ":6: challengers: missing; format: gauntlet needs 'challengers', a list of bot names"),

@@ -158,14 +158,16 @@ def test_head_to_head_counts() -> None:
     lines = matrix.splitlines()
     assert lines[0].split() == ["vs", "C", "A", "B", "D", "E"]
     row_c = next(line for line in lines if line.startswith("C "))
-    assert "0.67 (2/3)" in row_c and "0.50 (1/2)" in row_c
+    assert "0.67 (2/3) ns" in row_c and "0.50 (1/2) ns" in row_c
     md = format_head_to_head(head_to_head(SMALL), "markdown")
     assert md.count("|") > 20 and "1.00 (2/2)" in md
     rows = list(csv.DictReader(io.StringIO(format_head_to_head(head_to_head(SMALL), "csv"))))
     assert len(rows) == 12 and rows[0] == {"bot": "A", "opponent": "B", "played": "2", "ahead": "2",
-                                           "behind": "0", "tied": "0", "share": "1.0"}
+                                           "behind": "0", "tied": "0", "share": "1.0", "p_value": "0.5",
+                                           "significant": "False"}
     js = json.loads(format_head_to_head(head_to_head(SMALL), "json"))
-    assert js[1] == {"bot": "A", "opponent": "C", "played": 3, "ahead": 0, "behind": 2, "tied": 1, "share": 0.0}
+    assert js[1] == {"bot": "A", "opponent": "C", "played": 3, "ahead": 0, "behind": 2, "tied": 1, "share": 0.0,
+                     "p_value": 0.5, "significant": False}
 
 
 def test_seat_effect() -> None:
@@ -187,9 +189,10 @@ def test_leaderboard_rows(tmp_path: Path) -> None:
     by = {r.bot: r for r in rows}
     assert rows[0].bot == "C" and rows[0].rank == 1
     assert [r.rank for r in rows] == sorted(r.rank for r in rows)
-    assert [r.rating for r in rows] == sorted((r.rating for r in rows), reverse=True)
-    for r in rows:
-        assert r.rating == pytest.approx(r.mu - 3 * r.sigma)
+    assert [r.rating for r in rows[:-1]] == sorted((r.rating for r in rows[:-1]), reverse=True)
+    for r in rows[:-1]:
+        assert r.low is not None and r.high is not None and r.low <= r.rating <= r.high
+    assert rows[-1].bot == "E"     # no match: last, without an interval
     a, b, c, d, e = (by[x] for x in "ABCDE")
     assert (a.matches, a.wins, a.hands_won, a.faults) == (3, 1, 2, 1)
     assert a.mean_place == pytest.approx(2.0) and a.mean_hand_score == pytest.approx(50 / 6)
@@ -199,13 +202,14 @@ def test_leaderboard_rows(tmp_path: Path) -> None:
     assert c.mean_place == pytest.approx(1.5) and c.mean_hand_score == pytest.approx(65 / 8)
     assert (d.matches, d.wins, d.hands_won, d.mean_place) == (2, 0, 0, 2.0)
     # a registered bot without a match keeps its prior rating and empty means
-    assert (e.matches, e.mean_place, e.mean_hand_score, e.mu) == (0, None, None, 25.0)
+    assert (e.matches, e.mean_place, e.mean_hand_score) == (0, None, None)
+    assert (e.rating, e.sigma, e.low, e.high) == (25.0, pytest.approx(25 / 3), None, None)
 
 
 def test_leaderboard_formats() -> None:
     rows = leaderboard(SMALL)
-    keys = ["rank", "bot", "rating", "mu", "sigma", "matches", "wins", "mean_place", "mean_hand_score",
-            "hands_won", "faults"]
+    keys = ["rank", "ranks", "bot", "rating", "low", "high", "sigma", "matches", "wins", "mean_place",
+            "mean_hand_score", "hands_won", "faults"]
 
     parsed = list(csv.DictReader(io.StringIO(format_leaderboard(rows, "csv"))))
     assert [list(p) for p in parsed] == [keys] * len(rows)
@@ -217,11 +221,12 @@ def test_leaderboard_formats() -> None:
     assert js[0]["rating"] == round(rows[0].rating, 3) and isinstance(js[0]["matches"], int)
 
     md = format_leaderboard(rows, "markdown").splitlines()
-    assert md[0].startswith("|") and "Rating" in md[0] and set(md[1]) <= set("|-: ")
-    assert len(md) == 2 + len(rows) and all(line.count("|") == 12 for line in md)
+    assert md[0].startswith("|") and "Rating" in md[0] and "95% interval" in md[0] and set(md[1]) <= set("|-: ")
+    assert len(md) == 2 + len(rows) and all(line.count("|") == 11 for line in md)
 
     plain = format_leaderboard(rows, "plain").splitlines()
     assert plain[0].split()[:3] == ["Rank", "Bot", "Rating"] and len(plain) == 2 + len(rows)
+    assert f"{rows[0].low:.1f} to {rows[0].high:.1f}" in plain[2]
 
     with pytest.raises(ValueError, match="unknown format"):
         format_leaderboard(rows, "html")
@@ -234,7 +239,8 @@ def test_leaderboard_empty_values_and_report(tmp_path: Path) -> None:
         assert json.loads(format_leaderboard(rows, "json"))[0]["mean_place"] is None
         assert list(csv.DictReader(io.StringIO(format_leaderboard(rows, "csv"))))[0]["mean_place"] == ""
         assert " - " in format_leaderboard(rows, "plain")
-        assert rows[0].rank == rows[1].rank == 1  # equal ratings share a rank
+        assert [r.ranks for r in rows] == ["1-2", "1-2"]  # nothing tells them apart
+        assert rows[0].low is None and " - " in format_leaderboard(rows, "plain")
         for m in SMALL:
             store.add_match(m)
         for fmt in FORMATS:

@@ -296,7 +296,7 @@ def test_progress_line_and_quiet_when_not_a_terminal() -> None:
     progress.add(entry, result)
     line = tty.getvalue()
     assert "[1/4]" in line and "elapsed" in line and "ETA" in line and "faults 0" in line
-    assert "leader a" in line
+    assert "leader a (rating " in line
 
 
 def test_without_a_seed_a_random_one_is_drawn_kept_and_resumed(tmp_path: Path) -> None:

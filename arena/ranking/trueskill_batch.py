@@ -126,14 +126,19 @@ def solve(problem: Problem, weights: NDArray[np.int64], prior: Prior, draw_p: fl
     Only differences of skills are seen in games, so the common level of a
     field is set by the prior alone, and the messages settle it very slowly:
     convergence is judged on the differences, and each replica's ratings are
-    then shifted so that its field averages the prior mean, as the exact
-    posterior of equal priors does."""
+    then shifted so that its field (the players with games) averages the
+    prior mean, as the exact posterior of equal priors does."""
     replicas, n_players = weights.shape[0], len(problem.players)
     eps = _draw_margin(draw_p, prior.beta)
     states = [_State(b, weights, n_players, None if start is None else start[i])
               for i, b in enumerate(problem.buckets)]
     pi0, eta0 = 1.0 / prior.sigma ** 2, prior.mu / prior.sigma ** 2
     shape = (replicas, n_players)
+    played = np.zeros(replicas * n_players, dtype=bool)
+    for s in states:
+        played[s.slots.ravel()] = True
+    played = played.reshape(shape)
+    counted = np.maximum(played.sum(axis=1, keepdims=True), 1)
     level = np.zeros(shape)
     sigma = np.full(shape, prior.sigma)
     for sweep in range(1, max_sweeps + 1):
@@ -143,7 +148,9 @@ def solve(problem: Problem, weights: NDArray[np.int64], prior: Prior, draw_p: fl
             pi += np.bincount(s.slots.ravel(), (s.weight[:, None] * s.tau).ravel(), minlength=pi.size)
             eta += np.bincount(s.slots.ravel(), (s.weight[:, None] * s.rho).ravel(), minlength=eta.size)
         mu = (eta / pi).reshape(shape)
-        new_level = mu - mu.mean(axis=1, keepdims=True)
+        # Centred on the players with games; those without keep the prior.
+        centre = np.where(played, mu, 0.0).sum(axis=1, keepdims=True) / counted
+        new_level = np.where(played, mu - centre, 0.0)
         new_sigma = np.sqrt(1.0 / pi).reshape(shape)
         change = max(float(np.max(np.abs(new_level - level))), float(np.max(np.abs(new_sigma - sigma))))
         level, sigma = new_level, new_sigma

@@ -15,7 +15,8 @@ from tabulate import tabulate
 from ..account import final_table, render_account
 from .config import ConfigError, load_config
 from .leaderboard import FORMATS, report
-from .runner import TournamentError, db_path, plan, run_tournament, settle_seed
+from .rounds import match_budget
+from .runner import STOP_REASONS, TournamentError, db_path, plan, run_tournament, settle_seed
 from .schedule import estimate_seconds
 from .store import ResultStore, StoreError, resolve_db_path
 from .stored import FailedMatch
@@ -76,10 +77,20 @@ def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path
     has_bots = any(not b.is_builtin for b in config.bots)
     per_match = SECONDS_BOT_MATCH if has_bots else SECONDS_BUILTIN_MATCH
     estimate = estimate_seconds(len(entries), per_match, jobs_used)
-    click.echo(
-        f"{config.name}: {len(entries)} matches ({config.format}, {config.players} players per table, "
-        f"{len(config.bots)} bots), {jobs_used} in parallel; estimated {estimate / 60:.1f} min"
-    )
+    if config.settle is None:
+        click.echo(
+            f"{config.name}: {len(entries)} matches ({config.format}, {config.players} players per table, "
+            f"{len(config.bots)} bots), {jobs_used} in parallel; estimated {estimate / 60:.1f} min"
+        )
+    else:
+        budget = match_budget(config)
+        minutes = "" if config.settle.max_minutes is None else f" or {config.settle.max_minutes:g} min"
+        click.echo(
+            f"{config.name}: rounds of matches ({config.format}, {config.players} players per table, "
+            f"{len(config.bots)} bots), {jobs_used} in parallel, until every adjacent pair is separated "
+            f"at {config.settle.confidence:.0%} or {budget} matches{minutes} are used; "
+            f"the first {len(entries)} take about {estimate / 60:.1f} min"
+        )
     if dry_run:
         rows = [[e.index, e.match_id, e.table, e.rotation, e.deal, e.seed, ", ".join(e.seats)] for e in entries]
         click.echo(tabulate(rows, headers=["#", "match", "table", "rotation", "deal", "seed", "seats (in order)"]))
@@ -96,7 +107,13 @@ def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path
         ) from None
     except (ConfigError, TournamentError, StoreError) as err:
         raise click.ClickException(str(err)) from None
-    if summary.played:
+    if summary.stopped is not None:
+        failed = f" ({summary.failed} failed)" if summary.failed else ""
+        n = f"{summary.played} match" + ("" if summary.played == 1 else "es")
+        left = f"; {summary.unsettled} adjacent pair(s) not separated" if summary.unsettled else ""
+        click.echo(f"played {n}{failed} in {summary.seconds:.1f} s, {summary.total} in all; stopped: "
+                   f"{STOP_REASONS[summary.stopped]}{left}; results in {summary.db}")
+    elif summary.played:
         failed = f" ({summary.failed} failed)" if summary.failed else ""
         n = f"{summary.played} match" + ("" if summary.played == 1 else "es")
         click.echo(f"played {n}{failed} in {summary.seconds:.1f} s; results in {summary.db}")

@@ -40,12 +40,13 @@ from ..shanghai.ruleset import Ruleset
 
 __all__ = [
     "ConfigError", "BotLimits", "BotSandbox", "BotConfig", "FaultSettings", "TournamentConfig", "load_config",
-    "ROUND_ROBIN", "GAUNTLET", "FORMATS", "DEFAULT_PLAYERS", "MAX_MATCHES",
+    "ROUND_ROBIN", "GAUNTLET", "SWISS", "FORMATS", "DEFAULT_PLAYERS", "MAX_MATCHES", "Settle",
 ]
 
 ROUND_ROBIN = "round_robin"
 GAUNTLET = "gauntlet"
-FORMATS = (ROUND_ROBIN, GAUNTLET)
+SWISS = "swiss"
+FORMATS = (ROUND_ROBIN, GAUNTLET, SWISS)
 DEFAULT_PLAYERS = 4
 #: ``load_config`` refuses schedules with more matches than this (see ``schedule``).
 MAX_MATCHES = 20_000
@@ -175,6 +176,20 @@ class FaultSettings:
 
 
 @dataclass(frozen=True)
+class Settle:
+    """Play deal rounds until every adjacent pair of the leaderboard is
+    separated at ``confidence``, or a budget is used up (``max_matches``
+    None: the default of ``rounds.match_budget``; ``max_minutes`` None: no
+    time limit)."""
+    confidence: float = 0.95
+    max_matches: int | None = None
+    max_minutes: float | None = None
+
+    def to_mapping(self) -> dict[str, Any]:
+        return {"confidence": self.confidence, "max_matches": self.max_matches, "max_minutes": self.max_minutes}
+
+
+@dataclass(frozen=True)
 class TournamentConfig:
     """A validated tournament file.
 
@@ -198,6 +213,7 @@ class TournamentConfig:
     format: str = ROUND_ROBIN
     challengers: tuple[str, ...] = ()
     deals: int = 1
+    settle: Settle | None = None
     duplicate: bool = True
     seed: int | None = None        # None: random, chosen by the first run and stored
     jobs: int | None = None
@@ -303,6 +319,7 @@ class TournamentConfig:
             "format": self.format,
             "challengers": list(self.challengers),
             "deals": self.deals,
+            "settle": None if self.settle is None else self.settle.to_mapping(),
             "duplicate": self.duplicate,
             "seed": self.seed,
         }
@@ -332,7 +349,10 @@ def load_config(path: str | os.PathLike[str], *, max_matches: int | None = MAX_M
     root = compose(shown, read_text(shown, "a YAML file"))
     reader = Reader(shown, Path(os.path.normpath(os.path.abspath(p.parent))))
     config = reader.tournament(root, default_name=p.stem)
-    if max_matches is not None:
+    if max_matches is not None and config.settle is None:
         from .schedule import check_schedule_size  # schedule imports this module
         check_schedule_size(config, limit=max_matches)
+    elif config.settle is not None:
+        from .rounds import check_rounds  # rounds imports this module
+        check_rounds(config)
     return config

@@ -25,19 +25,20 @@ from ..process import TimeControl
 from ..process.sandbox import MODES as SANDBOX_MODES
 from ..shanghai.errors import RulesetError
 from ..shanghai.ruleset import MAX_PLAYERS, MIN_PLAYERS, Ruleset
-from .config import (DEFAULT_PLAYERS, FORMATS, GAUNTLET, ROUND_ROBIN, BotConfig, BotLimits, BotSandbox, ConfigError,
-                     FaultSettings, TournamentConfig)
+from .config import (DEFAULT_PLAYERS, FORMATS, GAUNTLET, MAX_MATCHES, ROUND_ROBIN, SWISS, BotConfig, BotLimits,
+                     BotSandbox, ConfigError, FaultSettings, Settle, TournamentConfig)
 from .yamlreader import NodeReader, _line, _suggest, _yaml_error, compose
 
 __all__ = ["Reader", "compose"]
 
 _TOP_KEYS = ("name", "bots", "players", "rules", "time", "faults", "format", "challengers",
-             "deals", "duplicate", "seed", "jobs", "output", "sandbox")
+             "deals", "settle", "duplicate", "seed", "jobs", "output", "sandbox")
 _BOT_KEYS = ("name", "command", "builtin", "dir", "env", "build", "limits", "sandbox")
 _BOT_SANDBOX_KEYS = ("read", "write", "scratch")
 _LIMIT_KEYS = ("memory_mb", "cpu_seconds", "max_line_bytes", "stderr_max_bytes", "processes")
 _TIME_KEYS = ("startup", "per_move", "bank")
 _FAULT_KEYS = ("max_strikes", "strict")
+_SETTLE_KEYS = ("confidence", "max_matches", "max_minutes")
 _RULE_KEYS = tuple(Ruleset().to_mapping())  # "preset" and every setting
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
@@ -91,7 +92,8 @@ class Reader(NodeReader):
             if fmt not in FORMATS:
                 close = difflib.get_close_matches(fmt, FORMATS, n=1) if isinstance(fmt, str) else []
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
-                raise self.fail(node, "format", f"expected 'round_robin' or 'gauntlet', got {self.got(node)}{hint}")
+                raise self.fail(node, "format", f"expected 'round_robin', 'gauntlet' or 'swiss', "
+                                                f"got {self.got(node)}{hint}")
         values["format"] = fmt
 
         challengers: tuple[str, ...] = ()
@@ -108,7 +110,7 @@ class Reader(NodeReader):
         # table size against the number of bots
         where = players_node if players_node is not None else bots_key
         shown_players = f"{players} players per table" + ("" if players_node is not None else " (the default)")
-        if fmt == ROUND_ROBIN and players > len(bots):
+        if fmt in (ROUND_ROBIN, SWISS) and players > len(bots):
             raise self.fail(where, "players",
                             f"{shown_players} but only {len(bots)} bots; expected at most {len(bots)} "
                             f"(set 'players' or add bots)")
@@ -122,6 +124,13 @@ class Reader(NodeReader):
 
         if "deals" in top:
             values["deals"] = self.integer(top["deals"][1], "deals", 1, 10_000, "a number of deals per table")
+        if "settle" in top:
+            values["settle"] = self.settle(top["settle"][1])
+        elif fmt == SWISS:
+            values["settle"] = Settle()
+        if "settle" in values and fmt == GAUNTLET:
+            raise self.fail(top["settle"][0], "settle", "not available with 'format: gauntlet' (a gauntlet "
+                            "ranks challengers against a fixed field; use round_robin or swiss)")
         if "duplicate" in top:
             values["duplicate"] = self.boolean(top["duplicate"][1], "duplicate")
         if "seed" in top:
@@ -376,6 +385,25 @@ class Reader(NodeReader):
             else:
                 values["bank_seconds"] = self.number(bank_node, "time.bank", positive=False, hi=86_400)
         return TimeControl(**values)
+
+    def settle(self, node: Node) -> Settle:
+        entries = self.mapping(node, "settle", _SETTLE_KEYS,
+                               what="a mapping (confidence, max_matches, max_minutes)")
+        values: dict[str, Any] = {}
+        if "confidence" in entries:
+            conf_node = entries["confidence"][1]
+            conf = self.number(conf_node, "settle.confidence", positive=True, hi=0.999)
+            if conf < 0.5:
+                raise self.fail(conf_node, "settle.confidence", f"expected a confidence between 0.5 and 0.999 "
+                                                                f"(e.g. 0.95), got {conf}")
+            values["confidence"] = conf
+        if "max_matches" in entries:
+            values["max_matches"] = self.integer(entries["max_matches"][1], "settle.max_matches", 1, MAX_MATCHES,
+                                                 "a number of matches")
+        if "max_minutes" in entries:
+            values["max_minutes"] = self.number(entries["max_minutes"][1], "settle.max_minutes",
+                                                positive=True, hi=100_000)
+        return Settle(**values)
 
     def faults(self, node: Node) -> FaultSettings:
         entries = self.mapping(node, "faults", _FAULT_KEYS, what="a mapping (max_strikes, strict)")

@@ -12,6 +12,10 @@ one of :data:`FORMATS`:
 
 In this game the lower score is better: places rank seats by lowest total,
 and "mean score per hand" is the penalty a bot was left holding on average.
+
+The rating is TrueSkill's mu fitted to all matches at once (order-free, see
+:mod:`arena.ranking`), with a 95 % bootstrap interval over duplicate deals;
+ranks the matches do not tell apart are shown as a range ("2-4").
 """
 
 from __future__ import annotations
@@ -23,9 +27,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence, Union
 
 from tabulate import tabulate
-import trueskill
 
-from .ranking import conservative, match_ranks, rate
+from ..ranking import Assessment, sign_test
+from .ranking import assess_matches, duplicate_group, match_ranks
 from .store import ResultStore, StoredMatch
 
 __all__ = [
@@ -36,6 +40,19 @@ __all__ = [
 FORMATS = ("plain", "markdown", "csv", "json")
 
 Source = Union[ResultStore, Iterable[StoredMatch]]
+
+
+CONFIDENCE = 0.95
+SIGNIFICANCE = 0.05         # head-to-head cells
+
+
+def _seed(source: Source) -> int:
+    """The bootstrap's seed: the tournament's, so a table is the same each time it is shown."""
+    if isinstance(source, ResultStore):
+        t = source.tournament()
+        if t is not None and isinstance(t.get("seed"), int):
+            return t["seed"]
+    return getattr(source, "seed", 0)
 
 
 def _matches_and_bots(source: Source) -> tuple[list[StoredMatch], list[str]]:
@@ -52,10 +69,12 @@ def _matches_and_bots(source: Source) -> tuple[list[StoredMatch], list[str]]:
 
 @dataclass(frozen=True)
 class LeaderboardRow:
-    rank: int
+    rank: int                   # position, 1 best
+    ranks: str                  # the ranks not told apart from this one: "2-4", or "2"
     bot: str
-    rating: float               # conservative: mu - 3 sigma
-    mu: float
+    rating: float               # TrueSkill mu, fitted to all matches at once
+    low: float | None           # its 95 % bootstrap interval (None: too few deals to tell)
+    high: float | None
     sigma: float
     matches: int
     wins: int                   # matches finished in place 1 (a shared first place counts)
@@ -63,6 +82,12 @@ class LeaderboardRow:
     mean_hand_score: float | None
     hands_won: int
     faults: int
+
+    @property
+    def interval(self) -> str | None:
+        if self.low is None or self.high is None:
+            return None
+        return f"{self.low:.1f} to {self.high:.1f}"
 
 
 @dataclass(frozen=True)
@@ -74,6 +99,11 @@ class HeadToHead:
     ahead: int
     behind: int
     tied: int
+    p_value: float = 1.0        # sign test over duplicate deals: is one of the two better?
+
+    @property
+    def significant(self) -> bool:
+        return self.p_value < SIGNIFICANCE
 
     @property
     def share(self) -> float | None:
@@ -91,13 +121,16 @@ class SeatStat:
     wins: int
 
 
-def leaderboard(source: Source, env: trueskill.TrueSkill | None = None) -> list[LeaderboardRow]:
-    """Rows sorted by conservative rating (then mu, then name); equal ratings share a rank."""
+def leaderboard(source: Source, confidence: float = CONFIDENCE) -> list[LeaderboardRow]:
+    """Rows sorted by rating (then name), with intervals and groups of ranks."""
     matches, bots = _matches_and_bots(source)
-    ratings = rate(matches, env=env, bots=bots)
+    return leaderboard_rows(matches, assess_matches(matches, bots, confidence, seed=_seed(source)))
+
+
+def leaderboard_rows(matches: Sequence[StoredMatch], assessment: Assessment) -> list[LeaderboardRow]:
     acc: dict[str, dict[str, int]] = {
         b: {"matches": 0, "wins": 0, "places": 0, "hands": 0, "hand_score": 0, "hands_won": 0, "faults": 0}
-        for b in ratings}
+        for b in assessment.order}
     for m in matches:
         for s, b in enumerate(m.bots):
             a = acc[b]
@@ -109,14 +142,16 @@ def leaderboard(source: Source, env: trueskill.TrueSkill | None = None) -> list[
             a["hands_won"] += sum(1 for w in m.hand_winners if w == s)
         for f in m.faults:
             acc[m.bots[f["seat"]]]["faults"] += 1
-    order = sorted(ratings, key=lambda b: (-conservative(ratings[b]), -ratings[b].mu, b))
     rows = []
-    for i, b in enumerate(order):
-        r, a = ratings[b], acc[b]
-        rank = rows[-1].rank if rows and conservative(ratings[order[i - 1]]) == conservative(r) else i + 1
+    for i, b in enumerate(assessment.order):
+        r, a = assessment.rows[b], acc[b]
+        first, last = assessment.rank_range(b)
+        known = r.low > float("-inf") and a["matches"] > 0
         rows.append(LeaderboardRow(
-            rank=rank, bot=b, rating=conservative(r), mu=r.mu, sigma=r.sigma, matches=a["matches"],
-            wins=a["wins"], mean_place=a["places"] / a["matches"] if a["matches"] else None,
+            rank=i + 1, ranks=str(first) if first == last else f"{first}-{last}", bot=b, rating=r.mu,
+            low=r.low if known else None, high=r.high if known else None, sigma=r.sigma,
+            matches=a["matches"], wins=a["wins"],
+            mean_place=a["places"] / a["matches"] if a["matches"] else None,
             mean_hand_score=a["hand_score"] / a["hands"] if a["hands"] else None,
             hands_won=a["hands_won"], faults=a["faults"]))
     return rows
@@ -126,12 +161,17 @@ def head_to_head(source: Source) -> list[HeadToHead]:
     """Every ordered pair of bots that met at least once, sorted by (bot, opponent).
 
     "Ahead" compares placings (forfeited seats behind all others, equal totals
-    tie), the same order the ratings use.
+    tie), the same order the ratings use.  ``p_value`` is an exact sign test
+    over duplicate deals: each deal the two shared counts once, for whichever
+    finished ahead more often in its rotations (deals they split evenly are
+    left out).
     """
     matches, _ = _matches_and_bots(source)
     counts: dict[tuple[str, str], list[int]] = {}
+    nets: dict[tuple[str, str], dict[str, int]] = {}     # per duplicate group: ahead - behind
     for m in matches:
         ranks = match_ranks(m)
+        group = duplicate_group(m.match_id, m.deal)
         for i, a in enumerate(m.bots):
             for j, b in enumerate(m.bots):
                 if i == j:
@@ -139,7 +179,15 @@ def head_to_head(source: Source) -> list[HeadToHead]:
                 c = counts.setdefault((a, b), [0, 0, 0, 0])  # played, ahead, behind, tied
                 c[0] += 1
                 c[1 if ranks[i] < ranks[j] else 2 if ranks[i] > ranks[j] else 3] += 1
-    return [HeadToHead(a, b, *c) for (a, b), c in sorted(counts.items())]
+                net = nets.setdefault((a, b), {})
+                net[group] = net.get(group, 0) + (ranks[i] < ranks[j]) - (ranks[i] > ranks[j])
+    out = []
+    for (a, b), c in sorted(counts.items()):
+        # The rotations of one deal share their cards: one vote per deal, not per match.
+        won = sum(1 for v in nets[(a, b)].values() if v > 0)
+        lost = sum(1 for v in nets[(a, b)].values() if v < 0)
+        out.append(HeadToHead(a, b, *c, p_value=sign_test(won, lost)))
+    return out
 
 
 def seat_effect(source: Source) -> list[SeatStat]:
@@ -208,9 +256,11 @@ def format_table(columns: Sequence[Column], rows: Sequence[Any], fmt: str,
 
 LEADERBOARD_COLUMNS = (
     Column("rank", "Rank"),
+    Column("ranks", "Ranks"),
     Column("bot", "Bot"),
     Column("rating", "Rating", 3, 2),
-    Column("mu", "Mu", 3, 2),
+    Column("low", "Low", 3, 2),
+    Column("high", "High", 3, 2),
     Column("sigma", "Sigma", 3, 2),
     Column("matches", "Matches"),
     Column("wins", "Wins"),
@@ -220,6 +270,18 @@ LEADERBOARD_COLUMNS = (
     Column("faults", "Faults"),
 )
 
+# On a terminal: the rank as its group, the interval as one column, no sigma.
+LEADERBOARD_TEXT_COLUMNS = (
+    Column("ranks", "Rank"),
+    Column("bot", "Bot"),
+    Column("rating", "Rating", 3, 2),
+    Column("interval", "95% interval"),
+    *LEADERBOARD_COLUMNS[7:],
+)
+
+LEADERBOARD_NOTE = ("Rating: TrueSkill fitted to all matches at once; the interval resamples whole "
+                    "duplicate deals. Ranks shown as a range (2-4) are not told apart at 95%.")
+
 HEAD_TO_HEAD_COLUMNS = (
     Column("bot", "Bot"),
     Column("opponent", "Opponent"),
@@ -228,6 +290,8 @@ HEAD_TO_HEAD_COLUMNS = (
     Column("behind", "Behind"),
     Column("tied", "Tied"),
     Column("share", "Share ahead", 3, 2),
+    Column("p_value", "p", 4, 3),
+    Column("significant", "Significant"),
 )
 
 SEAT_COLUMNS = (
@@ -240,7 +304,8 @@ SEAT_COLUMNS = (
 
 
 def format_leaderboard(rows: Sequence[LeaderboardRow], fmt: str = "plain") -> str:
-    return format_table(LEADERBOARD_COLUMNS, rows, fmt)
+    text = fmt in ("plain", "markdown")
+    return format_table(LEADERBOARD_TEXT_COLUMNS if text else LEADERBOARD_COLUMNS, rows, fmt)
 
 
 def format_seat_effect(rows: Sequence[SeatStat], fmt: str = "plain") -> str:
@@ -263,13 +328,16 @@ def format_head_to_head(entries: Sequence[HeadToHead], fmt: str = "plain",
         row = [a]
         for b in names:
             e = by_pair.get((a, b))
-            row.append("-" if e is None or a == b else f"{e.share:.2f} ({e.ahead}/{e.played})")
+            if e is None or a == b:
+                row.append("-")
+            else:
+                row.append(f"{e.share:.2f} ({e.ahead}/{e.played})" + ("" if e.significant else " ns"))
         table.append(row)
     return tabulate(table, headers=["vs", *names], tablefmt="simple" if fmt == "plain" else "github",
                     disable_numparse=True, colalign=["left"] + ["right"] * len(names))
 
 
-def report(source: Source, fmt: str = "plain", env: trueskill.TrueSkill | None = None,
+def report(source: Source, fmt: str = "plain", confidence: float = CONFIDENCE,
            sections: Sequence[str] = ("leaderboard", "head_to_head", "seats")) -> str:
     """The leaderboard, head-to-head and seat tables together.
 
@@ -284,7 +352,7 @@ def report(source: Source, fmt: str = "plain", env: trueskill.TrueSkill | None =
     if fmt == "csv" and len(sections) != 1:
         raise ValueError("csv output holds one table: choose one section")
     matches, bots = _matches_and_bots(source)
-    rows = leaderboard(_Fixed(matches, bots), env=env)
+    rows = leaderboard(_Fixed(matches, bots, _seed(source)), confidence)
     parts: dict[str, str] = {}
     if "leaderboard" in sections:
         parts["leaderboard"] = format_leaderboard(rows, fmt)
@@ -297,6 +365,11 @@ def report(source: Source, fmt: str = "plain", env: trueskill.TrueSkill | None =
         return json.dumps({k: json.loads(v) for k, v in parts.items()}, indent=2, ensure_ascii=False)
     if fmt == "csv":
         return next(iter(parts.values()))
+    if "leaderboard" in parts:
+        parts["leaderboard"] += "\n\n" + LEADERBOARD_NOTE
+    if "head_to_head" in parts:
+        parts["head_to_head"] += ("\n\nns: not significant at 5% (sign test over duplicate deals: "
+                                  "each deal counts once)")
     titles = {"leaderboard": "Leaderboard", "head_to_head": "Head to head (row finished ahead of column)",
               "seats": "Seat effect (lower totals are better)"}
     heading = (lambda t: f"## {t}") if fmt == "markdown" else (lambda t: f"{t}\n{'=' * len(t)}")
@@ -306,6 +379,7 @@ def report(source: Source, fmt: str = "plain", env: trueskill.TrueSkill | None =
 class _Fixed(list):
     """Matches plus the full bot list, so a report reads the store only once."""
 
-    def __init__(self, matches: list[StoredMatch], bots: list[str]) -> None:
+    def __init__(self, matches: list[StoredMatch], bots: list[str], seed: int = 0) -> None:
         super().__init__(matches)
         self.bots = sorted(set(bots) | {b for m in matches for b in m.bots})
+        self.seed = seed

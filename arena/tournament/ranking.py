@@ -1,4 +1,10 @@
-"""TrueSkill ratings of the bots from stored matches.
+"""Stored matches as ranked games for :mod:`arena.ranking`, and (kept as the
+benchmark's baseline) the old sequential TrueSkill.
+
+``match_games`` and ``assess_matches`` are what the leaderboard uses: every
+match is one game, the duplicate group is its table and deal, and the
+TrueSkill posterior is fitted to all of them at once.  ``rate`` below is the
+sequential update arena used before; its result depends on the order.
 
 Each match is a free-for-all of its seats: one team of one player per seat,
 ranked by place. Places are already forfeit-adjusted (forfeited seats last)
@@ -20,9 +26,11 @@ from typing import Iterable, Sequence
 
 import trueskill
 
+from ..ranking import Assessment, Game, assess
 from .store import StoredMatch
 
-__all__ = ["DRAW_PROBABILITY", "conservative", "make_env", "match_ranks", "rate"]
+__all__ = ["DRAW_PROBABILITY", "assess_matches", "conservative", "duplicate_group", "make_env",
+           "match_games", "match_ranks", "rate"]
 
 #: Probability that two seats finish on equal totals. Totals are sums of card
 #: penalties over several hands, so exact ties are uncommon; 5% leaves room
@@ -51,6 +59,31 @@ def match_ranks(m: StoredMatch) -> list[int]:
     keys = [(bool(f), p) for f, p in zip(m.forfeited, m.places)]
     order = sorted(set(keys))
     return [order.index(k) for k in keys]
+
+
+def duplicate_group(match_id: str, deal: int) -> str:
+    """The table and deal of a match (``t003-d0``): the rotations of one
+    duplicate deal share it (as ``ScheduleEntry.group``)."""
+    return match_id.rsplit("-r", 1)[0] + f"-d{deal}"
+
+
+def match_game(match_id: str, deal: int, bots: Sequence[str], places: Sequence[int],
+               forfeited: Sequence[bool]) -> Game:
+    keys = [(bool(f), p) for f, p in zip(forfeited, places)]
+    order = sorted(set(keys))
+    return Game(tuple(bots), tuple(order.index(k) for k in keys), duplicate_group(match_id, deal), match_id)
+
+
+def match_games(matches: Iterable[StoredMatch]) -> list[Game]:
+    """One ranked game per match with two seats or more."""
+    return [match_game(m.match_id, m.deal, m.bots, m.places, m.forfeited)
+            for m in matches if len(m.bots) >= 2]
+
+
+def assess_matches(matches: Iterable[StoredMatch], bots: Sequence[str] = (), confidence: float = 0.95,
+                   seed: int = 0) -> Assessment:
+    """Batch TrueSkill of the matches, with bootstrap intervals (``arena.ranking.assess``)."""
+    return assess(match_games(matches), bots, confidence=confidence, seed=seed)
 
 
 def _schedule_order(matches: Iterable[StoredMatch]) -> list[StoredMatch]:

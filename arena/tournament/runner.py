@@ -4,8 +4,8 @@ Every match that finishes is stored at once, in one transaction, by this
 (parent) process; nothing else writes the database.  Running the same
 tournament again skips the matches already stored, so an interrupted run
 resumes where it stopped, and because every match depends only on its own
-seed and ratings are computed in schedule order, the final results equal
-those of an uninterrupted run.
+seed and the ratings do not depend on the order of the matches, the final
+results equal those of an uninterrupted run.
 
 A match that raises an arena-side exception (a bug, not a bot fault) is
 recorded as failed with its one-line reason, its traceback goes to
@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import time
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,8 +31,11 @@ from typing import Callable, Iterator, TextIO
 
 from ..match import FaultPolicy, MatchResult, MatchSpec
 from ..process import sandbox
+from ..ranking import Game, assess, fit
 from .config import TournamentConfig
+from .ranking import match_game, match_games
 from .executor import MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make_executor
+from .rounds import check_rounds, first_rounds, match_budget, round_entries
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size
 from .store import DEFAULT_DB_NAME, FailedMatch, ResultStore, StoreError, StoredMatch
 
@@ -184,16 +188,27 @@ def run_builds(config: TournamentConfig, echo: Callable[[str], None]) -> None:
 
 @dataclass
 class Progress:
-    """Matches done/total, elapsed, ETA, faults, leader; drawn on one line on a terminal."""
+    """Matches done/total, elapsed, ETA, faults, leader; drawn on one line on a terminal.
+
+    The leader is the top of the leaderboard's own statistic (the batch
+    TrueSkill mu over every stored match), refitted at most every
+    ``LEADER_REFRESH`` seconds so a long tournament does not spend its time
+    on it.  ``unsettled`` is set by a run that goes on until the order is
+    settled: the adjacent pairs not yet told apart."""
 
     total: int
     done: int = 0
     faults: int = 0
     stream: TextIO = field(default_factory=lambda: sys.stderr)
     started: float = field(default_factory=time.monotonic)
-    places: dict[str, list[int]] = field(default_factory=dict)
+    games: list[Game] = field(default_factory=list)
     fresh: int = 0
     failed: int = 0
+    unsettled: int | None = None
+    _leader: str = "-"
+    _leader_at: float | None = None
+
+    LEADER_REFRESH = 1.0
 
     @property
     def live(self) -> bool:
@@ -203,8 +218,9 @@ class Progress:
         self.done += 1
         self.fresh += 1
         self.faults += len(result.faults)
-        for name, place in zip(entry.seats, result.places):
-            self.places.setdefault(name, []).append(place)
+        if len(entry.seats) >= 2:
+            self.games.append(match_game(entry.match_id, entry.deal, entry.seats, result.places,
+                                         result.forfeited))
         if self.live:
             self.stream.write("\r" + self.line() + "\x1b[K")
             self.stream.flush()
@@ -221,18 +237,23 @@ class Progress:
         self.stream.flush()
 
     def leader(self) -> str:
-        if not self.places:
-            return "-"
-        best = min(self.places, key=lambda b: (sum(self.places[b]) / len(self.places[b]), b))
-        return f"{best} (mean place {sum(self.places[best]) / len(self.places[best]):.2f})"
+        now = time.monotonic()
+        if self.games and (self._leader_at is None or now - self._leader_at >= self.LEADER_REFRESH):
+            ratings = fit(self.games).ratings
+            best = min(ratings, key=lambda b: (-ratings[b].mu, b))
+            self._leader, self._leader_at = f"{best} (rating {ratings[best].mu:.1f})", now
+        return self._leader
 
     def line(self) -> str:
         elapsed = time.monotonic() - self.started
         left = self.total - self.done
         eta = elapsed / self.fresh * left if self.fresh else 0.0
         failed = f"failed {self.failed}, " if self.failed else ""
-        return (f"[{self.done}/{self.total}] {_clock(elapsed)} elapsed, ETA {_clock(eta)}, "
-                f"faults {self.faults}, {failed}leader {self.leader()}")
+        unsettled = "" if self.unsettled is None else f"unsettled pairs {self.unsettled}, "
+        # A settling run's total is its budget: it may stop well before.
+        total = f"{self.total}" if self.unsettled is None else f"at most {self.total}"
+        return (f"[{self.done}/{total}] {_clock(elapsed)} elapsed, ETA {_clock(eta)}, "
+                f"faults {self.faults}, {failed}{unsettled}leader {self.leader()}")
 
     def finish(self) -> None:
         if self.live:
@@ -253,9 +274,24 @@ class RunSummary:
     seconds: float
     db: Path
     failed: int = 0  # of ``played``, those that failed with an arena error
+    stopped: str | None = None      # a settling run: why it stopped (see ``STOP_REASONS``)
+    unsettled: int | None = None    # a settling run: adjacent pairs not separated at the end
+
+
+# Why a settling run stopped.
+STOP_REASONS = {
+    "settled": "every adjacent pair is separated",
+    "budget": "the match budget (settle.max_matches) is used up",
+    "time": "the time budget (settle.max_minutes) is used up",
+    "failed": "a match failed with an arena error; the next run retries it and goes on",
+}
 
 
 def plan(config: TournamentConfig) -> list[ScheduleEntry]:
+    """The schedule; for a settling tournament, its first rounds only."""
+    if config.settle is not None:
+        check_rounds(config)
+        return first_rounds(config)
     check_schedule_size(config)
     return build_schedule(config)
 
@@ -292,6 +328,8 @@ def run_tournament(
 ) -> RunSummary:
     """Play every scheduled match not yet stored (failed ones again); store each as it finishes."""
     config = settle_seed(config)
+    if config.settle is not None:
+        return run_rounds(config, jobs, echo, progress_stream)
     entries = plan(config)
     config.output.mkdir(parents=True, exist_ok=True)
     log_dir = config.output / "logs"
@@ -312,7 +350,7 @@ def run_tournament(
         check_bots(config)  # after the builds, which may create the programs
         sandbox_mode = prepare_sandbox(config)
         progress = Progress(total=len(entries), done=len(entries) - len(todo),
-                            stream=progress_stream or sys.stderr)
+                            stream=progress_stream or sys.stderr, games=match_games(store.matches()))
         started = time.monotonic()
         _play(config, todo, jobs, store, log_dir, progress, sandbox_mode)
         return RunSummary(len(todo), len(entries) - len(todo), len(entries),
@@ -321,17 +359,134 @@ def run_tournament(
         store.close()
 
 
-def _play(config: TournamentConfig, todo: list[ScheduleEntry], jobs: int, store: ResultStore,
-          log_dir: Path, progress: Progress, sandbox_mode: str) -> None:
-    """Run ``todo`` and store every outcome; the executor is stopped whatever happens."""
-    by_id = {e.match_id: e for e in todo}
+def run_rounds(config: TournamentConfig, jobs: int, echo: Callable[[str], None] = print,
+               progress_stream: TextIO | None = None) -> RunSummary:
+    """Play rounds (``rounds``) until the order is settled or a budget is used up."""
+    config.output.mkdir(parents=True, exist_ok=True)
+    store = ResultStore(db_path(config))
     try:
-        executor = make_executor(min(jobs, len(todo)))
+        store.init_tournament(config.name, config.to_mapping(), seed=config.seed, bots=config.bot_names)
+        before, retry = len(store), len(store.failures())
+        if before or retry:
+            again = f"; retrying {retry} that failed" if retry else ""
+            echo(f"resuming: {before} matches already stored in {db_path(config)}{again}")
+        rounds = _Rounds(config, jobs, store, echo, progress_stream or sys.stderr)
+        started = time.monotonic()
+        try:
+            stopped = rounds.play()
+        except BaseException:
+            rounds.stop(complete=False)
+            raise
+        rounds.stop(complete=True)
+        return RunSummary(rounds.played, before, len(store), time.monotonic() - started, db_path(config),
+                          failed=rounds.failed, stopped=stopped, unsettled=rounds.unsettled)
+    finally:
+        store.close()
+
+
+class _Rounds:
+    """The state of a settling run: one executor (started when a first match
+    is due) for all its rounds, so bots are not restarted between rounds."""
+
+    def __init__(self, config: TournamentConfig, jobs: int, store: ResultStore,
+                 echo: Callable[[str], None], stream: TextIO) -> None:
+        assert config.settle is not None
+        self.config, self.settle, self.jobs, self.store = config, config.settle, jobs, store
+        self.echo, self.stream = echo, stream
+        self.budget = match_budget(config)
+        self.log_dir = config.output / "logs"
+        self.log_dir.mkdir(exist_ok=True)
+        self.stack = ExitStack()
+        self.executor: SerialExecutor | ProcessExecutor | None = None
+        self.progress: Progress | None = None
+        self.sandbox_mode = ""
+        self.played = 0
+        self.unsettled: int | None = None
+        self.started = time.monotonic()
+
+    @property
+    def failed(self) -> int:
+        return 0 if self.progress is None else self.progress.failed
+
+    def play(self) -> str:
+        """Play rounds until one of ``STOP_REASONS``; that reason."""
+        index = round_no = 0
+        assessment = None
+        while True:
+            games = match_games(self.store.matches())
+            if round_no >= self.config.deals:
+                assessment = assess(games, self.config.bot_names, self.settle.confidence,
+                                    seed=self.config.seed or 0)
+                self.unsettled = assessment.unsettled
+                if self.progress is not None:
+                    self.progress.unsettled = assessment.unsettled
+                if assessment.settled:
+                    return "settled"
+            entries = round_entries(self.config, round_no, assessment, index)
+            done = self.store.completed_ids()
+            todo = [e for e in entries if e.match_id not in done]
+            if todo:
+                if len(done) + len(todo) > self.budget:
+                    return "budget"
+                limit = self.settle.max_minutes
+                if limit is not None and time.monotonic() - self.started > 60 * limit:
+                    return "time"
+                self._play(todo, games, len(done))
+                if self.failed:
+                    return "failed"
+            index += len(entries)
+            round_no += 1
+
+    def _play(self, todo: list[ScheduleEntry], games: list[Game], done: int) -> None:
+        if self.progress is None:
+            run_builds(self.config, self.echo)
+            check_bots(self.config)
+            self.sandbox_mode = prepare_sandbox(self.config)
+            self.progress = Progress(total=self.budget, done=done, stream=self.stream, games=games,
+                                     unsettled=self.unsettled)
+        if self.executor is None:
+            self.executor = self.stack.enter_context(_executor(min(self.jobs, self.budget)))
+        _feed(self.executor, self.config, todo, self.store, self.log_dir, self.progress, self.sandbox_mode)
+        self.played += len(todo)
+
+    def stop(self, complete: bool) -> None:
+        """Stop the executor: closed after a complete run, else aborted (``_executor``)."""
+        try:
+            if complete:
+                self.stack.close()
+            else:
+                self.stack.__exit__(KeyboardInterrupt, KeyboardInterrupt(), None)
+        finally:
+            if self.progress is not None:
+                self.progress.finish()
+
+
+@contextmanager
+def _executor(jobs: int) -> Iterator[SerialExecutor | ProcessExecutor]:
+    """An executor that is closed after a complete run, and aborted after
+    anything else (Ctrl-C, a store error, a bug here): then running matches
+    are interrupted and their bots killed."""
+    try:
+        executor = make_executor(jobs)
     except WorkerError as err:
         raise TournamentError(str(err)) from None
     complete = False
     try:
-        specs: Iterator[MatchSpec] = (entry_spec(config, e, log_dir, sandbox_mode) for e in todo)
+        yield executor
+        complete = True
+    finally:
+        if complete:
+            executor.close()
+        else:
+            executor.abort()
+
+
+def _feed(executor: SerialExecutor | ProcessExecutor, config: TournamentConfig, todo: list[ScheduleEntry],
+          store: ResultStore, log_dir: Path, progress: Progress, sandbox_mode: str) -> None:
+    """Run ``todo`` on ``executor`` and store every outcome as it comes."""
+    by_id = {e.match_id: e for e in todo}
+    specs: Iterator[MatchSpec] = (entry_spec(config, e, log_dir, sandbox_mode) for e in todo)
+    try:
         for outcome in executor.run(specs):
             entry = by_id[outcome.match_id]
             if isinstance(outcome, MatchFailure):
@@ -340,20 +495,21 @@ def _play(config: TournamentConfig, todo: list[ScheduleEntry], jobs: int, store:
             stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
             store.add_match(stored_match(entry, outcome, stamp))
             progress.add(entry, outcome)
-        complete = True
     except WorkerError as err:
         raise TournamentError(str(err)) from None
+
+
+def _play(config: TournamentConfig, todo: list[ScheduleEntry], jobs: int, store: ResultStore,
+          log_dir: Path, progress: Progress, sandbox_mode: str) -> None:
+    """Run ``todo`` and store every outcome; the executor is stopped whatever happens."""
+    try:
+        with _executor(min(jobs, len(todo))) as executor:
+            _feed(executor, config, todo, store, log_dir, progress, sandbox_mode)
     finally:
         progress.finish()
-        # After anything but a complete run (Ctrl-C, a store error, a bug
-        # here), running matches are interrupted and their bots killed.
-        if complete:
-            executor.close()
-        else:
-            executor.abort()
 
 
 __all__ = [
-    "TournamentError", "RunSummary", "run_tournament", "plan", "entry_spec", "stored_match", "record_failure",
+    "TournamentError", "RunSummary", "STOP_REASONS", "run_tournament", "run_rounds", "plan", "entry_spec", "stored_match", "record_failure",
     "db_path", "check_bots", "run_builds", "Progress", "SerialExecutor", "ProcessExecutor",
 ]

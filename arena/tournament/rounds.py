@@ -1,0 +1,120 @@
+"""Tournaments played in rounds until the order is settled (``settle:``, ``format: swiss``).
+
+A round is one duplicate deal at each of its tables, every table played in
+every rotation.  In a round robin a round is every table (round ``r`` is
+deal ``r``, with the same match ids and seeds as ``deals: r + 1`` would
+give); in a Swiss tournament the tables of a round are chosen by
+:mod:`arena.ranking.matchmaking` from the results of the rounds before.
+
+After the first ``deals`` rounds, and after each round from then on, the
+leaderboard is assessed: once every adjacent pair is separated at the
+chosen confidence, or the budget is used up, no further round starts.
+Every decision depends only on the stored results and the tournament seed,
+so a resumed run plays exactly the rounds an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+from ..ranking import Assessment
+from ..ranking.matchmaking import cover, windows
+from .config import MAX_MATCHES, SWISS, Settle, TournamentConfig
+from .schedule import ScheduleEntry, derive_seed
+
+__all__ = ["check_rounds", "first_rounds", "match_budget", "round_entries", "round_size_hint"]
+
+
+def match_budget(config: TournamentConfig) -> int:
+    """``settle.max_matches``, or a default: ten deal rounds of a round robin;
+    for Swiss, as many matches as one deal round of a round robin (at least
+    50 per bot)."""
+    settle = config.settle or Settle()
+    if settle.max_matches is not None:
+        return settle.max_matches
+    k, n = config.players, len(config.bots)
+    one_round = math.comb(n, k) * k
+    if config.format == SWISS:
+        return min(MAX_MATCHES, max(one_round, 50 * n))
+    return min(MAX_MATCHES, 10 * one_round)
+
+
+def round_size_hint(config: TournamentConfig) -> int:
+    """The number of matches of the first round (for messages and estimates)."""
+    k, n = config.players, len(config.bots)
+    if config.format == SWISS:
+        return math.ceil(n / k) * k
+    return math.comb(n, k) * k
+
+
+def check_rounds(config: TournamentConfig) -> None:
+    """``ConfigError`` when the first rounds cannot fit in the budget."""
+    first = round_size_hint(config) * config.deals
+    budget = match_budget(config)
+    if first > budget:
+        k, n = config.players, len(config.bots)
+        what = (f"the first {config.deals} round(s) of a {config.format.replace('_', ' ')} of {n} bots "
+                f"at tables of {k} take {first:,} matches, more than the budget of {budget:,}")
+        way_out = ("raise settle.max_matches" if config.format == SWISS else
+                   "raise settle.max_matches, use 'format: swiss', or use fewer deals")
+        raise config.error("settle", f"{what}: {way_out}")
+
+
+def first_rounds(config: TournamentConfig) -> list[ScheduleEntry]:
+    """The rounds played before anything is assessed (``deals`` of them)."""
+    entries: list[ScheduleEntry] = []
+    for r in range(config.deals):
+        entries += round_entries(config, r, None, len(entries))
+    return entries
+
+
+def round_entries(config: TournamentConfig, round_no: int, assessment: Assessment | None,
+                  start_index: int) -> list[ScheduleEntry]:
+    """The matches of round ``round_no``; indices continue from ``start_index``.
+    ``assessment`` is of every round before (None before any)."""
+    if config.format == SWISS:
+        return _swiss_round(config, round_no, assessment, start_index)
+    return _round_robin_round(config, round_no, start_index)
+
+
+def _round_robin_round(config: TournamentConfig, deal: int, start_index: int) -> list[ScheduleEntry]:
+    # The same ids and seeds as schedule.iter_schedule, in deal-major order.
+    assert config.seed is not None
+    k = config.players
+    tables = list(itertools.combinations(config.bot_names, k))
+    width = max(3, len(str(max(len(tables) - 1, 0))))
+    entries: list[ScheduleEntry] = []
+    for t, bots in enumerate(tables):
+        deal_seed = derive_seed(config.seed, t, deal)
+        for rotation in range(k):
+            seats = [""] * k
+            for i, bot in enumerate(bots):
+                seats[(i + rotation) % k] = bot
+            seed = deal_seed if config.duplicate else derive_seed(config.seed, t, deal, rotation)
+            entries.append(ScheduleEntry(start_index + len(entries), f"t{t:0{width}d}-r{rotation}-d{deal}",
+                                         t, rotation, deal, tuple(seats), seed))
+    return entries
+
+
+def _swiss_round(config: TournamentConfig, round_no: int, assessment: Assessment | None,
+                 start_index: int) -> list[ScheduleEntry]:
+    assert config.seed is not None
+    k = config.players
+    if assessment is None or round_no < config.deals:
+        rng = random.Random(derive_seed(config.seed, "swiss-cover", round_no))
+        tables = cover(config.bot_names, k, rng)
+    else:
+        tables = windows(assessment.order, assessment.separated, k)
+    entries: list[ScheduleEntry] = []
+    for t, bots in enumerate(tables):
+        deal_seed = derive_seed(config.seed, "swiss", round_no, t)
+        for rotation in range(k):
+            seats = [""] * k
+            for i, bot in enumerate(bots):
+                seats[(i + rotation) % k] = bot
+            seed = deal_seed if config.duplicate else derive_seed(config.seed, "swiss", round_no, t, rotation)
+            entries.append(ScheduleEntry(start_index + len(entries), f"s{round_no:04d}-t{t:02d}-r{rotation}",
+                                         t, rotation, round_no, tuple(seats), seed))
+    return entries

@@ -1,0 +1,142 @@
+"""The order-free TrueSkill (arena.ranking): agreement with TrueSkill, order
+independence, stability, bootstrap intervals, separated ranks and the sign test."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import pytest
+import trueskill
+
+from arena.ranking import Game, assess, fit, rank_groups, sign_test
+
+
+def thurstone_games(strengths: dict[str, float], rounds: int, seed: int, k: int = 4,
+                    beta: float = 25 / 6) -> list[Game]:
+    """Every table of ``k`` in every rotation, ``rounds`` times; results drawn from
+    TrueSkill's own model, the rotations of one round of a table forming a group."""
+    rng = random.Random(seed)
+    out = []
+    for r in range(rounds):
+        for t, table in enumerate(itertools.combinations(sorted(strengths), k)):
+            for rot in range(k):
+                seats = table[rot:] + table[:rot]
+                perf = {p: strengths[p] + rng.gauss(0, beta) for p in seats}
+                ranked = sorted(seats, key=lambda p: -perf[p])
+                out.append(Game(seats, tuple(ranked.index(p) for p in seats), f"t{t}-d{r}",
+                                f"t{t:03d}-r{rot}-d{r}"))
+    return out
+
+
+def ts_env(draw: float) -> trueskill.TrueSkill:
+    return trueskill.TrueSkill(mu=25, sigma=25 / 3, beta=25 / 6, tau=0, draw_probability=draw, backend=None)
+
+
+@pytest.mark.parametrize("ranks", [(0, 1), (1, 0, 1, 3), (2, 1, 0), (0, 0)])
+def test_one_game_matches_the_trueskill_package(ranks):
+    names = tuple("abcd"[:len(ranks)])
+    got = fit([Game(names, ranks, "g", "k")], draw_p=0.01).ratings
+    env = ts_env(0.01)
+    want = env.rate([(env.create_rating(),)] * len(ranks), ranks=list(ranks))
+    for name, (r,) in zip(names, want):
+        assert (got[name].mu, got[name].sigma) == pytest.approx((r.mu, r.sigma), abs=2e-3)
+
+
+def test_the_order_of_the_games_changes_nothing():
+    games = thurstone_games({"a": 30, "b": 27, "c": 25, "d": 23, "e": 20}, rounds=3, seed=1)
+    first = fit(games).ratings
+    for seed in range(3):
+        shuffled = games[:]
+        random.Random(seed).shuffle(shuffled)
+        assert shuffled != games
+        assert fit(shuffled).ratings == first          # exactly, not approximately
+    # the sequential TrueSkill the tournament used before does depend on it
+    env = ts_env(0.01)
+
+    def sequential(order):
+        r = {}
+        for g in order:
+            new = env.rate([(r.get(p, env.create_rating()),) for p in g.players], ranks=list(g.ranks))
+            r.update({p: x for p, (x,) in zip(g.players, new)})
+        return {p: x.mu for p, x in r.items()}
+    assert sequential(games) != sequential(list(reversed(games)))
+
+
+def test_the_true_order_is_found_and_the_field_averages_25():
+    strengths = {"a": 31, "b": 28, "c": 25, "d": 22, "e": 19, "f": 16}
+    got = fit(thurstone_games(strengths, rounds=4, seed=2)).ratings
+    assert sorted(got, key=lambda p: -got[p].mu) == list("abcdef")
+    assert sum(r.mu for r in got.values()) / 6 == pytest.approx(25.0, abs=1e-6)
+    assert all(r.sigma < 1.5 for r in got.values())
+
+
+def test_hopeless_and_tied_players_stay_finite():
+    """A player that loses every game, and games that are all ties, give finite
+    ratings (the tails of the truncated Gaussians are computed stably)."""
+    games = []
+    for i in range(200):
+        games.append(Game(("loser", "a", "b", "c"), (3, 0, 1, 2), f"g{i}", f"m{i:04d}"))
+        games.append(Game(("a", "b", "c", "tie"), (0, 0, 0, 0), f"h{i}", f"n{i:04d}"))
+    got = fit(games).ratings
+    assert all(math.isfinite(r.mu) and math.isfinite(r.sigma) and r.sigma > 0 for r in got.values())
+    assert got["loser"].mu < min(got[p].mu for p in "abc")
+    assert got["a"].mu > got["b"].mu > got["c"].mu
+
+
+def test_intervals_resample_duplicate_groups_and_separate_what_differs():
+    strong_field = {"a": 34, "b": 26, "c": 25, "d": 16}
+    games = thurstone_games(strong_field, rounds=6, seed=4)
+    a = assess(games, seed=5)
+    assert a.order == ["a", "b", "c", "d"]
+    for name, row in a.rows.items():
+        assert row.low < row.mu < row.high
+    # b and c are close; a and d are far from them
+    assert a.separated[0] and a.separated[2] and not a.separated[1]
+    assert [a.rank_range(n) for n in a.order] == [(1, 1), (2, 3), (2, 3), (4, 4)]
+    assert not a.settled and a.unsettled == 1
+    # the same games and seed give the same intervals; another seed, others
+    assert assess(games, seed=5) == a
+    assert assess(games, seed=6).rows != a.rows
+
+
+def test_one_deal_per_table_still_gets_honest_intervals():
+    """Groups are resampled across the tournament: a round robin with one
+    deal per table (one group per table) must not get zero-width intervals."""
+    games = thurstone_games({"a": 27, "b": 25, "c": 23, "d": 21, "e": 19}, rounds=1, seed=4)
+    assert len({g.group for g in games}) == 5
+    a = assess(games)
+    assert all(r.high - r.low > 1.0 for r in a.rows.values())
+
+
+def test_identical_players_are_not_separated_and_one_group_gives_no_interval():
+    games = thurstone_games({"a": 25, "b": 25, "c": 25, "d": 25}, rounds=2, seed=7)
+    assert assess(games).unsettled >= 2
+    one = [g for g in games if g.group == games[0].group]
+    lone = assess(one)
+    assert all(r.low == -math.inf and r.high == math.inf for r in lone.rows.values())
+    assert lone.separated == [False] * 3
+
+
+def test_rank_groups_chain_unseparated_neighbours():
+    assert rank_groups([True, False, False, True]) == [(1, 1), (2, 4), (2, 4), (2, 4), (5, 5)]
+    assert rank_groups([]) == [(1, 1)]
+    assert rank_groups([False]) == [(1, 2), (1, 2)]
+
+
+def test_sign_test():
+    assert sign_test(0, 0) == 1.0
+    assert sign_test(5, 0) == pytest.approx(2 / 32)
+    assert sign_test(6, 0) == pytest.approx(2 / 64)
+    assert sign_test(3, 3) == 1.0
+    assert sign_test(9, 1) == sign_test(1, 9) == pytest.approx(2 * 11 / 1024)
+
+
+def test_games_are_checked():
+    with pytest.raises(ValueError, match="twice"):
+        Game(("a", "a"), (0, 1), "g", "k")
+    with pytest.raises(ValueError, match="ranks"):
+        Game(("a", "b"), (0,), "g", "k")
+    with pytest.raises(ValueError, match="share the key"):
+        fit([Game(("a", "b"), (0, 1), "g", "k"), Game(("a", "b"), (1, 0), "g", "k")])

@@ -1,0 +1,121 @@
+"""Tournaments that play rounds until the order is settled (``settle:``) and
+the Swiss format, end to end through the CLI with built-in players."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.ranking.matchmaking import cover, windows
+from arena.tournament.config import ConfigError, load_config
+from arena.tournament.store import ResultStore
+
+
+def cli(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def tournament(tmp_path: Path, bots: list[tuple[str, str]], extra: str, players: int = 2) -> Path:
+    lines = ["name: settle", "bots:"] + [f"  - {{name: {n}, builtin: {b}}}" for n, b in bots]
+    lines += [f"players: {players}", "seed: 11", "rules: {contracts: [2S3]}",
+              f"output: {tmp_path / 'out'}", extra]
+    path = tmp_path / "t.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def stored_ids(out: Path) -> list[str]:
+    with ResultStore(out / "results.sqlite", create=False) as store:
+        return [m.match_id for m in sorted(store.matches(), key=lambda m: m.schedule_index)]
+
+
+def test_a_clear_field_settles_before_the_budget_and_a_resumed_run_plays_the_same_rounds(tmp_path):
+    bots = [("g", "greedy"), ("r", "random"), ("p", "passive")]
+    path = tournament(tmp_path, bots, "settle: {confidence: 0.9, max_matches: 400}")
+    first = cli("run", str(path), "--jobs", "1")
+    assert first.exit_code == 0, first.output
+    assert "stopped: every adjacent pair is separated" in first.output
+    ids = stored_ids(tmp_path / "out")
+    assert 6 <= len(ids) < 400 and len(ids) % 6 == 0          # whole rounds of 3 tables x 2 rotations
+    board = cli("leaderboard", str(tmp_path / "out"))
+    assert [line.split()[:2] for line in board.output.splitlines()[5:8]] == [["1", "g"], ["2", "r"], ["3", "p"]]
+    # Interrupted mid-way: the last rounds' matches are gone; the next run
+    # plays exactly the matches the uninterrupted run played.
+    db = tmp_path / "out" / "results.sqlite"
+    with sqlite3.connect(db) as c:
+        c.execute("PRAGMA foreign_keys = ON")
+        c.execute("DELETE FROM matches WHERE schedule_index >= ?", (len(ids) - 8,))
+    assert len(stored_ids(tmp_path / "out")) == len(ids) - 8
+    again = cli("run", str(path), "--jobs", "1")
+    assert again.exit_code == 0, again.output
+    assert "resuming" in again.output and stored_ids(tmp_path / "out") == ids
+
+
+def test_equal_bots_never_settle_and_the_budget_stops_swiss(tmp_path):
+    bots = [(f"r{i}", "random") for i in range(5)]
+    path = tournament(tmp_path, bots, "format: swiss\nsettle: {max_matches: 40}")
+    done = cli("run", str(path), "--jobs", "1")
+    assert done.exit_code == 0, done.output
+    assert "stopped: the match budget (settle.max_matches) is used up" in done.output
+    assert "adjacent pair(s) not separated" in done.output
+    ids = stored_ids(tmp_path / "out")
+    assert 0 < len(ids) <= 40 and all(i.startswith("s") for i in ids)
+    # Swiss tables depend on the results so far: a resumed run chooses the same ones.
+    with sqlite3.connect(tmp_path / "out" / "results.sqlite") as c:
+        c.execute("PRAGMA foreign_keys = ON")
+        c.execute("DELETE FROM matches WHERE schedule_index >= ?", (len(ids) - 10,))
+    assert cli("run", str(path), "--jobs", "1").exit_code == 0
+    assert stored_ids(tmp_path / "out") == ids
+
+
+def test_settle_is_checked_when_the_file_is_read(tmp_path):
+    bots = [(f"b{i}", "random") for i in range(6)]
+    with pytest.raises(ConfigError, match="more than the budget of 10"):
+        load_config(tournament(tmp_path, bots, "settle: {max_matches: 10}", players=4))
+    with pytest.raises(ConfigError, match="gauntlet"):
+        load_config(tournament(tmp_path, bots, "format: gauntlet\nchallengers: [b0]\nsettle: {}", players=2))
+    with pytest.raises(ConfigError, match="confidence"):
+        load_config(tournament(tmp_path, bots, "settle: {confidence: 0.3}"))
+    swiss = load_config(tournament(tmp_path, bots, "format: swiss", players=4))
+    assert swiss.settle is not None and swiss.settle.confidence == 0.95
+
+
+def test_swiss_tables_cover_the_field_then_go_where_the_order_is_unsure():
+    players = [f"p{i}" for i in range(10)]
+    tables = cover(players, 4, random.Random(1))
+    assert len(tables) == 3 and {p for t in tables for p in t} == set(players)
+    assert all(len(set(t)) == 4 for t in tables)
+    order = [f"p{i}" for i in range(10)]
+    separated = [True] * 9
+    assert windows(order, separated, 4) == []
+    separated[4] = False          # p4 and p5 not told apart: one table around them
+    assert windows(order, separated, 4) == [("p3", "p4", "p5", "p6")]
+    separated[0] = separated[8] = False     # the ends: windows stay inside the field
+    assert windows(order, separated, 4) == [("p0", "p1", "p2", "p3"), ("p3", "p4", "p5", "p6"),
+                                            ("p6", "p7", "p8", "p9")]
+
+
+def test_the_progress_line_of_a_settling_run_shows_the_unsettled_pairs():
+    import io
+
+    from arena.match import MatchResult
+    from arena.tournament.runner import Progress
+    from arena.tournament.schedule import ScheduleEntry
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    entry = ScheduleEntry(0, "t000-r0-d0", 0, 0, 0, ("a", "b"), 1)
+    result = MatchResult(
+        match_id="t000-r0-d0", names=("a", "b"), totals=(10, 20), places=(1, 2),
+        hand_scores=((10, 20),), winners=(None,), forfeited=(False, False),
+        faults=(), stats=(), stderr_logs=(None, None), record={}, wall_seconds=1.0, startup_seconds=0.0)
+    tty = Tty()
+    Progress(total=300, stream=tty, unsettled=4).add(entry, result)
+    assert "[1/at most 300]" in tty.getvalue() and "unsettled pairs 4" in tty.getvalue()
