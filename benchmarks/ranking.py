@@ -11,8 +11,14 @@ seed's matches are played once and cached (``--cache``); the methods are judged
 at growing prefixes:
 
 * round-robin: after 1, 2, ... whole deal rounds (every table x 4 rotations);
-* matchmaking: online, a policy picks the next tables (``--policy``; the
-  stand-in sorts by current mu and seats windows of neighbours).
+* swiss: arena's Swiss rounds (``arena.ranking.matchmaking``: tables around
+  the pairs not yet separated), online, judged every ``--swiss-every`` matches
+  up to the budget (arena's default budget unless ``--swiss-max``).
+
+Both are arena's settling runs (``arena run`` with ``settle:``): before each
+round the order is assessed and the run stops once every adjacent pair is
+separated. The benchmark records where each seed stopped and whether the order
+was then right; a round robin plays on to the budget for the curves.
 
 For each method: the fraction of seeds whose order is exactly the true one
 (a tie is wrong), and "95 % right at": the first checkpoint with at least 95 %
@@ -30,6 +36,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
 import multiprocessing
 import os
 import sys
@@ -43,40 +50,39 @@ from tabulate import tabulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from rankbench.evaluate import SeedResult, Summary, run_seed, summarise  # noqa: E402
-from rankbench.formats import POLICIES, Format, Matchmaking, RoundRobin  # noqa: E402
+from rankbench import methods  # noqa: E402
+from rankbench.evaluate import SeedResult, StopSummary, Summary, run_seed, summarise, summarise_stops  # noqa: E402
+from rankbench.formats import Format, Rounds, default_budget, round_robin, swiss  # noqa: E402
 from rankbench.graded import Field, SPREADS, field_for  # noqa: E402
-from rankbench.methods import ASSESS_SOURCE, METHODS  # noqa: E402
+from rankbench.methods import METHODS  # noqa: E402
 from rankbench.reference import FieldCheck, check_field, references  # noqa: E402
-from rankbench.simulate import Simulator  # noqa: E402
+from rankbench.simulate import TABLE_SIZE, Simulator  # noqa: E402
 
-#: Round-robin deal rounds, and matchmaking (every, up to) matches, per field size.
-ROUNDS = {6: 8, 12: 3, 16: 1}
-MATCHMAKING = {6: (20, 240), 12: (240, 2400), 16: (480, 4800)}
-
-
-def default_matchmaking(n: int, round_size: int) -> tuple[int, int]:
-    return MATCHMAKING.get(n, (round_size // 8, round_size))
+#: Round-robin deal rounds, and the Swiss checkpoint step in matches, per field size.
+ROUNDS = {6: 6, 12: 1, 16: 1}
+SWISS_EVERY = {6: 20, 12: 240, 16: 480}
 
 
-def make_formats(args: argparse.Namespace, n: int, round_size: int) -> list[Format]:
+def make_formats(args: argparse.Namespace, field: Field) -> list[Format]:
+    n = len(field.names)
+    round_size = math.comb(n, TABLE_SIZE) * TABLE_SIZE
     out: list[Format] = []
     if "round-robin" in args.formats:
-        out.append(RoundRobin(args.max_rounds or ROUNDS.get(n, 1)))
-    if "matchmaking" in args.formats:
-        every, most = default_matchmaking(n, round_size)
-        every, most = args.mm_every or every, args.mm_max or most
-        out.append(Matchmaking(args.policy, tuple(range(every, most + 1, every))))
+        out.append(round_robin(round_size, args.max_rounds or ROUNDS.get(n, 1), args.replicas))
+    if "swiss" in args.formats:
+        budget = args.swiss_max or default_budget(Simulator(field, 0, None), "swiss")
+        every = args.swiss_every or SWISS_EVERY.get(n, max(1, budget // 10))
+        out.append(swiss(every, budget, args.replicas))
     return out
 
 
 def run_field(field: Field, args: argparse.Namespace, cache: Path) -> dict[str, Any]:
     n = len(field.names)
-    round_size = len(Simulator(field, 0, None).tables.index) * 4
-    formats = make_formats(args, n, round_size)
+    round_size = math.comb(n, TABLE_SIZE) * TABLE_SIZE
+    formats = make_formats(args, field)
     seeds = list(range(1, args.seeds + 1))
     work = functools.partial(_seed_job, field=field, formats=formats, cache=cache, replicas=args.replicas,
-                             keep_judged=args.keep_judged)
+                             keep_judged=args.keep_judged, tolerance=args.replica_tolerance)
     start = time.perf_counter()
     if args.jobs > 1:
         with multiprocessing.Pool(min(args.jobs, len(seeds))) as pool:
@@ -85,11 +91,12 @@ def run_field(field: Field, args: argparse.Namespace, cache: Path) -> dict[str, 
         results = [work(s) for s in seeds]
     wall = time.perf_counter() - start
 
-    rr = next((f for f in formats if isinstance(f, RoundRobin)), None)
+    rr = next((f for f in formats if isinstance(f, Rounds) and f.name == "round-robin"), None)
     check: FieldCheck | None = None
     refs: dict[str, Any] = {"match": None, "hand": None}
     if rr is not None:
-        pool_records = {s: [r for rs in Simulator(field, s, cache).round_robin(rr.rounds) for r in rs] for s in seeds}
+        rr_rounds = len(rr.checkpoints)
+        pool_records = {s: Simulator(field, s, cache).round_robin(rr_rounds) for s in seeds}
         check = check_field(field, pool_records)
         refs = {"match": references(field, pool_records, "match"), "hand": references(field, pool_records, "hand")}
     summaries: dict[str, dict[str, Summary]] = {}
@@ -103,13 +110,15 @@ def run_field(field: Field, args: argparse.Namespace, cache: Path) -> dict[str, 
     timing = {"wall_seconds": wall, "matches_played": played, "play_cpu_seconds": play_cpu,
               "matches_per_cpu_second": played / play_cpu if play_cpu else None,
               "eval_cpu_seconds": sum(r.eval_cpu for r in results)}
+    stops = {fmt.name: summarise_stops(results, fmt.name) for fmt in formats}
     return {"field": field, "seeds": seeds, "formats": formats, "round_size": round_size, "check": check,
-            "summaries": summaries, "timing": timing,
+            "summaries": summaries, "stops": stops, "timing": timing,
             "reference_matches": check.matches // 2 if check else None}
 
 
 def _seed_job(seed: int, field: Field, formats: Sequence[Format], cache: Path, replicas: int,
-              keep_judged: bool) -> SeedResult:
+              keep_judged: bool, tolerance: float | None) -> SeedResult:
+    methods.set_replica_tolerance(tolerance)       # in this process too, however it was started
     return run_seed(field, seed, formats, cache, replicas, keep_judged)
 
 
@@ -140,8 +149,13 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> str:
     for fmt in res["formats"]:
         sums: dict[str, Summary] = res["summaries"][fmt.name]
         matches = next(iter(sums.values())).matches
-        what = fmt.name + (f" (policy {fmt.policy_name})" if isinstance(fmt, Matchmaking) else "")
-        lines.append(f"\n{what}: % of seeds exactly right, by matches played")
+        stop: StopSummary | None = res["stops"][fmt.name]
+        budget = getattr(fmt, "budget", None)
+        lines.append(f"\n{fmt.name} (budget {budget} matches): % of seeds exactly right, by matches played")
+        if stop is not None:
+            lines.append(f"arena's settling run: settled in {_pct(stop.settled)} % of seeds, stopping after "
+                         f"{stop.quantile(0.5)} (median) / {stop.quantile(0.95)} (95 % of seeds) / "
+                         f"{stop.matches[-1]} (max) matches; order then exactly right in {_pct(stop.right)} %")
         rows = [[m, s.until or "-", s.until_stays or "-", *map(_pct, s.right)] for m, s in sums.items()]
         lines.append(tabulate(rows, headers=["method", "95% at", "stays", *map(str, matches)]))
         rows = []
@@ -154,7 +168,7 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> str:
             rows.append([f"{m}: settled+right", *map(_pct, s.settled_right or [])])
         if rows:
             ref = res["reference_matches"]
-            lines.append(f"intervals (95 %, {ASSESS_SOURCE}, {args.replicas} replicas); coverage against "
+            lines.append(f"intervals (95 %, {methods.assess_source()}, {args.replicas} replicas); coverage against "
                          f"the other half's pooled mu ({ref} matches); settled+right is among the settled")
             lines.append(tabulate(rows, headers=["%", *map(str, matches)]))
     return "\n".join(lines)
@@ -168,6 +182,8 @@ def to_json(res: dict[str, Any]) -> dict[str, Any]:
         "check": None if check is None else {**asdict(check), "monotone": check.monotone},
         "formats": {f: {m: {**asdict(s), "until": s.until, "until_stays": s.until_stays} for m, s in sums.items()}
                     for f, sums in res["summaries"].items()},
+        "stops": {f: None if s is None else {**asdict(s), "median": s.quantile(0.5), "q95": s.quantile(0.95)}
+                  for f, s in res["stops"].items()},
     }
 
 
@@ -177,14 +193,15 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--seeds", type=int, default=20, help="tournaments per field (default 20)")
     ap.add_argument("--max-rounds", type=int, default=None,
                     help=f"round-robin deal rounds (default by field size: {ROUNDS})")
-    ap.add_argument("--formats", nargs="+", default=["round-robin", "matchmaking"],
-                    choices=["round-robin", "matchmaking"])
-    ap.add_argument("--policy", default="swiss-standin", choices=sorted(POLICIES))
-    ap.add_argument("--mm-every", type=int, default=None, help="matchmaking checkpoint step, in matches")
-    ap.add_argument("--mm-max", type=int, default=None, help="matchmaking budget, in matches")
+    ap.add_argument("--formats", nargs="+", default=["round-robin", "swiss"], choices=["round-robin", "swiss"])
+    ap.add_argument("--swiss-every", type=int, default=None,
+                    help=f"Swiss checkpoint step in matches (default by field size: {SWISS_EVERY})")
+    ap.add_argument("--swiss-max", type=int, default=None, help="Swiss budget in matches (default: arena's)")
     ap.add_argument("--spread", default="strength", choices=sorted(SPREADS),
                     help="p values of fields other than 6 (default: equal strength steps)")
     ap.add_argument("--replicas", type=int, default=200, help="bootstrap replicas of assess")
+    ap.add_argument("--replica-tolerance", type=float, default=1e-5,
+                    help="solver tolerance of assess's replicas (default 1e-5; 0: arena's own, far slower)")
     ap.add_argument("--cache", type=Path, default=None, help="keep played matches here (default: a temporary dir)")
     ap.add_argument("--keep-judged", action="store_true",
                     help="also cache each seed's judgements in --cache, to add seeds run by run "
@@ -195,13 +212,15 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     args = ap.parse_args(argv)
     if args.quick:
         args.bots, args.seeds, args.max_rounds = [6], 4, 2
-        args.mm_every, args.mm_max, args.replicas = 40, 120, 50
+        args.swiss_every, args.swiss_max, args.replicas = 40, 120, 50
     return args
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse(argv)
-    out: dict[str, Any] = {"assess": ASSESS_SOURCE, "replicas": args.replicas, "fields": {}}
+    args.replica_tolerance = args.replica_tolerance or None
+    methods.set_replica_tolerance(args.replica_tolerance)
+    out: dict[str, Any] = {"assess": methods.assess_source(), "replicas": args.replicas, "fields": {}}
     with tempfile.TemporaryDirectory() as tmp:
         cache = args.cache or Path(tmp)
         for n in args.bots:

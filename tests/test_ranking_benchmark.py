@@ -16,13 +16,15 @@ from arena.players import play_match  # noqa: E402
 from arena.players.greedy import GreedyPlayer  # noqa: E402
 from arena.shanghai.game import Game  # noqa: E402
 from arena.shanghai.ruleset import Ruleset  # noqa: E402
-from arena.tournament.schedule import iter_schedule  # noqa: E402
-from rankbench.evaluate import (SeedPoint, SeedResult, covered, exactly_right, matches_until,  # noqa: E402
-                                matches_until_stays, summarise)
-from rankbench.formats import Matchmaking, MatchmakingState, POLICIES  # noqa: E402
+from arena.tournament.config import SWISS  # noqa: E402
+from arena.tournament.rounds import round_entries  # noqa: E402
+from arena.tournament.schedule import ScheduleEntry  # noqa: E402
+from rankbench.evaluate import (SeedPoint, SeedResult, SeedStop, covered, exactly_right,  # noqa: E402
+                                matches_until, matches_until_stays, summarise, summarise_stops)
+from rankbench.formats import POLICIES, Checkpoint, Rounds, Stop  # noqa: E402
 from rankbench.graded import Field, GradedPlayer, field_for  # noqa: E402
 from rankbench.methods import dense_ranks, hand_games, match_games, mean_place, score_per_hand  # noqa: E402
-from rankbench.simulate import MatchRecord, Simulator, Tables, play_entry, tournament_config  # noqa: E402
+from rankbench.simulate import MatchRecord, Simulator, play_entry, tournament_config  # noqa: E402
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -53,18 +55,21 @@ def test_fields_list_strongest_first() -> None:
         Field((0.5, 0.1))
 
 
-def test_matchmaking_tables_are_the_schedules_matches() -> None:
-    """Any table on any deal gets the seats, id and seed the round robin gives it."""
+def test_the_cache_replays_a_match_whose_seats_changed(tmp_path: Path) -> None:
     f = field_for(6)
-    tables = Tables(f, 5)
-    for e in iter_schedule(tournament_config(f, 5, 2)):
-        mine = tables.entries(list(reversed(e.bots)), e.deal)[e.rotation]
-        assert (mine.match_id, mine.seats, mine.seed, mine.group) == (e.match_id, e.seats, e.seed, e.group)
+    entry = round_entries(tournament_config(f, 3, 1), 0, None, 0)[1]
+    sim = Simulator(f, 3, tmp_path)
+    rec = sim.record(entry)
+    again = Simulator(f, 3, tmp_path)
+    assert again.record(entry) == rec and again.played == 0
+    moved = ScheduleEntry(entry.index, entry.match_id, entry.table, entry.rotation, entry.deal,
+                          tuple(reversed(entry.seats)), entry.seed)
+    assert again.record(moved).seats == moved.seats and again.played == 1
 
 
 def test_play_entry_places_follow_totals() -> None:
     f = field_for(6)
-    entry = Tables(f, 3).entries(f.names[:4], 0)[1]
+    entry = round_entries(tournament_config(f, 3, 1), 0, None, 0)[1]
     rec = play_entry(f, entry)
     assert rec.seats == entry.seats and len(rec.hand_scores) == 10
     assert rec.totals == tuple(sum(h[s] for h in rec.hand_scores) for s in range(4))
@@ -75,7 +80,7 @@ def test_play_entry_places_follow_totals() -> None:
 def _rec(mid: str, seats: tuple[str, ...], totals: tuple[int, ...], hands: tuple[tuple[int, ...], ...],
          group: str = "g") -> MatchRecord:
     places = tuple(1 + sum(u < t for u in totals) for t in totals)
-    return MatchRecord(mid, 0, 0, 0, group, seats, totals, places, hands)
+    return MatchRecord(mid, 0, 0, 0, 0, group, seats, totals, places, hands)
 
 
 def test_games_and_averages_from_records() -> None:
@@ -112,8 +117,8 @@ def test_summarise_over_seeds() -> None:
     def point(matches: int, right: bool, settled: bool, low: float) -> SeedPoint:
         return SeedPoint("rr", matches, {"ts": right}, {"ts": settled}, {"ts": settled and right},
                          {"ts": {"a": (low, low + 1.0), "b": (0.0, 1.0)}})
-    results = [SeedResult(1, [point(10, False, False, 0.0), point(20, True, True, 0.0)], 0, 0.0, 0.0),
-               SeedResult(2, [point(10, True, True, 5.0), point(20, True, False, 0.0)], 0, 0.0, 0.0)]
+    results = [SeedResult(1, [point(10, False, False, 0.0), point(20, True, True, 0.0)], [], 0, 0.0, 0.0),
+               SeedResult(2, [point(10, True, True, 5.0), point(20, True, False, 0.0)], [], 0, 0.0, 0.0)]
     refs = {1: {"a": 0.5, "b": 0.5}, 2: {"a": 0.5, "b": 2.0}}
     s = summarise(results, "rr", "ts", refs)
     assert s.matches == [10, 20] and s.right == [0.5, 1.0] and s.until == 20
@@ -121,26 +126,43 @@ def test_summarise_over_seeds() -> None:
     assert s.coverage == [2 / 4, 3 / 4]
 
 
+def test_summarise_stops() -> None:
+    stops = [SeedStop("sw", "settled", m, m < 50) for m in (40, 10, 30, 20)] + [SeedStop("sw", "budget", 99, False)]
+    results = [SeedResult(i, [], [s], 0, 0.0, 0.0) for i, s in enumerate(stops)]
+    s = summarise_stops(results, "sw")
+    assert s is not None and s.matches == [10, 20, 30, 40, 99] and s.settled == 0.8 and s.right == 0.8
+    assert (s.quantile(0.5), s.quantile(0.8), s.quantile(0.95)) == (30, 40, 99)
+    assert summarise_stops(results, "other") is None
+
+
 class _FakeSim(Simulator):
-    """Records without playing: seat 0 wins every hand."""
+    """Records without playing: the seats finish in seat order."""
 
     def record(self, entry):  # type: ignore[no-untyped-def]
-        return MatchRecord(entry.match_id, entry.table, entry.rotation, entry.deal, entry.group, entry.seats,
-                           (0, 10, 20, 30), (1, 2, 3, 4), ((0, 10, 20, 30),))
+        return MatchRecord(entry.match_id, entry.seed, entry.table, entry.rotation, entry.deal, entry.group,
+                           entry.seats, (0, 10, 20, 30), (1, 2, 3, 4), ((0, 10, 20, 30),))
 
 
-def test_matchmaking_yields_exact_prefixes_and_new_deals() -> None:
+def test_rounds_yield_exact_prefixes_a_stop_and_then_the_final_matches() -> None:
     f = field_for(6)
-    seen: list[MatchmakingState] = []
+    calls: list[int] = []
 
-    def policy(state: MatchmakingState) -> list[tuple[str, ...]]:
-        seen.append(state)
-        return [tuple(reversed(f.names[:4]))] if len(state.records) < 30 else []
-    POLICIES["test-fixed"] = policy
+    def policy(config, round_no, assessment, start):  # type: ignore[no-untyped-def]
+        calls.append(round_no)
+        assert (assessment is None) == (round_no == 0) and start == 4 * round_no
+        if round_no == 3:
+            return []
+        return [ScheduleEntry(start + r, f"x{round_no}-r{r}", 0, r, round_no, tuple(f.names[r:] + f.names[:r])[:4], 1)
+                for r in range(4)]
+    POLICIES["test-fixed"] = (SWISS, policy)
     try:
-        points = list(Matchmaking("test-fixed", (6, 12, 100)).run(_FakeSim(f, 1, None)))
+        events = list(Rounds("test-fixed", (4, 8, 100), budget=1000, replicas=20).run(_FakeSim(f, 1, None)))
     finally:
         del POLICIES["test-fixed"]
-    assert [(m, len(r)) for m, r in points] == [(6, 6), (12, 12)]      # 100 is never reached: the policy stopped
-    assert [r.deal for r in points[-1][1]] == [0] * 4 + [1] * 4 + [2] * 4
-    assert sorted(seen[0].initial) == sorted(f.names)
+    assert calls == [0, 1, 2, 3]
+    checkpoints = [(e.matches, len(e.records)) for e in events if isinstance(e, Checkpoint)]
+    assert checkpoints == [(4, 4), (8, 8), (100, 12)]      # the run ended at 12: 100 judges those 12
+    stops = [e for e in events if isinstance(e, Stop)]
+    # Seat order decides every match, so two rounds settle the order; it is recorded once, play goes on.
+    assert [(s.reason, s.matches) for s in stops] == [("settled", 8)]
+    assert events.index(stops[0]) == 2

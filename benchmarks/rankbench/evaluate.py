@@ -6,14 +6,16 @@ The functions at the top are pure (hand-made inputs in tests/test_ranking_benchm
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from .graded import Field
-from .formats import Format
-from .methods import ASSESS_SOURCE, METHODS
+from .formats import Checkpoint, Format, Stop
+from . import methods
+from .methods import METHODS
 from .simulate import CACHE_VERSION, Simulator
 
 Curve = Sequence[tuple[int, float]]      # (matches, fraction of seeds), increasing matches
@@ -61,16 +63,27 @@ class SeedPoint:
 
 
 @dataclass(frozen=True)
+class SeedStop:
+    """Where arena's settling run of one seed stopped, and whether its order was then exactly right."""
+
+    format: str
+    reason: str
+    matches: int
+    right: bool
+
+
+@dataclass(frozen=True)
 class SeedResult:
     seed: int
     points: list[SeedPoint]
+    stops: list[SeedStop]
     played: int                  # matches played now (the rest came from the cache)
     play_cpu: float
     eval_cpu: float
 
 
 def _judged_key(fmt: Format, matches: int, replicas: int) -> str:
-    return "/".join([fmt.name, getattr(fmt, "policy_name", ""), str(matches), str(replicas), ASSESS_SOURCE])
+    return "/".join([fmt.name, str(getattr(fmt, "budget", "")), str(matches), str(replicas), methods.assess_source()])
 
 
 class JudgedCache:
@@ -103,10 +116,14 @@ def run_seed(field: Field, seed: int, formats: Sequence[Format], cache: Path | N
     judged = JudgedCache(cache / CACHE_VERSION / field.key / f"judged-seed{seed}.jsonl"
                          if keep_judged and cache is not None else None)
     truth = field.truth
-    points = []
+    points, stops = [], []
     eval_cpu = 0.0
     for fmt in formats:
-        for matches, records in fmt.run(sim):
+        for event in fmt.run(sim):
+            if isinstance(event, Stop):
+                stops.append(SeedStop(fmt.name, event.reason, event.matches, event.order == truth))
+                continue
+            matches, records = event.matches, event.records
             key = _judged_key(fmt, matches, replicas)
             if key in judged.known:
                 points.append(judged.known[key])
@@ -123,7 +140,7 @@ def run_seed(field: Field, seed: int, formats: Sequence[Format], cache: Path | N
             eval_cpu += time.process_time() - start
             points.append(SeedPoint(fmt.name, matches, right, settled, settled_right, intervals))
             judged.add(key, points[-1])
-    return SeedResult(seed, points, sim.played, sim.cpu_seconds, eval_cpu)
+    return SeedResult(seed, points, stops, sim.played, sim.cpu_seconds, eval_cpu)
 
 
 @dataclass(frozen=True)
@@ -170,3 +187,25 @@ def summarise(results: Sequence[SeedResult], fmt: str, method: str,
                 hits, total = hits + h, total + t
             coverage.append(hits / total)
     return Summary(matches, right, settled, settled_right, coverage if references is not None else None)
+
+
+@dataclass(frozen=True)
+class StopSummary:
+    """Over seeds: how arena's settling run of a format ended."""
+
+    seeds: int
+    settled: float                  # share of seeds that settled within the budget
+    right: float                    # share whose order at the stop was exactly right
+    matches: list[int]              # matches at the stop, per seed, sorted
+
+    def quantile(self, q: float) -> int:
+        """The matches by which a share ``q`` of the seeds had stopped (nearest rank)."""
+        return self.matches[max(0, math.ceil(q * len(self.matches)) - 1)]
+
+
+def summarise_stops(results: Sequence[SeedResult], fmt: str) -> StopSummary | None:
+    stops = [s for r in results for s in r.stops if s.format == fmt]
+    if not stops:
+        return None
+    return StopSummary(len(stops), sum(s.reason == "settled" for s in stops) / len(stops),
+                       sum(s.right for s in stops) / len(stops), sorted(s.matches for s in stops))

@@ -1,115 +1,123 @@
 """Tournament formats: which matches are played, and the prefixes the methods are judged at.
 
-A format's ``run(sim)`` yields ``(matches, records)`` at each checkpoint: the
-records of the first ``matches`` matches, in the order arena would rate them
-(what the order-dependent sequential baseline sees).
+Both formats are arena's own settling rounds (``arena.tournament.rounds``):
+a round is one duplicate deal at each of its tables, every table in every
+rotation; before each round after the first ``deals``, the matches so far
+are assessed (``arena.ranking.assess``, 95 %, seeded with the tournament
+seed, exactly as ``arena run`` with ``settle:`` does) and the run stops once
+every adjacent pair is separated, or when the next round would pass the
+match budget.
 
-* ``RoundRobin``: whole deal rounds (every table x every rotation, one new
-  deal per round); the records are in schedule order (table, deal, rotation),
-  as a tournament of that many deals would store them.
-* ``Matchmaking``: online; a *policy* looks at the matches so far and names
-  the next tables, which are then played (every rotation, on the next deal
-  of that table: the deals are the round robin's, so the cache is shared).
-  The policy is pluggable: ``POLICIES`` maps a name to a function of
-  ``MatchmakingState``.
+* ``round-robin``: every table each round.  The benchmark plays on after
+  the stop (to the budget) so that every method is judged at every round;
+  the stop itself is recorded.
+* ``swiss``: ``arena.ranking.matchmaking`` picks the tables of each round
+  (a random cover first, then windows around the unseparated pairs).  A
+  settled Swiss run has no table left to play, so it ends there; later
+  checkpoints judge its final matches.
+
+The round policy is pluggable: ``POLICIES`` maps a name to a function with
+the signature of ``arena.tournament.rounds.round_entries``.
 """
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass, field
-from typing import Callable, Iterator, Protocol, Sequence
+from dataclasses import dataclass, replace
+from typing import Callable, Iterator, Protocol, Sequence, Union
 
-from arena.ranking import Game, fit
-from arena.tournament.schedule import derive_seed
+from arena.ranking import Assessment, assess
+from arena.tournament import rounds
+from arena.tournament.config import ROUND_ROBIN, SWISS, Settle, TournamentConfig
+from arena.tournament.schedule import ScheduleEntry
 
 from .methods import match_games
-from .simulate import TABLE_SIZE, MatchRecord, Simulator
+from .simulate import MatchRecord, Simulator, tournament_config
 
-Checkpoint = tuple[int, list[MatchRecord]]
+#: (config, round number, assessment of the rounds before or None, first index) -> the round's matches.
+RoundPolicy = Callable[[TournamentConfig, int, Union[Assessment, None], int], list[ScheduleEntry]]
+
+POLICIES: dict[str, tuple[str, RoundPolicy]] = {
+    "round-robin": (ROUND_ROBIN, rounds.round_entries),
+    "swiss": (SWISS, rounds.round_entries),
+}
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The first ``matches`` matches (fewer if the run stopped before), in the order arena rates them."""
+    matches: int
+    records: list[MatchRecord]
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Where arena's settling run stops: ``settled`` or ``budget``, after ``matches``, with this order."""
+    reason: str
+    matches: int
+    order: tuple[str, ...]
 
 
 class Format(Protocol):
     name: str
 
-    def run(self, sim: Simulator) -> Iterator[Checkpoint]: ...
+    def run(self, sim: Simulator) -> Iterator[Union[Checkpoint, Stop]]: ...
 
 
 @dataclass(frozen=True)
-class RoundRobin:
-    rounds: int
-    name: str = "round-robin"
+class Rounds:
+    """A settling tournament of rounds chosen by ``POLICIES[name]``, judged at ``checkpoints`` (matches)."""
 
-    def run(self, sim: Simulator) -> Iterator[Checkpoint]:
-        played: list[MatchRecord] = []
-        for records in sim.round_robin(self.rounds):
-            played.extend(records)
-            yield len(played), sorted(played, key=lambda r: (r.table, r.deal, r.rotation))
-
-
-@dataclass
-class MatchmakingState:
-    """What a matchmaking policy may look at: the bots, the matches so far
-    (play order), how often each table was played, its own random source."""
-
-    bots: tuple[str, ...]
-    rng: random.Random
-    table_size: int = TABLE_SIZE
-    records: list[MatchRecord] = field(default_factory=list)
-    plays: dict[tuple[str, ...], int] = field(default_factory=dict)
-    initial: tuple[str, ...] = ()          # a random order, for before any game
-
-    def games(self) -> list[Game]:
-        return match_games(self.records)
-
-
-#: Returns the next tables (each a tuple of ``table_size`` bots); an empty list ends the run.
-Policy = Callable[[MatchmakingState], Sequence[Sequence[str]]]
-
-
-def swiss_windows(state: MatchmakingState) -> list[tuple[str, ...]]:
-    """Stand-in policy: sort the bots by batch-TrueSkill mu so far (a random
-    order before any game), and seat every window of ``table_size``
-    neighbours starting at every second rank, so each adjacent pair of the
-    current order shares a table in every step."""
-    if state.records:
-        ratings = fit(state.games(), state.bots).ratings
-        position = {b: i for i, b in enumerate(state.initial)}
-        order = sorted(state.bots, key=lambda b: (-ratings[b].mu, position[b]))
-    else:
-        order = list(state.initial)
-    k, n = state.table_size, len(order)
-    starts = list(range(0, n - k + 1, 2))
-    if starts[-1] != n - k:
-        starts.append(n - k)
-    return [tuple(order[s:s + k]) for s in starts]
-
-
-POLICIES: dict[str, Policy] = {"swiss-standin": swiss_windows}
-
-
-@dataclass(frozen=True)
-class Matchmaking:
-    policy_name: str
+    name: str
     checkpoints: tuple[int, ...]
-    name: str = "matchmaking"
+    budget: int
+    deals: int = 1                 # rounds before the first assessment
+    replicas: int = 200            # of the stopping rule's assessment (arena's default)
 
-    def run(self, sim: Simulator) -> Iterator[Checkpoint]:
-        policy = POLICIES[self.policy_name]
-        rng = random.Random(derive_seed(sim.seed, "matchmaking", self.policy_name))
-        initial = list(sim.field.names)
-        rng.shuffle(initial)      # the policy must not start from the true order
-        state = MatchmakingState(sim.field.names, rng, initial=tuple(initial))
+    def config(self, sim: Simulator) -> TournamentConfig:
+        fmt, _ = POLICIES[self.name]
+        return replace(tournament_config(sim.field, sim.seed, self.deals), format=fmt,
+                       settle=Settle(0.95, self.budget))
+
+    def run(self, sim: Simulator) -> Iterator[Union[Checkpoint, Stop]]:
+        config = self.config(sim)
+        policy = POLICIES[self.name][1]
+        bots = config.bot_names
+        played: list[MatchRecord] = []
         pending = sorted(self.checkpoints)
-        while pending:
-            tables = policy(state)
-            if not tables:
-                return
-            for bots in tables:
-                table = sim.tables.canonical(bots)
-                deal = state.plays.get(table, 0)
-                state.plays[table] = deal + 1
-                state.records.extend(sim.records(sim.tables.entries(table, deal)))
-            while pending and len(state.records) >= pending[0]:
-                count = pending.pop(0)
-                yield count, state.records[:count]
+        stop: Stop | None = None
+        round_no = 0
+        while True:
+            assessment = None
+            # After the stop a round robin plays on regardless; Swiss needs the assessment to choose.
+            if round_no >= config.deals and (stop is None or config.format == SWISS):
+                assessment = assess(match_games(played), bots, 0.95, self.replicas, seed=config.seed or 0)
+                if stop is None and assessment.settled:
+                    stop = Stop("settled", len(played), tuple(assessment.order))
+                    yield stop
+            entries = policy(config, round_no, assessment, len(played))
+            if not entries or len(played) + len(entries) > self.budget:
+                break
+            played.extend(sim.records(entries))
+            round_no += 1
+            while pending and len(played) >= pending[0]:
+                yield Checkpoint(pending[0], played[:pending.pop(0)])
+        if stop is None:
+            final = assessment or assess(match_games(played), bots, 0.95, self.replicas, seed=config.seed or 0)
+            yield Stop("budget", len(played), tuple(final.order))
+        for count in pending:           # the run is over: its final matches stand
+            yield Checkpoint(count, list(played))
+
+
+def round_robin(round_size: int, rounds_: int, replicas: int) -> Rounds:
+    """Whole round-robin rounds, judged after each."""
+    return Rounds("round-robin", tuple(round_size * r for r in range(1, rounds_ + 1)), round_size * rounds_,
+                  replicas=replicas)
+
+
+def swiss(every: int, budget: int, replicas: int) -> Rounds:
+    return Rounds("swiss", tuple(range(every, budget + 1, every)), budget, replicas=replicas)
+
+
+def default_budget(sim: Simulator, name: str) -> int:
+    """arena's own default match budget of a settling run of this format (``rounds.match_budget``)."""
+    return rounds.match_budget(replace(Rounds(name, (), 0).config(sim), settle=Settle()))
