@@ -8,15 +8,15 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from .graded import Field
-from .formats import Checkpoint, Format, Stop
+from .formats import Format, Played, Stop
 from . import methods
 from .methods import METHODS
-from .simulate import CACHE_VERSION, Simulator
+from .simulate import CACHE_VERSION, MatchRecord, Simulator
 
 Curve = Sequence[tuple[int, float]]      # (matches, fraction of seeds), increasing matches
 
@@ -80,6 +80,7 @@ class SeedResult:
     played: int                  # matches played now (the rest came from the cache)
     play_cpu: float
     eval_cpu: float
+    final: dict[str, list[MatchRecord]] = field(default_factory=dict)   # format -> every match it played
 
 
 def _judged_key(fmt: Format, matches: int, replicas: int) -> str:
@@ -117,9 +118,13 @@ def run_seed(field: Field, seed: int, formats: Sequence[Format], cache: Path | N
                          if keep_judged and cache is not None else None)
     truth = field.truth
     points, stops = [], []
+    final: dict[str, list[MatchRecord]] = {}
     eval_cpu = 0.0
     for fmt in formats:
         for event in fmt.run(sim):
+            if isinstance(event, Played):
+                final[fmt.name] = event.records
+                continue
             if isinstance(event, Stop):
                 stops.append(SeedStop(fmt.name, event.reason, event.matches, event.order == truth))
                 continue
@@ -140,7 +145,7 @@ def run_seed(field: Field, seed: int, formats: Sequence[Format], cache: Path | N
             eval_cpu += time.process_time() - start
             points.append(SeedPoint(fmt.name, matches, right, settled, settled_right, intervals))
             judged.add(key, points[-1])
-    return SeedResult(seed, points, stops, sim.played, sim.cpu_seconds, eval_cpu)
+    return SeedResult(seed, points, stops, sim.played, sim.cpu_seconds, eval_cpu, final)
 
 
 @dataclass(frozen=True)
@@ -151,7 +156,8 @@ class Summary:
     right: list[float]
     settled: list[float] | None = None
     settled_right: list[float | None] | None = None       # among the settled seeds
-    coverage: list[float] | None = None
+    coverage: list[float] | None = None                    # against the round robin's pooled mu
+    coverage_own: list[float] | None = None                # against this format's own pooled mu
 
     @property
     def until(self) -> int | None:
@@ -162,9 +168,21 @@ class Summary:
         return matches_until_stays(list(zip(self.matches, self.right)))
 
 
+Refs = Mapping[int, Mapping[str, float]]
+
+
+def _coverage(pts: Sequence[tuple[int, SeedPoint]], method: str, refs: Refs) -> float:
+    hits = total = 0
+    for seed, p in pts:
+        h, t = covered(p.intervals[method], refs[seed])
+        hits, total = hits + h, total + t
+    return hits / total
+
+
 def summarise(results: Sequence[SeedResult], fmt: str, method: str,
-              references: Mapping[int, Mapping[str, float]] | None) -> Summary:
-    """``references[seed]``: each bot's reference mu for that seed's intervals (None: no coverage)."""
+              references: Refs | None, own_references: Refs | None = None) -> Summary:
+    """``references[seed]``: each bot's reference mu for that seed's intervals (None: no coverage);
+    ``own_references`` likewise, from this format's own matches."""
     by_matches: dict[int, list[tuple[int, SeedPoint]]] = {}
     for res in results:
         for p in res.points:
@@ -174,19 +192,15 @@ def summarise(results: Sequence[SeedResult], fmt: str, method: str,
     right = [sum(p.right[method] for _, p in by_matches[m]) / len(by_matches[m]) for m in matches]
     if not all(method in p.settled for m in matches for _, p in by_matches[m]):
         return Summary(matches, right)
-    settled, settled_right, coverage = [], [], []
+    settled, settled_right = [], []
     for m in matches:
         pts = by_matches[m]
         n_settled = sum(p.settled[method] for _, p in pts)
         settled.append(n_settled / len(pts))
         settled_right.append(sum(p.settled_right[method] for _, p in pts) / n_settled if n_settled else None)
-        if references is not None:
-            hits = total = 0
-            for seed, p in pts:
-                h, t = covered(p.intervals[method], references[seed])
-                hits, total = hits + h, total + t
-            coverage.append(hits / total)
-    return Summary(matches, right, settled, settled_right, coverage if references is not None else None)
+    coverage = None if references is None else [_coverage(by_matches[m], method, references) for m in matches]
+    own = None if own_references is None else [_coverage(by_matches[m], method, own_references) for m in matches]
+    return Summary(matches, right, settled, settled_right, coverage, own)
 
 
 @dataclass(frozen=True)

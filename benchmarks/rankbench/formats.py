@@ -57,10 +57,19 @@ class Stop:
     order: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Played:
+    """Every match the run played (the last event of a run)."""
+    records: list[MatchRecord]
+
+
+Event = Union[Checkpoint, Stop, Played]
+
+
 class Format(Protocol):
     name: str
 
-    def run(self, sim: Simulator) -> Iterator[Union[Checkpoint, Stop]]: ...
+    def run(self, sim: Simulator) -> Iterator[Event]: ...
 
 
 @dataclass(frozen=True)
@@ -78,7 +87,7 @@ class Rounds:
         return replace(tournament_config(sim.field, sim.seed, self.deals), format=fmt,
                        settle=Settle(0.95, self.budget))
 
-    def run(self, sim: Simulator) -> Iterator[Union[Checkpoint, Stop]]:
+    def run(self, sim: Simulator) -> Iterator[Event]:
         config = self.config(sim)
         policy = POLICIES[self.name][1]
         bots = config.bot_names
@@ -106,6 +115,7 @@ class Rounds:
             yield Stop("budget", len(played), tuple(final.order))
         for count in pending:           # the run is over: its final matches stand
             yield Checkpoint(count, list(played))
+        yield Played(played)
 
 
 def round_robin(round_size: int, rounds_: int, replicas: int) -> Rounds:
