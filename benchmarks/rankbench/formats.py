@@ -1,0 +1,133 @@
+"""Tournament formats: which matches are played, and the prefixes the methods are judged at.
+
+Both formats are arena's own settling rounds (``arena.tournament.rounds``):
+a round is one duplicate deal at each of its tables, every table in every
+rotation; before each round after the first ``deals``, the matches so far
+are assessed (``arena.ranking.assess``, 95 %, seeded with the tournament
+seed, exactly as ``arena run`` with ``settle:`` does) and the run stops once
+every adjacent pair is separated, or when the next round would pass the
+match budget.
+
+* ``round-robin``: every table each round.  The benchmark plays on after
+  the stop (to the budget) so that every method is judged at every round;
+  the stop itself is recorded.
+* ``swiss``: ``arena.ranking.matchmaking`` picks the tables of each round
+  (a random cover first, then windows around the unseparated pairs).  A
+  settled Swiss run has no table left to play, so it ends there; later
+  checkpoints judge its final matches.
+
+The round policy is pluggable: ``POLICIES`` maps a name to a function with
+the signature of ``arena.tournament.rounds.round_entries``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Iterator, Protocol, Sequence, Union
+
+from arena.ranking import Assessment, assess
+from arena.tournament import rounds
+from arena.tournament.config import ROUND_ROBIN, SWISS, Settle, TournamentConfig
+from arena.tournament.schedule import ScheduleEntry
+
+from .methods import match_games
+from .simulate import MatchRecord, Simulator, tournament_config
+
+#: (config, round number, assessment of the rounds before or None, first index) -> the round's matches.
+RoundPolicy = Callable[[TournamentConfig, int, Union[Assessment, None], int], list[ScheduleEntry]]
+
+POLICIES: dict[str, tuple[str, RoundPolicy]] = {
+    "round-robin": (ROUND_ROBIN, rounds.round_entries),
+    "swiss": (SWISS, rounds.round_entries),
+}
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """The first ``matches`` matches (fewer if the run stopped before), in the order arena rates them."""
+    matches: int
+    records: list[MatchRecord]
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Where arena's settling run stops: ``settled`` or ``budget``, after ``matches``, with this order."""
+    reason: str
+    matches: int
+    order: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Played:
+    """Every match the run played (the last event of a run)."""
+    records: list[MatchRecord]
+
+
+Event = Union[Checkpoint, Stop, Played]
+
+
+class Format(Protocol):
+    name: str
+
+    def run(self, sim: Simulator) -> Iterator[Event]: ...
+
+
+@dataclass(frozen=True)
+class Rounds:
+    """A settling tournament of rounds chosen by ``POLICIES[name]``, judged at ``checkpoints`` (matches)."""
+
+    name: str
+    checkpoints: tuple[int, ...]
+    budget: int
+    deals: int = 1                 # rounds before the first assessment
+    replicas: int = 200            # of the stopping rule's assessment (arena's default)
+
+    def config(self, sim: Simulator) -> TournamentConfig:
+        fmt, _ = POLICIES[self.name]
+        return replace(tournament_config(sim.field, sim.seed, self.deals), format=fmt,
+                       settle=Settle(0.95, self.budget))
+
+    def run(self, sim: Simulator) -> Iterator[Event]:
+        config = self.config(sim)
+        policy = POLICIES[self.name][1]
+        bots = config.bot_names
+        played: list[MatchRecord] = []
+        pending = sorted(self.checkpoints)
+        stop: Stop | None = None
+        round_no = 0
+        while True:
+            assessment = None
+            # After the stop a round robin plays on regardless; Swiss needs the assessment to choose.
+            if round_no >= config.deals and (stop is None or config.format == SWISS):
+                assessment = assess(match_games(played), bots, 0.95, self.replicas, seed=config.seed or 0)
+                if stop is None and assessment.settled:
+                    stop = Stop("settled", len(played), tuple(assessment.order))
+                    yield stop
+            entries = policy(config, round_no, assessment, len(played))
+            if not entries or len(played) + len(entries) > self.budget:
+                break
+            played.extend(sim.records(entries))
+            round_no += 1
+            while pending and len(played) >= pending[0]:
+                yield Checkpoint(pending[0], played[:pending.pop(0)])
+        if stop is None:
+            final = assessment or assess(match_games(played), bots, 0.95, self.replicas, seed=config.seed or 0)
+            yield Stop("budget", len(played), tuple(final.order))
+        for count in pending:           # the run is over: its final matches stand
+            yield Checkpoint(count, list(played))
+        yield Played(played)
+
+
+def round_robin(round_size: int, rounds_: int, replicas: int) -> Rounds:
+    """Whole round-robin rounds, judged after each."""
+    return Rounds("round-robin", tuple(round_size * r for r in range(1, rounds_ + 1)), round_size * rounds_,
+                  replicas=replicas)
+
+
+def swiss(every: int, budget: int, replicas: int) -> Rounds:
+    return Rounds("swiss", tuple(range(every, budget + 1, every)), budget, replicas=replicas)
+
+
+def default_budget(sim: Simulator, name: str) -> int:
+    """arena's own default match budget of a settling run of this format (``rounds.match_budget``)."""
+    return rounds.match_budget(replace(Rounds(name, (), 0).config(sim), settle=Settle()))
