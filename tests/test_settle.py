@@ -119,3 +119,27 @@ def test_the_progress_line_of_a_settling_run_shows_the_unsettled_pairs():
     tty = Tty()
     Progress(total=300, stream=tty, unsettled=4).add(entry, result)
     assert "[1/at most 300]" in tty.getvalue() and "unsettled pairs 4" in tty.getvalue()
+
+
+def test_a_failed_match_stops_a_settling_run_and_the_next_run_retries_it_and_goes_on(tmp_path, monkeypatch):
+    """A round with a hole must not be decided on: the run stops (exit 1), and
+    the same command plays the failed match, then the rounds that follow,
+    ending where an undisturbed run ends."""
+    bots = [("g", "greedy"), ("r", "random"), ("p", "passive")]
+    straight = tmp_path / "straight"
+    straight.mkdir()
+    path = tournament(straight, bots, "settle: {confidence: 0.9, max_matches: 400}")
+    assert cli("run", str(path), "--jobs", "1").exit_code == 0
+    ids = stored_ids(straight / "out")
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    path = tournament(broken, bots, "settle: {confidence: 0.9, max_matches: 400}")
+    monkeypatch.setenv("ARENA_TEST_FAIL_MATCH", ids[7])          # in the second round
+    first = cli("run", str(path), "--jobs", "1")
+    assert first.exit_code == 1 and "a match failed with an arena error" in first.output
+    assert len(stored_ids(broken / "out")) == 11          # two rounds of six, less the failed match
+    monkeypatch.delenv("ARENA_TEST_FAIL_MATCH")
+    again = cli("run", str(path), "--jobs", "1")
+    assert again.exit_code == 0, again.output
+    assert sorted(stored_ids(broken / "out")) == sorted(ids)
