@@ -5,7 +5,6 @@ The functions at the top are pure (hand-made inputs in tests/test_ranking_benchm
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from dataclasses import asdict, dataclass, field
@@ -16,7 +15,7 @@ from .graded import Field
 from .formats import Format, Played, Stop
 from . import methods
 from .methods import METHODS
-from .simulate import CACHE_VERSION, MatchRecord, Simulator
+from .simulate import MatchRecord, Memo, Simulator
 
 Curve = Sequence[tuple[int, float]]      # (matches, fraction of seeds), increasing matches
 
@@ -83,45 +82,23 @@ class SeedResult:
     final: dict[str, list[MatchRecord]] = field(default_factory=dict)   # format -> every match it played
 
 
-def _judged_key(fmt: Format, matches: int, replicas: int) -> str:
-    return "/".join([fmt.name, str(getattr(fmt, "budget", "")), str(matches), str(replicas), methods.assess_source()])
-
-
-class JudgedCache:
-    """Judgements of earlier runs (opt-in: they go stale when arena.ranking changes)."""
-
-    def __init__(self, path: Path | None) -> None:
-        self.path = path
-        self.known: dict[str, SeedPoint] = {}
-        if path is not None and path.exists():
-            for line in path.read_text().splitlines():
-                try:
-                    d = json.loads(line)
-                    self.known[d["key"]] = SeedPoint(**d["point"])
-                except (ValueError, KeyError, TypeError):
-                    continue
-        elif path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-
-    def add(self, key: str, point: SeedPoint) -> None:
-        self.known[key] = point
-        if self.path is not None:
-            with self.path.open("a") as f:
-                f.write(json.dumps({"key": key, "point": asdict(point)}) + "\n")
+def _judged_key(fmt: Format, matches: int, records: int, replicas: int) -> str:
+    # ``records`` < ``matches`` when the run stopped before: its final matches are judged.
+    return "/".join([fmt.name, str(matches), str(records), str(replicas), methods.assess_source()])
 
 
 def run_seed(field: Field, seed: int, formats: Sequence[Format], cache: Path | None,
              replicas: int, keep_judged: bool = False) -> SeedResult:
     """Play (or load) every format's matches for one tournament seed and judge every method."""
     sim = Simulator(field, seed, cache)
-    judged = JudgedCache(cache / CACHE_VERSION / field.key / f"judged-seed{seed}.jsonl"
-                         if keep_judged and cache is not None else None)
+    # Judgements and the settling runs' assessments go stale when arena.ranking changes: opt-in.
+    memo = Memo(sim.dir / f"judged-seed{seed}.jsonl" if keep_judged and sim.dir is not None else None)
     truth = field.truth
     points, stops = [], []
     final: dict[str, list[MatchRecord]] = {}
     eval_cpu = 0.0
     for fmt in formats:
-        for event in fmt.run(sim):
+        for event in fmt.run(sim, memo):
             if isinstance(event, Played):
                 final[fmt.name] = event.records
                 continue
@@ -129,9 +106,10 @@ def run_seed(field: Field, seed: int, formats: Sequence[Format], cache: Path | N
                 stops.append(SeedStop(fmt.name, event.reason, event.matches, event.order == truth))
                 continue
             matches, records = event.matches, event.records
-            key = _judged_key(fmt, matches, replicas)
-            if key in judged.known:
-                points.append(judged.known[key])
+            key = _judged_key(fmt, matches, len(records), replicas)
+            known = memo.get(key)
+            if known is not None:
+                points.append(SeedPoint(**known))
                 continue
             start = time.process_time()
             right, settled, settled_right, intervals = {}, {}, {}, {}
@@ -144,7 +122,7 @@ def run_seed(field: Field, seed: int, formats: Sequence[Format], cache: Path | N
                     intervals[name] = {b: (iv.low, iv.high) for b, iv in est.intervals.items()}
             eval_cpu += time.process_time() - start
             points.append(SeedPoint(fmt.name, matches, right, settled, settled_right, intervals))
-            judged.add(key, points[-1])
+            memo.put(key, asdict(points[-1]))
     return SeedResult(seed, points, stops, sim.played, sim.cpu_seconds, eval_cpu, final)
 
 

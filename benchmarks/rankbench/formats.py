@@ -30,8 +30,9 @@ from arena.tournament import rounds
 from arena.tournament.config import ROUND_ROBIN, SWISS, Settle, TournamentConfig
 from arena.tournament.schedule import ScheduleEntry
 
+from . import methods
 from .methods import match_games
-from .simulate import MatchRecord, Simulator, tournament_config
+from .simulate import MatchRecord, Memo, Simulator, tournament_config
 
 #: (config, round number, assessment of the rounds before or None, first index) -> the round's matches.
 RoundPolicy = Callable[[TournamentConfig, int, Union[Assessment, None], int], list[ScheduleEntry]]
@@ -69,7 +70,7 @@ Event = Union[Checkpoint, Stop, Played]
 class Format(Protocol):
     name: str
 
-    def run(self, sim: Simulator) -> Iterator[Event]: ...
+    def run(self, sim: Simulator, memo: Memo | None = None) -> Iterator[Event]: ...
 
 
 @dataclass(frozen=True)
@@ -87,10 +88,21 @@ class Rounds:
         return replace(tournament_config(sim.field, sim.seed, self.deals), format=fmt,
                        settle=Settle(0.95, self.budget))
 
-    def run(self, sim: Simulator) -> Iterator[Event]:
+    def _assess(self, config: TournamentConfig, played: list[MatchRecord], memo: Memo) -> Assessment:
+        """The stopping rule's assessment, as arena's settling run makes it (remembered in ``memo``:
+        in a Swiss run of 12 bots these take most of the time)."""
+        key = f"{self.name}/assess/{len(played)}/{self.replicas}/{methods.assess_source()}"
+        known = memo.get(key)
+        if known is not None:
+            return Assessment(known["order"], {}, known["separated"], 0.95, self.replicas, 0.0)
+        a = assess(match_games(played), config.bot_names, 0.95, self.replicas, seed=config.seed or 0)
+        memo.put(key, {"order": a.order, "separated": a.separated})
+        return a
+
+    def run(self, sim: Simulator, memo: Memo | None = None) -> Iterator[Event]:
+        memo = memo or Memo(None)
         config = self.config(sim)
         policy = POLICIES[self.name][1]
-        bots = config.bot_names
         played: list[MatchRecord] = []
         pending = sorted(self.checkpoints)
         stop: Stop | None = None
@@ -99,7 +111,7 @@ class Rounds:
             assessment = None
             # After the stop a round robin plays on regardless; Swiss needs the assessment to choose.
             if round_no >= config.deals and (stop is None or config.format == SWISS):
-                assessment = assess(match_games(played), bots, 0.95, self.replicas, seed=config.seed or 0)
+                assessment = self._assess(config, played, memo)
                 if stop is None and assessment.settled:
                     stop = Stop("settled", len(played), tuple(assessment.order))
                     yield stop
@@ -111,7 +123,7 @@ class Rounds:
             while pending and len(played) >= pending[0]:
                 yield Checkpoint(pending[0], played[:pending.pop(0)])
         if stop is None:
-            final = assessment or assess(match_games(played), bots, 0.95, self.replicas, seed=config.seed or 0)
+            final = assessment or self._assess(config, played, memo)
             yield Stop("budget", len(played), tuple(final.order))
         for count in pending:           # the run is over: its final matches stand
             yield Checkpoint(count, list(played))

@@ -15,7 +15,7 @@ import random
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from arena.match.spec import forfeit_places
 from arena.players.base import play_match
@@ -76,12 +76,39 @@ def play_entry(field: Field, entry: ScheduleEntry, rules: Ruleset | None = None)
                        totals, places, tuple(tuple(h) for h in game.hand_scores))
 
 
+class Memo:
+    """Values of earlier runs by key, kept in a JSON-lines file (or only in memory: ``path`` None)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.known: dict[str, Any] = {}
+        if path is not None and path.exists():
+            for line in path.read_text().splitlines():
+                try:
+                    d = json.loads(line)
+                    self.known[d["key"]] = d["value"]
+                except (ValueError, KeyError, TypeError):
+                    continue       # a line cut short by an interrupted run
+        elif path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+
+    def get(self, key: str) -> Any:
+        return self.known.get(key)
+
+    def put(self, key: str, value: Any) -> None:
+        self.known[key] = value
+        if self.path is not None:
+            with self.path.open("a") as f:
+                f.write(json.dumps({"key": key, "value": value}) + "\n")
+
+
 class Simulator:
     """One tournament seed of a field: plays matches on demand, remembering them in a JSON-lines file."""
 
     def __init__(self, field: Field, seed: int, cache: Path | None) -> None:
         self.field, self.seed = field, seed
-        self.path = None if cache is None else cache / CACHE_VERSION / field.key / f"seed{seed}.jsonl"
+        self.dir = None if cache is None else cache / CACHE_VERSION / field.key
+        self.path = None if self.dir is None else self.dir / f"seed{seed}.jsonl"
         self.known: dict[str, MatchRecord] = {}
         self.played = 0
         self.cpu_seconds = 0.0
