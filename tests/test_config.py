@@ -215,7 +215,11 @@ CASES = {
     "unknown key without a close match": (
         THREE_BOTS + "colour: red\n",
         ":5: colour: unknown key; expected one of: name, bots, players, rules, time, faults, format, "
-        "challengers, deals, settle, duplicate, seed, jobs, output, sandbox"),
+        "challengers, deals, settle, rating, duplicate, seed, jobs, output, sandbox"),
+    "rating that is not hands or matches": (
+        THREE_BOTS + "players: 3\nrating: games\n",
+        ":6: rating: expected 'hands' (each hand is a ranked game) or 'matches' (each match is one), "
+        "got 'games'"),
     "unknown bot key": (
         "bots:\n  - name: a\n    builtin: random\n  - name: b\n    comand: ./b\n",
         ":5: bots[1].comand: unknown key (did you mean 'command'?)"),

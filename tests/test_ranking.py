@@ -252,3 +252,37 @@ def test_leaderboard_empty_values_and_report(tmp_path: Path) -> None:
         assert whole["leaderboard"][0]["bot"] == "C"
         with pytest.raises(ValueError):
             report(store, "csv")
+
+
+# -- what one rated game is: a hand (default) or a match ----------------------------------------
+
+
+def test_each_hand_is_a_game_and_a_forfeit_loses_every_hand() -> None:
+    from arena.tournament.ranking import hand_games, match_games, rated_games
+    m = mk(0, ["A", "B", "C"], [30, 30, 5], [2, 2, 3], forfeited=[False, False, True],
+           hands=[[0, 20, 5], [30, 10, 0]])
+    games = hand_games([m])
+    assert [g.key for g in games] == ["m0-h01", "m0-h02"]
+    assert {g.group for g in games} == {"m0-d0"}           # the match's duplicate group
+    # hand 1: A best, B second, C forfeited: last although it scored less than B
+    assert games[0].ranks == (0, 1, 2)
+    assert games[1].ranks == (1, 0, 2)                      # hand 2: B before A, C still last
+    assert rated_games([m]) == games and rated_games([m], "matches") == match_games([m])
+    tied = hand_games([mk(1, ["A", "B", "C"], [5, 5, 0], [2, 2, 1], hands=[[5, 5, 0]])])
+    assert tied[0].ranks == (1, 1, 0)
+    with pytest.raises(ValueError, match="unknown rating"):
+        rated_games([m], "games")
+
+
+def test_the_tournaments_rating_setting_chooses_the_games(tmp_path: Path) -> None:
+    # A wins every match on totals (one big hand of B's), B wins most hands:
+    # by hands B leads, by matches A does.
+    hands_a_loses = [[5, 0], [5, 0], [5, 0], [0, 100]]
+    matches = [mk(i, ["A", "B"], [15, 100], [1, 2], hands=hands_a_loses) for i in range(6)]
+    for rating, leader in (("hands", "B"), ("matches", "A"), (None, "B")):
+        with ResultStore(tmp_path / f"{rating}.sqlite") as store:
+            config = {"bots": ["A", "B"]} if rating is None else {"bots": ["A", "B"], "rating": rating}
+            store.init_tournament("t", config, bots=["A", "B"])
+            for m in matches:
+                store.add_match(m)
+            assert leaderboard(store)[0].bot == leader, rating

@@ -140,3 +140,19 @@ def test_games_are_checked():
         Game(("a", "b"), (0,), "g", "k")
     with pytest.raises(ValueError, match="share the key"):
         fit([Game(("a", "b"), (0, 1), "g", "k"), Game(("a", "b"), (1, 0), "g", "k")])
+
+
+def test_games_with_one_outcome_are_solved_once_and_count_as_often_as_they_occur():
+    from arena.ranking.trueskill_batch import Problem
+    games = thurstone_games({"a": 30, "b": 27, "c": 25, "d": 23, "e": 20}, rounds=4, seed=2)
+    problem = Problem(games)
+    distinct = {(tuple(sorted(g.players, key=lambda p: (g.ranks[g.players.index(p)], g.players.index(p)))),
+                 tuple(sorted(g.ranks))) for g in games}
+    assert len(problem.buckets[0].order) == len(distinct) < len(games)
+    # one game's outcome entered twice more, under new keys and groups: the
+    # same as that game counting three times
+    extra = [Game(games[0].players, games[0].ranks, f"x{i}", f"zz{i}") for i in range(2)]
+    tripled = fit(games + extra).ratings
+    assert fit(games + extra[::-1]).ratings == tripled
+    lonely = Game(("a", "e"), (1, 0), "u", "u1")
+    assert fit(games + [lonely]).ratings != fit(games).ratings

@@ -84,10 +84,17 @@ def _draw_margin(p: float, beta: float) -> float:
 
 @dataclass
 class _Bucket:
-    """The games of one table size, in rank order, one row per (replica, game)."""
-    order: NDArray[np.int64]     # (G, k) player index by rank position
-    draw: NDArray[np.bool_]      # (G, k-1) rank position j ties with j+1
-    games: NDArray[np.int64]     # (G,) position of each game in the problem
+    """The distinct outcomes of the games of one table size: players in rank
+    order and which neighbours tied.  Games with the same outcome are one
+    factor counted as often as they occur (in a bootstrap replica: the sum of
+    their groups' counts).  That is exact, not an approximation: identical
+    factors that start alike get identical messages at every sweep, and it
+    makes a Swiss tournament's hands, which repeat the same tables, several
+    times cheaper to solve."""
+    order: NDArray[np.int64]     # (U, k) player index by rank position
+    draw: NDArray[np.bool_]      # (U, k-1) rank position j ties with j+1
+    games: NDArray[np.int64]     # (G,) position of each game of this size in the problem
+    outcome: NDArray[np.int64]   # (G,) the row of order/draw of each of those games
 
 
 class Problem:
@@ -104,15 +111,17 @@ class Problem:
         for k, members in sorted(by_size.items()):
             if k < 2:
                 continue
-            order = np.empty((len(members), k), dtype=np.int64)
-            draw = np.empty((len(members), k - 1), dtype=bool)
+            rows = np.empty((len(members), 2 * k - 1), dtype=np.int64)
             for row, n in enumerate(members):
                 g = self.games[n]
                 seats = sorted(range(k), key=lambda s: (g.ranks[s], s))
-                order[row] = [index[g.players[s]] for s in seats]
                 ranks = [g.ranks[s] for s in seats]
-                draw[row] = [ranks[j] == ranks[j + 1] for j in range(k - 1)]
-            self.buckets.append(_Bucket(order, draw, np.asarray(members, dtype=np.int64)))
+                rows[row, :k] = [index[g.players[s]] for s in seats]
+                rows[row, k:] = [ranks[j] == ranks[j + 1] for j in range(k - 1)]
+            # np.unique sorts the outcomes, so their order is the data's, not the input's.
+            distinct, outcome = np.unique(rows, axis=0, return_inverse=True)
+            self.buckets.append(_Bucket(distinct[:, :k], distinct[:, k:].astype(bool),
+                                        np.asarray(members, dtype=np.int64), outcome.reshape(-1)))
 
 
 def fit(games: Sequence[Game], players: Sequence[str] = (), prior: Prior = Prior(),
@@ -132,7 +141,7 @@ def solve(problem: Problem, weights: NDArray[np.int64], prior: Prior, draw_p: fl
           start: Sequence[Messages] | None = None) -> tuple[Array, Array, int, list[Messages]]:
     """Posterior (mu, sigma), each of shape (replicas, players), for every row
     of ``weights`` (replicas, games): how often each game counts.  Also the
-    number of sweeps and each bucket's messages per game (of replica 0),
+    number of sweeps and each bucket's messages per outcome (of replica 0),
     which ``start`` takes to begin from them instead of from nothing.
 
     Only differences of skills are seen in games, so the common level of a
@@ -173,7 +182,7 @@ def solve(problem: Problem, weights: NDArray[np.int64], prior: Prior, draw_p: fl
     return prior.mu + level, sigma, sweep, [s.messages() for s in states]
 
 
-# Per game of a bucket: game -> skill messages (tau, rho) and, within the
+# Per outcome of a bucket: outcome -> skill messages (tau, rho) and, within the
 # game, factor -> difference messages (d_tau, d_rho).
 Messages = tuple[Array, Array, Array, Array]
 
@@ -187,7 +196,9 @@ class _State:
 
     def __init__(self, bucket: _Bucket, weights: NDArray[np.int64], n_players: int,
                  start: Messages | None) -> None:
-        w = weights[:, bucket.games]                      # (replicas, G)
+        w = np.zeros((len(bucket.order), weights.shape[0]), dtype=np.int64)
+        np.add.at(w, bucket.outcome, weights[:, bucket.games].T)
+        w = w.T                                           # (replicas, U): how often each outcome counts
         rep, row = np.nonzero(w)
         self._first_games = row[rep == 0]
         self.weight = w[rep, row].astype(np.float64)
@@ -195,7 +206,7 @@ class _State:
         self.draw = bucket.draw[row]
         self.first = rep == 0
         k = bucket.order.shape[1]
-        self.games = len(bucket.games)
+        self.games = len(bucket.order)
         if start is None:
             self.tau = np.zeros((len(row), k))
             self.rho = np.zeros((len(row), k))
@@ -207,7 +218,7 @@ class _State:
             self.passes = PASSES
 
     def messages(self) -> Messages:
-        """Replica 0's messages, one row per game of the bucket (zero where it has none)."""
+        """Replica 0's messages, one row per outcome of the bucket (zero where it has none)."""
         out = []
         for a in (self.tau, self.rho, self.d_tau, self.d_rho):
             full = np.zeros((self.games, a.shape[1]))

@@ -41,12 +41,18 @@ from ..shanghai.ruleset import Ruleset
 __all__ = [
     "ConfigError", "BotLimits", "BotSandbox", "BotConfig", "FaultSettings", "TournamentConfig", "load_config",
     "ROUND_ROBIN", "GAUNTLET", "SWISS", "FORMATS", "DEFAULT_PLAYERS", "MAX_MATCHES", "Settle",
+    "RATE_HANDS", "RATE_MATCHES", "RATINGS",
 ]
 
 ROUND_ROBIN = "round_robin"
 GAUNTLET = "gauntlet"
 SWISS = "swiss"
 FORMATS = (ROUND_ROBIN, GAUNTLET, SWISS)
+#: What one TrueSkill game is (``rating:``): each hand of a match, ranked by
+#: the hand's scores, or the whole match, ranked by its places.
+RATE_HANDS = "hands"
+RATE_MATCHES = "matches"
+RATINGS = (RATE_HANDS, RATE_MATCHES)
 DEFAULT_PLAYERS = 4
 #: ``load_config`` refuses schedules with more matches than this (see ``schedule``).
 MAX_MATCHES = 20_000
@@ -214,6 +220,7 @@ class TournamentConfig:
     challengers: tuple[str, ...] = ()
     deals: int = 1
     settle: Settle | None = None
+    rating: str = RATE_HANDS
     duplicate: bool = True
     seed: int | None = None        # None: random, chosen by the first run and stored
     jobs: int | None = None
@@ -320,6 +327,7 @@ class TournamentConfig:
             "challengers": list(self.challengers),
             "deals": self.deals,
             "settle": None if self.settle is None else self.settle.to_mapping(),
+            "rating": self.rating,
             "duplicate": self.duplicate,
             "seed": self.seed,
         }

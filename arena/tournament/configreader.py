@@ -25,14 +25,14 @@ from ..process import TimeControl
 from ..process.sandbox import MODES as SANDBOX_MODES
 from ..shanghai.errors import RulesetError
 from ..shanghai.ruleset import MAX_PLAYERS, MIN_PLAYERS, Ruleset
-from .config import (DEFAULT_PLAYERS, FORMATS, GAUNTLET, MAX_MATCHES, ROUND_ROBIN, SWISS, BotConfig, BotLimits,
-                     BotSandbox, ConfigError, FaultSettings, Settle, TournamentConfig)
+from .config import (DEFAULT_PLAYERS, FORMATS, GAUNTLET, MAX_MATCHES, RATINGS, ROUND_ROBIN, SWISS, BotConfig,
+                     BotLimits, BotSandbox, ConfigError, FaultSettings, Settle, TournamentConfig)
 from .yamlreader import NodeReader, _line, _suggest, _yaml_error, compose
 
 __all__ = ["Reader", "compose"]
 
 _TOP_KEYS = ("name", "bots", "players", "rules", "time", "faults", "format", "challengers",
-             "deals", "settle", "duplicate", "seed", "jobs", "output", "sandbox")
+             "deals", "settle", "rating", "duplicate", "seed", "jobs", "output", "sandbox")
 _BOT_KEYS = ("name", "command", "builtin", "dir", "env", "build", "limits", "sandbox")
 _BOT_SANDBOX_KEYS = ("read", "write", "scratch")
 _LIMIT_KEYS = ("memory_mb", "cpu_seconds", "max_line_bytes", "stderr_max_bytes", "processes")
@@ -131,6 +131,13 @@ class Reader(NodeReader):
         if "settle" in values and fmt == GAUNTLET:
             raise self.fail(top["settle"][0], "settle", "not available with 'format: gauntlet' (a gauntlet "
                             "ranks challengers against a fixed field; use round_robin or swiss)")
+        if "rating" in top:
+            node = top["rating"][1]
+            unit = self.value(node) if isinstance(node, ScalarNode) else None
+            if unit not in RATINGS:
+                raise self.fail(node, "rating", f"expected 'hands' (each hand is a ranked game) or 'matches' "
+                                                f"(each match is one), got {self.got(node)}")
+            values["rating"] = unit
         if "duplicate" in top:
             values["duplicate"] = self.boolean(top["duplicate"][1], "duplicate")
         if "seed" in top:

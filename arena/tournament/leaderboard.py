@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterable, Sequence, Union
 from tabulate import tabulate
 
 from ..ranking import Assessment, sign_test
+from .config import RATE_HANDS, RATINGS
 from .ranking import assess_matches, duplicate_group, match_ranks
 from .store import ResultStore, StoredMatch
 
@@ -56,6 +57,17 @@ def _confidence(source: Source) -> float:
         if isinstance(settle, dict) and isinstance(settle.get("confidence"), float):
             return settle["confidence"]
     return CONFIDENCE
+
+
+def _rating(source: Source) -> str:
+    """What one TrueSkill game is: the tournament's ``rating:`` (``hands`` when
+    the stored configuration does not say, as for results of older versions)."""
+    if isinstance(source, ResultStore):
+        config = (source.tournament() or {}).get("config")
+        rating = config.get("rating") if isinstance(config, dict) else None
+        if rating in RATINGS:
+            return rating
+    return getattr(source, "rating", RATE_HANDS)
 
 
 def _seed(source: Source) -> int:
@@ -138,7 +150,8 @@ def leaderboard(source: Source, confidence: float | None = None) -> list[Leaderb
     at ``confidence`` (default: the tournament's, see ``_confidence``)."""
     matches, bots = _matches_and_bots(source)
     level = _confidence(source) if confidence is None else confidence
-    return leaderboard_rows(matches, assess_matches(matches, bots, level, seed=_seed(source)))
+    return leaderboard_rows(matches, assess_matches(matches, bots, level, seed=_seed(source),
+                                                    rating=_rating(source)))
 
 
 def leaderboard_rows(matches: Sequence[StoredMatch], assessment: Assessment) -> list[LeaderboardRow]:
@@ -374,7 +387,7 @@ def report(source: Source, fmt: str = "plain", confidence: float | None = None,
         raise ValueError("csv output holds one table: choose one section")
     matches, bots = _matches_and_bots(source)
     level = _confidence(source) if confidence is None else confidence
-    rows = leaderboard(_Fixed(matches, bots, _seed(source)), level)
+    rows = leaderboard(_Fixed(matches, bots, _seed(source), _rating(source)), level)
     parts: dict[str, str] = {}
     if "leaderboard" in sections:
         parts["leaderboard"] = format_leaderboard(rows, fmt, level)
@@ -401,7 +414,9 @@ def report(source: Source, fmt: str = "plain", confidence: float | None = None,
 class _Fixed(list):
     """Matches plus the full bot list, so a report reads the store only once."""
 
-    def __init__(self, matches: list[StoredMatch], bots: list[str], seed: int = 0) -> None:
+    def __init__(self, matches: list[StoredMatch], bots: list[str], seed: int = 0,
+                 rating: str = RATE_HANDS) -> None:
         super().__init__(matches)
         self.bots = sorted(set(bots) | {b for m in matches for b in m.bots})
         self.seed = seed
+        self.rating = rating

@@ -1,9 +1,12 @@
 """Stored matches as ranked games for :mod:`arena.ranking`, and (kept as the
 benchmark's baseline) the old sequential TrueSkill.
 
-``match_games`` and ``assess_matches`` are what the leaderboard uses: every
-match is one game, the duplicate group is its table and deal, and the
-TrueSkill posterior is fitted to all of them at once.  ``rate`` below is the
+``rated_games`` and ``assess_matches`` are what the leaderboard uses: each
+hand is one ranked game (``hand_games``, the default), or each match is
+(``match_games``); the duplicate group is the match's table and deal, and
+the TrueSkill posterior is fitted to all the games at once.  A forfeited
+seat ranks last in every hand of its match: a forfeit loses the match, so
+it loses all of it.  ``rate`` below is the
 sequential update arena used before; its result depends on the order.
 
 Each match is a free-for-all of its seats: one team of one player per seat,
@@ -27,10 +30,11 @@ from typing import Iterable, Sequence
 import trueskill
 
 from ..ranking import Assessment, Game, assess
+from .config import RATE_HANDS, RATE_MATCHES
 from .store import StoredMatch
 
-__all__ = ["DRAW_PROBABILITY", "assess_matches", "conservative", "duplicate_group", "make_env",
-           "match_games", "match_ranks", "rate"]
+__all__ = ["DRAW_PROBABILITY", "assess_matches", "conservative", "duplicate_group", "hand_games", "make_env",
+           "games_of", "hand_games_of", "match_games", "match_ranks", "rate", "rated_games"]
 
 #: Probability that two seats finish on equal totals. Totals are sums of card
 #: penalties over several hands, so exact ties are uncommon; 5% leaves room
@@ -80,10 +84,47 @@ def match_games(matches: Iterable[StoredMatch]) -> list[Game]:
             for m in matches if len(m.bots) >= 2]
 
 
+def hand_games_of(match_id: str, deal: int, bots: Sequence[str], forfeited: Sequence[bool],
+                  hand_scores: Sequence[Sequence[int]]) -> list[Game]:
+    """One ranked game per hand of a match: lower hand score first, equal
+    scores tie, forfeited seats last."""
+    group = duplicate_group(match_id, deal)
+    games = []
+    for h, scores in enumerate(hand_scores, start=1):
+        keys = [(bool(f), score) for f, score in zip(forfeited, scores)]
+        order = sorted(set(keys))
+        games.append(Game(tuple(bots), tuple(order.index(k) for k in keys), group, f"{match_id}-h{h:02d}"))
+    return games
+
+
+def hand_games(matches: Iterable[StoredMatch]) -> list[Game]:
+    """Every hand of every match with two seats or more (``hand_games_of``)."""
+    return [g for m in matches if len(m.bots) >= 2
+            for g in hand_games_of(m.match_id, m.deal, m.bots, m.forfeited, m.hand_scores)]
+
+
+def games_of(match_id: str, deal: int, bots: Sequence[str], places: Sequence[int], forfeited: Sequence[bool],
+             hand_scores: Sequence[Sequence[int]], rating: str = RATE_HANDS) -> list[Game]:
+    """The games one match gives under ``rating`` (the tournament's ``rating:``)."""
+    if len(bots) < 2:
+        return []
+    if rating == RATE_HANDS:
+        return hand_games_of(match_id, deal, bots, forfeited, hand_scores)
+    if rating == RATE_MATCHES:
+        return [match_game(match_id, deal, bots, places, forfeited)]
+    raise ValueError(f"unknown rating {rating!r}")
+
+
+def rated_games(matches: Iterable[StoredMatch], rating: str = RATE_HANDS) -> list[Game]:
+    """The games TrueSkill is fitted to, ``rating`` being ``hands`` or ``matches``."""
+    return [g for m in matches
+            for g in games_of(m.match_id, m.deal, m.bots, m.places, m.forfeited, m.hand_scores, rating)]
+
+
 def assess_matches(matches: Iterable[StoredMatch], bots: Sequence[str] = (), confidence: float = 0.95,
-                   seed: int = 0) -> Assessment:
+                   seed: int = 0, rating: str = RATE_HANDS) -> Assessment:
     """Batch TrueSkill of the matches, with bootstrap intervals (``arena.ranking.assess``)."""
-    return assess(match_games(matches), bots, confidence=confidence, seed=seed)
+    return assess(rated_games(matches, rating), bots, confidence=confidence, seed=seed)
 
 
 def _schedule_order(matches: Iterable[StoredMatch]) -> list[StoredMatch]:

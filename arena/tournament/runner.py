@@ -32,8 +32,8 @@ from typing import Callable, Iterator, TextIO
 from ..match import FaultPolicy, MatchResult, MatchSpec
 from ..process import sandbox
 from ..ranking import Game, assess, fit
-from .config import TournamentConfig
-from .ranking import match_game, match_games
+from .config import RATE_HANDS, TournamentConfig
+from .ranking import games_of, rated_games
 from .executor import MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make_executor
 from .rounds import STOP_LOOKS, check_rounds, first_rounds, match_budget, round_entries, stop_confidence
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size
@@ -205,6 +205,7 @@ class Progress:
     fresh: int = 0
     failed: int = 0
     unsettled: int | None = None
+    rating: str = RATE_HANDS
     _leader: str = "-"
     _leader_at: float | None = None
     _refresh: float = 1.0
@@ -219,9 +220,8 @@ class Progress:
         self.done += 1
         self.fresh += 1
         self.faults += len(result.faults)
-        if len(entry.seats) >= 2:
-            self.games.append(match_game(entry.match_id, entry.deal, entry.seats, result.places,
-                                         result.forfeited))
+        self.games += games_of(entry.match_id, entry.deal, entry.seats, result.places, result.forfeited,
+                               result.hand_scores, self.rating)
         if self.live:
             self.stream.write("\r" + self.line() + "\x1b[K")
             self.stream.flush()
@@ -354,7 +354,8 @@ def run_tournament(
         check_bots(config)  # after the builds, which may create the programs
         sandbox_mode = prepare_sandbox(config)
         progress = Progress(total=len(entries), done=len(entries) - len(todo),
-                            stream=progress_stream or sys.stderr, games=match_games(store.matches()))
+                            stream=progress_stream or sys.stderr, rating=config.rating,
+                            games=rated_games(store.matches(), config.rating))
         started = time.monotonic()
         _play(config, todo, jobs, store, log_dir, progress, sandbox_mode)
         return RunSummary(len(todo), len(entries) - len(todo), len(entries),
@@ -425,7 +426,7 @@ class _Rounds:
         next_look = 0
         while True:
             before = [m for m in stored if m.schedule_index < index]
-            games = match_games(before)
+            games = rated_games(before, self.config.rating)
             if round_no >= self.config.deals:
                 assessment = assess(games, self.config.bot_names, self.settle.confidence,
                                     seed=self.config.seed or 0)
@@ -458,7 +459,7 @@ class _Rounds:
             check_bots(self.config)
             self.sandbox_mode = prepare_sandbox(self.config)
             self.progress = Progress(total=self.budget, done=done, stream=self.stream, games=games,
-                                     unsettled=self.unsettled)
+                                     unsettled=self.unsettled, rating=self.config.rating)
         if self.executor is None:
             self.executor = self.stack.enter_context(_executor(min(self.jobs, self.budget)))
         _feed(self.executor, self.config, todo, self.store, self.log_dir, self.progress, self.sandbox_mode)
