@@ -68,11 +68,11 @@ def make_formats(args: argparse.Namespace, field: Field) -> list[Format]:
     round_size = math.comb(n, TABLE_SIZE) * TABLE_SIZE
     out: list[Format] = []
     if "round-robin" in args.formats:
-        out.append(round_robin(round_size, args.max_rounds or ROUNDS.get(n, 1), args.replicas))
+        out.append(round_robin(round_size, args.max_rounds or ROUNDS.get(n, 1), args.replicas, args.rating))
     if "swiss" in args.formats:
         budget = args.swiss_max or default_budget(Simulator(field, 0, None), "swiss")
         every = args.swiss_every or SWISS_EVERY.get(n, max(1, budget // 10))
-        out.append(swiss(every, budget, args.replicas))
+        out.append(swiss(every, budget, args.replicas, args.rating))
     return out
 
 
@@ -159,7 +159,8 @@ def report(res: dict[str, Any], args: argparse.Namespace) -> str:
         budget = getattr(fmt, "budget", None)
         lines.append(f"\n{fmt.name} (budget {budget} matches): % of seeds exactly right, by matches played")
         if stop is not None:
-            lines.append(f"arena's settling run: settled in {_pct(stop.settled)} % of seeds, stopping after "
+            lines.append(f"arena's settling run (rating: {getattr(fmt, 'rating', '-')}): "
+                         f"settled in {_pct(stop.settled)} % of seeds, stopping after "
                          f"{stop.quantile(0.5)} (median) / {stop.quantile(0.95)} (95 % of seeds) / "
                          f"{stop.matches[-1]} (max) matches; order then exactly right in {_pct(stop.right)} %")
         rows = [[m, s.until or "-", s.until_stays or "-", *map(_pct, s.right)] for m, s in sums.items()]
@@ -210,6 +211,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--swiss-max", type=int, default=None, help="Swiss budget in matches (default: arena's)")
     ap.add_argument("--spread", default="strength", choices=sorted(SPREADS),
                     help="p values of fields other than 6 (default: equal strength steps)")
+    ap.add_argument("--rating", default="hands", choices=["hands", "matches"],
+                    help="what arena's settling runs (the stop, Swiss's tables) rate as one game (default hands)")
     ap.add_argument("--replicas", type=int, default=200, help="bootstrap replicas of assess")
     ap.add_argument("--replica-tolerance", type=float, default=1e-3,
                     help="solver tolerance of assess's replicas (default 1e-3; 0: arena's own 1e-6, which "

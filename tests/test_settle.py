@@ -143,3 +143,25 @@ def test_a_failed_match_stops_a_settling_run_and_the_next_run_retries_it_and_goe
     again = cli("run", str(path), "--jobs", "1")
     assert again.exit_code == 0, again.output
     assert sorted(stored_ids(broken / "out")) == sorted(ids)
+
+
+def test_a_swiss_round_goes_on_until_the_stopping_level_and_is_never_empty():
+    from arena.ranking import Assessment
+    from arena.tournament.rounds import StopRule, swiss_tables
+    order = ["a", "b", "c", "d", "e", "f"]
+
+    def assessed(margins):
+        return Assessment(order, {}, margins, 0.95, 200, 0.01)
+    # separated at 95 % (z 1.96) but not at the rule's 99.5 % (z 2.81): the
+    # pair c-d is still played
+    almost = assessed([5.0, 5.0, 2.5, 5.0, 5.0])
+    assert almost.settled
+    assert swiss_tables(almost, 0.95, 4) == [("b", "c", "d", "e")]
+    # all separated at 99.5 %, between two looks of the rule: the least
+    # separated pair gets a table
+    clear = assessed([5.0, 4.0, 3.5, 6.0, 5.0])
+    assert swiss_tables(clear, 0.95, 4) == [("b", "c", "d", "e")]
+    rule = StopRule(budget=100, confidence=0.95)
+    assert not rule.settled(0, almost) and rule.next_look == 10
+    assert not rule.settled(5, clear)          # not a look yet
+    assert rule.settled(10, clear)

@@ -30,13 +30,14 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from dataclasses import dataclass
 
 from ..ranking import Assessment
 from ..ranking.matchmaking import cover, windows
 from .config import MAX_MATCHES, SWISS, Settle, TournamentConfig
 from .schedule import ScheduleEntry, derive_seed
 
-__all__ = ["STOP_LOOKS", "stop_confidence", "check_rounds", "first_rounds", "match_budget", "round_entries", "round_size_hint"]
+__all__ = ["STOP_LOOKS", "StopRule", "stop_confidence", "swiss_tables", "check_rounds", "first_rounds", "match_budget", "round_entries", "round_size_hint"]
 
 
 STOP_LOOKS = 10
@@ -45,6 +46,26 @@ STOP_LOOKS = 10
 def stop_confidence(confidence: float) -> float:
     """The level of each look of the stopping rule."""
     return 1.0 - (1.0 - confidence) / STOP_LOOKS
+
+
+@dataclass
+class StopRule:
+    """When a settling run stops: at a look, when every adjacent pair is
+    separated at ``stop_confidence``; a look comes once the matches have grown
+    by a ``STOP_LOOKS``-th of the budget since the last one."""
+
+    budget: int
+    confidence: float
+    next_look: int = 0
+
+    def settled(self, matches: int, assessment: Assessment) -> bool:
+        """Whether the run stops, given the assessment of its first ``matches`` matches."""
+        if matches < self.next_look:
+            return False
+        if all(assessment.separated_at(stop_confidence(self.confidence))):
+            return True
+        self.next_look = matches + -(-self.budget // STOP_LOOKS)
+        return False
 
 
 def match_budget(config: TournamentConfig) -> int:
@@ -118,6 +139,19 @@ def _round_robin_round(config: TournamentConfig, deal: int, start_index: int) ->
     return entries
 
 
+def swiss_tables(assessment: Assessment, confidence: float, k: int) -> list[tuple[str, ...]]:
+    """The tables of a Swiss round: around every adjacent pair not separated
+    at the stopping rule's level (the run goes on until they are), or, when
+    every pair is but the rule has not looked yet, around the least separated
+    pair, so that a round is never empty."""
+    strict = assessment.separated_at(stop_confidence(confidence))
+    tables = windows(assessment.order, strict, k)
+    if not tables and assessment.margins:
+        weakest = min(range(len(assessment.margins)), key=lambda i: (assessment.margins[i], i))
+        tables = windows(assessment.order, [i != weakest for i in range(len(strict))], k)
+    return tables
+
+
 def _swiss_round(config: TournamentConfig, round_no: int, assessment: Assessment | None,
                  start_index: int) -> list[ScheduleEntry]:
     assert config.seed is not None
@@ -126,7 +160,7 @@ def _swiss_round(config: TournamentConfig, round_no: int, assessment: Assessment
         rng = random.Random(derive_seed(config.seed, "swiss-cover", round_no))
         tables = cover(config.bot_names, k, rng)
     else:
-        tables = windows(assessment.order, assessment.separated, k)
+        tables = swiss_tables(assessment, (config.settle or Settle()).confidence, k)
     entries: list[ScheduleEntry] = []
     for t, bots in enumerate(tables):
         deal_seed = derive_seed(config.seed, "swiss", round_no, t)

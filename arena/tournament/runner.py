@@ -35,7 +35,7 @@ from ..ranking import Game, assess, fit
 from .config import RATE_HANDS, TournamentConfig
 from .ranking import games_of, rated_games
 from .executor import MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make_executor
-from .rounds import STOP_LOOKS, check_rounds, first_rounds, match_budget, round_entries, stop_confidence
+from .rounds import StopRule, check_rounds, first_rounds, match_budget, round_entries
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size
 from .store import DEFAULT_DB_NAME, FailedMatch, ResultStore, StoreError, StoredMatch
 
@@ -422,8 +422,7 @@ class _Rounds:
         index = round_no = 0
         assessment = None
         stored = self.store.matches()
-        look_every = -(-self.budget // STOP_LOOKS)
-        next_look = 0
+        rule = StopRule(self.budget, self.settle.confidence)
         while True:
             before = [m for m in stored if m.schedule_index < index]
             games = rated_games(before, self.config.rating)
@@ -433,11 +432,11 @@ class _Rounds:
                 self.unsettled = assessment.unsettled
                 if self.progress is not None:
                     self.progress.unsettled = assessment.unsettled
-                if len(before) >= next_look:
-                    if all(assessment.separated_at(stop_confidence(self.settle.confidence))):
-                        return "settled"
-                    next_look = len(before) + look_every
+                if rule.settled(len(before), assessment):
+                    return "settled"
             entries = round_entries(self.config, round_no, assessment, index)
+            if not entries:     # rounds are never empty; a run without one would loop for ever
+                raise RuntimeError(f"round {round_no} of the settling run has no match")
             done = {m.match_id for m in stored}
             todo = [e for e in entries if e.match_id not in done]
             if len(before) + len(entries) > self.budget:

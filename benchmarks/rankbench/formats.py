@@ -4,9 +4,10 @@ Both formats are arena's own settling rounds (``arena.tournament.rounds``):
 a round is one duplicate deal at each of its tables, every table in every
 rotation; before each round after the first ``deals``, the matches so far
 are assessed (``arena.ranking.assess``, 95 %, seeded with the tournament
-seed, exactly as ``arena run`` with ``settle:`` does) and the run stops once
-every adjacent pair is separated, or when the next round would pass the
-match budget.
+seed, rated by hands or by matches, exactly as ``arena run`` with
+``settle:`` does) and the run stops by arena's own rule
+(``rounds.StopRule``: at most ten looks, each at 99.5 %), or when the next
+round would pass the match budget.
 
 * ``round-robin``: every table each round.  The benchmark plays on after
   the stop (to the budget) so that every method is judged at every round;
@@ -27,11 +28,11 @@ from typing import Callable, Iterator, Protocol, Sequence, Union
 
 from arena.ranking import Assessment, assess
 from arena.tournament import rounds
-from arena.tournament.config import ROUND_ROBIN, SWISS, Settle, TournamentConfig
+from arena.tournament.config import RATE_HANDS, ROUND_ROBIN, SWISS, Settle, TournamentConfig
 from arena.tournament.schedule import ScheduleEntry
 
 from . import methods
-from .methods import match_games
+from .methods import hand_games, match_games
 from .simulate import MatchRecord, Memo, Simulator, tournament_config
 
 #: (config, round number, assessment of the rounds before or None, first index) -> the round's matches.
@@ -82,21 +83,23 @@ class Rounds:
     budget: int
     deals: int = 1                 # rounds before the first assessment
     replicas: int = 200            # of the stopping rule's assessment (arena's default)
+    rating: str = RATE_HANDS       # what one game is (arena's ``rating:``)
 
     def config(self, sim: Simulator) -> TournamentConfig:
         fmt, _ = POLICIES[self.name]
         return replace(tournament_config(sim.field, sim.seed, self.deals), format=fmt,
-                       settle=Settle(0.95, self.budget))
+                       settle=Settle(0.95, self.budget), rating=self.rating)
 
     def _assess(self, config: TournamentConfig, played: list[MatchRecord], memo: Memo) -> Assessment:
         """The stopping rule's assessment, as arena's settling run makes it (remembered in ``memo``:
         in a Swiss run of 12 bots these take most of the time)."""
-        key = f"{self.name}/assess/{len(played)}/{self.replicas}/{methods.assess_source()}"
+        key = f"{self.name}/{self.rating}/assess/{len(played)}/{self.replicas}/{methods.assess_source()}"
         known = memo.get(key)
         if known is not None:
-            return Assessment(known["order"], {}, known["separated"], 0.95, self.replicas, 0.0)
-        a = assess(match_games(played), config.bot_names, 0.95, self.replicas, seed=config.seed or 0)
-        memo.put(key, {"order": a.order, "separated": a.separated})
+            return Assessment(known["order"], {}, known["margins"], 0.95, self.replicas, 0.0)
+        games = (hand_games if self.rating == RATE_HANDS else match_games)(played)
+        a = assess(games, config.bot_names, 0.95, self.replicas, seed=config.seed or 0)
+        memo.put(key, {"order": a.order, "margins": a.margins})
         return a
 
     def run(self, sim: Simulator, memo: Memo | None = None) -> Iterator[Event]:
@@ -106,13 +109,14 @@ class Rounds:
         played: list[MatchRecord] = []
         pending = sorted(self.checkpoints)
         stop: Stop | None = None
+        rule = rounds.StopRule(self.budget, 0.95)
         round_no = 0
         while True:
             assessment = None
             # After the stop a round robin plays on regardless; Swiss needs the assessment to choose.
             if round_no >= config.deals and (stop is None or config.format == SWISS):
                 assessment = self._assess(config, played, memo)
-                if stop is None and assessment.settled:
+                if stop is None and rule.settled(len(played), assessment):
                     stop = Stop("settled", len(played), tuple(assessment.order))
                     yield stop
             entries = policy(config, round_no, assessment, len(played))
@@ -130,14 +134,14 @@ class Rounds:
         yield Played(played)
 
 
-def round_robin(round_size: int, rounds_: int, replicas: int) -> Rounds:
+def round_robin(round_size: int, rounds_: int, replicas: int, rating: str = RATE_HANDS) -> Rounds:
     """Whole round-robin rounds, judged after each."""
     return Rounds("round-robin", tuple(round_size * r for r in range(1, rounds_ + 1)), round_size * rounds_,
-                  replicas=replicas)
+                  replicas=replicas, rating=rating)
 
 
-def swiss(every: int, budget: int, replicas: int) -> Rounds:
-    return Rounds("swiss", tuple(range(every, budget + 1, every)), budget, replicas=replicas)
+def swiss(every: int, budget: int, replicas: int, rating: str = RATE_HANDS) -> Rounds:
+    return Rounds("swiss", tuple(range(every, budget + 1, every)), budget, replicas=replicas, rating=rating)
 
 
 def default_budget(sim: Simulator, name: str) -> int:
