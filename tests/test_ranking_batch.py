@@ -156,3 +156,21 @@ def test_games_with_one_outcome_are_solved_once_and_count_as_often_as_they_occur
     assert fit(games + extra[::-1]).ratings == tripled
     lonely = Game(("a", "e"), (1, 0), "u", "u1")
     assert fit(games + [lonely]).ratings != fit(games).ratings
+
+
+def test_few_duplicate_groups_need_a_wider_margin_and_three_give_no_interval():
+    from arena.ranking.confidence import critical
+    assert critical(0.95, None) == pytest.approx(1.95996, abs=1e-4)
+    assert critical(0.95, 4) == pytest.approx(3.182 * math.sqrt(4 / 3), abs=0.01)    # t with 3 dof
+    assert critical(0.95, 10) == pytest.approx(2.262 * math.sqrt(10 / 9), abs=0.01)
+    assert critical(0.95, 100_000) == pytest.approx(1.96, abs=1e-3)
+    assert critical(0.95, 3) == math.inf
+    # a clear field seen in 4 groups: intervals wider than the replicas' own
+    # percentiles (the t factor), and a difference of 3 sd no longer separates
+    four = thurstone_games({"a": 40, "b": 25, "c": 24, "d": 10}, rounds=4, seed=3)
+    a = assess(four)
+    assert a.groups == 4
+    assert a.separated_at(0.95) == [m >= critical(0.95, 4) for m in a.margins]
+    three = assess([g for g in four if g.group != four[0].group])
+    assert three.groups == 3 and not any(three.separated)
+    assert all(r.low == -math.inf for r in three.rows.values())

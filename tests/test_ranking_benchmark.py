@@ -150,19 +150,21 @@ def test_rounds_yield_exact_prefixes_a_stop_and_then_the_final_matches() -> None
     def policy(config, round_no, assessment, start):  # type: ignore[no-untyped-def]
         calls.append(round_no)
         assert (assessment is None) == (round_no == 0) and start == 4 * round_no
-        if round_no == 3:
+        if round_no == 6:
             return []
         return [ScheduleEntry(start + r, f"x{round_no}-r{r}", 0, r, round_no, tuple(f.names[r:] + f.names[:r])[:4], 1)
                 for r in range(4)]
     POLICIES["test-fixed"] = (SWISS, policy)
     try:
-        events = list(Rounds("test-fixed", (4, 8, 100), budget=1000, replicas=20).run(_FakeSim(f, 1, None)))
+        # budget 40: arena's stopping rule looks every 4 matches, so at every round
+        events = list(Rounds("test-fixed", (4, 8, 100), budget=40, replicas=20).run(_FakeSim(f, 1, None)))
     finally:
         del POLICIES["test-fixed"]
-    assert calls == [0, 1, 2, 3]
+    assert calls == [0, 1, 2, 3, 4, 5, 6]
     checkpoints = [(e.matches, len(e.records)) for e in events if isinstance(e, Checkpoint)]
-    assert checkpoints == [(4, 4), (8, 8), (100, 12)]      # the run ended at 12: 100 judges those 12
+    assert checkpoints == [(4, 4), (8, 8), (100, 24)]      # the run ended at 24: 100 judges those 24
     stops = [e for e in events if isinstance(e, Stop)]
-    # Seat order decides every match, so two rounds settle the order; it is recorded once, play goes on.
-    assert [(s.reason, s.matches) for s in stops] == [("settled", 8)]
+    # Seat order decides every match, but fewer than 4 duplicate groups give no
+    # interval: the order settles at the 4th round's 16 matches, recorded once; play goes on.
+    assert [(s.reason, s.matches) for s in stops] == [("settled", 16)]
     assert events.index(stops[0]) == 2

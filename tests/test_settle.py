@@ -3,6 +3,7 @@ the Swiss format, end to end through the CLI with built-in players."""
 
 from __future__ import annotations
 
+import json
 import random
 import sqlite3
 from pathlib import Path
@@ -44,6 +45,11 @@ def test_a_clear_field_settles_before_the_budget_and_a_resumed_run_plays_the_sam
     assert 6 <= len(ids) < 400 and len(ids) % 6 == 0          # whole rounds of 3 tables x 2 rotations
     board = cli("leaderboard", str(tmp_path / "out"))
     assert [line.split()[:2] for line in board.output.splitlines()[5:8]] == [["1", "g"], ["2", "r"], ["3", "p"]]
+    assert "TrueSkill of every hand" in board.output
+    by_match = cli("leaderboard", str(tmp_path / "out"), "--rating", "matches", "--format", "json")
+    rows = json.loads(by_match.output)["leaderboard"]
+    assert [r["bot"] for r in rows] == ["g", "r", "p"]
+    assert "TrueSkill of every match" in cli("leaderboard", str(tmp_path / "out"), "--rating", "matches").output
     # Interrupted mid-way: the last rounds' matches are gone; the next run
     # plays exactly the matches the uninterrupted run played.
     db = tmp_path / "out" / "results.sqlite"

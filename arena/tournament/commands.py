@@ -13,7 +13,7 @@ import click
 from tabulate import tabulate
 
 from ..account import final_table, render_account
-from .config import ConfigError, load_config
+from .config import RATINGS, ConfigError, load_config
 from .leaderboard import FORMATS, report
 from .rounds import match_budget
 from .runner import STOP_REASONS, TournamentError, db_path, plan, run_tournament, settle_seed
@@ -139,11 +139,13 @@ def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True)
 @click.option("--section", "sections", multiple=True, type=click.Choice(["leaderboard", "head_to_head", "seats"]),
               help="Which tables (default: leaderboard only; repeat to add).")
-def leaderboard(results: str, fmt: str, sections: tuple[str, ...]) -> None:
+@click.option("--rating", type=click.Choice(RATINGS), default=None,
+              help="Rate every hand or every match as one game (default: the tournament's 'rating').")
+def leaderboard(results: str, fmt: str, sections: tuple[str, ...], rating: str | None) -> None:
     """Show the leaderboard of RESULTS (a results directory or database)."""
     store = _open_store(results)
     try:
-        click.echo(report(store, fmt, sections=sections or ("leaderboard",)))
+        click.echo(report(store, fmt, sections=sections or ("leaderboard",), rating=rating))
         failures = store.failures()
     except (ValueError, StoreError) as err:
         raise click.ClickException(str(err)) from None

@@ -14,7 +14,8 @@ In this game the lower score is better: places rank seats by lowest total,
 and "mean score per hand" is the penalty a bot was left holding on average.
 
 The rating is TrueSkill's mu fitted to all matches at once (order-free, see
-:mod:`arena.ranking`), with a 95 % bootstrap interval over duplicate deals;
+:mod:`arena.ranking`), each hand a ranked game unless the tournament says
+``rating: matches``, with a 95 % bootstrap interval over duplicate deals;
 ranks the matches do not tell apart are shown as a range ("2-4").
 """
 
@@ -30,7 +31,7 @@ from typing import Any, Callable, Iterable, Sequence, Union
 from tabulate import tabulate
 
 from ..ranking import Assessment, sign_test
-from .config import RATE_HANDS, RATINGS
+from .config import RATE_HANDS, RATE_MATCHES, RATINGS
 from .ranking import assess_matches, duplicate_group, match_ranks
 from .store import ResultStore, StoredMatch
 
@@ -306,8 +307,9 @@ LEADERBOARD_TEXT_COLUMNS = (
     *LEADERBOARD_COLUMNS[7:],
 )
 
-LEADERBOARD_NOTE = ("Rating: TrueSkill fitted to all matches at once; the interval resamples whole "
-                    "duplicate deals. Ranks shown as a range (2-4) are not told apart at {level}.")
+LEADERBOARD_NOTE = ("Rating: TrueSkill of {unit}, fitted to all matches at once; the interval resamples "
+                    "whole duplicate deals. Ranks shown as a range (2-4) are not told apart at {level}.")
+RATING_UNITS = {RATE_HANDS: "every hand, ranked by its scores", RATE_MATCHES: "every match, ranked by its places"}
 
 
 def _level(confidence: float) -> str:
@@ -372,8 +374,9 @@ def format_head_to_head(entries: Sequence[HeadToHead], fmt: str = "plain",
 
 
 def report(source: Source, fmt: str = "plain", confidence: float | None = None,
-           sections: Sequence[str] = ("leaderboard", "head_to_head", "seats")) -> str:
-    """The leaderboard, head-to-head and seat tables together.
+           sections: Sequence[str] = ("leaderboard", "head_to_head", "seats"), rating: str | None = None) -> str:
+    """The leaderboard, head-to-head and seat tables together; ``rating``
+    (``hands`` or ``matches``) overrides the tournament's.
 
     plain/markdown: titled sections; json: one object keyed by section; csv
     holds one table only, so it needs exactly one section.
@@ -387,7 +390,10 @@ def report(source: Source, fmt: str = "plain", confidence: float | None = None,
         raise ValueError("csv output holds one table: choose one section")
     matches, bots = _matches_and_bots(source)
     level = _confidence(source) if confidence is None else confidence
-    rows = leaderboard(_Fixed(matches, bots, _seed(source), _rating(source)), level)
+    unit = rating or _rating(source)
+    if unit not in RATINGS:
+        raise ValueError(f"unknown rating {unit!r}; expected one of {', '.join(RATINGS)}")
+    rows = leaderboard(_Fixed(matches, bots, _seed(source), unit), level)
     parts: dict[str, str] = {}
     if "leaderboard" in sections:
         parts["leaderboard"] = format_leaderboard(rows, fmt, level)
@@ -401,7 +407,8 @@ def report(source: Source, fmt: str = "plain", confidence: float | None = None,
     if fmt == "csv":
         return next(iter(parts.values()))
     if "leaderboard" in parts:
-        parts["leaderboard"] += "\n\n" + LEADERBOARD_NOTE.format(level=_level(level))
+        parts["leaderboard"] += "\n\n" + LEADERBOARD_NOTE.format(level=_level(level),
+                                                                 unit=RATING_UNITS[unit])
     if "head_to_head" in parts:
         parts["head_to_head"] += ("\n\nns: not significant at 5% (sign test over duplicate deals: "
                                   "each deal counts once)")

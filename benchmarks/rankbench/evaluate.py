@@ -84,7 +84,8 @@ class SeedResult:
 
 def _judged_key(fmt: Format, matches: int, records: int, replicas: int) -> str:
     # ``records`` < ``matches`` when the run stopped before: its final matches are judged.
-    return "/".join([fmt.name, str(matches), str(records), str(replicas), methods.assess_source()])
+    return "/".join([fmt.name, getattr(fmt, "rating", ""), str(matches), str(records), str(replicas),
+                     methods.assess_source()])
 
 
 def run_seed(field: Field, seed: int, formats: Sequence[Format], cache: Path | None,

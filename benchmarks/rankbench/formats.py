@@ -93,13 +93,13 @@ class Rounds:
     def _assess(self, config: TournamentConfig, played: list[MatchRecord], memo: Memo) -> Assessment:
         """The stopping rule's assessment, as arena's settling run makes it (remembered in ``memo``:
         in a Swiss run of 12 bots these take most of the time)."""
-        key = f"{self.name}/{self.rating}/assess/{len(played)}/{self.replicas}/{methods.assess_source()}"
+        key = f"{self.name}/{self.rating}/assess-t/{len(played)}/{self.replicas}/{methods.assess_source()}"
         known = memo.get(key)
         if known is not None:
-            return Assessment(known["order"], {}, known["margins"], 0.95, self.replicas, 0.0)
+            return Assessment(known["order"], {}, known["margins"], 0.95, self.replicas, 0.0, known["groups"])
         games = (hand_games if self.rating == RATE_HANDS else match_games)(played)
         a = assess(games, config.bot_names, 0.95, self.replicas, seed=config.seed or 0)
-        memo.put(key, {"order": a.order, "margins": a.margins})
+        memo.put(key, {"order": a.order, "margins": a.margins, "groups": a.groups})
         return a
 
     def run(self, sim: Simulator, memo: Memo | None = None) -> Iterator[Event]:

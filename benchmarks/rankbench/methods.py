@@ -41,7 +41,7 @@ def set_replica_tolerance(tolerance: float | None) -> None:
 
 def assess_source() -> str:
     tol = "default" if _replica_tolerance is None else f"{_replica_tolerance:g}"
-    return f"arena.ranking.assess (replica tolerance {tol})"
+    return f"arena.ranking.assess with small-sample t (replica tolerance {tol})"
 
 
 @dataclass(frozen=True)
