@@ -22,12 +22,15 @@ environment; its global environment is never set up or consulted.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-import trueskill
-
-from ..ranking import Assessment, Game, assess
+from ..ranking.games import Game
 from .store import StoredMatch
+
+if TYPE_CHECKING:  # numpy and trueskill load when a rating is computed, not with the tournament runner
+    import trueskill
+
+    from ..ranking import Assessment
 
 __all__ = ["DRAW_PROBABILITY", "assess_matches", "conservative", "duplicate_group", "make_env",
            "match_games", "match_ranks", "rate"]
@@ -45,6 +48,8 @@ def make_env(mu: float = 25.0, sigma: float | None = None, beta: float | None = 
     sigma = mu / 3 if sigma is None else sigma
     beta = sigma / 2 if beta is None else beta
     tau = sigma / 100 if tau is None else tau
+    import trueskill
+
     return trueskill.TrueSkill(mu=mu, sigma=sigma, beta=beta, tau=tau,
                                draw_probability=draw_probability, backend=None)
 
@@ -83,6 +88,8 @@ def match_games(matches: Iterable[StoredMatch]) -> list[Game]:
 def assess_matches(matches: Iterable[StoredMatch], bots: Sequence[str] = (), confidence: float = 0.95,
                    seed: int = 0) -> Assessment:
     """Batch TrueSkill of the matches, with bootstrap intervals (``arena.ranking.assess``)."""
+    from ..ranking import assess
+
     return assess(match_games(matches), bots, confidence=confidence, seed=seed)
 
 

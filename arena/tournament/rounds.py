@@ -30,11 +30,14 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from typing import TYPE_CHECKING
 
-from ..ranking import Assessment
 from ..ranking.matchmaking import cover, windows
 from .config import MAX_MATCHES, SWISS, Settle, TournamentConfig
 from .schedule import ScheduleEntry, derive_seed
+
+if TYPE_CHECKING:  # numpy loads when the rounds are assessed, not with the tournament runner
+    from ..ranking import Assessment
 
 __all__ = ["STOP_LOOKS", "stop_confidence", "check_rounds", "first_rounds", "match_budget", "round_entries", "round_size_hint"]
 
