@@ -1,6 +1,6 @@
 """Lean workers: arena's own memory (PSS) and CPU at --jobs 2, against --jobs 1.
 
-Not a test.  Run: python benchmarks/workers.py [FILE] [--pairs 5] [--cpu N] [--pythonpath DIR]
+Not a test.  Run: python benchmarks/workers.py [FILE] [--pairs 5] [--cpu N] [--tty] [--pythonpath DIR]
 
 Plays the tournament FILE (default: tournaments/demo.yaml) through the real
 ``arena`` console script, as a user runs it, with ``--jobs 1`` (the floor) and
@@ -30,6 +30,10 @@ contention tax that --jobs 1 does not, on top of any overhead of arena's.
 Pinned, both job counts run time-sliced on one CPU and the ratio shows the
 extra work alone (wall times then mean nothing).
 
+``--tty`` gives arena a terminal for its stderr, as a user at a terminal
+does: the progress line then shows the leader, whose fit loads numpy into the
+arena process while the workers play.
+
 ``--pythonpath DIR`` runs the arena found in DIR (a checkout of another
 commit, say) with this interpreter, to compare before and after in one way.
 Python's bytecode caches matter to start-up: the header says whether this
@@ -41,6 +45,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import os
+import pty
 import resource
 import shutil
 import statistics
@@ -174,16 +179,36 @@ def arena_command() -> list[str]:
     return [sys.executable, script]
 
 
-def measure(file: Path, jobs: int, env: dict[str, str]) -> Run:
+def _drain(fd: int, into: list[bytes]) -> None:
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except OSError:  # EIO: the terminal's other side closed
+            break
+        if not chunk:
+            break
+        into.append(chunk)
+    os.close(fd)
+
+
+def measure(file: Path, jobs: int, env: dict[str, str], tty: bool = False) -> Run:
     run = Run(jobs)
     with tempfile.TemporaryDirectory() as tmp:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
+        out: list[bytes] = []
+        if tty:
+            ours, theirs = pty.openpty()
+            drain = threading.Thread(target=_drain, args=(ours, out), daemon=True)
+            drain.start()
         proc = subprocess.Popen([*arena_command(), "run", str(file), "--jobs", str(jobs), "--out", tmp],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+                                stdout=subprocess.DEVNULL, stderr=theirs if tty else subprocess.PIPE, env=env)
+        if tty:
+            os.close(theirs)
         sampler = Sampler(proc.pid)
         sampler.start()
         _, err = proc.communicate()
+        err = err or b"".join(out)
         sampler.done.set()
         sampler.join()
         run.wall = time.perf_counter() - start
@@ -204,11 +229,11 @@ def spread(values: list[float], fmt: str = "{:.3f}") -> str:
             f"(min {fmt.format(min(values))}, max {fmt.format(max(values))})")
 
 
-def run_pairs(file: Path, pairs: int, env: dict[str, str], echo=print) -> list[tuple[Run, Run]]:
+def run_pairs(file: Path, pairs: int, env: dict[str, str], echo=print, tty: bool = False) -> list[tuple[Run, Run]]:
     """``pairs`` interleaved pairs of runs, --jobs 1 then --jobs 2 (call ``prepare`` first)."""
     out = []
     for _ in range(pairs):
-        one, two = measure(file, 1, env), measure(file, 2, env)
+        one, two = measure(file, 1, env, tty), measure(file, 2, env, tty)
         out.append((one, two))
         for r in (one, two):
             roles = ", ".join(f"{k} {v:.1f}" for k, v in r.peak_by_role.items())
@@ -231,6 +256,7 @@ def main() -> None:
     ap.add_argument("file", nargs="?", default=str(ROOT / "tournaments" / "demo.yaml"))
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--cpu", type=int, default=None, help="run every process on this CPU alone")
+    ap.add_argument("--tty", action="store_true", help="arena's stderr on a terminal (the live progress line)")
     ap.add_argument("--pythonpath", default=None, help="run the arena package found in this directory")
     args = ap.parse_args()
     env = dict(os.environ)
@@ -239,9 +265,10 @@ def main() -> None:
     prepare(args.cpu)
     caches = "off (PYTHONDONTWRITEBYTECODE)" if sys.dont_write_bytecode else "on"
     pinned = "unpinned" if args.cpu is None else f"all on CPU {args.cpu}"
+    pinned += ", stderr on a terminal" if args.tty else ""
     print(f"tournament {args.file}; {args.pairs} pairs, --jobs 1 (floor) and 2 (subject) interleaved, {pinned}; "
           f"bytecode caches {caches}; arena from {args.pythonpath or 'this checkout'}")
-    pairs = run_pairs(Path(args.file), args.pairs, env, echo=lambda line: print(line, flush=True))
+    pairs = run_pairs(Path(args.file), args.pairs, env, echo=lambda line: print(line, flush=True), tty=args.tty)
     print("CPU --jobs 2 / --jobs 1, per pair:")
     print("  all processes (bots included): " + spread([b.cpu_all / a.cpu_all for a, b in pairs]))
     print("  arena's processes only:        " + spread([b.cpu_arena / a.cpu_arena for a, b in pairs]))
