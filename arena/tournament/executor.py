@@ -30,7 +30,6 @@ their own): both stop and reap every worker.
 
 from __future__ import annotations
 
-import os
 import pickle
 import select
 import signal
