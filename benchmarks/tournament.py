@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import os
 import resource
 import statistics
 import sys
@@ -66,6 +67,18 @@ def _cpu_now() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def _reap_orphans(deadline: float) -> None:
+    """Wait for what closing the bots left to this subreaper: a bot whose sandbox
+    was killed is reparented here, and its CPU counts only once it is reaped."""
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.02)
+
+
 def _summary(jobs: int, results: list[MatchResult], wall: float, cpu: float) -> Run:
     total = sum(r.wall_seconds for r in results)
     startup = sum(r.startup_seconds for r in results)
@@ -86,7 +99,9 @@ def measure(file: Path, jobs: int) -> Run:
             outcomes = list(executor.run(specs))
         finally:
             executor.close()
-        wall, cpu = time.perf_counter() - start, _cpu_now() - cpu
+        wall = time.perf_counter() - start
+        _reap_orphans(time.monotonic() + 5)
+        cpu = _cpu_now() - cpu
     failed = [o for o in outcomes if isinstance(o, MatchFailure)]
     if failed:
         sys.exit(f"--jobs {jobs}: {failed[0].match_id} failed: {failed[0].reason}")
@@ -100,7 +115,9 @@ def measure_without_reuse(file: Path) -> Run:
         mode = prepare_sandbox(config, warn=lambda _m: None)
         cpu, start = _cpu_now(), time.perf_counter()
         results = [run_match(entry_spec(config, e, Path(tmp), mode)) for e in build_schedule(config)]
-        wall, cpu = time.perf_counter() - start, _cpu_now() - cpu
+        wall = time.perf_counter() - start
+        _reap_orphans(time.monotonic() + 5)
+        cpu = _cpu_now() - cpu
     return _summary(1, results, wall, cpu)
 
 
