@@ -1,7 +1,9 @@
 """The ``arena`` command line: a thin click layer over the library.
 
 Library errors become one-line ``ClickException``s; nothing here knows the
-rules beyond calling the engine.
+rules beyond calling the engine.  What only one command needs (tabulate for
+a match account, the conformance checker) is imported by that command, so
+``arena run`` carries none of it.
 """
 
 from __future__ import annotations
@@ -20,8 +22,6 @@ from typing import Any
 import click
 
 from . import __version__
-from .account import final_table, render_account
-from .check import check_bot
 from .match import FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
 from .players.registry import BUILTIN_PLAYERS
 from .process import BotStartupError, TimeControl, sandbox
@@ -135,6 +135,8 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
     repeating the list if there are more seats than BOTS.  Without BOTS the
     seats alternate greedy and random.
     """
+    from .account import final_table, render_account
+
     n = players or (len(bots) if len(bots) >= 2 else 4)
     given = list(bots) or ["greedy", "random"]
     seats = tuple(_seat(given[i % len(given)]) for i in range(n))
@@ -212,6 +214,8 @@ def check(bot: str, time_per_move: float, log_dir: Path | None, sandbox_mode: st
     "python3 mybot.py".  Prints PASS/FAIL per step and exits with status 1
     if any step fails.
     """
+    from .check import check_bot
+
     seat = _seat(bot)
     if seat.bot is None:
         raise click.ClickException(f"{bot!r} is a built-in player; give the command line of a bot program")

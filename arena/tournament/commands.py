@@ -10,11 +10,9 @@ import os
 from pathlib import Path
 
 import click
-from tabulate import tabulate
 
-from ..account import final_table, render_account
 from .config import RATINGS, ConfigError, load_config
-from .leaderboard import FORMATS, report
+from .leaderboard import FORMATS, report, tabulate
 from .rounds import match_budget
 from .runner import STOP_REASONS, TournamentError, db_path, plan, run_tournament, settle_seed
 from .schedule import estimate_seconds
@@ -193,6 +191,7 @@ def _failed_row(f: FailedMatch) -> list[object]:
 @click.option("--verbose", "-v", is_flag=True, help="Show every draw and discard too.")
 def show(results: str, match_id: str, verbose: bool) -> None:
     """Show one match of RESULTS: the hand-by-hand account, faults and stderr logs."""
+    from ..account import final_table, render_account  # tabulate: not for the other commands
     store = _open_store(results)
     try:
         failed = [f for f in store.failures() if f.match_id == match_id]

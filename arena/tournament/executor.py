@@ -13,13 +13,15 @@ others, like cutechess-cli's ``-recover``.  A worker process that dies in a
 match fails that match too, and a new worker takes its place.
 
 Each worker keeps a ``BotPool`` so a bot program plays its consecutive
-matches without being restarted.  Workers are our own processes rather than
-``concurrent.futures`` ones so that an interrupted run can stop them
-deliberately: the worker turns SIGINT/SIGTERM into KeyboardInterrupt, which
+matches without being restarted.  A worker is a lean interpreter of its own
+(``worker``: it imports what playing a match needs and nothing of the CLI),
+started with ``subprocess`` and spoken to over a socket pair, one per worker,
+that carries one match at a time: so the parent always knows which match a
+worker is playing, and a worker that dies shows as the end of its socket.
+An interrupted run stops the workers deliberately: SIGTERM (or the
+terminal's SIGINT) becomes KeyboardInterrupt in the worker, which
 ``run_match`` handles by killing its bots, and the worker then closes its
-pool before exiting.  No bot outlives its worker.  Every worker has a task
-queue of its own and holds one match at a time, so the parent always knows
-which match a worker was playing.
+pool before exiting.  No bot outlives its worker.
 
 Callers must end every executor with ``close()`` (after a complete run) or
 ``abort()`` (after anything else, a KeyboardInterrupt or an exception of
@@ -28,44 +30,26 @@ their own): both stop and reap every worker.
 
 from __future__ import annotations
 
-import ctypes
-import multiprocessing as mp
-import os
 import pickle
-import queue
+import select
 import signal
-import traceback
+import socket
+import subprocess
+import sys
 from dataclasses import dataclass
-from multiprocessing.process import BaseProcess
-from typing import Any, Iterable, Iterator, Protocol, Union
+from pathlib import Path
+from typing import Iterable, Iterator, Protocol
 
-from ..match import BotPool, MatchResult, MatchSpec, run_match
+from ..match import BotPool, MatchSpec
+from . import channel
+from .worker import STOP, MatchFailure, Outcome, play
 
-PR_SET_PDEATHSIG = 1
+__all__ = ["Executor", "SerialExecutor", "ProcessExecutor", "MatchFailure", "Outcome", "WorkerError",
+           "make_executor", "worker_command"]
+
 POLL_SECONDS = 1.0        # how often the parent checks that busy workers are alive
-
-
-@dataclass(frozen=True)
-class MatchFailure:
-    """A match that raised an arena-side exception: no result, a reason.
-
-    ``reason`` is one line (``"ZeroDivisionError: division by zero"``);
-    ``traceback`` is the full text, for a log file (empty when there is none,
-    e.g. a worker process that died).
-    """
-
-    match_id: str
-    reason: str
-    traceback: str = ""
-
-    @classmethod
-    def of(cls, match_id: str, exc: BaseException) -> "MatchFailure":
-        text = " ".join(str(exc).split())
-        reason = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-        return cls(match_id, reason, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
-
-
-Outcome = Union[MatchResult, MatchFailure]
+# The directory holding this ``arena`` package: workers import the same code as their arena.
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 class Executor(Protocol):
@@ -74,14 +58,6 @@ class Executor(Protocol):
     def close(self) -> None: ...
 
     def abort(self) -> None: ...
-
-
-def play(spec: MatchSpec, pool: BotPool) -> Outcome:
-    """One match; an arena-side exception becomes a MatchFailure (Ctrl-C still propagates)."""
-    try:
-        return run_match(spec, pool)
-    except Exception as exc:  # noqa: BLE001 - any arena bug fails this match only
-        return MatchFailure.of(spec.match_id, exc)
 
 
 class SerialExecutor:
@@ -105,66 +81,25 @@ class WorkerError(RuntimeError):
     """Worker processes cannot be started (a bug or the system, not a bot fault)."""
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to SIGTERM this worker when the arena dies, even by SIGKILL,
-    so that the worker still kills its bots (set here, in the worker itself,
-    because a preexec_fn would force the slow fork path)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass  # not Linux: the parent check in the task loop still applies
-
-
-def _packed(spec: MatchSpec, pool: BotPool) -> bytes:
-    """The outcome, pickled here so that a result that cannot be pickled is a
-    failure of its match, not a message silently lost by the queue's thread."""
-    outcome = play(spec, pool)
-    try:
-        return pickle.dumps(outcome)
-    except Exception as exc:  # noqa: BLE001 - reported as this match's failure
-        return pickle.dumps(MatchFailure.of(spec.match_id, exc))
-
-
-def _worker(index: int, tasks: "mp.Queue[Any]", results: "mp.Queue[Any]", parent: int) -> None:
-    signal.signal(signal.SIGTERM, _interrupt)
-    _die_with_parent()
-    pool = BotPool()
-    try:
-        while True:
-            try:
-                spec = tasks.get(timeout=1.0)
-            except queue.Empty:
-                if os.getppid() != parent:
-                    results.cancel_join_thread()
-                    break  # the arena is gone
-                continue
-            if spec is None:
-                break
-            results.put((index, spec.match_id, _packed(spec, pool)))
-    except KeyboardInterrupt:
-        # Stopped, or the arena died: nobody may ever read what is still
-        # queued, and a full pipe would make the exit wait for it forever.
-        results.cancel_join_thread()
-    finally:
-        # A second Ctrl-C, or the parent's SIGTERM after it, must not cut the
-        # clean-up short: closing the pool is what kills this worker's bots.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        pool.close()
+def worker_command(fd: int) -> list[str]:
+    """The command line of a worker serving the socket ``fd``: this interpreter,
+    importing ``arena.tournament.worker`` from this package's directory."""
+    code = (f"import sys; sys.path.insert(0, {PACKAGE_ROOT!r}); "
+            f"from arena.tournament.worker import main; main({fd})")
+    return [sys.executable, "-c", code]
 
 
 @dataclass
 class _Slot:
-    """One worker process, its own task queue and the match it holds (None: idle)."""
+    """One worker process, the socket to it and the match it holds (None: idle)."""
 
-    process: BaseProcess
-    tasks: "mp.Queue[Any]"
+    process: subprocess.Popen[bytes]
+    conn: socket.socket
     match_id: str | None = None
+
+    def readable(self) -> bool:
+        """A message, or the end of the socket, is waiting."""
+        return bool(_readable([self.conn.fileno()], 0))
 
 
 def _exit_text(code: int | None) -> str:
@@ -181,106 +116,139 @@ class ProcessExecutor:
 
     def __init__(self, jobs: int) -> None:
         self.jobs = max(1, jobs)
-        self._ctx = mp.get_context("spawn")  # no inherited threads or bot pipes
-        self.results: mp.Queue[Any] = self._ctx.Queue()
         self.slots: list[_Slot] = []
+        self._more = True
         try:
-            for i in range(self.jobs):
-                self.slots.append(self._start(i))
+            for _ in range(self.jobs):
+                self.slots.append(self._start())
         except BaseException:
             self.abort()
             raise
 
     @property
-    def workers(self) -> list[BaseProcess]:
+    def workers(self) -> list[subprocess.Popen[bytes]]:
         return [s.process for s in self.slots]
 
-    def _start(self, index: int) -> _Slot:
-        tasks: mp.Queue[Any] = self._ctx.Queue()
-        proc = self._ctx.Process(target=_worker, args=(index, tasks, self.results, os.getpid()), daemon=False)
-        slot = _Slot(proc, tasks)
+    def _start(self) -> _Slot:
+        ours, theirs = socket.socketpair()
+        fd = theirs.fileno()
         try:
-            proc.start()
+            # Same process group as the arena: a terminal's Ctrl-C reaches the workers too.
+            proc = subprocess.Popen(worker_command(fd), pass_fds=(fd,), stdin=subprocess.DEVNULL)
         except OSError as exc:
-            tasks.cancel_join_thread()
+            ours.close()
             raise WorkerError(f"cannot start a worker process: {exc}") from None
-        return slot
+        finally:
+            theirs.close()  # the worker's end lives in the worker only: its death closes the socket
+        return _Slot(proc, ours)
 
     def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
         todo = iter(specs)
-        more = True
+        self._more = True
         while True:
-            for i, slot in enumerate(self.slots):
-                if more and slot.match_id is None:
-                    spec = next(todo, None)
-                    if spec is None:
-                        more = False
-                        break
-                    if not slot.process.is_alive():
-                        slot = self._replace(i)
-                    slot.tasks.put(spec)
-                    slot.match_id = spec.match_id
-            if not any(s.match_id is not None for s in self.slots):
+            yield from self._fill(todo)
+            busy = [s for s in self.slots if s.match_id is not None]
+            if not busy:
+                if self._more:
+                    continue  # every spec handed out so far failed to be sent
                 return
-            try:
-                message = self.results.get(timeout=POLL_SECONDS)
-            except queue.Empty:
-                message = None
-            if message is not None and (outcome := self._outcome(message)) is not None:
-                yield outcome
+            for fd in _readable([s.conn.fileno() for s in busy], POLL_SECONDS):
+                index = next(i for i, s in enumerate(self.slots) if s.conn.fileno() == fd)
+                yield self._receive(index)
             yield from self._reap_dead()
 
-    def _outcome(self, message: tuple[int, str, bytes]) -> Outcome | None:
-        """The outcome a worker sent; None if its match was already failed
-        (a late message from a worker that was replaced)."""
-        index, match_id, packed = message
+    def _fill(self, todo: Iterator[MatchSpec]) -> Iterator[Outcome]:
+        """Give every idle worker its next match; a spec that cannot be sent fails its match."""
+        for i in range(len(self.slots)):
+            if not self._more or self.slots[i].match_id is not None:
+                continue
+            spec = next(todo, None)
+            if spec is None:
+                self._more = False
+                return
+            try:
+                task = pickle.dumps(spec)
+            except Exception as exc:  # noqa: BLE001 - this match cannot be played
+                yield MatchFailure.of(spec.match_id, exc)
+                continue
+            self._send(i, task)
+            self.slots[i].match_id = spec.match_id
+
+    def _send(self, index: int, task: bytes) -> None:
+        """Send ``task`` to worker ``index``, replacing it first if it died while idle."""
+        for attempt in (1, 2):
+            slot = self.slots[index]
+            if slot.process.poll() is None:
+                try:
+                    channel.send(slot.conn.fileno(), task)
+                    return
+                except OSError:
+                    if attempt == 2:
+                        raise WorkerError("a new worker process died before its first match") from None
+            self._replace(index)
+
+    def _receive(self, index: int) -> Outcome:
+        """The outcome worker ``index`` sent for its match, or the failure of that
+        match if the worker died (the end of its socket) before sending one."""
         slot = self.slots[index]
-        if slot.match_id != match_id:
-            return None
+        match_id = slot.match_id
+        assert match_id is not None
+        try:
+            packed = channel.receive(slot.conn.fileno())
+        except (EOFError, OSError):
+            return self._died(index)
         slot.match_id = None
         try:
-            return pickle.loads(packed)
+            outcome = pickle.loads(packed)
         except Exception as exc:  # noqa: BLE001 - an outcome we cannot read fails its match
             return MatchFailure.of(match_id, exc)
+        if isinstance(outcome, MatchFailure) and outcome.match_id != match_id:
+            return MatchFailure(match_id, outcome.reason, outcome.traceback)  # the worker could not read the spec
+        return outcome
 
     def _reap_dead(self) -> Iterator[Outcome]:
-        """Fail the match of every busy worker that died, and replace the worker."""
-        dead = [i for i, s in enumerate(self.slots) if s.match_id is not None and not s.process.is_alive()]
-        if not dead:
-            return
-        # What a dead worker wrote (it flushes its queue before exiting) is
-        # readable now: take it first, it may be the result of its match.
-        while True:
-            try:
-                message = self.results.get_nowait()
-            except queue.Empty:
-                break
-            if (outcome := self._outcome(message)) is not None:
-                yield outcome
-        for i in dead:
-            slot = self.slots[i]
-            if slot.match_id is None:
-                continue
-            slot.process.join(timeout=1)
-            failure = MatchFailure(slot.match_id, f"worker process died ({_exit_text(slot.process.exitcode)})")
-            self._replace(i)
-            yield failure
+        """Fail the match of every busy worker that died without closing its
+        socket (a leaked descendant holds it, say), and replace the worker."""
+        for i, slot in enumerate(self.slots):
+            if slot.match_id is not None and slot.process.poll() is not None:
+                if slot.readable():  # what it sent before dying is its match's outcome
+                    yield self._receive(i)
+                else:
+                    yield self._died(i)
+
+    def _died(self, index: int) -> MatchFailure:
+        slot = self.slots[index]
+        assert slot.match_id is not None
+        try:
+            code = slot.process.wait(timeout=1)
+        except subprocess.TimeoutExpired:  # its socket closed, yet it lives on: end it
+            slot.process.kill()
+            code = slot.process.wait()
+        failure = MatchFailure(slot.match_id, f"worker process died ({_exit_text(code)})")
+        self._replace(index)
+        return failure
 
     def _replace(self, index: int) -> _Slot:
         old = self.slots[index]
-        old.tasks.cancel_join_thread()
-        old.process.join(timeout=1)
-        self.slots[index] = self._start(index)
+        old.conn.close()  # an idle worker that lives on sees the end of its socket and stops
+        _wait(old.process, 5)
+        if old.process.poll() is None:
+            old.process.kill()
+            old.process.wait()
+        self.slots[index] = self._start()
         return self.slots[index]
 
     def close(self) -> None:
         """Let idle workers finish (closing their bots), then stop them all."""
         try:
             for s in self.slots:
-                if s.process.is_alive():
-                    s.tasks.put(None)
+                if s.process.poll() is None:
+                    try:
+                        channel.send(s.conn.fileno(), STOP)
+                    except OSError:
+                        pass  # it is gone already
             for s in self.slots:
-                s.process.join(timeout=10)
+                _wait(s.process, 10)
         finally:
             self._stop_workers()
 
@@ -288,23 +256,37 @@ class ProcessExecutor:
         """Interrupt running matches (their bots are killed) and stop workers."""
         try:
             for s in self.slots:
-                if s.process.is_alive() and s.process.pid is not None:
+                if s.process.poll() is None:
                     try:
-                        os.kill(s.process.pid, signal.SIGTERM)
+                        s.process.send_signal(signal.SIGTERM)
                     except ProcessLookupError:
                         pass
             for s in self.slots:
-                s.process.join(timeout=10)
+                _wait(s.process, 10)
         finally:
             self._stop_workers()
 
     def _stop_workers(self) -> None:
         for s in self.slots:
-            if s.process.is_alive():
+            if s.process.poll() is None:
                 s.process.kill()
-                s.process.join(timeout=5)
-            s.tasks.cancel_join_thread()
-        self.results.cancel_join_thread()
+                _wait(s.process, 5)
+            s.conn.close()
+
+
+def _readable(fds: list[int], timeout: float) -> list[int]:
+    """The fds among ``fds`` with a message or an end of file waiting (poll: no FD_SETSIZE limit)."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return [fd for fd, _ in poller.poll(timeout * 1000)]
+
+
+def _wait(proc: subprocess.Popen[bytes], seconds: float) -> None:
+    try:
+        proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        pass  # the caller kills what is left
 
 
 def make_executor(jobs: int) -> SerialExecutor | ProcessExecutor:

@@ -26,14 +26,14 @@ import dataclasses
 import io
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, Union
 
-from tabulate import tabulate
-
-from ..ranking import Assessment, sign_test
 from .config import RATE_HANDS, RATE_MATCHES, RATINGS
 from .ranking import assess_matches, duplicate_group, match_ranks
 from .store import ResultStore, StoredMatch
+
+if TYPE_CHECKING:  # numpy and tabulate load when a table is computed, not with the tournament runner
+    from ..ranking import Assessment
 
 __all__ = [
     "FORMATS", "HeadToHead", "LeaderboardRow", "SeatStat", "format_head_to_head", "format_leaderboard",
@@ -194,6 +194,8 @@ def head_to_head(source: Source) -> list[HeadToHead]:
     finished ahead more often in its rotations (deals they split evenly are
     left out).
     """
+    from ..ranking import sign_test
+
     matches, _ = _matches_and_bots(source)
     counts: dict[tuple[str, str], list[int]] = {}
     nets: dict[tuple[str, str], dict[str, int]] = {}     # per duplicate group: ahead - behind
@@ -257,6 +259,14 @@ def _text(value: Any, col: Column) -> str:
         d = col.text_digits if col.text_digits is not None else (col.digits or 2)
         return f"{value:.{d}f}"
     return str(value)
+
+
+def tabulate(*args: Any, **kwargs: Any) -> str:
+    """The ``tabulate`` package's table, imported when a table is drawn (not light, and
+    a running tournament draws none)."""
+    from tabulate import tabulate as draw
+
+    return draw(*args, **kwargs)
 
 
 def format_table(columns: Sequence[Column], rows: Sequence[Any], fmt: str,

@@ -25,13 +25,16 @@ environment; its global environment is never set up or consulted.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-import trueskill
-
-from ..ranking import Assessment, Game, assess
+from ..ranking.games import Game
 from .config import RATE_HANDS, RATE_MATCHES
 from .store import StoredMatch
+
+if TYPE_CHECKING:  # numpy and trueskill load when a rating is computed, not with the tournament runner
+    import trueskill
+
+    from ..ranking import Assessment
 
 __all__ = ["DRAW_PROBABILITY", "assess_matches", "conservative", "duplicate_group", "hand_games", "make_env",
            "games_of", "hand_games_of", "match_games", "match_ranks", "rate", "rated_games"]
@@ -49,6 +52,8 @@ def make_env(mu: float = 25.0, sigma: float | None = None, beta: float | None = 
     sigma = mu / 3 if sigma is None else sigma
     beta = sigma / 2 if beta is None else beta
     tau = sigma / 100 if tau is None else tau
+    import trueskill
+
     return trueskill.TrueSkill(mu=mu, sigma=sigma, beta=beta, tau=tau,
                                draw_probability=draw_probability, backend=None)
 
@@ -124,6 +129,8 @@ def rated_games(matches: Iterable[StoredMatch], rating: str = RATE_HANDS) -> lis
 def assess_matches(matches: Iterable[StoredMatch], bots: Sequence[str] = (), confidence: float = 0.95,
                    seed: int = 0, rating: str = RATE_HANDS) -> Assessment:
     """Batch TrueSkill of the matches, with bootstrap intervals (``arena.ranking.assess``)."""
+    from ..ranking import assess
+
     return assess(rated_games(matches, rating), bots, confidence=confidence, seed=seed)
 
 

@@ -31,11 +31,14 @@ import itertools
 import math
 import random
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ..ranking import Assessment
 from ..ranking.matchmaking import cover, windows
 from .config import MAX_MATCHES, SWISS, Settle, TournamentConfig
 from .schedule import ScheduleEntry, derive_seed
+
+if TYPE_CHECKING:  # numpy loads when the rounds are assessed, not with the tournament runner
+    from ..ranking import Assessment
 
 __all__ = ["STOP_LOOKS", "StopRule", "stop_confidence", "swiss_tables", "check_rounds", "first_rounds", "match_budget", "round_entries", "round_size_hint"]
 

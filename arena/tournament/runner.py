@@ -31,7 +31,7 @@ from typing import Callable, Iterator, TextIO
 
 from ..match import FaultPolicy, MatchResult, MatchSpec
 from ..process import sandbox
-from ..ranking import Game, assess, fit
+from ..ranking.games import Game
 from .config import RATE_HANDS, TournamentConfig
 from .ranking import games_of, rated_games
 from .executor import MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make_executor
@@ -240,6 +240,8 @@ class Progress:
     def leader(self) -> str:
         now = time.monotonic()
         if self.games and (self._leader_at is None or now - self._leader_at >= self._refresh):
+            from ..ranking import fit  # numpy: only on a terminal, once a match is done
+
             ratings = fit(self.games).ratings
             best = min(ratings, key=lambda b: (-ratings[b].mu, b))
             done = time.monotonic()
@@ -419,6 +421,8 @@ class _Rounds:
         Each round is decided from the matches of the rounds before it only
         (by schedule index), so a resumed run, which finds later rounds
         already stored, decides every round as the first run did."""
+        from ..ranking import assess  # numpy: settling runs only
+
         index = round_no = 0
         assessment = None
         stored = self.store.matches()

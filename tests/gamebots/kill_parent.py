@@ -11,7 +11,7 @@ import common
 def kill_worker(msg):
     parent = os.getppid()
     cmdline = Path(f"/proc/{parent}/cmdline").read_bytes()
-    if b"multiprocessing" in cmdline:
+    if b"arena.tournament.worker" in cmdline:
         os.kill(parent, signal.SIGKILL)
     sys.exit(5)
 

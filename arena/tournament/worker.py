@@ -1,0 +1,115 @@
+"""A tournament worker process: plays the matches its arena sends, nothing else.
+
+``ProcessExecutor`` starts each worker as ``python -c "...; main(FD)"``: a
+fresh interpreter that imports this module, hence the match runner, the
+process layer, the engine and the reference players, and nothing of the
+command line, the configuration reader, the store or the ranking (no click,
+yaml, tabulate, numpy or trueskill).  Not multiprocessing's spawn: that would
+run the ``arena`` script again in every worker (the whole CLI, twice the
+memory) and start a resource-tracker process besides.
+
+The worker talks to its arena over one socket (FD, see ``channel``): it
+receives a pickled ``MatchSpec`` (an empty message: stop), plays it with its
+own ``BotPool`` and sends back the pickled outcome, a ``MatchResult`` or a
+``MatchFailure``.  It ends, closing its pool (which kills its bots), when
+told to stop, when the socket closes (the arena is gone), on SIGINT (Ctrl-C)
+or SIGTERM (the arena's ``abort``), and, by PR_SET_PDEATHSIG, when the arena
+dies even by SIGKILL in the middle of a match.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import pickle
+import signal
+import traceback
+from dataclasses import dataclass
+from typing import Any, Union
+
+from ..match import BotPool, MatchResult, MatchSpec, run_match
+from . import channel
+
+PR_SET_PDEATHSIG = 1
+STOP = b""          # the message that tells a worker to finish
+
+
+@dataclass(frozen=True)
+class MatchFailure:
+    """A match that raised an arena-side exception: no result, a reason.
+
+    ``reason`` is one line (``"ZeroDivisionError: division by zero"``);
+    ``traceback`` is the full text, for a log file (empty when there is none,
+    e.g. a worker process that died).
+    """
+
+    match_id: str
+    reason: str
+    traceback: str = ""
+
+    @classmethod
+    def of(cls, match_id: str, exc: BaseException) -> "MatchFailure":
+        text = " ".join(str(exc).split())
+        reason = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+        return cls(match_id, reason, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
+
+
+Outcome = Union[MatchResult, MatchFailure]
+
+
+def play(spec: MatchSpec, pool: BotPool) -> Outcome:
+    """One match; an arena-side exception becomes a MatchFailure (Ctrl-C still propagates)."""
+    try:
+        return run_match(spec, pool)
+    except Exception as exc:  # noqa: BLE001 - any arena bug fails this match only
+        return MatchFailure.of(spec.match_id, exc)
+
+
+def packed_outcome(task: bytes, pool: BotPool) -> bytes:
+    """The outcome of the pickled spec ``task``, pickled here so that a result
+    that cannot be pickled is a failure of its match, not a lost message."""
+    try:
+        spec = pickle.loads(task)
+    except Exception as exc:  # noqa: BLE001 - the arena fails the match it sent
+        return pickle.dumps(MatchFailure.of("", exc))
+    outcome = play(spec, pool)
+    try:
+        return pickle.dumps(outcome)
+    except Exception as exc:  # noqa: BLE001 - reported as this match's failure
+        return pickle.dumps(MatchFailure.of(spec.match_id, exc))
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGTERM this worker when the arena dies, even by SIGKILL,
+    so that the worker still kills its bots in the middle of a match."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass  # not Linux: the closed socket still ends an idle worker
+
+
+def main(fd: int) -> None:
+    """Serve matches on the socket ``fd`` until told to stop or the arena is gone."""
+    signal.signal(signal.SIGTERM, _interrupt)
+    _die_with_parent()
+    pool = BotPool()
+    try:
+        while True:
+            task = channel.receive(fd)
+            if task == STOP:
+                break
+            channel.send(fd, packed_outcome(task, pool))
+    except (KeyboardInterrupt, EOFError, OSError):
+        pass  # stopped, or the arena is gone (its end of the socket closed)
+    finally:
+        # A second Ctrl-C, or the arena's SIGTERM after it, must not cut the
+        # clean-up short: closing the pool is what kills this worker's bots.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        pool.close()
+        os.close(fd)

@@ -1,0 +1,282 @@
+"""Lean workers: arena's own memory (PSS) and CPU at --jobs 2, against --jobs 1.
+
+Not a test.  Run: python benchmarks/workers.py [FILE] [--pairs 5] [--cpu N] [--tty] [--pythonpath DIR]
+
+Plays the tournament FILE (default: tournaments/demo.yaml) through the real
+``arena`` console script, as a user runs it, with ``--jobs 1`` (the floor) and
+``--jobs 2`` (the subject), interleaved: floor, subject, floor, subject...,
+``--pairs`` times, each into a fresh results directory.  For every run:
+
+- arena's PSS: every 20 ms, the sum of ``Pss`` in /proc/PID/smaps_rollup over
+  arena's own processes (the ``arena`` process, its worker processes and any
+  multiprocessing helper: resource tracker, forkserver), bots excluded; the
+  peak of that sum over the run.  PSS charges shared pages to each process in
+  proportion, so the sum is what arena's processes cost the machine together.
+- CPU, two figures:
+  - ``all``: user + system CPU of every process of the run, bots included,
+    exact (``getrusage(RUSAGE_CHILDREN)``; this script is a child subreaper,
+    so helpers orphaned by arena are reaped here and counted too);
+  - ``arena``: arena's own processes only, bots excluded, from their
+    /proc/PID/stat read at each sample (the last sample of a process can miss
+    up to 20 ms of its CPU).
+
+Prints the runs, then per pair the ratio subject/floor of each CPU figure,
+and their median with min and max; and the median (min, max) peak PSS.
+
+``--cpu N`` runs every process of every run on CPU N alone.  CPU time is not
+a pure count of work: on a busy machine two processes of one run running at
+once slow each other (shared caches, memory bandwidth), so --jobs 2 pays a
+contention tax that --jobs 1 does not, on top of any overhead of arena's.
+Pinned, both job counts run time-sliced on one CPU and the ratio shows the
+extra work alone (wall times then mean nothing).
+
+``--tty`` gives arena a terminal for its stderr, as a user at a terminal
+does: the progress line then shows the leader, whose fit loads numpy into the
+arena process while the workers play.
+
+``--pythonpath DIR`` runs the arena found in DIR (a checkout of another
+commit, say) with this interpreter, to compare before and after in one way.
+Python's bytecode caches matter to start-up: the header says whether this
+interpreter writes them (PYTHONDONTWRITEBYTECODE unset) or not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import pty
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_SECONDS = 0.02
+RESCAN_SECONDS = 0.1
+PR_SET_CHILD_SUBREAPER = 36
+TICK = os.sysconf("SC_CLK_TCK")
+# Command-line marks of arena's own child processes (workers and helpers);
+# anything else below the arena process is a bot (or its sandbox).
+ARENA_MARKS = ("arena.tournament.worker", "multiprocessing")
+
+
+@dataclass
+class Run:
+    jobs: int
+    wall: float = 0.0
+    cpu_all: float = 0.0
+    cpu_arena: float = 0.0
+    peak_pss_mb: float = 0.0
+    peak_by_role: dict[str, float] = field(default_factory=dict)
+    arena_processes: int = 0
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _children_of(pid: int) -> list[int]:
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        stat = _read(f"/proc/{name}/stat")
+        if stat is None:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if int(fields[1]) == pid:
+            out.append(int(name))
+    return out
+
+
+def _role(pid: int) -> str | None:
+    """'worker' or 'helper' for arena's own children, None for a bot."""
+    cmd = _read(f"/proc/{pid}/cmdline")
+    if cmd is None:
+        return None
+    if "resource_tracker" in cmd or "forkserver" in cmd:
+        return "helper"
+    return "worker" if any(mark in cmd for mark in ARENA_MARKS) else None
+
+
+def _pss_kb(pid: int) -> int:
+    text = _read(f"/proc/{pid}/smaps_rollup") or ""
+    for line in text.splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    stat = _read(f"/proc/{pid}/stat")
+    if stat is None:
+        return None
+    fields = stat[stat.rfind(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / TICK   # utime + stime, this process only
+
+
+class Sampler(threading.Thread):
+    """Samples arena's processes (root and its arena children) until told to stop."""
+
+    def __init__(self, root: int) -> None:
+        super().__init__(daemon=True)
+        self.root = root
+        self.roles: dict[int, str] = {root: "parent"}
+        self.cpu: dict[int, float] = {}
+        self.peak_kb = 0
+        self.peak_by_role: dict[str, int] = {}
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        next_scan = 0.0
+        while not self.done.is_set():
+            now = time.monotonic()
+            if now >= next_scan:
+                for child in _children_of(self.root):
+                    if child not in self.roles and (role := _role(child)) is not None:
+                        self.roles[child] = role
+                next_scan = now + RESCAN_SECONDS
+            total = 0
+            by_role: dict[str, int] = {}
+            for pid, role in self.roles.items():
+                kb = _pss_kb(pid)
+                total += kb
+                key = role if role != "worker" else f"worker {pid}"
+                by_role[key] = kb
+                if (cpu := _cpu_seconds(pid)) is not None:
+                    self.cpu[pid] = cpu
+            if total > self.peak_kb:
+                self.peak_kb, self.peak_by_role = total, by_role
+            self.done.wait(SAMPLE_SECONDS)
+
+
+def _reap_orphans(deadline: float) -> None:
+    """Wait for the processes arena left to this subreaper (a resource tracker, say)."""
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.02)
+
+
+def arena_command() -> list[str]:
+    script = shutil.which("arena", path=str(Path(sys.executable).parent))
+    if script is None:
+        sys.exit("no 'arena' console script next to this interpreter: pip install -e . first")
+    return [sys.executable, script]
+
+
+def _drain(fd: int, into: list[bytes]) -> None:
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except OSError:  # EIO: the terminal's other side closed
+            break
+        if not chunk:
+            break
+        into.append(chunk)
+    os.close(fd)
+
+
+def measure(file: Path, jobs: int, env: dict[str, str], tty: bool = False) -> Run:
+    run = Run(jobs)
+    with tempfile.TemporaryDirectory() as tmp:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        out: list[bytes] = []
+        if tty:
+            ours, theirs = pty.openpty()
+            drain = threading.Thread(target=_drain, args=(ours, out), daemon=True)
+            drain.start()
+        proc = subprocess.Popen([*arena_command(), "run", str(file), "--jobs", str(jobs), "--out", tmp],
+                                stdout=subprocess.DEVNULL, stderr=theirs if tty else subprocess.PIPE, env=env)
+        if tty:
+            os.close(theirs)
+        sampler = Sampler(proc.pid)
+        sampler.start()
+        _, err = proc.communicate()
+        err = err or b"".join(out)
+        sampler.done.set()
+        sampler.join()
+        run.wall = time.perf_counter() - start
+        _reap_orphans(time.monotonic() + 5)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if proc.returncode != 0:
+            sys.exit(f"arena run --jobs {jobs} failed ({proc.returncode}): {err.decode(errors='replace')[-500:]}")
+    run.cpu_all = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    run.cpu_arena = sum(sampler.cpu.values())
+    run.peak_pss_mb = sampler.peak_kb / 1024
+    run.peak_by_role = {k: v / 1024 for k, v in sorted(sampler.peak_by_role.items())}
+    run.arena_processes = len(sampler.roles)
+    return run
+
+
+def spread(values: list[float], fmt: str = "{:.3f}") -> str:
+    return (f"median {fmt.format(statistics.median(values))} "
+            f"(min {fmt.format(min(values))}, max {fmt.format(max(values))})")
+
+
+def run_pairs(file: Path, pairs: int, env: dict[str, str], echo=print, tty: bool = False) -> list[tuple[Run, Run]]:
+    """``pairs`` interleaved pairs of runs, --jobs 1 then --jobs 2 (call ``prepare`` first)."""
+    out = []
+    for _ in range(pairs):
+        one, two = measure(file, 1, env, tty), measure(file, 2, env, tty)
+        out.append((one, two))
+        for r in (one, two):
+            roles = ", ".join(f"{k} {v:.1f}" for k, v in r.peak_by_role.items())
+            echo(f"  --jobs {r.jobs}: wall {r.wall:5.1f} s, CPU all {r.cpu_all:6.2f} s, arena {r.cpu_arena:5.2f} s; "
+                 f"peak arena PSS {r.peak_pss_mb:5.1f} MB ({roles})")
+    return out
+
+
+def prepare(cpu: int | None) -> None:
+    """Become a child subreaper; pin this process (and so every child) to ``cpu``."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1) != 0:
+        print("warning: cannot become a child subreaper; orphaned helpers' CPU is not counted")
+    if cpu is not None:
+        os.sched_setaffinity(0, {cpu})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("file", nargs="?", default=str(ROOT / "tournaments" / "demo.yaml"))
+    ap.add_argument("--pairs", type=int, default=5)
+    ap.add_argument("--cpu", type=int, default=None, help="run every process on this CPU alone")
+    ap.add_argument("--tty", action="store_true", help="arena's stderr on a terminal (the live progress line)")
+    ap.add_argument("--pythonpath", default=None, help="run the arena package found in this directory")
+    args = ap.parse_args()
+    env = dict(os.environ)
+    if args.pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [args.pythonpath, env.get("PYTHONPATH")]))
+    prepare(args.cpu)
+    caches = "off (PYTHONDONTWRITEBYTECODE)" if sys.dont_write_bytecode else "on"
+    pinned = "unpinned" if args.cpu is None else f"all on CPU {args.cpu}"
+    pinned += ", stderr on a terminal" if args.tty else ""
+    print(f"tournament {args.file}; {args.pairs} pairs, --jobs 1 (floor) and 2 (subject) interleaved, {pinned}; "
+          f"bytecode caches {caches}; arena from {args.pythonpath or 'this checkout'}")
+    pairs = run_pairs(Path(args.file), args.pairs, env, echo=lambda line: print(line, flush=True), tty=args.tty)
+    print("CPU --jobs 2 / --jobs 1, per pair:")
+    print("  all processes (bots included): " + spread([b.cpu_all / a.cpu_all for a, b in pairs]))
+    print("  arena's processes only:        " + spread([b.cpu_arena / a.cpu_arena for a, b in pairs]))
+    print("arena's CPU-seconds: --jobs 1 " + spread([a.cpu_arena for a, _ in pairs], "{:.2f}")
+          + "; --jobs 2 " + spread([b.cpu_arena for _, b in pairs], "{:.2f}"))
+    print("peak PSS of arena's processes (MB): --jobs 1 " + spread([a.peak_pss_mb for a, _ in pairs], "{:.1f}")
+          + "; --jobs 2 " + spread([b.peak_pss_mb for _, b in pairs], "{:.1f}"))
+
+
+if __name__ == "__main__":
+    main()

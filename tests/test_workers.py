@@ -1,0 +1,115 @@
+"""Lean --jobs workers: what a worker process imports and what the executor starts.
+
+The worker processes are started from a parent script that, like the
+``arena`` console script, has the whole CLI and the heavy libraries loaded;
+the workers report every module they import (PYTHONPROFILEIMPORTTIME), and
+none of the CLI's libraries may be among them.  Run in a subprocess with a
+timeout, so a hang fails the test instead of stalling the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from arena.tournament import channel
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PARENT = """
+import json, os, sys
+from arena.cli import main                 # the console script's import: the whole CLI
+import click, numpy, tabulate, trueskill, yaml
+from arena.match import MatchSpec, SeatSpec
+from arena.tournament.executor import MatchFailure, ProcessExecutor
+
+
+def children(pid):
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                stat = open(f"/proc/{name}/stat").read()
+            except OSError:
+                continue
+            if int(stat[stat.rfind(")") + 2:].split()[1]) == pid:
+                found.append(int(name))
+    return found
+
+
+if __name__ == "__main__":
+    seats = (SeatSpec.builtin("random"),) * 3
+    specs = [MatchSpec(f"m{i}", seats, {"contracts": ["2S3"]}, seed=i) for i in range(3)]
+    if "unpicklable" in sys.argv:
+        specs.insert(1, MatchSpec("bad", seats, {"contracts": ["2S3"], "x": lambda: 0}))
+    os.environ["PYTHONPROFILEIMPORTTIME"] = "1"   # workers print every import to stderr
+    executor = ProcessExecutor(2)
+    try:
+        started = len(children(os.getpid()))
+        outcomes = {o.match_id: (o.reason if isinstance(o, MatchFailure) else list(o.places))
+                    for o in executor.run(specs)}
+    finally:
+        executor.close()
+    print(json.dumps({"started": started, "outcomes": outcomes}))
+"""
+
+IMPORT_LINE = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)")
+HEAVY = {"numpy", "trueskill", "click", "tabulate", "yaml", "sqlite3", "multiprocessing"}
+
+
+def run_parent(tmp_path: Path, *args: str) -> tuple[dict, set[str]]:
+    script = tmp_path / "parent.py"   # a file, like the console script (spawn re-ran it in workers)
+    script.write_text(PARENT)
+    done = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    imported = {m.group(1) for line in done.stderr.splitlines() if (m := IMPORT_LINE.match(line))}
+    return json.loads(done.stdout.strip().splitlines()[-1]), imported
+
+
+def test_a_worker_imports_only_what_playing_a_match_needs(tmp_path: Path) -> None:
+    report, imported = run_parent(tmp_path)
+    assert {"arena.tournament.worker", "arena.match.runner", "arena.shanghai.game"} <= imported
+    assert len(report["outcomes"]) == 3  # the workers played, having imported no more than that
+    top = {name.split(".")[0] for name in imported}
+    assert not HEAVY & top, f"a worker imported {sorted(HEAVY & top)}"
+    assert not {m for m in imported if m.startswith(("arena.cli", "arena.ranking", "arena.tournament.store",
+                                                     "arena.tournament.config", "arena.account"))}
+
+
+def test_the_executor_starts_its_workers_and_no_helper_process(tmp_path: Path) -> None:
+    report, _ = run_parent(tmp_path)
+    assert report["started"] == 2  # multiprocessing's spawn added a resource tracker
+
+
+def test_a_spec_that_cannot_be_sent_fails_its_match_only(tmp_path: Path) -> None:
+    report, _ = run_parent(tmp_path, "unpicklable")
+    outcomes = report["outcomes"]
+    assert sorted(outcomes) == ["bad", "m0", "m1", "m2"]
+    assert "lambda" in outcomes["bad"] or "pickle" in outcomes["bad"].lower()
+    assert all(isinstance(outcomes[m], list) for m in ("m0", "m1", "m2"))
+
+
+def test_channel_carries_messages_larger_than_a_pipe_and_reports_the_end() -> None:
+    ours, theirs = socket.socketpair()
+    big = os.urandom(3 * channel.CHUNK + 5)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.extend([channel.receive(theirs.fileno()),
+                                                         channel.receive(theirs.fileno())]))
+    reader.start()
+    channel.send(ours.fileno(), big)
+    channel.send(ours.fileno(), b"")
+    reader.join(timeout=30)
+    assert got == [big, b""]
+    ours.close()
+    with pytest.raises(EOFError):
+        channel.receive(theirs.fileno())
+    theirs.close()
