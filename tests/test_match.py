@@ -361,6 +361,19 @@ def test_cli_check_passes_a_good_bot(tmp_path):
     for step in ("start", "draw", "buy", "play", "match", "quit"):
         assert f"PASS  {step}" in res.output
     assert "WARN  go down" in res.output and "result: PASS" in res.output
+    assert "protocol 2" in res.output
+
+
+def test_cli_check_warns_about_protocol_1_and_checks_it(tmp_path):
+    """A bot written for protocol 1 (no "protocol" in 'ready') is checked in
+    protocol 1: every step passes, and the start step says to move on."""
+    res = CliRunner().invoke(main, ["check", f"{sys.executable} {GAMEBOTS / 'minimal.py'} --protocol-1",
+                                    "--log-dir", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert "WARN  start" in res.output and "protocol 1" in res.output and '"protocol": 2' in res.output
+    for step in ("draw", "buy", "play", "match", "quit"):
+        assert f"PASS  {step}" in res.output
+    assert "result: PASS" in res.output
 
 
 @pytest.mark.parametrize("name,failing", [("illegal", "FAIL  play"), ("bad_handshake", "FAIL  start"),

@@ -110,6 +110,8 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None) -> MatchResult:
         bot_names=tuple(s.bot_name if isinstance(s, RemoteSeat) else None for s in seats),
         pids=tuple(s.pid if isinstance(s, RemoteSeat) else None for s in seats),
         reused=tuple(s.reused if isinstance(s, RemoteSeat) else False for s in seats),
+        protocols=tuple(s.protocol if isinstance(s, RemoteSeat) and s.bot_name is not None else None
+                        for s in seats),
     )
 
 
