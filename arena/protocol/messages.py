@@ -47,7 +47,7 @@ from ..shanghai.errors import MalformedInput
 from ..shanghai.events import Event
 from ..shanghai.game import Decision, View
 from ..shanghai.ruleset import Ruleset
-from .wire import Reply, decode_reply_fast, reply_fields
+from .wire import UNSET, Reply, decode_reply_fast, reply_fields
 
 PROTOCOL_VERSION = 2          # what the arena speaks unless the bot asks for another
 PROTOCOLS = (1, 2)            # what a bot may ask for in 'ready'
@@ -220,14 +220,17 @@ def parse_reply(obj: Any, req_id: int, kind: str) -> Action:
     return action_from_json({"type": PLAY, **body})
 
 
-@dataclass(frozen=True, slots=True)
 class ReplyLine:
     """One reply line, decoded as far as the line goes: the typed reply when
-    the fast path took it, else the strictly decoded object."""
+    the fast path took it, else the strictly decoded object.  (A plain slotted
+    class: one is made per decision, and a frozen dataclass costs more.)"""
 
-    raw: bytes
-    typed: Reply | None
-    obj: dict[str, Any] | None
+    __slots__ = ("raw", "typed", "obj")
+
+    def __init__(self, raw: bytes, typed: Reply | None, obj: dict[str, Any] | None) -> None:
+        self.raw = raw
+        self.typed = typed
+        self.obj = obj
 
     @property
     def id(self) -> Any:
@@ -255,22 +258,21 @@ def reply_action(line: ReplyLine, req_id: int, kind: str) -> Action:
     does not accept whole (so the reasons and fault kinds are its own)."""
     typed = line.typed
     if typed is not None and typed.id == req_id:
-        fields = reply_fields(typed)
-        del fields["id"]
-        fields.pop("type", None)
-        if fields.keys() <= _ALLOWED[kind] and not (kind == PLAY and "steps" in fields
-                                                    and fields.keys() & _KEYED):
-            try:
-                if kind == DRAW:                # as action_from_json decodes them
-                    source = fields["draw"]
-                    if source in _SOURCES:
-                        return _SOURCES[source]
-                elif kind == BUY:
-                    return _BUYS[fields["buy"]]
-                else:
+        if kind == DRAW:                    # as action_from_json decodes them
+            if typed.draw in _SOURCES and _only_set(typed, _DRAW_SET):
+                return _SOURCES[typed.draw]  # type: ignore[index]
+        elif kind == BUY:
+            if typed.buy is not UNSET and _only_set(typed, _BUY_SET):
+                return _BUYS[typed.buy]      # type: ignore[index]
+        else:
+            fields = reply_fields(typed)
+            del fields["id"]
+            fields.pop("type", None)
+            if fields.keys() <= _ALLOWED[PLAY] and not ("steps" in fields and fields.keys() & _KEYED):
+                try:
                     return action_from_json({"type": PLAY, **fields})
-            except (KeyError, MalformedInput):
-                pass                # the reference path says why
+                except MalformedInput:
+                    pass                # the reference path says why
     obj = line.obj
     if obj is None:
         try:
@@ -281,6 +283,12 @@ def reply_action(line: ReplyLine, req_id: int, kind: str) -> Action:
 
 
 _ALLOWED = {k: frozenset(v) for k, v in REPLY_FIELDS.items()}
+_DRAW_SET = ("buy", "go_down", "lay_off", "swap", "steps", "discard")     # must be unset
+_BUY_SET = ("draw", "go_down", "lay_off", "swap", "steps", "discard")
+
+
+def _only_set(typed: Reply, unset: tuple[str, ...]) -> bool:
+    return all(getattr(typed, name) is UNSET for name in unset)
 _SOURCES = {STOCK: Draw(STOCK), UPCARD: Draw(UPCARD)}
 _BUYS = {True: Buy(True), False: Buy(False)}
 _KEYED = frozenset({"go_down", "lay_off", "swap"})
