@@ -16,7 +16,6 @@ for them.  Every line is the JSON object ``messages.request_message`` (or
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
@@ -73,7 +72,7 @@ class MatchEncoder:
         self._seat_head: dict[int, tuple[int, int, int, int, int, str]] = {}
         self._totals: Raw = Raw(b"[]")
         self._melds: dict[int, tuple[TableMeld, Raw]] = {}
-        self._history: list[str] = []             # protocol 1 only
+        self._history: list[bytes] = []           # protocol 1 only
 
     # ------------------------------------------------------------------ notices
     def notices(self, since: int) -> list[bytes]:
@@ -134,7 +133,7 @@ class MatchEncoder:
             self._hand_public = public
             self._history = []
         for e in public[len(self._history):]:
-            self._history.append(json.dumps(e.to_json(), separators=(",", ":")))
+            self._history.append(encode(e.to_json()))
         view = replace(game.view(d.seat), history=())    # its history is spliced in below
         msg = request_message(req_id, d, view, protocol=1)
         view_json = msg.pop("view")
@@ -142,7 +141,7 @@ class MatchEncoder:
         decision = view_json.pop("decision")
         head = encode(msg)[:-1]
         body = encode(view_json)[:-1]
-        history = ",".join(self._history).encode()
+        history = b",".join(self._history)
         return (head + b',"view":' + body + b',"history":[' + history + b'],"decision":'
                 + encode(decision) + b"}}")
 
