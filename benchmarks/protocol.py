@@ -191,6 +191,51 @@ def stats_cpu(path: str | None) -> float:
         time.sleep(0.005)
 
 
+def in_process(seeds: list[int], seats: int, protocol: int) -> tuple[float, float]:
+    """(codec, engine) CPU per decision of the same matches without processes:
+    the codec makes the notices and the request and reads a minimal reply;
+    the engine answers ``decision()``, ``view()`` and ``apply()``.  The
+    request needs one ``view()``: it is timed apart (a second call on the same
+    state) and counted as the engine's."""
+    from arena.match import fallback_action
+    from arena.protocol.encoder import MatchEncoder
+    from arena.protocol.messages import decode_reply_line, reply_action
+    from arena.shanghai.game import Game
+    from arena.shanghai.ruleset import Ruleset
+    rules = Ruleset.from_mapping(RULES)
+    codec = engine = 0.0
+    decisions = 0
+    clock = time.process_time
+    for seed in seeds:
+        game = Game.seeded(rules, seats, seed)
+        enc = MatchEncoder(game)
+        sent = [1] * seats
+        while True:
+            t0 = clock()
+            d = game.decision()
+            if d is None:
+                break
+            tv = clock()
+            game.view(d.seat)
+            t1 = clock()
+            view = t1 - tv
+            enc.notices(sent[d.seat])
+            sent[d.seat] = len(game.log)
+            enc.request(decisions, d, protocol)
+            action = fallback_action(d)
+            raw = (b'{"id": %d, "draw": "stock"}' if d.kind == "draw" else b'{"id": %d, "buy": false}'
+                   if d.kind == "buy" else b'{"id": %%d, "discard": "%s"}' % d.options[0].text.encode())
+            line, _ = decode_reply_line(raw % decisions)
+            action = reply_action(line, decisions, d.kind)
+            t2 = clock()
+            game.apply(action, d.seat)
+            t3 = clock()
+            codec += t2 - t1 - view
+            engine += (t1 - t0) + (t3 - t2)
+            decisions += 1
+    return codec / decisions * 1e6, engine / decisions * 1e6
+
+
 def spread(values: list[float], fmt: str) -> str:
     return (f"{format(statistics.median(values), fmt)} "
             f"(min {format(min(values), fmt)}, max {format(max(values), fmt)})")
@@ -246,6 +291,10 @@ def main() -> None:
     print(f"bots' CPU per decision:        {spread([p.bots_us for p in pairs], '.1f')} us "
           f"(echo children per round trip: {spread([p.children_us for p in pairs], '.1f')} us)")
     print(f"match rate / floor rate, per CPU-second of all processes: {spread([p.ratio for p in pairs], '.2f')}")
+    codec, engine = in_process(seeds, args.seats, args.protocol)
+    print(f"of the arena's CPU, measured in-process on the same matches: codec {codec:.1f} us, "
+          f"engine (decision, view, apply) {engine:.1f} us per decision; the rest is the process "
+          f"layer (pipes, reader threads) and the match loop")
     print(f"(the same per wall-clock second: {spread([p.wall_ratio for p in pairs], '.2f')})")
 
 

@@ -6,8 +6,9 @@
   order; a bot that answers 'ready' without "protocol" (written for protocol
   1) gets protocol 1 requests whose history is exactly the hand's notices;
 - botkit's history, rebuilt from the notices, equals the engine's public
-  history and hand scores at every decision of a seeded match (real
-  subprocess: greedy_bot.py checks it itself on each request);
+  history and hand scores at every decision of seeded matches: in-process
+  in test_protocol (``drive_session``), and here through a real subprocess
+  bot whose view at every request must hold exactly the notices it got;
 - the encoder's bytes are the JSON objects of ``request_message`` /
   ``event_message`` in both protocols, and the start, error and end lines too;
 - the typed fast path for replies agrees with the reference decoder
@@ -105,9 +106,11 @@ def test_protocol_1_is_negotiated_and_gets_the_v1_shape(tmp_path: Path) -> None:
 
 
 def test_botkit_history_equals_the_engines_at_every_decision(tmp_path: Path) -> None:
-    """greedy_bot.py through botkit, with a check on each request: the history
-    and hand scores rebuilt from the notices are those of a replay of the
-    moves so far (the bot writes any mismatch on stderr and exits)."""
+    """A greedy player through botkit in a subprocess, with a check on each
+    request: the view's history and hand scores are exactly the notices the
+    bot got this hand (collected apart from botkit); a mismatch ends the bot,
+    a crash the test.  The notices themselves are the engine's public events
+    (test_a_v2_request_has_no_history_and_notices_carry_each_event_once)."""
     probe = tmp_path / "probe.py"
     probe.write_text(PROBE.format(repo=str(Path(__file__).parent.parent)))
     seat = SeatSpec.command([sys.executable, str(probe)], name="probe")
