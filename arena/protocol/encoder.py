@@ -22,6 +22,7 @@ from typing import Any
 from msgspec import Raw
 
 from ..shanghai import events as ev
+from ..shanghai.cards import Card
 from ..shanghai.events import Event
 from ..shanghai.game import Decision, Game, TableMeld, View
 from .messages import (V1_ONLY_VIEW_FIELDS, TimeLimits, end_message, error_message,
@@ -72,6 +73,10 @@ class MatchEncoder:
         self._seat_head: dict[int, tuple[int, int, int, int, int, str]] = {}
         self._totals: Raw = Raw(b"[]")
         self._melds: dict[int, tuple[TableMeld, Raw]] = {}
+        # Per seat: the last hand (and play options) and their card texts;
+        # a seat's cards change once or twice a turn, its requests are more.
+        self._cards: dict[int, tuple[tuple[Card, ...], list[str]]] = {}
+        self._options: dict[int, tuple[tuple[Any, ...], Raw]] = {}
         self._history: list[bytes] = []           # protocol 1 only
 
     # ------------------------------------------------------------------ notices
@@ -99,11 +104,10 @@ class MatchEncoder:
                 view.seat, view.players, view.hand_no, view.hands_total, view.dealer,
                 view.contract.text)
         seat, players, hand, hands_total, dealer, contract = head
-        options = (Raw(encode([c.text for c in d.options])) if d.kind == "play"
-                   else _options_raw(d.options))
+        options = self._play_options(seat, d.options) if d.kind == "play" else _options_raw(d.options)
         return encode(RequestV2(req_id, d.kind, options, ViewV2(
             seat, players, hand, hands_total, dealer, contract,
-            [c.text for c in view.hand], self._melds_raw(view.melds),
+            self._card_texts(seat, view.hand), self._melds_raw(view.melds),
             view.upcard.text if view.upcard is not None else None,
             view.pile_top.text if view.pile_top is not None else None,
             view.pile_size, view.stock_size, list(view.card_counts), list(view.buys_left),
@@ -114,6 +118,18 @@ class MatchEncoder:
         self._seat_head.clear()
         self._melds.clear()
         self._totals = Raw(encode(list(view.totals)))
+
+    def _card_texts(self, seat: int, cards: tuple[Card, ...]) -> list[str]:
+        hit = self._cards.get(seat)
+        if hit is None or hit[0] != cards:     # the same Card objects: compared by identity
+            hit = self._cards[seat] = (cards, [c.text for c in cards])
+        return hit[1]
+
+    def _play_options(self, seat: int, options: tuple[Any, ...]) -> Raw:
+        hit = self._options.get(seat)
+        if hit is None or hit[0] != options:
+            hit = self._options[seat] = (options, Raw(encode([c.text for c in options])))
+        return hit[1]
 
     def _melds_raw(self, melds: tuple[TableMeld, ...]) -> list[Raw]:
         cache = self._melds

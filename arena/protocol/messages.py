@@ -259,10 +259,10 @@ def reply_action(line: ReplyLine, req_id: int, kind: str) -> Action:
     typed = line.typed
     if typed is not None and typed.id == req_id:
         if kind == DRAW:                    # as action_from_json decodes them
-            if typed.draw in _SOURCES and _only_set(typed, _DRAW_SET):
+            if typed.draw in _SOURCES and typed.buy is UNSET and _no_play_fields(typed):
                 return _SOURCES[typed.draw]  # type: ignore[index]
         elif kind == BUY:
-            if typed.buy is not UNSET and _only_set(typed, _BUY_SET):
+            if typed.buy is not UNSET and typed.draw is UNSET and _no_play_fields(typed):
                 return _BUYS[typed.buy]      # type: ignore[index]
         else:
             fields = reply_fields(typed)
@@ -283,12 +283,11 @@ def reply_action(line: ReplyLine, req_id: int, kind: str) -> Action:
 
 
 _ALLOWED = {k: frozenset(v) for k, v in REPLY_FIELDS.items()}
-_DRAW_SET = ("buy", "go_down", "lay_off", "swap", "steps", "discard")     # must be unset
-_BUY_SET = ("draw", "go_down", "lay_off", "swap", "steps", "discard")
 
 
-def _only_set(typed: Reply, unset: tuple[str, ...]) -> bool:
-    return all(getattr(typed, name) is UNSET for name in unset)
+def _no_play_fields(typed: Reply) -> bool:
+    return (typed.discard is UNSET and typed.go_down is UNSET and typed.lay_off is UNSET
+            and typed.swap is UNSET and typed.steps is UNSET)
 _SOURCES = {STOCK: Draw(STOCK), UPCARD: Draw(UPCARD)}
 _BUYS = {True: Buy(True), False: Buy(False)}
 _KEYED = frozenset({"go_down", "lay_off", "swap"})
