@@ -300,3 +300,14 @@ def test_an_oversize_line_is_refused(tmp_path: Path) -> None:
     result = run_match(spec)
     (fault,) = result.faults
     assert fault.kind == "malformed" and "line too long" in fault.detail and fault.forfeit
+
+
+def test_a_reply_without_id_is_judged_not_skipped() -> None:
+    """The process layer skips late answers by their id; a reply with no id
+    must reach the protocol, which calls it malformed."""
+    from arena.process.jsonline import NO_ID
+    line, rid = decode_reply_line(b'{"draw": "stock"}')
+    assert rid is NO_ID
+    with pytest.raises(ProtocolError, match="has no \"id\"") as info:
+        reply_action(line, 5, "draw")
+    assert info.value.fault == "malformed"

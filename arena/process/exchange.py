@@ -21,7 +21,7 @@ from typing import Any
 
 from .errors import BotMalformed, BotTimeout, excerpt
 from .exits import ProcessExits
-from .jsonline import JSONLineError, JSONObject, decode_object
+from .jsonline import NO_ID, JSONLineError, JSONObject, decode_object
 from .streams import EXIT, LINE, TOOLONG, Event, log_text
 
 LOG = logging.getLogger(__name__)
@@ -29,7 +29,6 @@ LOG = logging.getLogger(__name__)
 # A reply decoder: line -> (value, the id it carries or NO_ID); raises
 # JSONLineError for a line that is no acceptable reply at all.
 Decode = Callable[[bytes], tuple[Any, Any]]
-NO_ID: Any = object()
 
 
 class LineExchange(ProcessExits):

@@ -31,6 +31,8 @@ from itertools import accumulate
 from typing import Any
 
 JSONObject = dict[str, Any]
+# The id of a reply that has none (a reply decoder's answer, see exchange.Decode).
+NO_ID: Any = object()
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..process.jsonline import JSONLineError, decode_object
+from ..process.jsonline import NO_ID, JSONLineError, decode_object
 
 from ..shanghai.actions import BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, action_from_json
 from ..shanghai.errors import MalformedInput
@@ -239,9 +239,6 @@ class ReplyLine:
             return self.typed.id
         assert self.obj is not None
         return self.obj.get("id", NO_ID)
-
-
-NO_ID = object()
 
 
 def decode_reply_line(raw: bytes) -> tuple[ReplyLine, Any]:
