@@ -37,6 +37,12 @@ Optional hooks, as keyword arguments or as methods of the player object:
 ``on_start(info)``, ``on_event(event)`` (the event dict), ``on_error(msg)``
 (the whole error message), ``on_end(msg)``.
 
+botkit speaks protocol 2 (it says so in ``ready``): requests carry no
+history, and the history arrives as ``event`` notices, each once.  botkit
+keeps it, hand by hand, and puts it in every view it builds
+(``view.history``, ``view.hand_scores``), so a player sees the same ``View``
+as an in-process player of ``arena.players``.
+
 Meld search and meld rules are re-exported here: ``find_contract``,
 ``find_best_contract``, ``could_go_down``, ``make_meld``, ``make_set``,
 ``make_run``, ``lay_off``, ``lay_off_ends``, ``swap_wild``, ``guess_kind``.
@@ -51,6 +57,8 @@ import sys
 import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, TextIO
+
+import msgspec
 
 from .protocol.messages import PROTOCOL_VERSION, reply_from_action
 from .shanghai.actions import (
@@ -68,7 +76,7 @@ __all__ = [
     # the loop
     "run", "BotSession", "MatchInfo", "FunctionPlayer",
     # decoding
-    "view_from_json", "parse_request", "fallback_action", "is_wild",
+    "view_from_json", "parse_request", "History", "fallback_action", "is_wild",
     # actions
     "Action", "Draw", "Buy", "Play", "GoDown", "LayOff", "Swap", "MeldCards", "Step", "discard_only",
     "DRAW", "BUY", "PLAY", "STOCK", "UPCARD", "SET", "RUN",
@@ -93,19 +101,29 @@ def _option(kind: str, value: Any) -> Any:
     return parse_card(value) if kind == PLAY else value
 
 
-def view_from_json(obj: Mapping[str, Any], rules: Ruleset) -> View:
+def view_from_json(obj: Mapping[str, Any], rules: Ruleset, *,
+                   history: tuple[Event, ...] | None = None,
+                   hand_scores: tuple[tuple[int, ...], ...] | None = None,
+                   decision: Decision | None = None) -> View:
     """Rebuild the engine's ``View`` from its JSON form (a request's ``view``).
 
     ``rules`` is the match's ruleset (``Ruleset.from_mapping(start["rules"])``);
     melds are rebuilt with the engine's own meld rules, so ``view.melds[i].meld``
-    knows which cards are wild and where a run can grow.
+    knows which cards are wild and where a run can grow.  A protocol 2 view
+    has no ``history``, ``hand_scores`` nor ``decision``: give them (botkit
+    keeps the first two from the notices; the decision is the request's).
+    A protocol 1 view carries them.
     """
     wd = rules.wild_deuces
     d = obj.get("decision")
-    decision = None
     if d is not None:
         kind = d["kind"]
         decision = Decision(obj["seat"], kind, tuple(_option(kind, o) for o in d["options"]))
+    if "history" in obj:
+        # Views hold public events only; .public() drops the secret-key marks.
+        history = tuple(Event.from_json(e).public() for e in obj["history"])
+    if "hand_scores" in obj:
+        hand_scores = tuple(tuple(s) for s in obj["hand_scores"])
     return View(
         seat=obj["seat"],
         players=obj["players"],
@@ -127,21 +145,58 @@ def view_from_json(obj: Mapping[str, Any], rules: Ruleset) -> View:
         down=tuple(obj["down"]),
         turn=obj["turn"],
         turns_taken=obj["turns_taken"],
-        hand_scores=tuple(tuple(s) for s in obj["hand_scores"]),
+        hand_scores=hand_scores or (),
         totals=tuple(obj["totals"]),
-        # Views hold public events only; .public() drops the secret-key marks.
-        history=tuple(Event.from_json(e).public() for e in obj["history"]),
+        history=history or (),
         decision=decision,
         rules=rules,
     )
 
 
-def parse_request(msg: Mapping[str, Any], rules: Ruleset) -> tuple[str, tuple[Any, ...], View]:
-    """``(kind, options, view)`` of a request message; play options are Cards."""
+def parse_request(msg: Mapping[str, Any], rules: Ruleset, *,
+                  history: tuple[Event, ...] | None = None,
+                  hand_scores: tuple[tuple[int, ...], ...] | None = None,
+                  ) -> tuple[str, tuple[Any, ...], View]:
+    """``(kind, options, view)`` of a request message; play options are Cards.
+    ``history`` and ``hand_scores`` complete a protocol 2 view (see
+    ``view_from_json``); ``History`` keeps them from the notices."""
     kind = msg["kind"]
-    view = view_from_json(msg["view"], rules)
     options = tuple(_option(kind, o) for o in msg.get("options", ()))
+    raw_view = msg["view"]
+    decision = Decision(raw_view["seat"], kind, options)
+    view = view_from_json(raw_view, rules, history=history, hand_scores=hand_scores,
+                          decision=decision)
     return kind, options, view
+
+
+class History:
+    """The public history, rebuilt from the ``event`` notices as they come:
+    this hand's events (``events``, from its ``deal`` on) and the scores of
+    the hands played (``hand_scores``).  Each notice is read once; a view
+    gets the events as a tuple made only when it changed."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.hand_scores: list[tuple[int, ...]] = []
+        self._frozen: tuple[Event, ...] | None = ()
+
+    def clear(self) -> None:
+        """A new match."""
+        self.events, self.hand_scores, self._frozen = [], [], ()
+
+    def add(self, event: Mapping[str, Any]) -> None:
+        e = Event.from_json(dict(event)).public()
+        if e.kind == "deal":
+            self.events = []
+        self.events.append(e)
+        self._frozen = None
+        if e.kind == "hand_end":
+            self.hand_scores.append(tuple(e.data["scores"]))
+
+    def history(self) -> tuple[Event, ...]:
+        if self._frozen is None:
+            self._frozen = tuple(self.events)
+        return self._frozen
 
 
 def is_wild(c: Card, rules: Ruleset | bool = True) -> bool:
@@ -287,6 +342,7 @@ class BotSession:
         self.done = False
         self.matches = 0
         self.errors: list[dict[str, Any]] = []
+        self.history = History()
 
     @property
     def stderr(self) -> TextIO:
@@ -316,7 +372,12 @@ class BotSession:
         if kind == "request":
             return self._request(msg)
         if kind == "event":
-            self._hook("on_event", msg.get("event"))
+            event = msg.get("event")
+            try:
+                self.history.add(event)
+            except Exception:  # a notice botkit cannot read must not stop the bot
+                self.log(f"botkit: cannot read the event {event!r:.200}:\n{traceback.format_exc()}")
+            self._hook("on_event", event)
         elif kind == "error":
             self.errors.append(dict(msg))
             if self.print_errors:
@@ -335,6 +396,7 @@ class BotSession:
     def _start(self, msg: Mapping[str, Any]) -> dict[str, Any]:
         if msg.get("protocol") != PROTOCOL_VERSION:
             self.log(f"botkit: protocol {msg.get('protocol')!r} announced, this botkit speaks {PROTOCOL_VERSION}")
+        self.history.clear()
         try:
             self.info = MatchInfo.from_message(msg)
             self.rules = self.info.rules
@@ -345,14 +407,16 @@ class BotSession:
         if self.make_player is not None and self.info is not None:
             self.player = self.make_player(self.info)
         self._hook("on_start", self.info)
-        return {"type": "ready", "name": self.name}
+        return {"type": "ready", "name": self.name, "protocol": PROTOCOL_VERSION}
 
     def _request(self, msg: Mapping[str, Any]) -> dict[str, Any]:
         req_id = msg.get("id")
         kind = msg.get("kind")
         view: View | None = None
         try:
-            kind, _options, view = parse_request(msg, self.rules)
+            history = self.history
+            kind, _options, view = parse_request(msg, self.rules, history=history.history(),
+                                                 hand_scores=tuple(history.hand_scores))
             method = getattr(self.player, kind)
             return _reply_for(req_id, method(view))
         except Exception:
@@ -371,15 +435,19 @@ class BotSession:
             if not line.strip():
                 continue
             try:
-                msg = json.loads(line)
-            except json.JSONDecodeError as err:
+                msg = _decode(line)
+            except msgspec.DecodeError as err:
                 self.log(f"botkit: ignoring a line that is not JSON ({err}): {line[:200]!r}")
                 continue
             reply = self.handle(msg)
             if reply is not None:
-                out.write(json.dumps(reply, separators=(",", ":")) + "\n")
+                out.write(_encode(reply).decode() + "\n")
                 out.flush()  # the arena waits for this line: never leave it in a buffer
         return 0
+
+
+_decode = msgspec.json.decode
+_encode = msgspec.json.encode
 
 
 def run(player: Any = None, **kwargs: Any) -> int:

@@ -2,7 +2,8 @@
 
 Steps, each PASS / FAIL (WARN and SKIP do not fail the check):
 
-1. start    the bot starts and answers ``start`` with ``ready``;
+1. start    the bot starts and answers ``start`` with ``ready`` (WARN if it
+            chose protocol 1: every step still runs, in protocol 1);
 2. draw, 3. buy, 4. play
             in a set-up hand (fixed cards, passive opponents) the bot is
             asked each kind of decision; every reply must parse and be legal;
@@ -112,8 +113,15 @@ def check_bot(bot: BotSpec, *, time_control: TimeControl | None = None,
                        _evidence(start_fault, first))
             _skip_rest(report, "start")
             return report
-        report.add("start", PASS, f"answered 'ready' as {first.bot_names[BOT_SEAT]!r} "
-                                  f"(start-up {first.startup_seconds * 1000:.0f} ms)")
+        protocol = first.protocols[BOT_SEAT]
+        said = (f"answered 'ready' as {first.bot_names[BOT_SEAT]!r}, protocol {protocol} "
+                f"(start-up {first.startup_seconds * 1000:.0f} ms)")
+        if protocol == 1:
+            report.add("start", WARN, said, [
+                "protocol 1 (no \"protocol\" in 'ready', or 1) re-sends the hand's history in every "
+                "request; add \"protocol\": 2 to 'ready' (docs/PROTOCOL.md, 'Protocol versions')"])
+        else:
+            report.add("start", PASS, said)
         for kind in (DRAW, BUY, PLAY):
             _kind_step(report, first, kind)
         _go_down_step(report, first)

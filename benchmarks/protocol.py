@@ -1,169 +1,301 @@
-"""Protocol overhead: decisions per second of a match between four Python
-subprocess bots, next to the round-trip rate of bare pipe echo children
-doing the same JSON work, measured in the same run.
+"""Protocol overhead: the arena's CPU per decision, and a match's decision
+rate next to a bare echo loop that moves the same bytes.  Not a test.
 
-Not a test.  Run: python benchmarks/protocol.py [--matches 3] [--bot "python3 bots/random_bot.py"]
-(default bot: tests/gamebots/minimal.py, which only does the JSON work).
+Run: python benchmarks/protocol.py [--pairs 7] [--seats 4] [--protocol 2]
 
-1. A match between four copies of the bot is played once to record every
-   batch of lines the arena writes to each bot (event notices + request).
-2. The same matches are played again, timed (start-up excluded):
-   decisions per second through ``run_match``.
-3. Four echo children get exactly the recorded batches, in the recorded
-   order, from a bare loop (one write, one blocking line read); each parses
-   every line with ``json.loads`` like the bot does and answers each request
-   with a reply the size of the minimal bot's.  That is the ceiling: the pipes
-   and the bots' own JSON parsing, without the game engine, views, the
-   process layer's threads or the arena's JSON encoding.
+Four (``--seats``) subprocess bots that do only the JSON work (parse every
+line with ``json.loads``, answer each request with a minimal reply) play
+matches of three hands.  For each seed:
 
-The ratio match/echo is the share of the ceiling the runner achieves.
+1. record: the match is played once with the arena's writes recorded, so
+   the floor can replay exactly the bytes each bot got (notices + request,
+   one write per decision);
+2. floor: four warm echo children (the same JSON work as the bots) get
+   those batches in the same order from a bare loop: one ``os.write``, one
+   blocking line read.  No engine, no views, no encoding, no threads;
+3. subject: the same match through ``run_match``, its bot processes kept
+   warm in a ``BotPool`` (as a tournament's workers keep them).
+
+Floor and subject alternate, one pair per seed, ``--pairs`` pairs (at least
+5).  CPU is counted per process: the arena's own (``getrusage``, every
+thread), the echo parent's (``process_time``), and each child's and bot's,
+which they report themselves (``process_time``, exact; not the 10 ms ticks
+of /proc).  Per pair:
+
+- rate ratio = (subject decisions per CPU-second of arena + bots) /
+  (floor round trips per CPU-second of parent + children): the share of the
+  floor's throughput a match reaches on the same CPU;
+- arena CPU per decision, next to the echo parent's per round trip.
+
+Printed: each figure's median with min and max over the pairs, and the
+request sizes (the request line alone, and all bytes written per decision).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shlex
+import resource
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arena.match import MatchSpec, SeatSpec, run_match
-from arena.process import BotProcess, TimeControl
+from arena.match import BotPool, MatchSpec, SeatSpec, run_match
+from arena.process import BotProcess, SandboxPolicy, TimeControl
 
-REPO = Path(__file__).resolve().parent.parent
-MINIMAL = REPO / "tests" / "gamebots" / "minimal.py"
 RULES = {"contracts": ["2S3", "S3+R4", "2R4"]}
-
-ECHO = r"""
-import json, sys
+# Bots and echo children do the same work per line; both report their CPU.
+BOT = r"""
+import json, sys, time
+protocol_1 = "--protocol-1" in sys.argv
 out = sys.stdout
 for line in sys.stdin:
     msg = json.loads(line)
-    if msg.get("type") == "request":
-        kind = msg["kind"]
-        if kind == "draw":
+    kind = msg.get("type")
+    if kind == "request":
+        k = msg["kind"]
+        if k == "draw":
             reply = {"id": msg["id"], "draw": "stock"}
-        elif kind == "buy":
+        elif k == "buy":
             reply = {"id": msg["id"], "buy": False}
         else:
             reply = {"id": msg["id"], "discard": msg["options"][0]}
         out.write(json.dumps(reply) + "\n")
         out.flush()
+    elif kind == "start":
+        ready = {"type": "ready", "name": "bench"}
+        if not protocol_1:
+            ready["protocol"] = 2
+        out.write(json.dumps(ready) + "\n")
+        out.flush()
+    elif kind in ("end", "cpu"):          # 'cpu' is the echo parent's question
+        print(f"cpu {time.process_time():.9f}", file=sys.stderr if kind == "end" else out, flush=True)
+    elif kind == "quit":
+        break
 """
 
-
-def default_bot() -> list[str]:
-    # The minimal bot does nothing but the JSON work, so the ratio measures
-    # the arena; a real bot (bots/random_bot.py) adds its own thinking time,
-    # which the echo children do not have.
-    return [sys.executable, str(MINIMAL)]
+Batch = tuple[int, bytes, int]    # (seat, the bytes written at once, size of the request line)
 
 
-def spec_for(argv: list[str], seed: int) -> MatchSpec:
-    seats = tuple(SeatSpec.command(argv, name=f"bot{i}") for i in range(4))
-    return MatchSpec(f"bench-{seed}", seats, RULES, seed=seed,
+def spec_for(bot: Path, seed: int, seats: int, protocol: int, log_dir: str) -> MatchSpec:
+    argv = [sys.executable, str(bot)] + (["--protocol-1"] if protocol == 1 else [])
+    # No sandbox: the bot's pid is then the Python process that reports its CPU.
+    bots = tuple(SeatSpec.command(argv, name=f"bot{i}", sandbox=SandboxPolicy(mode="none"))
+                 for i in range(seats))
+    return MatchSpec(f"bench-{seed}", bots, RULES, seed=seed, log_dir=log_dir,
                      time=TimeControl(startup_seconds=10, per_decision_seconds=5))
 
 
-Batch = tuple[str, bytes, bool]    # (bot name, the lines written at once, expects a reply)
-
-
-def record(argv: list[str], seed: int) -> list[Batch]:
-    """Play once with BotProcess._write_lines wrapped to keep what is written."""
+def record(spec: MatchSpec) -> list[Batch]:
+    """Play once with ``BotProcess._write_lines`` wrapped to keep what is written."""
     batches: list[Batch] = []
+    pending: dict[int, bytes] = {}
     original = BotProcess._write_lines
+    seats = {f"bot{i}": i for i in range(len(spec.seats))}
 
     def spy(self: BotProcess, objs: list[Any], deadline: float, limit: float) -> float:
-        lines = [o if isinstance(o, bytes) else json.dumps(o, separators=(",", ":")).encode()
-                 for o in objs]
-        kinds = [json.loads(line).get("type") for line in lines]
-        if "start" not in kinds and "quit" not in kinds and "end" not in kinds:
-            batches.append((self.name, b"".join(line + b"\n" for line in lines),
-                            "request" in kinds))
+        seat = seats[self.name]
+        lines = [o for o in objs if isinstance(o, bytes)]
+        data = b"".join(line + b"\n" for line in lines)
+        if lines and lines[-1].startswith(b'{"type":"request"'):
+            batches.append((seat, pending.pop(seat, b"") + data, len(lines[-1]) + 1))
+        elif lines and lines[-1].startswith(b'{"type":"event"'):
+            pending[seat] = pending.get(seat, b"") + data
         return original(self, objs, deadline, limit)
 
     BotProcess._write_lines = spy  # type: ignore[method-assign]
     try:
-        run_match(spec_for(argv, seed))
+        run_match(spec)
     finally:
         BotProcess._write_lines = original  # type: ignore[method-assign]
-    # Notices are sent just before a request; glue them to it, as one write.
-    merged: list[Batch] = []
-    pending: dict[str, bytes] = {}
-    for name, data, is_request in batches:
-        data = pending.pop(name, b"") + data
-        if is_request:
-            merged.append((name, data, True))
-        else:
-            pending[name] = data
-    return merged
+    return batches
 
 
-def echo_rate(batches: list[Batch]) -> tuple[float, int]:
-    names = sorted({name for name, _, _ in batches})
-    children = {
-        name: subprocess.Popen([sys.executable, "-c", ECHO], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, bufsize=0)
-        for name in names
-    }
-    try:
-        readers = {name: os.fdopen(os.dup(p.stdout.fileno()), "rb") for name, p in children.items()}  # type: ignore[union-attr]
-        fds = {name: p.stdin.fileno() for name, p in children.items()}  # type: ignore[union-attr]
-        # Warm up (interpreter start) outside the timing.
-        for name in names:
-            os.write(fds[name], b'{"type":"request","id":0,"kind":"buy","options":[true,false]}\n')
-            readers[name].readline()
-        t0 = time.perf_counter()
-        for name, data, _ in batches:
+class EchoFloor:
+    """Warm echo children and the bare loop that feeds them."""
+
+    def __init__(self, bot: Path, seats: int) -> None:
+        self.children = [subprocess.Popen([sys.executable, str(bot)], stdin=subprocess.PIPE,
+                                          stdout=subprocess.PIPE, bufsize=0) for _ in range(seats)]
+        self.fds = [p.stdin.fileno() for p in self.children]  # type: ignore[union-attr]
+        self.readers = [os.fdopen(os.dup(p.stdout.fileno()), "rb") for p in self.children]  # type: ignore[union-attr]
+        for seat in range(seats):            # warm up: interpreter start, first parse
+            os.write(self.fds[seat], b'{"type":"request","id":0,"kind":"buy","options":[true,false]}\n')
+            self.readers[seat].readline()
+
+    def children_cpu(self) -> float:
+        total = 0.0
+        for fd, reader in zip(self.fds, self.readers):
+            os.write(fd, b'{"type":"cpu"}\n')
+            total += float(reader.readline().split()[1])
+        return total
+
+    def run(self, batches: list[Batch]) -> tuple[float, float, float]:
+        """(parent CPU, children CPU, wall seconds) for one replay."""
+        child0 = self.children_cpu()
+        t0, w0 = time.process_time(), time.perf_counter()
+        fds, readers = self.fds, self.readers
+        for seat, data, _ in batches:
             view = memoryview(data)
             while view:
-                view = view[os.write(fds[name], view):]
-            readers[name].readline()
-        elapsed = time.perf_counter() - t0
-        for r in readers.values():
-            r.close()
-    finally:
-        for p in children.values():
+                view = view[os.write(fds[seat], view):]
+            readers[seat].readline()
+        parent, wall = time.process_time() - t0, time.perf_counter() - w0
+        return parent, self.children_cpu() - child0, wall
+
+    def close(self) -> None:
+        for p, reader in zip(self.children, self.readers):
             p.stdin.close()  # type: ignore[union-attr]
             p.wait(timeout=5)
+            reader.close()
             p.stdout.close()  # type: ignore[union-attr]
-    return len(batches) / elapsed, len(batches)
+
+
+@dataclass
+class Pair:
+    ratio: float
+    arena_us: float
+    parent_us: float
+    bots_us: float
+    children_us: float
+    wall_ratio: float
+
+
+def subject(spec: MatchSpec, pool: BotPool) -> tuple[int, float, list[float], float]:
+    """(decisions, arena CPU, each bot's CPU at the end, wall) of one pooled match."""
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    result = run_match(spec, pool)
+    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    assert all(result.reused) and not result.faults, (result.reused, result.faults)
+    arena = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+    after = [stats_cpu(path) for path in result.stderr_logs]
+    return result.decisions, arena, after, result.wall_seconds - result.startup_seconds
+
+
+def stats_cpu(path: str | None) -> float:
+    """The CPU a bot reported on stderr at 'end' (its log is written by a
+    reader thread: wait for the line)."""
+    assert path is not None
+    deadline = time.monotonic() + 5.0
+    while True:
+        text = Path(path).read_text() if os.path.exists(path) else ""
+        if "cpu " in text and text.endswith("\n"):
+            return float(text.split("cpu ")[-1].split()[0])
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no CPU report in {path}")
+        time.sleep(0.005)
+
+
+def in_process(seeds: list[int], seats: int, protocol: int) -> tuple[float, float]:
+    """(codec, engine) CPU per decision of the same matches without processes:
+    the codec makes the notices and the request and reads a minimal reply;
+    the engine answers ``decision()``, ``view()`` and ``apply()``.  The
+    request needs one ``view()``: it is timed apart (a second call on the same
+    state) and counted as the engine's."""
+    from arena.match import fallback_action
+    from arena.protocol.encoder import MatchEncoder
+    from arena.protocol.messages import decode_reply_line, reply_action
+    from arena.shanghai.game import Game
+    from arena.shanghai.ruleset import Ruleset
+    rules = Ruleset.from_mapping(RULES)
+    codec = engine = 0.0
+    decisions = 0
+    clock = time.process_time
+    for seed in seeds:
+        game = Game.seeded(rules, seats, seed)
+        enc = MatchEncoder(game)
+        sent = [1] * seats
+        while True:
+            t0 = clock()
+            d = game.decision()
+            if d is None:
+                break
+            tv = clock()
+            game.view(d.seat)
+            t1 = clock()
+            view = t1 - tv
+            enc.notices(sent[d.seat])
+            sent[d.seat] = len(game.log)
+            enc.request(decisions, d, protocol)
+            action = fallback_action(d)
+            raw = (b'{"id": %d, "draw": "stock"}' if d.kind == "draw" else b'{"id": %d, "buy": false}'
+                   if d.kind == "buy" else b'{"id": %%d, "discard": "%s"}' % d.options[0].text.encode())
+            line, _ = decode_reply_line(raw % decisions)
+            action = reply_action(line, decisions, d.kind)
+            t2 = clock()
+            game.apply(action, d.seat)
+            t3 = clock()
+            codec += t2 - t1 - view
+            engine += (t1 - t0) + (t3 - t2)
+            decisions += 1
+    return codec / decisions * 1e6, engine / decisions * 1e6
+
+
+def spread(values: list[float], fmt: str) -> str:
+    return (f"{format(statistics.median(values), fmt)} "
+            f"(min {format(min(values), fmt)}, max {format(max(values), fmt)})")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--matches", type=int, default=3)
-    ap.add_argument("--bot", default=None, help="bot command line (default: the minimal test bot)")
+    ap.add_argument("--pairs", type=int, default=7, help="floor/subject pairs, at least 5")
+    ap.add_argument("--seats", type=int, default=4)
+    ap.add_argument("--protocol", type=int, choices=(1, 2), default=2, help="what the bots ask for")
     args = ap.parse_args()
-    argv = shlex.split(args.bot) if args.bot else default_bot()
-    print(f"bot: {' '.join(argv)}; 4 seats; contracts {RULES['contracts']}")
+    if args.pairs < 5:
+        ap.error("--pairs: at least 5")
+    tmp = tempfile.mkdtemp(prefix="bench-protocol-")
+    bot = Path(tmp) / "bench_bot.py"
+    bot.write_text(BOT)
+    print(f"{args.seats} seats, protocol {args.protocol}, contracts {RULES['contracts']}, "
+          f"{args.pairs} floor/subject pairs, one match each")
 
-    batches: list[Batch] = []
-    for seed in range(args.matches):
-        batches += record(argv, seed)
-    sizes = sorted(len(b) for _, b, _ in batches)
-    print(f"recorded {len(batches)} requests; bytes written per request: "
-          f"median {sizes[len(sizes) // 2]:,}, max {sizes[-1]:,}")
+    seeds = list(range(1, args.pairs + 1))
+    recorded = {s: record(spec_for(bot, s, args.seats, args.protocol, f"{tmp}/rec")) for s in seeds}
+    requests = sorted(size for s in seeds for _, _, size in recorded[s])
+    written = [len(data) for s in seeds for _, data, _ in recorded[s]]
+    p95 = requests[int(0.95 * (len(requests) - 1))]
+    print(f"request line: mean {statistics.fmean(requests):,.0f} B, p95 {p95:,} B, max {requests[-1]:,} B; "
+          f"all bytes written per decision (notices + request): mean {statistics.fmean(written):,.0f} B")
 
-    decisions = 0
-    play_time = 0.0
-    startup = 0.0
-    for seed in range(args.matches):
-        result = run_match(spec_for(argv, seed))
-        decisions += result.decisions
-        play_time += result.wall_seconds - result.startup_seconds
-        startup += result.startup_seconds
-    match_rate = decisions / play_time
-    print(f"match: {decisions} decisions in {play_time:.3f} s = {match_rate:,.0f} decisions/s "
-          f"(start-up of 4 bots: {startup / args.matches * 1000:.0f} ms per match, not counted)")
-
-    rate, n = echo_rate(batches)
-    print(f"echo:  {n} round trips = {rate:,.0f} round trips/s")
-    print(f"ratio match/echo: {match_rate / rate:.2f}")
+    pairs: list[Pair] = []
+    floor = EchoFloor(bot, args.seats)
+    with BotPool() as pool:
+        warm = run_match(spec_for(bot, 0, args.seats, args.protocol, f"{tmp}/warm"), pool)
+        cpu = [stats_cpu(p) for p in warm.stderr_logs]
+        try:
+            for seed in seeds:
+                batches = recorded[seed]
+                parent, children, floor_wall = floor.run(batches)
+                n, arena, after, wall = subject(spec_for(bot, seed, args.seats, args.protocol, f"{tmp}/s"),
+                                                pool)
+                assert n == len(batches), (n, len(batches))
+                bots = sum(after) - sum(cpu)
+                cpu = after
+                floor_rate = n / (parent + children)
+                match_rate = n / (arena + bots)
+                pairs.append(Pair(match_rate / floor_rate, arena / n * 1e6, parent / n * 1e6,
+                                  bots / n * 1e6, children / n * 1e6, floor_wall / wall))
+                print(f"  seed {seed}: {n} decisions; arena {arena / n * 1e6:5.1f} us, bots "
+                      f"{bots / n * 1e6:5.1f} us | echo parent {parent / n * 1e6:5.1f} us, children "
+                      f"{children / n * 1e6:5.1f} us per decision; ratio {pairs[-1].ratio:.2f}")
+        finally:
+            floor.close()
+    print(f"arena CPU per decision:        {spread([p.arena_us for p in pairs], '.1f')} us "
+          f"(echo parent per round trip: {spread([p.parent_us for p in pairs], '.1f')} us)")
+    print(f"bots' CPU per decision:        {spread([p.bots_us for p in pairs], '.1f')} us "
+          f"(echo children per round trip: {spread([p.children_us for p in pairs], '.1f')} us)")
+    print(f"match rate / floor rate, per CPU-second of all processes: {spread([p.ratio for p in pairs], '.2f')}")
+    codec, engine = in_process(seeds, args.seats, args.protocol)
+    print(f"of the arena's CPU, measured in-process on the same matches: codec {codec:.1f} us, "
+          f"engine (decision, view, apply) {engine:.1f} us per decision; the rest is the process "
+          f"layer (pipes, reader threads) and the match loop")
+    print(f"(the same per wall-clock second: {spread([p.wall_ratio for p in pairs], '.2f')})")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import pytest
 from arena.players.greedy import GreedyPlayer
 from arena.players.random_player import RandomPlayer
 from arena.protocol.messages import (
-    TimeLimits, end_message, error_message, event_message, parse_ready, parse_reply, quit_message,
+    TimeLimits, end_message, error_message, event_message, parse_ready_message, parse_reply, quit_message,
     request_message, start_message,
 )
 from arena.shanghai.actions import Draw, STOCK
@@ -122,7 +122,8 @@ def play_one_match(arena: ScriptedArena, rules: Ruleset, seed: int, seat: int, m
     arena.send(start_message(match, seat, names, rules, TimeLimits(10.0, 1.0, None)))
     ready = arena.recv()
     check_shape("ready", ready)
-    parse_ready(ready)
+    protocol = parse_ready_message(ready).protocol
+    assert protocol == 2, "every shipped bot and starter kit speaks protocol 2"
     game = Game.seeded(rules, 3, seed)
     sent_events, req_id, asked = 1, 1000 * seed, 0  # log[0] is match_start: never sent to bots
     while (d := game.decision()) is not None:
@@ -135,7 +136,7 @@ def play_one_match(arena: ScriptedArena, rules: Ruleset, seed: int, seat: int, m
             continue
         req_id += 7  # ids are not consecutive: a bot must echo, not count
         asked += 1
-        request = request_message(req_id, d, view)
+        request = request_message(req_id, d, view, protocol)
         arena.send(request)
         reply = arena.recv()
         check_shape(f"reply_{d.kind}", reply)
@@ -285,7 +286,7 @@ def test_kits_answer_the_recorded_session(argv: list[str]) -> None:
     done = subprocess.run(argv, cwd=REPO, input=b"".join(session_lines()), capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr.decode()
     out = [json.loads(x) for x in done.stdout.splitlines()]
-    assert out[0] == {"type": "ready", "name": out[0]["name"]}
+    assert out[0] == {"type": "ready", "name": out[0]["name"], "protocol": 2}
     assert [r["id"] for r in out[1:]] == [m["id"] for m in requests]
     for reply, req in zip(out[1:], requests):
         parse_reply(reply, req["id"], req["kind"])

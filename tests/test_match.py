@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from arena.cli import main
 from arena.match import (BotPool, FaultPolicy, MatchResult, MatchSpec, SeatSpec, fallback_action,
                          forfeit_places, run_match)
-from arena.match.seats import Encoder
+from arena.protocol.encoder import MatchEncoder
 from arena.process import BotStartupError, SandboxPolicy, TimeControl, group_members
 from arena.protocol import request_message
 from arena.shanghai.game import Game
@@ -87,15 +87,17 @@ def test_fallback_actions_are_legal():
 
 
 def test_encoder_matches_request_message():
-    """The spliced request is exactly request_message's object, notices are public."""
+    """The encoded request is exactly request_message's object in either
+    protocol (seats of both in one match), notices are public."""
     game = Game.seeded(Ruleset.from_mapping(RULES), 3, 4)
-    enc = Encoder(game)
+    enc = MatchEncoder(game)
     seen = 0
     for i in range(200):
         d = game.decision()
         assert d is not None
-        got = json.loads(enc.request(i + 1, d))
-        assert got == json.loads(json.dumps(request_message(i + 1, d, game.view(d.seat))))
+        protocol = 1 + (d.seat + i) % 2
+        got = json.loads(enc.request(i + 1, d, protocol))
+        assert got == json.loads(json.dumps(request_message(i + 1, d, game.view(d.seat), protocol)))
         notices = [json.loads(n) for n in enc.notices(seen)]
         seen = len(game.log)
         for n in notices:
@@ -359,6 +361,19 @@ def test_cli_check_passes_a_good_bot(tmp_path):
     for step in ("start", "draw", "buy", "play", "match", "quit"):
         assert f"PASS  {step}" in res.output
     assert "WARN  go down" in res.output and "result: PASS" in res.output
+    assert "protocol 2" in res.output
+
+
+def test_cli_check_warns_about_protocol_1_and_checks_it(tmp_path):
+    """A bot written for protocol 1 (no "protocol" in 'ready') is checked in
+    protocol 1: every step passes, and the start step says to move on."""
+    res = CliRunner().invoke(main, ["check", f"{sys.executable} {GAMEBOTS / 'minimal.py'} --protocol-1",
+                                    "--log-dir", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert "WARN  start" in res.output and "protocol 1" in res.output and '"protocol": 2' in res.output
+    for step in ("draw", "buy", "play", "match", "quit"):
+        assert f"PASS  {step}" in res.output
+    assert "result: PASS" in res.output
 
 
 @pytest.mark.parametrize("name,failing", [("illegal", "FAIL  play"), ("bad_handshake", "FAIL  start"),

@@ -26,8 +26,8 @@ from arena import botkit
 from arena.players.greedy import GreedyPlayer
 from arena.players.random_player import RandomPlayer
 from arena.protocol.messages import (
-    PROTOCOL_VERSION, ProtocolError, TimeLimits, end_message, error_message, event_message, parse_ready,
-    parse_reply, quit_message, reply_from_action, request_message, start_message,
+    PROTOCOL_VERSION, ProtocolError, Ready, TimeLimits, end_message, error_message, event_message, parse_ready,
+    parse_ready_message, parse_reply, quit_message, reply_from_action, request_message, start_message,
 )
 from arena.protocol.schemas import load_schema, schema_names
 from arena.shanghai import events as ev
@@ -68,7 +68,8 @@ def matches() -> Iterator[tuple[str, int, int]]:
 
 
 def real_messages(rules_name: str, n: int, seed: int) -> Iterator[tuple[str, dict[str, Any], Any]]:
-    """Every message a match produces, as ("arena"|"reply", message, kind)."""
+    """Every message a match produces, as ("arena"|"reply", message, kind).
+    Seat 0 asked for protocol 1, the others speak protocol 2."""
     rules = RULESETS[rules_name]
     game = Game.seeded(rules, n, seed)
     players = make_players(n, seed)
@@ -84,7 +85,7 @@ def real_messages(rules_name: str, n: int, seed: int) -> Iterator[tuple[str, dic
         sent = len(game.log)
         view = game.view(d.seat)
         req_id += 1
-        yield "arena", request_message(req_id, d, view), None
+        yield "arena", request_message(req_id, d, view, 1 if d.seat == 0 else 2), None
         action = getattr(players[d.seat], d.kind)(view)
         yield "reply", reply_from_action(req_id, action), d.kind
         if req_id % 50 == 0:  # an error notice now and then, with the fallback of its kind
@@ -116,7 +117,7 @@ def errors_of(validator: Any, obj: Any) -> list[str]:
 
 def test_schema_names_and_loading() -> None:
     assert schema_names() == sorted([
-        "start", "ready", "event", "request", "error", "end", "quit",
+        "start", "ready", "event", "request", "request_v1", "error", "end", "quit",
         "reply", "reply_draw", "reply_buy", "reply_play",
     ])
     for name in schema_names():
@@ -155,7 +156,8 @@ def test_real_messages_validate(validators: dict[str, Any], rules_name: str, n: 
             name = msg["type"]
             if name == "event":
                 seen.add(msg["event"]["type"])
-            if name == "request":
+            if name == "request" and "history" in msg["view"]:
+                name = "request_v1"
                 requests += 1
                 if requests > 40 and requests % 7:
                     continue
@@ -182,15 +184,15 @@ def test_all_event_kinds_are_covered(validators: dict[str, Any]) -> None:
     }
 
 
-def _request(kind: str = "draw") -> dict[str, Any]:
+def _request(kind: str = "draw", protocol: int = 2) -> dict[str, Any]:
     game = Game.seeded(SMALL, 3, 7)
     d = game.decision()
     assert d is not None and d.kind == DRAW
-    return request_message(1, d, game.view(d.seat))
+    return request_message(1, d, game.view(d.seat), protocol)
 
 
 BAD_MESSAGES = [
-    ("start", lambda: {**start_message("m", 0, ["a", "b"], SMALL, TimeLimits(1, 1)), "protocol": 2}),
+    ("start", lambda: {**start_message("m", 0, ["a", "b"], SMALL, TimeLimits(1, 1)), "protocol": 3}),
     ("start", lambda: {k: v for k, v in start_message("m", 0, ["a", "b"], SMALL, TimeLimits(1, 1)).items()
                        if k != "rules"}),
     ("ready", lambda: {"type": "ready"}),
@@ -199,6 +201,10 @@ BAD_MESSAGES = [
     ("request", lambda: {**_request(), "kind": "pass"}),
     ("request", lambda: {**_request(), "view": {**_request()["view"], "cards": ["7X"]}}),
     ("request", lambda: {**_request(), "view": {**_request()["view"], "secret": 1}}),
+    ("request", lambda: _request(protocol=1)),                  # a v2 request has no history
+    ("request", lambda: {**_request(), "view": {**_request()["view"], "history": []}}),
+    ("request_v1", lambda: _request(protocol=2)),
+    ("ready", lambda: {"type": "ready", "name": "x", "protocol": 3}),
     ("event", lambda: {"type": "event", "event": {"type": "draw", "hand": 1, "seat": 0, "source": "stock",
                                                   "card": "7H"}}),  # a stock draw never shows its card
     ("event", lambda: {"type": "event", "event": {"type": "deal", "hand": 1, "dealer": 0, "contract": "2S3",
@@ -372,17 +378,23 @@ def drive_session(session: botkit.BotSession, rules: Ruleset, n: int, seed: int,
                   others: list[Any], match: str) -> Game:
     """The arena side, in-process: every message goes through session.handle()."""
     ready = session.handle(json.loads(json.dumps(start_message(match, seat, NAMES[:n], rules, TimeLimits(5, 1)))))
-    assert parse_ready(ready) == session.name
+    assert parse_ready_message(ready) == Ready(session.name, 2)
     game = Game.seeded(rules, n, seed)
     sent, req_id = 1, 0
     while (d := game.decision()) is not None:
         for e in game.log[sent:]:
-            assert session.handle(json.loads(json.dumps(event_message(e)))) is None
+            if e.kind != ev.MATCH_END:
+                assert session.handle(json.loads(json.dumps(event_message(e)))) is None
         sent = len(game.log)
         view = game.view(d.seat)
         if d.seat == seat:
             req_id += 1
-            reply = session.handle(json.loads(json.dumps(request_message(req_id, d, view))))
+            request = json.loads(json.dumps(request_message(req_id, d, view)))
+            assert "history" not in request["view"]
+            # botkit's history, rebuilt from the notices, is the engine's own
+            assert session.history.history() == view.history == tuple(game.public)
+            assert tuple(session.history.hand_scores) == view.hand_scores
+            reply = session.handle(request)
             game.apply(parse_reply(json.loads(json.dumps(reply)), req_id, d.kind), seat)
         else:
             game.apply(getattr(others[d.seat], d.kind)(view), d.seat)
@@ -441,8 +453,8 @@ def test_botkit_run_over_streams_two_matches_then_quit() -> None:
     session = botkit.BotSession(name="streams", draw=lambda v: Draw(STOCK), on_event=events.append, stderr=stderr)
     assert session.run(stdin, stdout) == 0
     out = [json.loads(x) for x in stdout.getvalue().splitlines()]
-    assert out == [{"type": "ready", "name": "streams"}, {"id": 41, "draw": "stock"},
-                   {"type": "ready", "name": "streams"}, {"id": 42, "draw": "stock"}]
+    ready = {"type": "ready", "name": "streams", "protocol": 2}
+    assert out == [ready, {"id": 41, "draw": "stock"}, ready, {"id": 42, "draw": "stock"}]
     assert stdout.getvalue().count("\n") == 4
     err = stderr.getvalue()
     assert "request 41 refused (illegal): you do not hold QH" in err and "7C" in err
@@ -511,6 +523,8 @@ def test_doc_examples_are_valid_messages(validators: dict[str, Any]) -> None:
         assert isinstance(value, dict), value
         if "type" in value and value["type"] in ("start", "ready", "event", "request", "error", "end", "quit"):
             name = value["type"]
+            if name == "request" and "history" in value["view"]:
+                name = "request_v1"
         else:
             name = "reply_draw" if "draw" in value else "reply_buy" if "buy" in value else "reply_play"
             kind = name[len("reply_"):]

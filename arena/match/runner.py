@@ -9,10 +9,11 @@ import time
 from typing import Any, Union
 
 from ..players.registry import make_player
-from ..protocol import TimeLimits, start_message
+from ..protocol import PROTOCOL_VERSION, TimeLimits
+from ..protocol.encoder import MatchEncoder, encode_start
 from ..shanghai.game import Game
 from .pool import BotPool
-from .seats import Encoder, LocalSeat, RemoteSeat
+from .seats import LocalSeat, RemoteSeat
 from .spec import CRASH, MatchResult, MatchSpec, SeatStats, forfeit_places
 
 LOG = logging.getLogger(__name__)
@@ -109,6 +110,8 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None) -> MatchResult:
         bot_names=tuple(s.bot_name if isinstance(s, RemoteSeat) else None for s in seats),
         pids=tuple(s.pid if isinstance(s, RemoteSeat) else None for s in seats),
         reused=tuple(s.reused if isinstance(s, RemoteSeat) else False for s in seats),
+        protocols=tuple(s.protocol if isinstance(s, RemoteSeat) and s.bot_name is not None else None
+                        for s in seats),
     )
 
 
@@ -121,7 +124,7 @@ def _start_bots(spec: MatchSpec, game: Game, names: list[str], pool: BotPool,
     in place as seats are made, so the caller can clean up after an error.
     """
     by_index: dict[int, Seat] = {seat.seat: seat for seat in local}
-    encoder = Encoder(game)
+    encoder = MatchEncoder(game)
     for i, seat_spec in enumerate(spec.seats):
         if seat_spec.bot is not None:
             handle, reused = pool.acquire(seat_spec.bot, name=seat_spec.name,
@@ -133,15 +136,16 @@ def _start_bots(spec: MatchSpec, game: Game, names: list[str], pool: BotPool,
     seats = [by_index[i] for i in range(len(spec.seats))]
     tc = spec.time
     limits = TimeLimits(tc.startup_seconds, tc.per_decision_seconds, tc.bank_seconds)
+    rules = game.rules.to_mapping()
     for i, seat in enumerate(seats):
         if isinstance(seat, RemoteSeat):
-            msg = start_message(spec.match_id, i, names, game.rules, limits)
+            msg = encode_start(spec.match_id, i, names, rules, limits, PROTOCOL_VERSION)
             seats[i] = _handshake(spec, game, pool, seat, msg, local)
     return seats
 
 
 def _handshake(spec: MatchSpec, game: Game, pool: BotPool, seat: RemoteSeat,
-               msg: dict[str, Any], local: list[Seat]) -> RemoteSeat:
+               msg: bytes, local: list[Seat]) -> RemoteSeat:
     """The seat after its handshake (a new one if a kept process was gone)."""
     failure = seat.handshake(msg)
     if failure is not None and seat.reused and failure[0] == CRASH:

@@ -10,27 +10,21 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import replace
 from typing import Any
 
 from ..players.base import Player
 from ..process import BotCrashed, BotFailure, BotMalformed, BotProcess, BotTimeout, DecisionStats
 from ..process.errors import excerpt as short
-from ..protocol import (ProtocolError, end_message, error_message, event_message, parse_ready,
-                        parse_reply, request_message)
-from ..shanghai import events as ev
+from ..protocol import ProtocolError
+from ..protocol.encoder import MatchEncoder, encode_end, encode_error
+from ..protocol.messages import ReplyLine, decode_reply_line, parse_ready_message, reply_action
 from ..shanghai.actions import BUY, DRAW, STOCK, Action, Buy, Draw, discard_only
 from ..shanghai.errors import IllegalAction, MalformedInput
-from ..shanghai.events import Event
 from ..shanghai.game import Decision, Game
 from .pool import BotHandle
 from .spec import CRASH, ILLEGAL, MALFORMED, START, TIMEOUT, Fault, FaultPolicy
 
 LOG = logging.getLogger(__name__)
-
-# The bot already learns these from 'start' and 'end'; match_start also
-# carries the seed, from which a bot could recompute every shuffle.
-_NOT_NOTICED = frozenset({ev.MATCH_START, ev.MATCH_END})
 
 REASON_CHARS = 500       # a refused reply's reason, at most (it may quote the reply)
 
@@ -47,49 +41,6 @@ def fallback_action(d: Decision) -> Action:
     if d.kind == BUY:
         return Buy(False)
     return discard_only(d.options[0])
-
-
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"), allow_nan=False)
-
-
-class Encoder:
-    """Encodes one match's messages, each public event once.
-
-    A request carries the seat's view, whose history holds every public event
-    of the hand so far; encoded naively that is the same events again for
-    every request of every seat.  Here each event's JSON text is made once
-    and spliced in, and each notice line is shared by all seats.  The result
-    is the same JSON object as ``request_message`` (checked by the tests).
-    """
-
-    def __init__(self, game: Game) -> None:
-        self.game = game
-        self._hand: list[Event] | None = None     # game.public of the cached hand
-        self._history: list[str] = []
-        self._notices: list[bytes | None] = []    # per game.log entry; None: not sent
-
-    def notices(self, since: int) -> list[bytes]:
-        log = self.game.log
-        for e in log[len(self._notices):]:
-            self._notices.append(None if e.kind in _NOT_NOTICED
-                                 else _dumps(event_message(e)).encode())
-        return [line for line in self._notices[since:len(log)] if line is not None]
-
-    def request(self, req_id: int, d: Decision) -> bytes:
-        game = self.game
-        public = game.public
-        if public is not self._hand:              # a new hand began
-            self._hand = public
-            self._history = []
-        for e in public[len(self._history):]:
-            self._history.append(_dumps(e.to_json()))
-        view = replace(game.view(d.seat), history=())
-        msg = request_message(req_id, d, view)
-        view_json = msg.pop("view")
-        del view_json["history"]
-        view_text = f'{_dumps(view_json)[:-1]},"history":[{",".join(self._history)}]}}'
-        return f'{_dumps(msg)[:-1]},"view":{view_text}}}'.encode()
 
 
 class LocalSeat:
@@ -123,7 +74,7 @@ class RemoteSeat:
     is_bot = True
 
     def __init__(self, seat: int, handle: BotHandle, policy: FaultPolicy, reused: bool,
-                 encoder: Encoder) -> None:
+                 encoder: MatchEncoder) -> None:
         self.seat = seat
         self.encoder = encoder
         self.handle = handle
@@ -132,6 +83,7 @@ class RemoteSeat:
         self.forfeited = False
         self.faults: list[Fault] = []
         self.bot_name: str | None = None
+        self.protocol = 2          # what the bot asked for in 'ready'
         self.pid = handle.proc.pid
         self._notified = 0         # game.log entries already sent as notices
 
@@ -148,7 +100,7 @@ class RemoteSeat:
         return not self.forfeited and self.proc.failure is None
 
     # ------------------------------------------------------------- handshake
-    def handshake(self, msg: dict[str, Any]) -> HandshakeFailure | None:
+    def handshake(self, msg: bytes) -> HandshakeFailure | None:
         """Send ``start`` and read ``ready``: None, or why it failed."""
         proc = self.proc
         reply: Any = None
@@ -164,7 +116,8 @@ class RemoteSeat:
                     raise BotTimeout(f"no 'ready' within {limit:.3f} s", bot=proc.name,
                                      limit=limit, elapsed=limit)
                 reply, _ = proc.recv(remaining, since=t_sent)
-            self.bot_name = parse_ready(reply)
+            ready = parse_ready_message(reply)
+            self.bot_name, self.protocol = ready.name, ready.protocol
             return None
         except (BotFailure, MalformedInput) as exc:
             return _classify(exc, reply)
@@ -182,14 +135,14 @@ class RemoteSeat:
         index = len(game.actions)
         handle = self.handle
         req_id: int | None = None
-        reply: Any = None
+        reply: ReplyLine | None = None
         try:
             notices = self._take_notices()
             req_id = handle.new_id()
             reply, _elapsed = self.proc.request(
-                self.encoder.request(req_id, d), before=notices, reply_id=req_id,
-                is_stale_id=handle.is_stale_id)
-            action = parse_reply(reply, req_id, d.kind)
+                self.encoder.request(req_id, d, self.protocol), before=notices, reply_id=req_id,
+                is_stale_id=handle.is_stale_id, decode=decode_reply_line)
+            action = reply_action(reply, req_id, d.kind)
             game.apply(action, d.seat)      # IllegalAction leaves the game unchanged
             return
         except (BotFailure, MalformedInput, IllegalAction) as exc:
@@ -219,7 +172,7 @@ class RemoteSeat:
     def _notify_error(self, req_id: int | None, kind: str, reason: str, fallback: Action) -> None:
         # Best effort: a bot that cannot take the notice fails its next request.
         try:
-            self.proc.send(error_message(req_id, kind, reason, fallback),
+            self.proc.send(encode_error(req_id, kind, reason, fallback.to_json()),
                            timeout=self.proc.time_control.per_decision_seconds)
         except BotFailure as exc:
             LOG.debug("seat %d: error notice not delivered: %s", self.seat, exc)
@@ -237,7 +190,7 @@ class RemoteSeat:
         if not self.usable:
             return
         try:
-            self.proc.send_many([*self._take_notices(), end_message(match_id, totals, places, forfeited)],
+            self.proc.send_many([*self._take_notices(), encode_end(match_id, totals, places, forfeited)],
                                 timeout=self.proc.time_control.per_decision_seconds)
         except BotFailure as exc:
             LOG.info("seat %d (%s): 'end' not delivered: %s", self.seat, self.proc.name, exc)
@@ -266,6 +219,8 @@ def _classify(exc: Exception, reply: Any) -> tuple[str, str, str | None]:
 def _line_of(reply: Any) -> str | None:
     if reply is None:
         return None
+    if isinstance(reply, ReplyLine):
+        return short(reply.raw)
     try:
         return short(json.dumps(reply, separators=(",", ":")))
     except (TypeError, ValueError):

@@ -240,6 +240,7 @@ class MatchResult:
     bot_names: tuple[str | None, ...] = ()       # the names bots gave in 'ready'
     pids: tuple[int | None, ...] = ()            # bot process (and group) ids, for diagnostics
     reused: tuple[bool, ...] = ()                # the process came from a BotPool
+    protocols: tuple[int | None, ...] = ()       # the protocol each bot chose in 'ready'
 
     @property
     def decisions(self) -> int:
@@ -270,6 +271,7 @@ class MatchResult:
             bot_names=tuple(obj.get("bot_names", ())),
             pids=tuple(obj.get("pids", ())),
             reused=tuple(obj.get("reused", ())),
+            protocols=tuple(obj.get("protocols", ())),
         )
 
 

@@ -43,7 +43,7 @@ from typing import Any
 
 from . import sandbox
 from .errors import BotFailure, BotStartupError, BotTimeout
-from .exchange import JSONObject, LineExchange
+from .exchange import Decode, JSONObject, LineExchange
 from .exits import emergency_kill
 from .limits import WATCHDOG, apply_limits, kill_group, pid_namespace
 from .spec import BotSpec, TimeControl
@@ -373,7 +373,8 @@ class BotProcess(LineExchange):
 
     def request(self, obj: Any, timeout: float | None = None, *,
                 is_stale_id: Callable[[Any], bool] | None = None,
-                before: Sequence[Any] = (), reply_id: Any = None) -> tuple[JSONObject, float]:
+                before: Sequence[Any] = (), reply_id: Any = None,
+                decode: Decode | None = None) -> tuple[Any, float]:
         """Send one decision request and wait for its reply: ``(reply, seconds)``.
 
         ``before`` are notices written in the same system call, ahead of the
@@ -393,6 +394,10 @@ class BotProcess(LineExchange):
         only the other ids it accepts are thrown away; a reply with any other
         id is returned for the caller to judge (an id that was never issued is
         the bot's mistake, not a late answer).
+
+        ``decode`` reads the reply line instead of the strict JSON decoder:
+        it returns ``(value, id)`` (see ``exchange.Decode``), and the value is
+        what this returns.
         """
         self._check_usable()
         if timeout is not None:
@@ -405,7 +410,7 @@ class BotProcess(LineExchange):
         try:
             t_sent = self._write_lines([*before, obj], t_start + limit, limit)
             expect = reply_id if reply_id is not None else _request_id(obj)
-            value, elapsed = self._await(t_sent, limit, expect, t_start, is_stale_id)
+            value, elapsed = self._await(t_sent, limit, expect, t_start, is_stale_id, decode)
         except BotTimeout:
             self.stats.timeouts += 1
             if bank is not None:

@@ -3,7 +3,8 @@
 ``LineExchange`` is the part of ``BotProcess`` that moves the lines: writing
 them to the bot's non-blocking stdin within a deadline, throwing away lines
 nobody asked for, waiting for the reply to a request (timed from the reader
-thread's stamps) and parsing it as one JSON object.
+thread's stamps) and parsing it as one JSON object, or with the decoder the
+caller gives (a protocol's typed codec: ``Decode``).
 """
 
 from __future__ import annotations
@@ -20,10 +21,14 @@ from typing import Any
 
 from .errors import BotMalformed, BotTimeout, excerpt
 from .exits import ProcessExits
-from .jsonline import JSONLineError, JSONObject, decode_object
+from .jsonline import NO_ID, JSONLineError, JSONObject, decode_object
 from .streams import EXIT, LINE, TOOLONG, Event, log_text
 
 LOG = logging.getLogger(__name__)
+
+# A reply decoder: line -> (value, the id it carries or NO_ID); raises
+# JSONLineError for a line that is no acceptable reply at all.
+Decode = Callable[[bytes], tuple[Any, Any]]
 
 
 class LineExchange(ProcessExits):
@@ -92,7 +97,8 @@ class LineExchange(ProcessExits):
                 raise self._died(kind)
 
     def _await(self, t0: float, limit: float, expect_id: Any, not_before: float | None = None,
-               is_stale_id: Callable[[Any], bool] | None = None) -> tuple[JSONObject, float]:
+               is_stale_id: Callable[[Any], bool] | None = None,
+               decode: Decode | None = None) -> tuple[Any, float]:
         """Next reply line, timed from ``t0``.  Lines read before ``not_before``
         (when the request started to be written) cannot be its reply.  A reply
         may be stamped a hair before ``t0`` (the bot answered before the
@@ -127,13 +133,13 @@ class LineExchange(ProcessExits):
                     self.stale_lines += 1
                     raise BotTimeout(f"reply came after {stamp - t0:.3f} s, limit {limit:.3f} s",
                                      bot=self.name, limit=limit, elapsed=stamp - t0)
-                value = self._parse(payload)
-                if (expect_id is not None and "id" in value and value["id"] != expect_id
-                        and (is_stale_id is None or is_stale_id(value["id"]))):
+                value, value_id = self._parse(payload, decode)
+                if (expect_id is not None and value_id is not NO_ID and value_id != expect_id
+                        and (is_stale_id is None or is_stale_id(value_id))):
                     wrong_ids += 1
                     self.stale_lines += 1
                     LOG.warning("%s: ignoring reply with id %r (waiting for %r)", self.name,
-                                value["id"], expect_id)
+                                value_id, expect_id)
                     continue
                 return value, max(0.0, stamp - t0)
             if kind == TOOLONG:
@@ -142,8 +148,11 @@ class LineExchange(ProcessExits):
                                    head, bot=self.name)
             raise self._died(kind)
 
-    def _parse(self, raw: bytes) -> JSONObject:
+    def _parse(self, raw: bytes, decode: Decode | None) -> tuple[Any, Any]:
         try:
-            return decode_object(raw)
+            if decode is not None:
+                return decode(raw)
+            value = decode_object(raw)
+            return value, value.get("id", NO_ID)
         except JSONLineError as exc:
             raise BotMalformed(exc.reason, raw, bot=self.name) from None

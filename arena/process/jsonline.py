@@ -16,8 +16,9 @@ surrogates (which could not be written out as UTF-8 again).  Whitespace
 around the object is ignored, so a line ending in CR LF is accepted.
 The line length itself is capped earlier, by the reader (``max_line_bytes``).
 
-The decoder is one function behind a small interface so that it can be
-replaced (e.g. by a typed codec) without touching its callers.
+It is the reference reader of the protocol: the typed msgspec codec
+(``arena/protocol/wire.py``) reads well-formed replies faster, and hands every
+line it does not take whole to this decoder, whose reasons the docs quote.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from itertools import accumulate
 from typing import Any
 
 JSONObject = dict[str, Any]
+# The id of a reply that has none (a reply decoder's answer, see exchange.Decode).
+NO_ID: Any = object()
 
 
 @dataclass(frozen=True, slots=True)

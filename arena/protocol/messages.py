@@ -6,8 +6,12 @@ One JSON object per line in each direction.  Arena -> bot:
 - ``start``   a match begins; the bot answers ``{"type": "ready", "name": ...}``
 - ``event``   a public event (notice, no reply)
 - ``request`` a decision with an ``id``, its ``kind``, the legal ``options``
-  where they are few, and the seat's full ``view``; the bot replies with the
-  same ``id`` and its choice
+  where they are few, and the seat's ``view`` now; the bot replies with the
+  same ``id`` and its choice.  Protocol 2 (the default) sends no history in
+  the view: the bot has had every event as a notice, once.  Protocol 1, which
+  a bot picks with ``"protocol": 1`` in ``ready`` (bots written before v2
+  send no ``protocol`` and get it too), also sends the hand's whole history,
+  ``hand_scores`` and ``decision`` in every view
 - ``error``   the last reply was refused, with the reason and the fallback
   action the arena played instead (notice, no reply)
 - ``end``     the match is over, with totals and places (notice); another
@@ -36,16 +40,27 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..shanghai.actions import BUY, DRAW, PLAY, Action, action_from_json
+from ..process.jsonline import NO_ID, JSONLineError, decode_object
+
+from ..shanghai.actions import BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, action_from_json
 from ..shanghai.errors import MalformedInput
 from ..shanghai.events import Event
 from ..shanghai.game import Decision, View
 from ..shanghai.ruleset import Ruleset
+from .wire import UNSET, Reply, decode_reply_fast, reply_fields
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2          # what the arena speaks unless the bot asks for another
+PROTOCOLS = (1, 2)            # what a bot may ask for in 'ready'
+# A 'ready' without "protocol" comes from a bot written for protocol 1, whose
+# strict 'ready' could not carry the field: it keeps getting what it expects.
+DEFAULT_READY_PROTOCOL = 1
+# Only in protocol 1 views: the history (events sent as notices anyway), the
+# scores of past hands (in the hand_end notices) and the decision (the same
+# as the request's kind and options).
+V1_ONLY_VIEW_FIELDS = ("hand_scores", "history", "decision")
 
 # The fields each answer may have: anything else is malformed.
-READY_FIELDS = ("type", "name")
+READY_FIELDS = ("type", "name", "protocol")
 REPLY_FIELDS = {
     DRAW: ("draw",),
     BUY: ("buy",),
@@ -90,8 +105,21 @@ def start_message(
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """The bot's answer to ``start``: its name and the protocol it speaks."""
+
+    name: str
+    protocol: int
+
+
 def parse_ready(obj: Any) -> str:
     """The bot's name from its answer to ``start``."""
+    return parse_ready_message(obj).name
+
+
+def parse_ready_message(obj: Any) -> Ready:
+    """The bot's answer to ``start``, checked like every reply."""
     if not isinstance(obj, Mapping):
         raise ProtocolError(f"the answer to 'start' must be a JSON object, got {type(obj).__name__}")
     _no_unknown_fields(obj, READY_FIELDS, "the 'ready' answer")
@@ -102,16 +130,26 @@ def parse_ready(obj: Any) -> str:
         raise ProtocolError("the 'ready' answer needs a \"name\": a non-empty string of at most 64 characters")
     if any(unicodedata.category(c) in _LINE_BREAKERS for c in name):
         raise ProtocolError(f"the 'ready' answer's \"name\" holds control characters: {_text(name)}")
-    return name.strip()
+    protocol = obj.get("protocol", DEFAULT_READY_PROTOCOL)
+    if type(protocol) is not int or protocol not in PROTOCOLS:
+        raise ProtocolError(f"the 'ready' answer's \"protocol\" must be one of "
+                            f"{', '.join(map(str, PROTOCOLS))}, got {_text(protocol)}")
+    return Ready(name.strip(), protocol)
 
 
-def request_message(req_id: int, decision: Decision, view: View) -> dict[str, Any]:
+def request_message(req_id: int, decision: Decision, view: View,
+                    protocol: int = PROTOCOL_VERSION) -> dict[str, Any]:
+    """A request as a JSON object (the codec's bytes decode to exactly this)."""
+    view_json = view.to_json()
+    if protocol >= 2:
+        for key in V1_ONLY_VIEW_FIELDS:
+            del view_json[key]
     return {
         "type": "request",
         "id": req_id,
         "kind": decision.kind,
         "options": [o.text if hasattr(o, "text") else o for o in decision.options],
-        "view": view.to_json(),
+        "view": view_json,
     }
 
 
@@ -180,6 +218,76 @@ def parse_reply(obj: Any, req_id: int, kind: str) -> Action:
             f"(got steps and {', '.join(mixed)}); put every play into \"steps\""
         )
     return action_from_json({"type": PLAY, **body})
+
+
+class ReplyLine:
+    """One reply line, decoded as far as the line goes: the typed reply when
+    the fast path took it, else the strictly decoded object.  (A plain slotted
+    class: one is made per decision, and a frozen dataclass costs more.)"""
+
+    __slots__ = ("raw", "typed", "obj")
+
+    def __init__(self, raw: bytes, typed: Reply | None, obj: dict[str, Any] | None) -> None:
+        self.raw = raw
+        self.typed = typed
+        self.obj = obj
+
+    @property
+    def id(self) -> Any:
+        """The reply's "id" (``NO_ID`` if it has none), for telling late answers apart."""
+        if self.typed is not None:
+            return self.typed.id
+        assert self.obj is not None
+        return self.obj.get("id", NO_ID)
+
+
+def decode_reply_line(raw: bytes) -> tuple[ReplyLine, Any]:
+    """``(line, its id)``; raises ``JSONLineError`` for a line that is not one
+    acceptable JSON object (a ``malformed`` reply whatever it was meant for)."""
+    typed = decode_reply_fast(raw)
+    line = ReplyLine(raw, typed, None if typed is not None else decode_object(raw))
+    return line, line.id
+
+
+def reply_action(line: ReplyLine, req_id: int, kind: str) -> Action:
+    """The action of a decoded reply line; the same outcome as ``parse_reply``
+    on the strictly decoded object, which judges every reply the fast path
+    does not accept whole (so the reasons and fault kinds are its own)."""
+    typed = line.typed
+    if typed is not None and typed.id == req_id:
+        if kind == DRAW:                    # as action_from_json decodes them
+            if typed.draw in _SOURCES and typed.buy is UNSET and _no_play_fields(typed):
+                return _SOURCES[typed.draw]  # type: ignore[index]
+        elif kind == BUY:
+            if typed.buy is not UNSET and typed.draw is UNSET and _no_play_fields(typed):
+                return _BUYS[typed.buy]      # type: ignore[index]
+        else:
+            fields = reply_fields(typed)
+            del fields["id"]
+            fields.pop("type", None)
+            if fields.keys() <= _ALLOWED[PLAY] and not ("steps" in fields and fields.keys() & _KEYED):
+                try:
+                    return action_from_json({"type": PLAY, **fields})
+                except MalformedInput:
+                    pass                # the reference path says why
+    obj = line.obj
+    if obj is None:
+        try:
+            obj = decode_object(line.raw)
+        except JSONLineError as exc:     # accepted by the fast path: not expected
+            raise ProtocolError(exc.reason) from None
+    return parse_reply(obj, req_id, kind)
+
+
+_ALLOWED = {k: frozenset(v) for k, v in REPLY_FIELDS.items()}
+
+
+def _no_play_fields(typed: Reply) -> bool:
+    return (typed.discard is UNSET and typed.go_down is UNSET and typed.lay_off is UNSET
+            and typed.swap is UNSET and typed.steps is UNSET)
+_SOURCES = {STOCK: Draw(STOCK), UPCARD: Draw(UPCARD)}
+_BUYS = {True: Buy(True), False: Buy(False)}
+_KEYED = frozenset({"go_down", "lay_off", "swap"})
 
 
 def _no_unknown_fields(obj: Mapping[str, Any], allowed: tuple[str, ...], what: str) -> None:

@@ -340,7 +340,7 @@ rl.on('line', (line) => {
   switch (msg.type) {
     case 'start':
       wildDeuces = !msg.rules || msg.rules.wild_deuces !== false;
-      send({ type: 'ready', name: NAME });
+      send({ type: 'ready', name: NAME, protocol: 2 }); // no history in requests
       break;
     case 'request':
       send({ id: msg.id, ...decide(msg) });

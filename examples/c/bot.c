@@ -13,8 +13,8 @@
  * but it never goes down. See README.md for what to improve.
  *
  * There is no JSON library here: a tiny scanner finds a key of the top-level
- * object (so "type" inside the view's history is never mistaken for the
- * message's "type") and reads a string, a number or the strings of an array.
+ * object (so "type" inside an event is never mistaken for the message's
+ * "type") and reads a string, a number or the strings of an array.
  *
  * Build: make          Run: arena play "examples/c/bot" greedy random
  */
@@ -111,7 +111,8 @@ int main(void) {
             continue; /* blank or unreadable line: ignore it */
 
         if (strcmp(type, "start") == 0) {
-            printf("{\"type\":\"ready\",\"name\":\"starter-c\"}\n");
+            /* Protocol 2: requests carry no history (the events come as notices). */
+            printf("{\"type\":\"ready\",\"name\":\"starter-c\",\"protocol\":2}\n");
         } else if (strcmp(type, "request") == 0) {
             const char *id = find_key(msg, "id");
             long req_id = id ? strtol(id, NULL, 10) : 0;

@@ -113,7 +113,8 @@ rl.on('line', (line) => {
   const msg = JSON.parse(line);
   if (msg.type === 'start') {
     wildDeuces = msg.rules.wild_deuces;
-    send({ type: 'ready', name: 'starter-js' });
+    // Protocol 2: requests carry no history (the events come as notices).
+    send({ type: 'ready', name: 'starter-js', protocol: 2 });
   } else if (msg.type === 'request') {
     let body;
     try {

@@ -129,7 +129,8 @@ def main():
         kind = msg.get("type")
         if kind == "start":
             WILD_DEUCES = msg["rules"]["wild_deuces"]
-            send({"type": "ready", "name": "starter-python"})
+            # Protocol 2: requests carry no history (the events come as notices).
+            send({"type": "ready", "name": "starter-python", "protocol": 2})
         elif kind == "request":
             try:
                 body = {"draw": draw, "buy": lambda r: {"buy": False}, "play": play}[msg["kind"]](msg)

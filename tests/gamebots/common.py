@@ -23,7 +23,10 @@ def minimal_reply(msg):
 
 
 def ready(msg, name="minimal"):
-    return {"type": "ready", "name": name}
+    # Protocol 2, unless started with --protocol-1 (a bot written for protocol 1).
+    if "--protocol-1" in sys.argv:
+        return {"type": "ready", "name": name}
+    return {"type": "ready", "name": name, "protocol": 2}
 
 
 def run(on_request=minimal_reply, on_start=ready, on_message=None):

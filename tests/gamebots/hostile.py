@@ -23,6 +23,7 @@ KINDS = {
     "bom": (lambda good, i: "\ufeff" + good, lambda good: "\ufeff" + good),
     "floatid": (lambda good, i: good.replace(f'"id": {i}', f'"id": {i}.0'), None),
     "crlf": (lambda good, i: good + "\r", lambda good: good + "\r"),
+    "extra": (lambda good, i: good[:-1] + ', "extra": 1}', lambda good: good[:-1] + ', "extra": 1}'),
 }
 
 

@@ -1,0 +1,166 @@
+"""``MatchEncoder``: the bytes of one match's messages, each made once.
+
+A match sends the same things again and again: every public event to every
+seat, and in every request the parts of the view that did not change since
+the last one.  The encoder makes each event's notice line once for all seats,
+and keeps per hand what does not change within it (seat, dealer, contract,
+totals) and per meld its JSON until the meld changes.  A protocol 2 request
+then costs one view of the game and one msgspec encode.
+
+Protocol 1 requests (bots that asked for it in ``ready``) carry the hand's
+history too; its events' JSON texts are kept per hand and spliced in, and
+are only made when a protocol 1 seat asks, so protocol 2 seats never pay
+for them.  Every line is the JSON object ``messages.request_message`` (or
+``event_message``) gives, byte for byte in meaning (checked by the tests).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from msgspec import Raw
+
+from ..shanghai import events as ev
+from ..shanghai.cards import Card
+from ..shanghai.events import Event
+from ..shanghai.game import Decision, Game, TableMeld, View
+from .messages import (V1_ONLY_VIEW_FIELDS, TimeLimits, end_message, error_message,
+                       request_message, start_message)
+from .wire import End, ErrorNotice, EventNotice, RequestV2, Start, TimeJSON, ViewV2, encode
+
+# The bot already learns these from 'start' and 'end'; match_start also
+# carries the seed, from which a bot could recompute every shuffle.
+NOT_NOTICED = frozenset({ev.MATCH_START, ev.MATCH_END})
+
+_RAW_OPTIONS: dict[tuple[Any, ...], Raw] = {}
+
+
+def _options_raw(options: tuple[Any, ...]) -> Raw:
+    """Draw and buy options are a handful of tuples: their bytes are kept."""
+    raw = _RAW_OPTIONS.get(options)
+    if raw is None:
+        raw = _RAW_OPTIONS[options] = Raw(encode(list(options)))
+    return raw
+
+
+def _meld_raw(m: TableMeld) -> Raw:
+    return Raw(encode(m.to_json()))
+
+
+def encode_start(match: str, seat: int, names: list[str], rules_mapping: dict[str, Any],
+                 time: TimeLimits, protocol: int) -> bytes:
+    return encode(Start(protocol, match, seat, len(names), list(names), rules_mapping,
+                        TimeJSON(time.startup, time.decision, time.bank)))
+
+
+def encode_error(req_id: int | None, fault: str, reason: str, fallback: dict[str, Any] | None) -> bytes:
+    return encode(ErrorNotice(req_id, fault, reason, fallback))
+
+
+def encode_end(match: str, totals: list[int], places: list[int], forfeited: list[bool]) -> bytes:
+    return encode(End(match, list(totals), list(places), list(forfeited)))
+
+
+class MatchEncoder:
+    """Encodes one match's notices and requests; shared by all its seats."""
+
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self._notices: list[bytes | None] = []    # per game.log entry; None: not sent
+        self._hand_no = -1
+        self._hand_public: list[Event] | None = None
+        self._seat_head: dict[int, tuple[int, int, int, int, int, str]] = {}
+        self._totals: Raw = Raw(b"[]")
+        self._melds: dict[int, tuple[TableMeld, Raw]] = {}
+        # Per seat: the last hand (and play options) and their card texts;
+        # a seat's cards change once or twice a turn, its requests are more.
+        self._cards: dict[int, tuple[tuple[Card, ...], list[str]]] = {}
+        self._options: dict[int, tuple[tuple[Any, ...], Raw]] = {}
+        self._history: list[bytes] = []           # protocol 1 only
+
+    # ------------------------------------------------------------------ notices
+    def notices(self, since: int) -> list[bytes]:
+        """Notice lines of the public events from ``game.log[since]`` on."""
+        log = self.game.log
+        made = self._notices
+        for e in log[len(made):]:
+            made.append(None if e.kind in NOT_NOTICED
+                        else encode(EventNotice(e.public().to_json())))
+        return [line for line in made[since:len(log)] if line is not None]
+
+    # ----------------------------------------------------------------- requests
+    def request(self, req_id: int, d: Decision, protocol: int = 2) -> bytes:
+        """The request line for seat ``d.seat``."""
+        if protocol == 1:
+            return self._request_v1(req_id, d)
+        game = self.game
+        view = game.view(d.seat)
+        if view.hand_no != self._hand_no:
+            self._new_hand(view)
+        head = self._seat_head.get(view.seat)
+        if head is None:
+            head = self._seat_head[view.seat] = (
+                view.seat, view.players, view.hand_no, view.hands_total, view.dealer,
+                view.contract.text)
+        seat, players, hand, hands_total, dealer, contract = head
+        options = self._play_options(seat, d.options) if d.kind == "play" else _options_raw(d.options)
+        return encode(RequestV2(req_id, d.kind, options, ViewV2(
+            seat, players, hand, hands_total, dealer, contract,
+            self._card_texts(seat, view.hand), self._melds_raw(view.melds),
+            view.upcard.text if view.upcard is not None else None,
+            view.pile_top.text if view.pile_top is not None else None,
+            view.pile_size, view.stock_size, list(view.card_counts), list(view.buys_left),
+            list(view.down), view.turn, view.turns_taken, self._totals)))
+
+    def _new_hand(self, view: View) -> None:
+        self._hand_no = view.hand_no
+        self._seat_head.clear()
+        self._melds.clear()
+        self._totals = Raw(encode(list(view.totals)))
+
+    def _card_texts(self, seat: int, cards: tuple[Card, ...]) -> list[str]:
+        hit = self._cards.get(seat)
+        if hit is None or hit[0] != cards:     # the same Card objects: compared by identity
+            hit = self._cards[seat] = (cards, [c.text for c in cards])
+        return hit[1]
+
+    def _play_options(self, seat: int, options: tuple[Any, ...]) -> Raw:
+        hit = self._options.get(seat)
+        if hit is None or hit[0] != options:
+            hit = self._options[seat] = (options, Raw(encode([c.text for c in options])))
+        return hit[1]
+
+    def _melds_raw(self, melds: tuple[TableMeld, ...]) -> list[Raw]:
+        cache = self._melds
+        out = []
+        for m in melds:
+            hit = cache.get(m.id)
+            if hit is None or hit[0] is not m:        # new, or changed (a new TableMeld)
+                hit = cache[m.id] = (m, _meld_raw(m))
+            out.append(hit[1])
+        return out
+
+    def _request_v1(self, req_id: int, d: Decision) -> bytes:
+        """The protocol 1 request: the view with the hand's history spliced in."""
+        game = self.game
+        public = game.public
+        if public is not self._hand_public:              # a new hand began
+            self._hand_public = public
+            self._history = []
+        for e in public[len(self._history):]:
+            self._history.append(encode(e.to_json()))
+        view = replace(game.view(d.seat), history=())    # its history is spliced in below
+        msg = request_message(req_id, d, view, protocol=1)
+        view_json = msg.pop("view")
+        del view_json["history"]
+        decision = view_json.pop("decision")
+        head = encode(msg)[:-1]
+        body = encode(view_json)[:-1]
+        history = b",".join(self._history)
+        return (head + b',"view":' + body + b',"history":[' + history + b'],"decision":'
+                + encode(decision) + b"}}")
+
+
+__all__ = ["MatchEncoder", "NOT_NOTICED", "encode_start", "encode_error", "encode_end",
+           "V1_ONLY_VIEW_FIELDS", "start_message", "error_message", "end_message"]

@@ -1,0 +1,204 @@
+"""The wire form of every message: msgspec Structs, encoded and decoded in C.
+
+Arena -> bot messages are Structs tagged by ``type`` and encoded with one
+shared ``msgspec.json.Encoder`` (no dicts on the hot path, no stdlib json).
+Bot -> arena lines (``ready`` and replies) are decoded here too:
+
+- **Replies, fast path**: one typed decode into ``Reply`` (every field of
+  every kind, typed, unknown fields refused, strings and integers bounded),
+  plus a count of the keys in the line, which catches duplicate keys (msgspec
+  keeps the last one silently).  A line that passes is exactly a line the
+  strict reader would accept (see ``tests/test_codec.py``).
+- **Replies, reference path**: anything the fast path does not take (a bad
+  line, a wrong type, a misspelt field) is read again by the strict line
+  decoder (``process.jsonline``) and ``messages.parse_reply``, which give the
+  documented one-line reasons and fault kinds.  Only faulty replies pay for it.
+
+Knows nothing of processes: bytes in, typed values out, and back.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Union
+
+import msgspec
+from msgspec import UNSET, Meta, Raw, Struct, UnsetType
+
+# The reference decoder's limits (docs/PROTOCOL.md, "How replies are checked"):
+# the typed fast path accepts nothing beyond them.
+from ..process.jsonline import DEFAULT_LIMITS
+
+_STRING = Annotated[str, Meta(max_length=DEFAULT_LIMITS.max_string_chars)]
+# msgspec would take integers of any size; bounds must fit in 64 bits, which
+# is fewer digits than the reference decoder's limit (larger ones go there).
+_BOUND = min(10 ** DEFAULT_LIMITS.max_int_digits - 1, 2 ** 63 - 1)
+_INT = Annotated[int, Meta(ge=-_BOUND, le=_BOUND)]
+
+ENCODER = msgspec.json.Encoder()
+encode = ENCODER.encode
+
+
+# -- arena -> bot ------------------------------------------------------------------
+
+
+class TimeJSON(Struct):
+    startup: float
+    decision: float
+    bank: float | None
+
+
+class Start(Struct, tag="start", tag_field="type"):
+    protocol: int
+    match: str
+    seat: int
+    players: int
+    names: list[str]
+    rules: dict[str, Any]
+    time: TimeJSON
+
+
+class EventNotice(Struct, tag="event", tag_field="type"):
+    event: dict[str, Any]
+
+
+class ViewV2(Struct):
+    """A v2 request's view: the seat's state now, no history (see docs/PROTOCOL.md)."""
+
+    seat: int
+    players: int
+    hand: int
+    hands_total: int
+    dealer: int
+    contract: str
+    cards: list[str]
+    melds: list[Raw]          # each meld's JSON, cached while the meld is unchanged
+    upcard: str | None
+    pile_top: str | None
+    pile_size: int
+    stock_size: int
+    card_counts: list[int]
+    buys_left: list[int]
+    down: list[bool]
+    turn: int
+    turns_taken: int
+    totals: Raw               # the same bytes for the whole hand
+
+
+class RequestV2(Struct, tag="request", tag_field="type"):
+    id: int
+    kind: str
+    options: Raw              # draw and buy options are cached as bytes
+    view: ViewV2
+
+
+class ErrorNotice(Struct, tag="error", tag_field="type"):
+    id: int | None
+    fault: str
+    reason: str
+    fallback: dict[str, Any] | None
+
+
+class End(Struct, tag="end", tag_field="type"):
+    match: str
+    totals: list[int]
+    places: list[int]
+    forfeited: list[bool]
+
+
+class Quit(Struct, tag="quit", tag_field="type"):
+    pass
+
+
+# -- bot -> arena: replies -----------------------------------------------------------
+
+
+class MeldObject(Struct, forbid_unknown_fields=True):
+    cards: Union[list[_STRING], _STRING]
+    kind: Union[_STRING, None, UnsetType] = UNSET
+
+
+MeldForm = Union[list[_STRING], _STRING, MeldObject]
+
+
+class LayOffObject(Struct, forbid_unknown_fields=True):
+    meld: _INT
+    card: _STRING
+    end: Union[_STRING, None, UnsetType] = UNSET
+
+
+class SwapObject(Struct, forbid_unknown_fields=True):
+    meld: _INT
+    card: _STRING
+    take: Union[_STRING, None, UnsetType] = UNSET
+
+
+class StepObject(Struct, forbid_unknown_fields=True):
+    swap: Union[SwapObject, UnsetType] = UNSET
+    go_down: Union[list[MeldForm], UnsetType] = UNSET
+    lay_off: Union[LayOffObject, UnsetType] = UNSET
+
+
+class Reply(Struct, forbid_unknown_fields=True):
+    """Every field a reply of any kind may have; which ones a kind allows is
+    checked after decoding (``messages.REPLY_FIELDS``)."""
+
+    id: _INT
+    type: Union[_STRING, UnsetType] = UNSET
+    draw: Union[_STRING, UnsetType] = UNSET
+    buy: Union[bool, UnsetType] = UNSET
+    go_down: Union[list[MeldForm], None, UnsetType] = UNSET
+    lay_off: Union[list[LayOffObject], None, UnsetType] = UNSET
+    swap: Union[list[SwapObject], None, UnsetType] = UNSET
+    steps: Union[list[StepObject], UnsetType] = UNSET
+    discard: Union[_STRING, None, UnsetType] = UNSET
+
+
+_REPLY = msgspec.json.Decoder(Reply)
+# A key is a string followed by a colon.  Inside a string a quote is escaped,
+# so this may over-count (a string value holding '\":'), never under-count.
+_KEY_END = re.compile(rb'"[ \t\r\n]*:')
+_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
+
+
+def decode_reply_fast(raw: bytes) -> Reply | None:
+    """The typed reply in ``raw``, or None if the reference path must judge it."""
+    try:
+        reply = _REPLY.decode(raw)
+    except _DECODE_ERRORS:
+        return None
+    if len(_KEY_END.findall(raw)) != _keys_in(reply):
+        return None             # a duplicate key (or an escaped quote and colon in a string)
+    return reply
+
+
+def _keys_in(reply: Reply) -> int:
+    """How many keys the objects of a decoded reply had (the fields set)."""
+    count = 1                                  # "id" is required
+    for value in (reply.type, reply.draw, reply.buy, reply.discard):
+        if value is not UNSET:
+            count += 1
+    for items in (reply.go_down, reply.lay_off, reply.swap, reply.steps):
+        if items is not UNSET:
+            count += 1 if not items else 1 + sum(map(_nested_keys, items))
+    return count
+
+
+def _nested_keys(value: Any) -> int:
+    if isinstance(value, (str, list)):
+        return 0                               # a meld as cards: no keys
+    count = 0
+    for name in value.__struct_fields__:
+        sub = getattr(value, name)
+        if sub is not UNSET:
+            count += 1
+            if isinstance(sub, list):
+                count += sum(map(_nested_keys, sub))
+            elif isinstance(sub, Struct):
+                count += _nested_keys(sub)
+    return count
+
+
+def reply_fields(reply: Reply) -> dict[str, Any]:
+    """The fields the reply set, as plain values (the engine's decoder takes these)."""
+    return msgspec.to_builtins(reply)   # UNSET fields are left out
