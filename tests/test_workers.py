@@ -113,3 +113,25 @@ def test_channel_carries_messages_larger_than_a_pipe_and_reports_the_end() -> No
     with pytest.raises(EOFError):
         channel.receive(theirs.fileno())
     theirs.close()
+
+
+def test_only_the_first_signal_interrupts_a_worker() -> None:
+    # A Ctrl-C reaches the workers, and the arena's SIGTERM follows: a second
+    # KeyboardInterrupt inside the clean-up would leave a starting bot running.
+    code = """
+import os, signal
+from arena.tournament import worker
+signal.signal(signal.SIGTERM, worker._interrupt)
+signal.signal(signal.SIGINT, worker._interrupt)
+caught = 0
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+except KeyboardInterrupt:
+    caught += 1
+    os.kill(os.getpid(), signal.SIGTERM)     # the arena's, during the clean-up
+    os.kill(os.getpid(), signal.SIGINT)      # a second Ctrl-C
+print(caught, signal.getsignal(signal.SIGINT) == signal.SIG_IGN, signal.getsignal(signal.SIGTERM) == signal.SIG_IGN)
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "True", "True"]

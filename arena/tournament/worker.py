@@ -80,6 +80,12 @@ def packed_outcome(task: bytes, pool: BotPool) -> bytes:
 
 
 def _interrupt(signum: int, frame: Any) -> None:
+    # Only the first signal interrupts: a Ctrl-C reaches the worker and the
+    # arena's SIGTERM follows it, and a second KeyboardInterrupt raised inside
+    # a match's clean-up (killing a bot that was starting, say) would cut it
+    # short and leave that bot running.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
@@ -96,6 +102,7 @@ def _die_with_parent() -> None:
 def main(fd: int) -> None:
     """Serve matches on the socket ``fd`` until told to stop or the arena is gone."""
     signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, _interrupt)
     _die_with_parent()
     pool = BotPool()
     try:
