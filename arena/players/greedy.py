@@ -13,10 +13,9 @@ from typing import Sequence
 
 from ..shanghai.actions import Buy, Draw, GoDown, MeldCards, Play, Step, Swap, UPCARD, STOCK
 from ..shanghai.cards import JOKER_RANK, Card, sort_key
-from ..shanghai.errors import IllegalAction
 from ..shanghai.finder import find_best_contract
 from ..shanghai.game import View
-from ..shanghai.melds import Meld, swap_wild
+from ..shanghai.melds import Meld, try_swap_wild
 from ..shanghai.ruleset import Contract
 from .tabletop import lay_off_all, table_melds, try_lay_off
 
@@ -91,10 +90,10 @@ class GreedyPlayer:
             for c in sorted(set(hand), key=sort_key):  # not set order: cards hash by identity
                 if is_wild(c, rules.wild_deuces):
                     continue
-                try:
-                    new, wild = swap_wild(m, c, None, rules.wild_deuces)
-                except IllegalAction:
+                swapped = try_swap_wild(m, c, None, rules.wild_deuces)
+                if swapped is None:
                     continue
+                new, wild = swapped
                 trial = list(hand)
                 trial.remove(c)
                 trial.append(wild)
@@ -154,10 +153,10 @@ class GreedyPlayer:
             for i, m in enumerate(table):
                 if not any(m.wild):
                     continue
-                try:
-                    new, wild = swap_wild(m, c, None, wd)
-                except IllegalAction:
+                swapped = try_swap_wild(m, c, None, wd)
+                if swapped is None:
                     continue
+                new, wild = swapped
                 trial_hand = list(hand)
                 trial_hand.remove(c)
                 trial_hand.append(wild)
