@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..shanghai.actions import LayOff
-from ..shanghai.cards import Card
+from ..shanghai.cards import JOKER_RANK, Card
 from ..shanghai.game import TableMeld
 from ..shanghai.melds import Meld, lay_off, lay_off_ends
+from ..shanghai.ruleset import SET
 
 
 def try_lay_off(meld: Meld, c: Card, wild_deuces: bool) -> tuple[Meld, str | None] | None:
@@ -33,8 +34,14 @@ def lay_off_all(
     for c in candidates:
         if c not in hand:
             continue
+        # A natural fits only a set of its rank or a run of its suit: skip the
+        # other melds before paying for lay_off_ends (most tries fail).
+        natural = not (c.rank == JOKER_RANK or (wild_deuces and c.rank == 2))
         for i in meld_order:
-            fit = try_lay_off(table[i], c, wild_deuces)
+            m = table[i]
+            if natural and (m.rank != c.rank if m.kind == SET else m.suit != c.suit):
+                continue
+            fit = try_lay_off(m, c, wild_deuces)
             if fit is None:
                 continue
             new, end = fit
