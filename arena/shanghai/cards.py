@@ -10,7 +10,7 @@ comparisons by identity are also valid.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .errors import MalformedInput
 
@@ -140,9 +140,9 @@ def cards_text(cards: Iterable[Card]) -> str:
 _ORDER: dict[Card, int] = {c: i for i, c in enumerate(ALL_CARDS)}
 
 
-def sort_key(c: Card) -> int:
-    """Hand order: by suit (C D H S) then rank, jokers last."""
-    return _ORDER[c]
+# Hand order: by suit (C D H S) then rank, jokers last.  A dict's own look-up,
+# not a Python function: every view and play decision sorts a hand with it.
+sort_key: Callable[[Card], int] = _ORDER.__getitem__
 
 
 def make_shoe(decks: int) -> list[Card]:

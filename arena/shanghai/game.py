@@ -32,7 +32,7 @@ from .events import Event, secret_keys
 from . import events as ev
 from .melds import Meld, guess_kind, lay_off, make_meld, swap_wild
 from .ruleset import RUN, SET, Ruleset
-from .view import Decision, TableMeld, View, places_of
+from .view import Decision, History, TableMeld, View, places_of
 
 __all__ = ["Game", "Decision", "TableMeld", "View", "places_of", "OVER"]
 
@@ -77,7 +77,9 @@ class Game:
         self.totals = [0] * players
         self.winners: list[int | None] = []
         self.log: list[Event] = []
-        self.public: list[Event] = []  # public events of the current hand
+        # Public events of the current hand.  Only ever appended to (a new
+        # list each hand): views share it through History instead of copying.
+        self.public: list[Event] = []
         self.actions: list[tuple[int, Action]] = []
         self._decision: Decision | None = None
         self._emit(ev.MATCH_START, None, players=players, rules=rules.to_mapping(), seed=seed)
@@ -113,29 +115,32 @@ class Game:
     def view(self, seat: int) -> View:
         d = self.decision()
         limit = self.rules.buy_limit(self.hand_no - 1)
+        pile = self.pile
+        # Positional, in View's field order: keyword arguments made a frozen
+        # dataclass cost twice as much to build, once per decision.
         return View(
-            seat=seat,
-            players=self.n,
-            hand_no=self.hand_no,
-            hands_total=self.rules.hands,
-            dealer=self.dealer,
-            contract=self.rules.contract(self.hand_no - 1),
-            hand=tuple(sorted(self.hands[seat], key=sort_key)),
-            melds=tuple(self.melds),
-            upcard=self.pile[-1] if self.upcard_live and self.pile else None,
-            pile_top=self.pile[-1] if self.pile else None,
-            pile_size=len(self.pile),
-            stock_size=len(self.stock),
-            card_counts=tuple(len(h) for h in self.hands),
-            buys_left=tuple(limit - b for b in self.buys),
-            down=tuple(self.down),
-            turn=self.turn,
-            turns_taken=self.turns,
-            hand_scores=tuple(tuple(s) for s in self.hand_scores),
-            totals=tuple(self.totals),
-            history=tuple(self.public),
-            decision=d if d is not None and d.seat == seat else None,
-            rules=self.rules,
+            seat,
+            self.n,
+            self.hand_no,
+            self.rules.hands,
+            self.dealer,
+            self.rules.contract(self.hand_no - 1),
+            tuple(sorted(self.hands[seat], key=sort_key)),
+            tuple(self.melds),
+            pile[-1] if self.upcard_live and pile else None,  # upcard
+            pile[-1] if pile else None,  # pile_top
+            len(pile),
+            len(self.stock),
+            tuple(map(len, self.hands)),  # card_counts
+            tuple([limit - b for b in self.buys]),  # buys_left
+            tuple(self.down),
+            self.turn,
+            self.turns,
+            tuple(map(tuple, self.hand_scores)),
+            tuple(self.totals),
+            History(self.public),  # shared: self.public is only appended to
+            d if d is not None and d.seat == seat else None,
+            self.rules,
         )
 
     def places(self) -> list[int]:
