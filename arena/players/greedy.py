@@ -13,7 +13,7 @@ from typing import Sequence
 
 from ..shanghai.actions import Buy, Draw, GoDown, MeldCards, Play, Step, Swap, UPCARD, STOCK
 from ..shanghai.cards import JOKER_RANK, Card, sort_key
-from ..shanghai.finder import find_best_contract
+from ..shanghai.finder import could_go_down, find_best_contract
 from ..shanghai.game import View
 from ..shanghai.melds import Meld, try_swap_wild
 from ..shanghai.ruleset import Contract
@@ -115,7 +115,10 @@ class GreedyPlayer:
         melds = find_best_contract(hand, view.contract, rules)
         if melds is not None:
             return [self._down_step(melds)], self._without(hand, melds), table + melds
-        # Try one wild swap from the table to complete the contract.
+        # Try one wild swap from the table to complete the contract.  A hand
+        # that cannot go down even with the wild added cannot with the wild
+        # instead of one of its cards, so each wild is first checked once.
+        helps: dict[Card, bool] = {}
         for i, m in enumerate(table):
             if not any(m.wild):
                 continue
@@ -126,6 +129,10 @@ class GreedyPlayer:
                 if swapped is None:
                     continue
                 new, wild = swapped
+                if wild not in helps:
+                    helps[wild] = could_go_down(hand + [wild], view.contract, rules)
+                if not helps[wild]:
+                    continue
                 trial = list(hand)
                 trial.remove(c)
                 trial.append(wild)
