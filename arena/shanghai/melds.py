@@ -14,10 +14,12 @@ from typing import Sequence
 from .cards import JOKER_RANK, RANK_TEXT, Card, card, cards_text
 from .errors import IllegalAction
 from .ruleset import RUN, SET
+from .fastinit import fast_init
 
 SUIT_NAMES = {"C": "club", "D": "diamond", "H": "heart", "S": "spade"}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Meld:
     """A legal set or run.

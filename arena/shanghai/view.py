@@ -15,8 +15,10 @@ from .cards import Card
 from .events import Event
 from .melds import Meld
 from .ruleset import Contract, Ruleset
+from .fastinit import fast_init
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Decision:
     """Who must decide what. ``options`` lists the legal choices where they are few."""
@@ -26,6 +28,7 @@ class Decision:
     options: tuple[Any, ...]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TableMeld:
     id: int
@@ -89,6 +92,7 @@ class History(Sequence[Event]):
         return f"History({list(self)!r})"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class View:
     """Everything one seat may know, and nothing else."""
