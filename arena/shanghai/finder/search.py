@@ -34,27 +34,6 @@ class _Run:
         return self.k - (self.ln + 1) // 2
 
 
-_Cand = tuple[int, int, int, int, int, tuple[int, ...], int]
-_SUIT_CANDS: dict[tuple[int, int, int, int], tuple[_Cand, ...]] = {}
-
-
-def _suit_cands(mask: int, L: int, s: int, pool: int) -> tuple[_Cand, ...]:
-    """The candidate runs of suit ``s`` (nothing lent to it) affordable with
-    ``pool`` wilds, as the search lists them, in _windows order.  Cached: the
-    search asked for the same few masks thousands of times per match, and
-    filtering the windows was a sixth of its time."""
-    if pool > 14:
-        pool = 14  # no window needs more wilds than that
-    key = (mask, L, s, pool)
-    out = _SUIT_CANDS.get(key)
-    if out is None:
-        out = tuple((ln, w, s, lo, hi, seg, len(seg)) for ln, w, lo, hi, seg in _windows(mask, L) if w <= pool)
-        if len(_SUIT_CANDS) > 200_000:
-            _SUIT_CANDS.clear()
-        _SUIT_CANDS[key] = out
-    return out
-
-
 # on_leaf(runs, set groups, reclaims (run index, rank), wild units used by runs)
 _Leaf = Callable[[list[_Run], list[tuple[int, list[int]]], list[tuple[int, int]], int], bool]
 
@@ -182,12 +161,10 @@ def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
                     for v in r.held:
                         lend |= 1 << v
             if not lend:
-                found = _suit_cands(own, L, s, pool)
                 sk = s << 8
-                if bound <= sk:  # every window of suit s has a key above s << 8
-                    cands.extend(found)
-                else:
-                    cands.extend([c for c in found if sk | (c[3] << 4) | c[4] >= bound])
+                for ln, w, lo, hi, seg in _windows(own, L):
+                    if w <= pool and sk | (lo << 4) | hi >= bound:
+                        cands.append((ln, w, s, lo, hi, seg, len(seg)))
                 continue
             # the windows it could hold with the cards lendable to it back in
             # hand; w is then ln minus the naturals it really owns in there
