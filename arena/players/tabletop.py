@@ -34,13 +34,23 @@ def lay_off_all(
     for c in candidates:
         if c not in hand:
             continue
-        # A natural fits only a set of its rank or a run of its suit: skip the
-        # other melds before paying for lay_off_ends (most tries fail).
-        natural = not (c.rank == JOKER_RANK or (wild_deuces and c.rank == 2))
+        # A natural fits only a set of its rank, or a run of its suit just below
+        # or above it (an ace also above a king): skip the other melds before
+        # paying for lay_off_ends, since most tries fail.
+        rank = c.rank
+        natural = not (rank == JOKER_RANK or (wild_deuces and rank == 2))
         for i in meld_order:
             m = table[i]
-            if natural and (m.rank != c.rank if m.kind == SET else m.suit != c.suit):
-                continue
+            if natural:
+                if m.kind == SET:
+                    if m.rank != rank:
+                        continue
+                elif m.suit != c.suit:
+                    continue
+                else:
+                    hi = m.rank + len(m.cards) - 1
+                    if rank != m.rank - 1 and rank != hi + 1 and not (rank == 1 and hi == 13):
+                        continue
             fit = try_lay_off(m, c, wild_deuces)
             if fit is None:
                 continue
