@@ -1,64 +1,187 @@
-"""Engine ceilings: full matches and decisions per second, in-process players.
+"""Engine speed: decisions per CPU-second of in-process matches, against a floor.
 
-Not a test. Run: python benchmarks/engine.py [--matches N] [--players 4]
+Not a test. Run:
+    python benchmarks/engine.py [--pairs 5] [--matches 10] [--preset shanghai]
+    python benchmarks/engine.py --baseline-ref 6a15c2c     # also: this tree vs that commit
+    python benchmarks/engine.py --baseline /tmp/arena-before
 
-Reports, for four random players and for four greedy players, matches per
-second and decisions per second on one core, next to a floor measured in the
-same run (a bare loop doing as many dict look-ups and list appends as
-decisions), so figures from different machines can be compared as ratios.
+Subjects: random players at 4 and 8 seats, greedy players at 4 seats, each
+playing the same seeded matches (game set-up included) through ``play_match``.
+
+Floor: the same matches with passive players, the loop that only ever picks
+the first legal option (draw from the stock, never buy, discard the first
+card).  It is the engine's own cost per decision with the players' thinking
+taken out, measured in the same run.  Floor and subject are interleaved in
+pairs (the order alternating from pair to pair), so a machine that gets busier
+or quieter during the run moves both; the script prints each one's median
+decisions per CPU-second (``time.process_time``) with min and max, and the
+median ratio subject / floor with its min and max.
+
+``--baseline DIR`` adds a second comparison: the same subjects played by the
+engine and players of another checkout (a directory holding ``arena/``, e.g.
+``git worktree add /tmp/arena-before <commit>``), against this tree's;
+``--baseline-ref REF`` extracts ``arena/`` of a git commit for that (issue 9's
+starting point is 6a15c2c).  Both run in child processes started with
+``python -S`` (``arena.shanghai`` and ``arena.players`` import only the
+standard library), interleaved in pairs, each child timing only its own
+matches.  The ratio is this tree / baseline.
+
+``results()`` returns the figures with their aims, for ``benchmarks/all.py``.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
 import time
+from pathlib import Path
+from typing import Callable
 
+HERE = Path(__file__).resolve().parent.parent
+SUBJECTS = (("random", 4), ("random", 8), ("greedy", 4))
+AIMS = {("random", 4): 40_000, ("random", 8): 30_000, ("greedy", 4): 20_000}
+
+# Runs in a child (and, the same code, in this process): plays the matches and
+# returns decisions and CPU seconds.
+CHILD = """
+import json, random, sys, time
+if __name__ == "__main__":
+    sys.path.insert(0, sys.argv[1])  # the tree to measure, ahead of any installed arena
 from arena.players import play_match
 from arena.players.registry import make_player
 from arena.shanghai.game import Game
 from arena.shanghai.ruleset import Ruleset
 
-
-def run(kind: str, matches: int, players: int, preset: str) -> tuple[float, float, int]:
+def measure(kind, seats, matches, preset):
     rules = Ruleset.preset(preset)
     decisions = 0
-    start = time.perf_counter()
+    start = time.process_time()
     for seed in range(matches):
-        game = Game.seeded(rules, players, seed)
-        seats = [make_player(kind, random.Random(f"{seed}/{i}")) for i in range(players)]
-        play_match(game, seats)
+        game = Game.seeded(rules, seats, seed)
+        play_match(game, [make_player(kind, random.Random(f"{seed}/{i}")) for i in range(seats)])
         decisions += len(game.actions)
-    elapsed = time.perf_counter() - start
-    return matches / elapsed, decisions / elapsed, decisions
+    return decisions, time.process_time() - start
+
+if __name__ == "__main__":
+    print(json.dumps(measure(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])))
+"""
+
+Measure = Callable[[str, int, int, str], "tuple[int, float]"]
 
 
-def floor(ops: int) -> float:
-    """Operations per second of a trivial Python loop: the machine's yardstick."""
-    d: dict[int, int] = {}
-    out: list[int] = []
-    start = time.perf_counter()
-    for i in range(ops):
-        d[i & 1023] = i
-        out.append(d[i & 1023])
-    return ops / (time.perf_counter() - start)
+def _in_process() -> Measure:
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))  # this tree's arena, as the children get it
+    scope: dict[str, object] = {"__name__": "engine_bench_child"}
+    exec(compile(CHILD, "engine_bench_child", "exec"), scope)  # noqa: S102 - our own code, above
+    return scope["measure"]  # type: ignore[return-value]
+
+
+def rate_here(measure: Measure, kind: str, seats: int, matches: int, preset: str) -> float:
+    decisions, cpu = measure(kind, seats, matches, preset)
+    return decisions / cpu
+
+
+def rate_child(root: Path, kind: str, seats: int, matches: int, preset: str) -> float:
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", CHILD, str(root), kind, str(seats), str(matches), preset],
+        capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"},
+    ).stdout
+    decisions, cpu = json.loads(out)
+    return decisions / cpu
+
+
+def pairs(first: Callable[[], float], second: Callable[[], float], n: int) -> tuple[list[float], list[float]]:
+    """n interleaved samples of two measurements, the order alternating."""
+    a: list[float] = []
+    b: list[float] = []
+    for i in range(n):
+        if i % 2 == 0:
+            a.append(first())
+            b.append(second())
+        else:
+            b.append(second())
+            a.append(first())
+    return a, b
+
+
+def spread(xs: list[float]) -> str:
+    return f"{statistics.median(xs):9,.0f} [{min(xs):,.0f} .. {max(xs):,.0f}]"
+
+
+def ratio(sub: list[float], base: list[float]) -> str:
+    rs = [s / b for s, b in zip(sub, base)]
+    return f"{statistics.median(rs):5.2f} [{min(rs):.2f} .. {max(rs):.2f}]"
+
+
+def measure_subjects(pairs_n: int, matches: int, preset: str) -> list[dict[str, object]]:
+    """Each subject interleaved with the passive floor, in this process."""
+    measure = _in_process()
+    rows: list[dict[str, object]] = []
+    for kind, seats in SUBJECTS:
+        sub, flo = pairs(lambda: rate_here(measure, kind, seats, matches, preset),
+                         lambda: rate_here(measure, "passive", seats, matches, preset), pairs_n)
+        aim = AIMS[(kind, seats)]
+        rows.append({"figure": f"{kind} players, {seats} seats: decisions per CPU-second",
+                     "target": f">= {aim:,}", "measured": statistics.median(sub),
+                     "met": statistics.median(sub) >= aim, "samples": sub, "floor": flo,
+                     "kind": kind, "seats": seats})
+    return rows
+
+
+def results(pairs_n: int = 5, matches: int = 10, preset: str = "shanghai") -> list[dict[str, object]]:
+    """Figure, target, measured (median), met: one row per subject."""
+    return [{k: r[k] for k in ("figure", "target", "measured", "met")}
+            for r in measure_subjects(pairs_n, matches, preset)]
+
+
+def extract(ref: str) -> Path:
+    """arena/ of git commit ``ref`` in a temporary directory."""
+    out = Path(tempfile.mkdtemp(prefix="arena-baseline-"))
+    archive = subprocess.run(["git", "-C", str(HERE), "archive", ref, "arena"],
+                             capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(out)  # noqa: S202 - this repository's own files
+    return out
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--matches", type=int, default=20)
-    ap.add_argument("--players", type=int, default=4)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pairs", type=int, default=5, help="interleaved floor/subject pairs (at least 5)")
+    ap.add_argument("--matches", type=int, default=10, help="seeded matches per sample")
     ap.add_argument("--preset", default="shanghai")
+    ap.add_argument("--baseline", type=Path, help="another checkout to compare this tree with")
+    ap.add_argument("--baseline-ref", help="a git commit to compare this tree with (e.g. 6a15c2c)")
     args = ap.parse_args()
-    base = floor(2_000_000)
-    print(f"floor: {base:,.0f} loop operations/s")
-    for kind in ("random", "greedy"):
-        mps, dps, total = run(kind, args.matches, args.players, args.preset)
-        print(
-            f"{args.players} x {kind:6s}: {mps:7.2f} matches/s  {dps:9,.0f} decisions/s "
-            f"({total} decisions in {args.matches} matches; floor/decision ratio {base / dps:,.0f})"
-        )
+    if args.pairs < 5:
+        ap.error("--pairs must be at least 5")
+    baseline = extract(args.baseline_ref) if args.baseline_ref else args.baseline
+    if baseline is not None and not (baseline / "arena" / "shanghai").is_dir():
+        ap.error(f"baseline {baseline}: no arena/shanghai/ there")
+    print(f"{args.pairs} pairs x {args.matches} matches ({args.preset}); decisions per CPU-second, "
+          "median [min .. max]")
+    for r in measure_subjects(args.pairs, args.matches, args.preset):
+        sub, flo = r["samples"], r["floor"]
+        print(f"{r['kind']:6s} x{r['seats']}: {spread(sub)}   floor (passive) {spread(flo)}   "  # type: ignore[arg-type]
+              f"subject/floor {ratio(sub, flo)}   aim {r['target']}: "  # type: ignore[arg-type]
+              f"{'met' if r['met'] else 'NOT met'}")
+    if baseline is None:
+        return
+    print(f"this tree ({HERE}) against baseline {args.baseline_ref or baseline}, each in its own child process:")
+    for kind, seats in SUBJECTS:
+        new, old = pairs(lambda: rate_child(HERE, kind, seats, args.matches, args.preset),
+                         lambda: rate_child(baseline, kind, seats, args.matches, args.preset), args.pairs)
+        print(f"{kind:6s} x{seats}: this {spread(new)}   baseline {spread(old)}   this/baseline {ratio(new, old)}")
 
 
 if __name__ == "__main__":
+    t0 = time.perf_counter()
     main()
+    print(f"({time.perf_counter() - t0:.0f} s wall)")

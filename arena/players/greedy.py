@@ -13,10 +13,9 @@ from typing import Sequence
 
 from ..shanghai.actions import Buy, Draw, GoDown, MeldCards, Play, Step, Swap, UPCARD, STOCK
 from ..shanghai.cards import JOKER_RANK, Card, sort_key
-from ..shanghai.errors import IllegalAction
-from ..shanghai.finder import find_best_contract
+from ..shanghai.finder import could_go_down, find_best_contract
 from ..shanghai.game import View
-from ..shanghai.melds import Meld, swap_wild
+from ..shanghai.melds import Meld, try_swap_wild
 from ..shanghai.ruleset import Contract
 from .tabletop import lay_off_all, table_melds, try_lay_off
 
@@ -27,27 +26,59 @@ def is_wild(c: Card, wild_deuces: bool) -> bool:
     return c.rank == JOKER_RANK or (wild_deuces and c.rank == 2)
 
 
-def usefulness(c: Card, hand: Sequence[Card], contract: Contract, wild_deuces: bool) -> float:
-    """How much ``c`` helps towards ``contract`` given the rest of ``hand``."""
-    if is_wild(c, wild_deuces):
-        return 100.0
-    score = 0.0
-    if contract.sets:
-        same = sum(1 for o in hand if o is not c and o.rank == c.rank)
-        score += (0.0, 3.0, 6.0)[min(same, 2)]
-    if contract.runs:
-        values = {c.rank} | ({14} if c.rank == 1 else set())
-        near: set[int] = set()
+class HandShape:
+    """What ``usefulness`` needs of a hand, counted once.
+
+    Scoring each discard candidate against the whole hand was quadratic in
+    the hand and a sixth of greedy's time; these counts make it constant per
+    card, with the same scores.
+    """
+
+    __slots__ = ("wild_deuces", "sets", "runs", "per_rank", "per_card", "suit_values")
+
+    def __init__(self, hand: Sequence[Card], contract: Contract, wild_deuces: bool) -> None:
+        self.wild_deuces = wild_deuces
+        self.sets = bool(contract.sets)
+        self.runs = bool(contract.runs)
+        per_rank = [0] * 14
+        per_card: dict[Card, int] = {}
+        suit_values: dict[str, set[int]] = {}
         for o in hand:
-            if o.suit != c.suit or o.rank == c.rank or is_wild(o, wild_deuces):
-                continue
-            ov = {o.rank} | ({14} if o.rank == 1 else set())
-            for v in values:
-                for w in ov:
-                    if 0 < abs(v - w) <= 2:
-                        near.add(w)
-        score += 2.0 * min(len(near), 3)
-    return score
+            per_rank[o.rank] += 1
+            per_card[o] = per_card.get(o, 0) + 1
+            if not is_wild(o, wild_deuces):
+                values = suit_values.setdefault(o.suit, set())
+                values.add(o.rank)
+                if o.rank == 1:
+                    values.add(14)
+        self.per_rank = per_rank
+        self.per_card = per_card
+        self.suit_values = suit_values
+
+    def usefulness(self, c: Card) -> float:
+        if is_wild(c, self.wild_deuces):
+            return 100.0
+        score = 0.0
+        if self.sets:
+            # other cards of c's rank; copies of c are the same object, not counted
+            same = self.per_rank[c.rank] - self.per_card.get(c, 0)
+            score += (0.0, 3.0, 6.0)[min(same, 2)]
+        if self.runs:
+            # values 1-2 away from c's (an ace is 1 and 14) held by naturals of
+            # its suit; no other rank has one of c's own values
+            have = self.suit_values.get(c.suit, ())
+            r = c.rank
+            near = {w for w in (r - 2, r - 1, r + 1, r + 2) if w in have}
+            if r == 1:
+                near.update(w for w in (12, 13) if w in have)
+            score += 2.0 * min(len(near), 3)
+        return score
+
+
+def usefulness(c: Card, hand: Sequence[Card], contract: Contract, wild_deuces: bool) -> float:
+    """How much ``c`` helps towards ``contract`` given the rest of ``hand``:
+    pairs for sets, natural neighbours within two in its suit for runs, wilds always."""
+    return HandShape(hand, contract, wild_deuces).usefulness(c)
 
 
 class GreedyPlayer:
@@ -84,16 +115,23 @@ class GreedyPlayer:
         melds = find_best_contract(hand, view.contract, rules)
         if melds is not None:
             return [self._down_step(melds)], self._without(hand, melds), table + melds
-        # Try one wild swap from the table to complete the contract.
+        # Try one wild swap from the table to complete the contract.  A hand
+        # that cannot go down even with the wild added cannot with the wild
+        # instead of one of its cards, so each wild is first checked once.
+        helps: dict[Card, bool] = {}
         for i, m in enumerate(table):
             if not any(m.wild):
                 continue
             for c in sorted(set(hand), key=sort_key):  # not set order: cards hash by identity
                 if is_wild(c, rules.wild_deuces):
                     continue
-                try:
-                    new, wild = swap_wild(m, c, None, rules.wild_deuces)
-                except IllegalAction:
+                swapped = try_swap_wild(m, c, None, rules.wild_deuces)
+                if swapped is None:
+                    continue
+                new, wild = swapped
+                if wild not in helps:
+                    helps[wild] = could_go_down(hand + [wild], view.contract, rules)
+                if not helps[wild]:
                     continue
                 trial = list(hand)
                 trial.remove(c)
@@ -154,10 +192,10 @@ class GreedyPlayer:
             for i, m in enumerate(table):
                 if not any(m.wild):
                     continue
-                try:
-                    new, wild = swap_wild(m, c, None, wd)
-                except IllegalAction:
+                swapped = try_swap_wild(m, c, None, wd)
+                if swapped is None:
                     continue
+                new, wild = swapped
                 trial_hand = list(hand)
                 trial_hand.remove(c)
                 trial_hand.append(wild)
@@ -177,7 +215,5 @@ class GreedyPlayer:
         naturals = [c for c in hand if not is_wild(c, wd)] or hand
         if down:
             return max(naturals, key=lambda c: (c.penalty(), c.rank))
-        return min(
-            naturals,
-            key=lambda c: (usefulness(c, hand, view.contract, wd), -c.penalty(), -c.rank),
-        )
+        shape = HandShape(hand, view.contract, wd)
+        return min(naturals, key=lambda c: (shape.usefulness(c), -c.penalty(), -c.rank))

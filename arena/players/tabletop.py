@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..shanghai.actions import LayOff
-from ..shanghai.cards import Card
+from ..shanghai.cards import JOKER_RANK, Card
 from ..shanghai.game import TableMeld
 from ..shanghai.melds import Meld, lay_off, lay_off_ends
+from ..shanghai.ruleset import SET
 
 
 def try_lay_off(meld: Meld, c: Card, wild_deuces: bool) -> tuple[Meld, str | None] | None:
@@ -33,8 +34,24 @@ def lay_off_all(
     for c in candidates:
         if c not in hand:
             continue
+        # A natural fits only a set of its rank, or a run of its suit just below
+        # or above it (an ace also above a king): skip the other melds before
+        # paying for lay_off_ends, since most tries fail.
+        rank = c.rank
+        natural = not (rank == JOKER_RANK or (wild_deuces and rank == 2))
         for i in meld_order:
-            fit = try_lay_off(table[i], c, wild_deuces)
+            m = table[i]
+            if natural:
+                if m.kind == SET:
+                    if m.rank != rank:
+                        continue
+                elif m.suit != c.suit:
+                    continue
+                else:
+                    hi = m.rank + len(m.cards) - 1
+                    if rank != m.rank - 1 and rank != hi + 1 and not (rank == 1 and hi == 13):
+                        continue
+            fit = try_lay_off(m, c, wild_deuces)
             if fit is None:
                 continue
             new, end = fit

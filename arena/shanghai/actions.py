@@ -14,6 +14,7 @@ from typing import Any, Mapping, Union
 from .cards import Card, parse_card
 from .errors import MalformedInput
 from .ruleset import RUN, SET
+from .fastinit import fast_init
 
 DRAW = "draw"
 BUY = "buy"
@@ -22,6 +23,7 @@ STOCK = "stock"
 UPCARD = "upcard"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Draw:
     source: str  # STOCK or UPCARD
@@ -30,6 +32,7 @@ class Draw:
         return {"type": DRAW, "source": self.source}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Buy:
     want: bool
@@ -38,6 +41,7 @@ class Buy:
         return {"type": BUY, "buy": self.want}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class MeldCards:
     """A meld as the player lays it down; ``kind`` None lets the engine decide."""
@@ -52,6 +56,7 @@ class MeldCards:
         return out
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class GoDown:
     melds: tuple[MeldCards, ...]
@@ -60,6 +65,7 @@ class GoDown:
         return {"go_down": [m.to_json() for m in self.melds]}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class LayOff:
     meld: int
@@ -73,6 +79,7 @@ class LayOff:
         return {"lay_off": out}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Swap:
     meld: int
@@ -89,6 +96,7 @@ class Swap:
 Step = Union[GoDown, LayOff, Swap]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Play:
     """The rest of a turn: steps in order, then a discard (None when going out)."""

@@ -9,8 +9,8 @@ comparisons by identity are also valid.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
 
 from .errors import MalformedInput
 
@@ -29,6 +29,9 @@ JOKER_RANK = 0
 _INTERNED: dict[tuple[int, str], "Card"] = {}
 
 
+_PENALTY: dict[int, int] = {JOKER_RANK: 25, 1: 15, 2: 20, 10: 10, 11: 10, 12: 10, 13: 10}
+
+
 @dataclass(frozen=True, slots=True)
 class Card:
     """One playing card. ``rank`` is 1 (ace) .. 13 (king), 0 for the joker.
@@ -36,14 +39,31 @@ class Card:
     Every card value exists once: ``Card(7, "H")`` returns the same object
     each time (also through copy and pickle), so equality and hashing can be
     by identity, which keeps dict, Counter and ``list.remove`` at C speed.
+    Identity hashing also means a set of cards iterates in an order that
+    changes from run to run: sort before iterating where order matters.
+
+    ``text``, ``index`` and the penalty are computed once per card: events,
+    requests and players ask for them on every decision.
     """
 
     rank: int
     suit: str  # "" for the joker
+    text: str = field(init=False, repr=False, compare=False)
+    index: int = field(init=False, repr=False, compare=False)  # dense 0..52, joker 52
+    points: int = field(init=False, repr=False, compare=False)  # penalty when left in hand
 
     def __new__(cls, rank: int, suit: str) -> "Card":
         found = _INTERNED.get((rank, suit))
         return found if found is not None else object.__new__(cls)
+
+    def __post_init__(self) -> None:
+        # Runs again (same values) each time Card(rank, suit) is called: harmless.
+        joker = self.rank == JOKER_RANK
+        text = "JK" if joker else RANK_TEXT.get(self.rank, str(self.rank)) + self.suit
+        index = 52 if joker else (SUITS.index(self.suit) * 13 + self.rank - 1 if self.suit in SUITS else -1)
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "index", index)
+        object.__setattr__(self, "points", _PENALTY.get(self.rank, 5))
 
     __eq__ = object.__eq__
     __hash__ = object.__hash__
@@ -55,17 +75,6 @@ class Card:
     def is_joker(self) -> bool:
         return self.rank == JOKER_RANK
 
-    @property
-    def text(self) -> str:
-        return "JK" if self.rank == JOKER_RANK else RANK_TEXT[self.rank] + self.suit
-
-    @property
-    def index(self) -> int:
-        """Dense index 0..52 (joker is 52), handy for count vectors."""
-        if self.rank == JOKER_RANK:
-            return 52
-        return SUITS.index(self.suit) * 13 + self.rank - 1
-
     def __str__(self) -> str:
         return self.text
 
@@ -74,15 +83,7 @@ class Card:
 
     def penalty(self) -> int:
         """Points this card costs when left in hand at the end of a hand."""
-        if self.rank == JOKER_RANK:
-            return 25
-        if self.rank == 2:
-            return 20
-        if self.rank == 1:
-            return 15
-        if self.rank >= 10:
-            return 10
-        return 5
+        return self.points
 
 
 JOKER = Card(JOKER_RANK, "")
@@ -139,9 +140,9 @@ def cards_text(cards: Iterable[Card]) -> str:
 _ORDER: dict[Card, int] = {c: i for i, c in enumerate(ALL_CARDS)}
 
 
-def sort_key(c: Card) -> int:
-    """Hand order: by suit (C D H S) then rank, jokers last."""
-    return _ORDER[c]
+# Hand order: by suit (C D H S) then rank, jokers last.  A dict's own look-up,
+# not a Python function: every view and play decision sorts a hand with it.
+sort_key: Callable[[Card], int] = _ORDER.__getitem__
 
 
 def make_shoe(decks: int) -> list[Card]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .fastinit import fast_init
+
 # Event kinds.
 MATCH_START = "match_start"
 DEAL = "deal"
@@ -27,6 +29,7 @@ HAND_END = "hand_end"
 MATCH_END = "match_end"
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Event:
     kind: str

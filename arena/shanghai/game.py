@@ -18,21 +18,17 @@ yes wins and the window closes.
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any, Mapping
 
-from .actions import (
-    BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, GoDown, LayOff, MeldCards, Play, Swap,
-    action_from_json,
-)
-from .cards import Card, cards_text, make_shoe, sort_key
+from .actions import BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, Play, action_from_json
+from .cards import Card, make_shoe, sort_key
 from .chance import Chance, RecordedChance, SeededChance
 from .errors import IllegalAction, RulesetError
 from .events import Event, secret_keys
 from . import events as ev
-from .melds import Meld, guess_kind, lay_off, make_meld, swap_wild
-from .ruleset import RUN, SET, Ruleset
-from .view import Decision, TableMeld, View, places_of
+from .plays import Staged, check_play
+from .ruleset import Ruleset
+from .view import Decision, History, TableMeld, View, places_of
 
 __all__ = ["Game", "Decision", "TableMeld", "View", "places_of", "OVER"]
 
@@ -77,7 +73,9 @@ class Game:
         self.totals = [0] * players
         self.winners: list[int | None] = []
         self.log: list[Event] = []
-        self.public: list[Event] = []  # public events of the current hand
+        # Public events of the current hand.  Only ever appended to (a new
+        # list each hand): views share it through History instead of copying.
+        self.public: list[Event] = []
         self.actions: list[tuple[int, Action]] = []
         self._decision: Decision | None = None
         self._emit(ev.MATCH_START, None, players=players, rules=rules.to_mapping(), seed=seed)
@@ -113,60 +111,101 @@ class Game:
     def view(self, seat: int) -> View:
         d = self.decision()
         limit = self.rules.buy_limit(self.hand_no - 1)
+        pile = self.pile
+        # Positional, in View's field order: keyword arguments made a frozen
+        # dataclass cost twice as much to build, once per decision.
         return View(
-            seat=seat,
-            players=self.n,
-            hand_no=self.hand_no,
-            hands_total=self.rules.hands,
-            dealer=self.dealer,
-            contract=self.rules.contract(self.hand_no - 1),
-            hand=tuple(sorted(self.hands[seat], key=sort_key)),
-            melds=tuple(self.melds),
-            upcard=self.pile[-1] if self.upcard_live and self.pile else None,
-            pile_top=self.pile[-1] if self.pile else None,
-            pile_size=len(self.pile),
-            stock_size=len(self.stock),
-            card_counts=tuple(len(h) for h in self.hands),
-            buys_left=tuple(limit - b for b in self.buys),
-            down=tuple(self.down),
-            turn=self.turn,
-            turns_taken=self.turns,
-            hand_scores=tuple(tuple(s) for s in self.hand_scores),
-            totals=tuple(self.totals),
-            history=tuple(self.public),
-            decision=d if d is not None and d.seat == seat else None,
-            rules=self.rules,
+            seat,
+            self.n,
+            self.hand_no,
+            self.rules.hands,
+            self.dealer,
+            self.rules.contract(self.hand_no - 1),
+            tuple(sorted(self.hands[seat], key=sort_key)),
+            tuple(self.melds),
+            pile[-1] if self.upcard_live and pile else None,  # upcard
+            pile[-1] if pile else None,  # pile_top
+            len(pile),
+            len(self.stock),
+            tuple(map(len, self.hands)),  # card_counts
+            tuple([limit - b for b in self.buys]),  # buys_left
+            tuple(self.down),
+            self.turn,
+            self.turns,
+            tuple(map(tuple, self.hand_scores)),
+            tuple(self.totals),
+            History(self.public),  # shared: self.public is only appended to
+            d if d is not None and d.seat == seat else None,
+            self.rules,
         )
 
     def places(self) -> list[int]:
         return places_of(self.totals)
 
     # -- actions ---------------------------------------------------------------
+    def legal_reason(self, action: Action, seat: int | None = None) -> str | None:
+        """Why ``apply(action, seat)`` would refuse ``action``, or None if it is legal.
+
+        Changes nothing and raises nothing: for players and tools that try
+        actions out.  The reason is the message ``apply`` would raise.
+        """
+        d = self.decision()
+        reason = self._turn_reason(d, action, seat)
+        if reason is not None or d is None:
+            return reason
+        if isinstance(action, Draw):
+            return self._draw_reason(action)
+        if isinstance(action, Play):
+            staged = self._check_play(action)
+            return staged if isinstance(staged, str) else None
+        return None
+
+    def is_legal(self, action: Action, seat: int | None = None) -> bool:
+        return self.legal_reason(action, seat) is None
+
     def apply(self, action: Action, seat: int | None = None) -> None:
         """Apply the current decision's action, or raise IllegalAction and change nothing."""
         d = self.decision()
-        if d is None:
-            raise IllegalAction("the match is over")
-        if seat is not None and seat != d.seat:
-            raise IllegalAction(f"it is seat {d.seat}'s decision ({d.kind}), not seat {seat}'s")
-        if isinstance(action, Draw) and d.kind == DRAW:
+        reason = self._turn_reason(d, action, seat)
+        if reason is not None or d is None:
+            raise IllegalAction(reason or "the match is over")
+        if isinstance(action, Draw):
+            reason = self._draw_reason(action)
+            if reason is not None:
+                raise IllegalAction(reason)
             self._draw(action)
-        elif isinstance(action, Buy) and d.kind == BUY:
+        elif isinstance(action, Buy):
             self._buy(action)
-        elif isinstance(action, Play) and d.kind == PLAY:
-            self._play(action)
         else:
-            raise IllegalAction(f"seat {d.seat} is asked to {d.kind}, so a {type(action).__name__.lower()} action is not allowed now")
+            staged = self._check_play(action)
+            if isinstance(staged, str):
+                raise IllegalAction(staged)
+            self._commit_play(action, staged)
         self._decision = None
         self.actions.append((d.seat, action))
 
+    @staticmethod
+    def _turn_reason(d: Decision | None, action: Action, seat: int | None) -> str | None:
+        """Why ``action`` does not answer decision ``d`` at all, or None."""
+        if d is None:
+            return "the match is over"
+        if seat is not None and seat != d.seat:
+            return f"it is seat {d.seat}'s decision ({d.kind}), not seat {seat}'s"
+        kind = DRAW if isinstance(action, Draw) else BUY if isinstance(action, Buy) else PLAY if isinstance(action, Play) else None
+        if kind != d.kind:
+            return f"seat {d.seat} is asked to {d.kind}, so a {type(action).__name__.lower()} action is not allowed now"
+        return None
+
+    def _draw_reason(self, action: Draw) -> str | None:
+        if action.source not in (UPCARD, STOCK):
+            return f"draw from 'stock' or 'upcard', not {action.source!r}"
+        if action.source == UPCARD and not self.upcard_live:
+            return "there is no upcard to take now (it was bought or is dead); draw from the stock"
+        return None
+
     def _draw(self, action: Draw) -> None:
         seat = self.turn
-        if action.source not in (UPCARD, STOCK):
-            raise IllegalAction(f"draw from 'stock' or 'upcard', not {action.source!r}")
         if action.source == UPCARD:
-            if not self.upcard_live:
-                raise IllegalAction("there is no upcard to take now (it was bought or is dead); draw from the stock")
             c = self.pile.pop()
             self.upcard_live = False
             self.hands[seat].append(c)
@@ -248,112 +287,17 @@ class Game:
         return self.stock.pop()
 
     # -- the play: go down, lay off, swap, discard -------------------------------
-    def _build_meld(self, mc: MeldCards) -> Meld:
-        wd = self.rules.wild_deuces
-        if mc.kind is not None:
-            return make_meld(mc.cards, mc.kind, wd)
-        first = guess_kind(mc.cards, wd)
-        try:
-            return make_meld(mc.cards, first, wd)
-        except IllegalAction as err:
-            try:
-                return make_meld(mc.cards, RUN if first == SET else SET, wd)
-            except IllegalAction:
-                raise err from None
-
-    def _check_contract(self, melds: list[Meld]) -> None:
-        contract = self.rules.contract(self.hand_no - 1)
-        if len(melds) != len(contract.melds):
-            raise IllegalAction(
-                f"the contract of hand {self.hand_no} is {contract.describe()}: lay down exactly "
-                f"{len(contract.melds)} melds, not {len(melds)}"
-            )
-        for kind, specs in ((SET, contract.sets), (RUN, contract.runs)):
-            mine = sorted((m for m in melds if m.kind == kind), key=lambda m: -len(m.cards))
-            if len(mine) != len(specs):
-                raise IllegalAction(
-                    f"the contract of hand {self.hand_no} is {contract.describe()}, "
-                    f"but you laid down {len(mine)} {kind}{'s' if len(mine) != 1 else ''}"
-                )
-            for m, spec in zip(mine, sorted(specs, key=lambda s: -s.min_len)):
-                if len(m.cards) < spec.min_len:
-                    raise IllegalAction(
-                        f"{m.describe()} has {len(m.cards)} cards but the contract needs a {kind} of at least {spec.min_len}"
-                    )
-        if self.rules.distinct_set_ranks:
-            ranks = Counter(m.rank for m in melds if m.kind == SET)
-            for m in melds:
-                if m.kind == SET and ranks[m.rank] > 1:
-                    raise IllegalAction(f"two sets of {m.represents()[0]}s: the sets of a contract must have different ranks")
-
-    @staticmethod
-    def _take(hand: list[Card], c: Card) -> None:
-        try:
-            hand.remove(c)
-        except ValueError:
-            raise IllegalAction(f"you do not hold {c} (your hand: {cards_text(sorted(hand, key=sort_key))})") from None
-
-    def _table_meld(self, melds: list[TableMeld], idx: int) -> TableMeld:
-        if not 0 <= idx < len(melds):
-            raise IllegalAction(f"there is no meld {idx} on the table (meld ids are 0..{len(melds) - 1})" if melds else "there are no melds on the table")
-        return melds[idx]
-
-    def _play(self, play: Play) -> None:
+    def _check_play(self, play: Play) -> Staged | str:
         seat = self.turn
-        hand = list(self.hands[seat])
-        melds = list(self.melds)
-        down = self.down[seat]
-        swapped = False
-        pending: list[tuple[str, dict[str, Any]]] = []
-        wd = self.rules.wild_deuces
-        for step in play.steps:
-            if isinstance(step, GoDown):
-                if down:
-                    raise IllegalAction("you are already down: no new melds after going down (lay off instead)")
-                built = [self._build_meld(mc) for mc in step.melds]
-                self._check_contract(built)
-                for m in built:
-                    for c in m.cards:
-                        self._take(hand, c)
-                placed = [TableMeld(len(melds) + i, seat, m) for i, m in enumerate(built)]
-                melds.extend(placed)
-                down = True
-                pending.append((ev.GO_DOWN, {"melds": [t.to_json() for t in placed]}))
-            elif isinstance(step, LayOff):
-                if not down:
-                    raise IllegalAction(f"you cannot lay off {step.card}: lay-offs come only after going down")
-                target = self._table_meld(melds, step.meld)
-                self._take(hand, step.card)
-                new = lay_off(target.meld, step.card, step.end, wd)
-                melds[target.id] = TableMeld(target.id, target.owner, new)
-                end = None if new.kind == SET else ("high" if new.rank == target.meld.rank else "low")
-                pending.append((ev.LAY_OFF, {"meld": target.id, "card": step.card.text, "end": end, "result": [c.text for c in new.cards]}))
-            elif isinstance(step, Swap):
-                target = self._table_meld(melds, step.meld)
-                self._take(hand, step.card)
-                new, wild = swap_wild(target.meld, step.card, step.take, wd)
-                melds[target.id] = TableMeld(target.id, target.owner, new)
-                hand.append(wild)
-                swapped = True
-                pending.append((ev.SWAP, {"meld": target.id, "card": step.card.text, "took": wild.text}))
-            else:  # pragma: no cover - the type union is closed
-                raise IllegalAction(f"unknown step {step!r}")
-        if swapped and not self.down[seat] and not down:
-            raise IllegalAction("you swapped a wild card but did not go down: a player who is not down must go down in the turn they swap")
-        if not hand:
-            if play.discard is not None:
-                raise IllegalAction("your plays empty your hand, so you go out: send no discard")
-        else:
-            if play.discard is None:
-                raise IllegalAction("you must discard a card (only a player whose hand is empty after their plays goes out)")
-            self._take(hand, play.discard)
-            if not hand:
-                raise IllegalAction("discarding your last card is not going out: keep at least one card, or lay it off")
-        # Everything checked: commit.
+        return check_play(play, self.hands[seat], self.melds, self.down[seat], seat, self.rules, self.hand_no)
+
+    def _commit_play(self, play: Play, staged: Staged) -> None:
+        seat = self.turn
+        hand = staged.hand
         self.hands[seat] = hand
-        self.melds = melds
-        self.down[seat] = down
-        for kind, data in pending:
+        self.melds = staged.melds
+        self.down[seat] = staged.down
+        for kind, data in staged.pending:
             self._emit(kind, seat, **data)
         if not hand:
             self._emit(ev.GO_OUT, seat)

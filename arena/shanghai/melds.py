@@ -14,10 +14,12 @@ from typing import Sequence
 from .cards import JOKER_RANK, RANK_TEXT, Card, card, cards_text
 from .errors import IllegalAction
 from .ruleset import RUN, SET
+from .fastinit import fast_init
 
 SUIT_NAMES = {"C": "club", "D": "diamond", "H": "heart", "S": "spade"}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Meld:
     """A legal set or run.
@@ -75,26 +77,45 @@ def _is_wild_candidate(c: Card, wild_deuces: bool) -> bool:
     return c.rank == JOKER_RANK or (wild_deuces and c.rank == 2)
 
 
-def _check_limit(label: str, wild: Sequence[bool]) -> None:
+# Every rule check below has a core that returns the result or the reason it
+# is refused (a str), and a raising wrapper with the same reason.  Players and
+# the engine's legality checks try many things that fail; building a message
+# or raising for each failure was a large share of their time, so reasons are
+# only formatted on the failing branch, and only the wrappers raise.
+
+
+def _limit_detail(wild: Sequence[bool]) -> str | None:
+    """Why ``wild`` breaks the wilds-vs-naturals limit, or None when it holds."""
     w = sum(wild)
     n = len(wild) - w
     if w > n:
-        raise IllegalAction(
-            f"{label}: {w} wild card{'s' if w != 1 else ''} but only {n} natural "
-            f"card{'s' if n != 1 else ''}; wilds may not outnumber naturals"
-        )
+        return (f"{w} wild card{'s' if w != 1 else ''} but only {n} natural "
+                f"card{'s' if n != 1 else ''}; wilds may not outnumber naturals")
+    return None
 
 
-def make_set(cards: Sequence[Card], wild_deuces: bool = True) -> Meld:
+def _check_limit(label: str, wild: Sequence[bool]) -> None:
+    detail = _limit_detail(wild)
+    if detail is not None:
+        raise IllegalAction(f"{label}: {detail}")
+
+
+def _unwrap(result: Meld | str) -> Meld:
+    if isinstance(result, str):
+        raise IllegalAction(result)
+    return result
+
+
+def set_or_reason(cards: Sequence[Card], wild_deuces: bool = True) -> Meld | str:
+    """The set ``cards`` make, or the reason they do not make one."""
     cards = tuple(cards)
-    label = f"set {cards_text(cards)}"
     naturals = [c for c in cards if not _is_wild_candidate(c, wild_deuces)]
     if naturals:
         rank = naturals[0].rank
     elif any(c.rank == 2 for c in cards):
         rank = 2  # a set of 2s: the 2s stand for themselves
     else:
-        raise IllegalAction(f"{label}: a set needs natural cards, not only jokers")
+        return f"set {cards_text(cards)}: a set needs natural cards, not only jokers"
     wild: list[bool] = []
     for c in cards:
         if c.rank == JOKER_RANK:
@@ -104,42 +125,53 @@ def make_set(cards: Sequence[Card], wild_deuces: bool = True) -> Meld:
         elif wild_deuces and c.rank == 2:
             wild.append(True)
         else:
-            raise IllegalAction(f"{label}: {c} is not a {RANK_TEXT[rank]}, so it cannot join a set of {RANK_TEXT[rank]}s")
-    _check_limit(label, wild)
+            return (f"set {cards_text(cards)}: {c} is not a {RANK_TEXT[rank]}, "
+                    f"so it cannot join a set of {RANK_TEXT[rank]}s")
+    detail = _limit_detail(wild)
+    if detail is not None:
+        return f"set {cards_text(cards)}: {detail}"
     return Meld(SET, cards, rank, "", tuple(wild))
 
 
-def _run_start(cards: tuple[Card, ...], wild_deuces: bool, label: str) -> tuple[int, str]:
-    """Find the run's suit and the value of its first position from its first natural."""
+def make_set(cards: Sequence[Card], wild_deuces: bool = True) -> Meld:
+    return _unwrap(set_or_reason(cards, wild_deuces))
+
+
+def _run_start(cards: tuple[Card, ...], wild_deuces: bool) -> tuple[int, str] | str:
+    """The run's suit and the value of its first position from its first
+    natural, or the reason (without the label) there is none."""
     for i, anchor in enumerate(cards):
         if not _is_wild_candidate(anchor, wild_deuces):
             break
     else:
-        raise IllegalAction(f"{label}: a run needs natural cards (2s and jokers are wild)")
+        return "a run needs natural cards (2s and jokers are wild)"
     if anchor.rank == 1:
         if i == 0:
             return 1, anchor.suit
         if i != len(cards) - 1:
-            raise IllegalAction(f"{label}: nothing goes below an ace, but {cards[0]} comes before {anchor}")
+            return f"nothing goes below an ace, but {cards[0]} comes before {anchor}"
         return 14 - i, anchor.suit
     start = anchor.rank - i
     if start < 1:
-        raise IllegalAction(f"{label}: nothing goes below an ace, but {anchor} has {i} cards before it")
+        return f"nothing goes below an ace, but {anchor} has {i} cards before it"
     return start, anchor.suit
 
 
-def make_run(cards: Sequence[Card], wild_deuces: bool = True) -> Meld:
+def run_or_reason(cards: Sequence[Card], wild_deuces: bool = True) -> Meld | str:
+    """The run ``cards`` make (low to high), or the reason they do not make one."""
     cards = tuple(cards)
-    label = f"run {cards_text(cards)}"
     if len(cards) > 13:
-        raise IllegalAction(f"{label}: a run has at most 13 cards (an ace is low or high, not both)")
-    start, suit = _run_start(cards, wild_deuces, label)
+        return f"run {cards_text(cards)}: a run has at most 13 cards (an ace is low or high, not both)"
+    found = _run_start(cards, wild_deuces)
+    if isinstance(found, str):
+        return f"run {cards_text(cards)}: {found}"
+    start, suit = found
     wild: list[bool] = []
     prev: Card | None = None
     for i, c in enumerate(cards):
         value = start + i
         if value > 14:
-            raise IllegalAction(f"{label}: nothing goes above an ace, but {c} does (runs do not wrap around)")
+            return f"run {cards_text(cards)}: nothing goes above an ace, but {c} does (runs do not wrap around)"
         if c.rank == JOKER_RANK:
             wild.append(True)
         elif wild_deuces and c.rank == 2 and not (c.suit == suit and value == 2):
@@ -147,24 +179,34 @@ def make_run(cards: Sequence[Card], wild_deuces: bool = True) -> Meld:
         else:
             expected = 1 if value == 14 else value
             if c.suit != suit:
-                raise IllegalAction(f"{label}: {c} is not a {SUIT_NAMES[suit]}; a run is all one suit")
+                return f"run {cards_text(cards)}: {c} is not a {SUIT_NAMES[suit]}; a run is all one suit"
             if c.rank != expected:
                 where = f"does not follow {prev}" if prev is not None else "cannot start this run"
                 want = card(expected, suit)
                 hint = "; runs are written low to high" if c.rank < expected and c.rank != 1 else ""
-                raise IllegalAction(f"{label}: {c} {where} (this place needs {want} or a wild card{hint})")
+                return f"run {cards_text(cards)}: {c} {where} (this place needs {want} or a wild card{hint})"
             wild.append(False)
         prev = c
-    _check_limit(label, wild)
+    detail = _limit_detail(wild)
+    if detail is not None:
+        return f"run {cards_text(cards)}: {detail}"
     return Meld(RUN, cards, start, suit, tuple(wild))
 
 
-def make_meld(cards: Sequence[Card], kind: str, wild_deuces: bool = True) -> Meld:
+def make_run(cards: Sequence[Card], wild_deuces: bool = True) -> Meld:
+    return _unwrap(run_or_reason(cards, wild_deuces))
+
+
+def meld_or_reason(cards: Sequence[Card], kind: str, wild_deuces: bool = True) -> Meld | str:
     if kind == SET:
-        return make_set(cards, wild_deuces)
+        return set_or_reason(cards, wild_deuces)
     if kind == RUN:
-        return make_run(cards, wild_deuces)
+        return run_or_reason(cards, wild_deuces)
     raise ValueError(f"unknown meld kind {kind!r}")
+
+
+def make_meld(cards: Sequence[Card], kind: str, wild_deuces: bool = True) -> Meld:
+    return _unwrap(meld_or_reason(cards, kind, wild_deuces))
 
 
 def guess_kind(cards: Sequence[Card], wild_deuces: bool = True) -> str:
@@ -174,17 +216,18 @@ def guess_kind(cards: Sequence[Card], wild_deuces: bool = True) -> str:
     return SET if len(set(naturals)) < len(naturals) or len(set(naturals)) <= 1 else RUN
 
 
-def lay_off(meld: Meld, c: Card, end: str | None, wild_deuces: bool = True) -> Meld:
-    """Add one card to ``meld``; for runs ``end`` is "low" or "high" (inferred when clear)."""
+def lay_off_or_reason(meld: Meld, c: Card, end: str | None, wild_deuces: bool = True) -> Meld | str:
+    """``meld`` with ``c`` added, or the reason it cannot be; for runs ``end``
+    is "low" or "high" (inferred when clear)."""
     if meld.kind == SET:
-        try:
-            return make_set(meld.cards + (c,), wild_deuces)
-        except IllegalAction as err:
-            raise IllegalAction(f"cannot lay off {c} on {meld.describe()}: {err.reason.split(': ', 1)[1]}") from None
+        grown = set_or_reason(meld.cards + (c,), wild_deuces)
+        if isinstance(grown, str):
+            return f"cannot lay off {c} on {meld.describe()}: {grown.split(': ', 1)[1]}"
+        return grown
     wild = _is_wild_candidate(c, wild_deuces)
     ends = ("low", "high") if end is None else (end,)
     if end not in (None, "low", "high"):
-        raise IllegalAction(f"lay-off end must be 'low' or 'high', got {end!r}")
+        return f"lay-off end must be 'low' or 'high', got {end!r}"
     fits: list[Meld] = []
     reasons: list[str] = []
     for e in ends:
@@ -207,51 +250,90 @@ def lay_off(meld: Meld, c: Card, end: str | None, wild_deuces: bool = True) -> M
         flag = not is_natural_fit
         new_wild = (flag,) + meld.wild if e == "low" else meld.wild + (flag,)
         new_rank = meld.rank - 1 if e == "low" else meld.rank
-        try:
-            _check_limit(f"run {cards_text(cards)}", new_wild)
-        except IllegalAction as err:
-            reasons.append(err.reason.split(": ", 1)[1])
+        detail = _limit_detail(new_wild)
+        if detail is not None:
+            reasons.append(detail)
             continue
         fits.append(Meld(RUN, cards, new_rank, meld.suit, new_wild))
     if not fits:
-        raise IllegalAction(f"cannot lay off {c} on {meld.describe()}: {'; '.join(reasons)}")
+        return f"cannot lay off {c} on {meld.describe()}: {'; '.join(reasons)}"
     if len(fits) > 1:
-        raise IllegalAction(
-            f"{c} could go at either end of {meld.describe()}: say which end ('low' or 'high')"
-        )
+        return f"{c} could go at either end of {meld.describe()}: say which end ('low' or 'high')"
     return fits[0]
+
+
+def lay_off(meld: Meld, c: Card, end: str | None, wild_deuces: bool = True) -> Meld:
+    """Add one card to ``meld``; for runs ``end`` is "low" or "high" (inferred when clear)."""
+    return _unwrap(lay_off_or_reason(meld, c, end, wild_deuces))
+
+
+def _swap_at(meld: Meld, natural: Card, take: Card | None, wild_deuces: bool) -> int:
+    """The position of the wild ``natural`` may replace in ``meld``, or -1."""
+    if _is_wild_candidate(natural, wild_deuces) and not (
+        natural.rank == 2 and (meld.kind == SET and meld.rank == 2 or meld.kind == RUN)
+    ):
+        return -1
+    if meld.kind == RUN:
+        for i, is_wild in enumerate(meld.wild):
+            if is_wild and meld.stands_for(i) is natural and (take is None or meld.cards[i] is take):
+                return i
+        return -1
+    if natural.rank != meld.rank:
+        return -1
+    for i, is_wild in enumerate(meld.wild):
+        if is_wild and (take is None or meld.cards[i] is take):
+            return i
+    return -1
+
+
+def _swapped(meld: Meld, natural: Card, i: int) -> tuple[Meld, Card]:
+    cards = meld.cards[:i] + (natural,) + meld.cards[i + 1:]
+    wild = meld.wild[:i] + (False,) + meld.wild[i + 1:]
+    return Meld(meld.kind, cards, meld.rank, meld.suit, wild), meld.cards[i]
+
+
+def _swap_reason(meld: Meld, natural: Card, take: Card | None, wild_deuces: bool) -> str:
+    """Why ``natural`` cannot replace a wild of ``meld`` (when _swap_at found none)."""
+    if _is_wild_candidate(natural, wild_deuces) and not (
+        natural.rank == 2 and (meld.kind == SET and meld.rank == 2 or meld.kind == RUN)
+    ):
+        return f"cannot swap {natural} into {meld.describe()}: only a natural card can replace a wild"
+    if meld.kind == RUN:
+        wanted = [f"{meld.stands_for(i)}" for i, w in enumerate(meld.wild) if w]
+        if not wanted:
+            return f"cannot swap {natural} into {meld.describe()}: it holds no wild card"
+        return (f"cannot swap {natural} into {meld.describe()}: its wilds stand for {', '.join(wanted)} "
+                "and only that exact card may replace one")
+    if natural.rank != meld.rank:
+        return f"cannot swap {natural} into {meld.describe()}: only a {RANK_TEXT[meld.rank]} may replace its wild"
+    what = f"no {take} standing as a wild" if take is not None else "no wild card"
+    return f"cannot swap {natural} into {meld.describe()}: it holds {what}"
+
+
+def try_swap_wild(meld: Meld, natural: Card, take: Card | None = None,
+                  wild_deuces: bool = True) -> tuple[Meld, Card] | None:
+    """Like ``swap_wild``, but None instead of raising when the swap is refused.
+
+    For players trying every card against every meld: most tries fail, and a
+    failure here costs no message and no exception.
+    """
+    i = _swap_at(meld, natural, take, wild_deuces)
+    return None if i < 0 else _swapped(meld, natural, i)
+
+
+def swap_or_reason(meld: Meld, natural: Card, take: Card | None = None,
+                   wild_deuces: bool = True) -> tuple[Meld, Card] | str:
+    """The swapped meld and the wild taken, or the reason the swap is refused."""
+    i = _swap_at(meld, natural, take, wild_deuces)
+    return _swap_reason(meld, natural, take, wild_deuces) if i < 0 else _swapped(meld, natural, i)
 
 
 def swap_wild(meld: Meld, natural: Card, take: Card | None = None, wild_deuces: bool = True) -> tuple[Meld, Card]:
     """Replace a wild in ``meld`` by ``natural``; return the new meld and the wild taken."""
-    if _is_wild_candidate(natural, wild_deuces) and not (
-        natural.rank == 2 and (meld.kind == SET and meld.rank == 2 or meld.kind == RUN)
-    ):
-        raise IllegalAction(f"cannot swap {natural} into {meld.describe()}: only a natural card can replace a wild")
-    if meld.kind == RUN:
-        for i, is_wild in enumerate(meld.wild):
-            if is_wild and meld.stands_for(i) == natural and (take is None or meld.cards[i] == take):
-                cards = meld.cards[:i] + (natural,) + meld.cards[i + 1:]
-                wild = meld.wild[:i] + (False,) + meld.wild[i + 1:]
-                return Meld(RUN, cards, meld.rank, meld.suit, wild), meld.cards[i]
-        wanted = [f"{meld.stands_for(i)}" for i, w in enumerate(meld.wild) if w]
-        if not wanted:
-            raise IllegalAction(f"cannot swap {natural} into {meld.describe()}: it holds no wild card")
-        raise IllegalAction(
-            f"cannot swap {natural} into {meld.describe()}: its wilds stand for {', '.join(wanted)} "
-            "and only that exact card may replace one"
-        )
-    if natural.rank != meld.rank:
-        raise IllegalAction(
-            f"cannot swap {natural} into {meld.describe()}: only a {RANK_TEXT[meld.rank]} may replace its wild"
-        )
-    for i, is_wild in enumerate(meld.wild):
-        if is_wild and (take is None or meld.cards[i] == take):
-            cards = meld.cards[:i] + (natural,) + meld.cards[i + 1:]
-            wild = meld.wild[:i] + (False,) + meld.wild[i + 1:]
-            return Meld(SET, cards, meld.rank, "", wild), meld.cards[i]
-    what = f"no {take} standing as a wild" if take is not None else "no wild card"
-    raise IllegalAction(f"cannot swap {natural} into {meld.describe()}: it holds {what}")
+    done = swap_or_reason(meld, natural, take, wild_deuces)
+    if isinstance(done, str):
+        raise IllegalAction(done)
+    return done
 
 
 def lay_off_ends(meld: Meld, c: Card, wild_deuces: bool = True) -> tuple[str | None, ...]:

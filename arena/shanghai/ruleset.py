@@ -38,29 +38,27 @@ class MeldSpec:
 
 @dataclass(frozen=True, slots=True)
 class Contract:
-    """What a player must lay down to go down in one hand."""
+    """What a player must lay down to go down in one hand.
+
+    ``sets``, ``runs``, ``size`` and ``text`` are computed once: players and
+    the finder ask for them on every decision.
+    """
 
     melds: tuple[MeldSpec, ...]
+    sets: tuple[MeldSpec, ...] = field(init=False, repr=False, compare=False)
+    runs: tuple[MeldSpec, ...] = field(init=False, repr=False, compare=False)
+    size: int = field(init=False, repr=False, compare=False)
+    text: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def sets(self) -> tuple[MeldSpec, ...]:
-        return tuple(m for m in self.melds if m.kind == SET)
-
-    @property
-    def runs(self) -> tuple[MeldSpec, ...]:
-        return tuple(m for m in self.melds if m.kind == RUN)
-
-    @property
-    def size(self) -> int:
-        return sum(m.min_len for m in self.melds)
-
-    @property
-    def text(self) -> str:
+    def __post_init__(self) -> None:
         parts: list[str] = []
         for spec in sorted(set(self.melds), key=lambda s: (s.kind != SET, s.min_len)):
             n = self.melds.count(spec)
             parts.append((str(n) if n > 1 else "") + spec.text)
-        return "+".join(parts)
+        object.__setattr__(self, "sets", tuple(m for m in self.melds if m.kind == SET))
+        object.__setattr__(self, "runs", tuple(m for m in self.melds if m.kind == RUN))
+        object.__setattr__(self, "size", sum(m.min_len for m in self.melds))
+        object.__setattr__(self, "text", "+".join(parts))
 
     def describe(self) -> str:
         words: list[str] = []

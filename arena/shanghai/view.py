@@ -8,14 +8,17 @@ public forms of this hand's events, and nothing else.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from itertools import islice
+from typing import Any, Iterator, Sequence, overload
 
 from .cards import Card
 from .events import Event
 from .melds import Meld
 from .ruleset import Contract, Ruleset
+from .fastinit import fast_init
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Decision:
     """Who must decide what. ``options`` lists the legal choices where they are few."""
@@ -25,6 +28,7 @@ class Decision:
     options: tuple[Any, ...]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class TableMeld:
     id: int
@@ -39,6 +43,56 @@ class TableMeld:
         }
 
 
+class History(Sequence[Event]):
+    """The first ``n`` events of an append-only list, as an immutable sequence.
+
+    A view's history is the hand's public events so far.  Copying them into a
+    tuple for every view made each decision cost more as the hand went on;
+    the game only ever appends to a hand's list (and starts a new list for the
+    next hand), so a view can share the list and remember how far it reached.
+    Compares equal to any sequence of the same events, a tuple included.
+    """
+
+    __slots__ = ("_events", "_n")
+
+    def __init__(self, events: Sequence[Event] = (), n: int | None = None) -> None:
+        self._events = events
+        self._n = len(events) if n is None else n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> Event: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Event, ...]: ...
+
+    def __getitem__(self, i: int | slice) -> Event | tuple[Event, ...]:
+        if isinstance(i, slice):
+            return tuple(self._events[:self._n][i])
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError("history index out of range")
+        return self._events[i]
+
+    def __iter__(self) -> Iterator[Event]:
+        return islice(self._events, self._n)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (History, tuple, list)):
+            return len(other) == self._n and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"History({list(self)!r})"
+
+
+@fast_init
 @dataclass(frozen=True, slots=True)
 class View:
     """Everything one seat may know, and nothing else."""
@@ -62,7 +116,7 @@ class View:
     turns_taken: int
     hand_scores: tuple[tuple[int, ...], ...]
     totals: tuple[int, ...]
-    history: tuple[Event, ...]
+    history: Sequence[Event]  # a History (shared, not copied) or a tuple
     decision: Decision | None
     rules: Ruleset
 

@@ -193,6 +193,7 @@ def find_best_contract(hand: Sequence[Card], contract: Contract, rules: Ruleset)
     wd = plan.wd
     hand_cnt = list(st.cnt)
     best: list[tuple[tuple[int, int, int], list[Meld]]] = []
+    tried: set[tuple[object, ...]] = set()
     leaves = 0
 
     def on_leaf(runs: list[_Run], groups: list[tuple[int, list[int]]],
@@ -203,6 +204,13 @@ def find_best_contract(hand: Sequence[Card], contract: Contract, rules: Ruleset)
         options = [(groups, reclaims)] + [(g, []) for g in _set_choices(plan, st.nat, pool)]
         for set_groups, back in options:
             layouts, cnt = _layouts(st, runs, back)
+            # The same layout, sets and cards left give the same melds and
+            # score, which cannot beat itself: a third of the options repeat
+            # (the search's own sets are often among the set choices).
+            key = (tuple(layouts), tuple((r, tuple(m)) for r, m in set_groups), tuple(cnt))
+            if key in tried:
+                continue
+            tried.add(key)
             drafts, jokers = _drafts(plan, st.jokers, layouts, cnt, set_groups)
             twos_left = sum(cnt[s * 13 + 1] for s in range(4)) if wd else 0
             spare = jokers + twos_left - sum(d.slots.count(None) for d in drafts)

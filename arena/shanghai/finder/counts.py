@@ -77,15 +77,14 @@ class _State:
         nat = [0] * 14
         masks = [0, 0, 0, 0]
         jokers = 0
-        base = _SUIT_BASE
         rbits = _RBITS
         for c in hand:
             r = c.rank
             if r:
-                b = base[c.suit]
-                cnt[b + r - 1] += 1
+                i = c.index  # suit * 13 + rank - 1, as cnt is indexed
+                cnt[i] += 1
                 nat[r] += 1
-                masks[b // 13] |= rbits[r]
+                masks[i // 13] |= rbits[r]
             else:
                 jokers += 1
         self.cnt = cnt

@@ -14,7 +14,7 @@ from .sets import _cost_equal_distinct, _cost_equal_shared, _cost_mixed
 
 class _Plan:
     __slots__ = ("contract", "set_idx", "set_len", "run_idx", "run_len", "set_cost",
-                 "size", "nat_need", "wd", "distinct")
+                 "size", "nat_need", "wd", "distinct", "still_needed", "same_len")
 
     def __init__(self, contract: Contract, wd: bool, distinct: bool) -> None:
         self.contract = contract
@@ -28,6 +28,11 @@ class _Plan:
         self.run_idx = tuple(i for i, _ in runs)
         self.run_len = tuple(L for _, L in runs)
         self.size = sum(m.min_len for m in contract.melds)
+        n = len(self.run_len)
+        # cards still needed once runs[:ri] are placed: the other runs and the sets
+        self.still_needed = tuple(sum(self.run_len[ri:]) + sum(self.set_len) for ri in range(n + 1))
+        # runs from ri on with the same minimum length as run ri
+        self.same_len = tuple(self.run_len[ri:].count(self.run_len[ri]) for ri in range(n))
         self.nat_need = sum((m.min_len + 1) // 2 for m in contract.melds)
         lens = self.set_len
         self.set_cost: Callable[[list[int], list[int] | None], int] | None

@@ -95,10 +95,8 @@ def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
     runs: list[_Run] = []
     used_wilds = 0
     used_naturals = 0
-    # cards still needed once runs[:ri] are placed: the other runs and the sets
-    still_needed = [sum(run_len[ri:]) + sum(plan.set_len) for ri in range(nruns + 1)]
-    # runs from ri on with the same minimum length as run ri
-    same_len = [run_len[ri:].count(run_len[ri]) for ri in range(nruns)]
+    still_needed = plan.still_needed
+    same_len = plan.same_len
     total = st.n
 
     def extra_naturals() -> list[int] | None:

@@ -1,0 +1,181 @@
+"""Checking a play (go down, lay off, swap, discard) without raising.
+
+``check_play`` works on copies of the seat's hand and the table and returns
+either what the play leads to (``Staged``) or the reason it is refused, as a
+string.  ``Game.apply`` raises ``IllegalAction`` with that reason, so bots
+get the same typed error and message as ever; ``Game.legal_reason`` returns
+it.  Nothing here raises on a legal play, nor formats a message for one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, NamedTuple
+
+from . import events as ev
+from .actions import GoDown, LayOff, MeldCards, Play, Swap
+from .cards import Card, cards_text, sort_key
+from .melds import Meld, guess_kind, lay_off_or_reason, meld_or_reason, swap_or_reason
+from .ruleset import RUN, SET, Ruleset
+from .view import TableMeld
+
+
+class Staged(NamedTuple):
+    """A checked play: the seat's hand and the table after it, and its events."""
+
+    hand: list[Card]
+    melds: list[TableMeld]
+    down: bool
+    pending: list[tuple[str, dict[str, Any]]]
+
+
+def build_meld(mc: MeldCards, wild_deuces: bool) -> Meld | str:
+    """The meld a player lays down; with no kind given, the likelier kind
+    first, then the other, and the first kind's reason if neither works."""
+    if mc.kind is not None:
+        return meld_or_reason(mc.cards, mc.kind, wild_deuces)
+    first = guess_kind(mc.cards, wild_deuces)
+    built = meld_or_reason(mc.cards, first, wild_deuces)
+    if not isinstance(built, str):
+        return built
+    other = meld_or_reason(mc.cards, RUN if first == SET else SET, wild_deuces)
+    return built if isinstance(other, str) else other
+
+
+def contract_reason(melds: list[Meld], rules: Ruleset, hand_no: int) -> str | None:
+    """Why ``melds`` do not lay down hand ``hand_no``'s contract, or None."""
+    contract = rules.contract(hand_no - 1)
+    if len(melds) != len(contract.melds):
+        return (f"the contract of hand {hand_no} is {contract.describe()}: lay down exactly "
+                f"{len(contract.melds)} melds, not {len(melds)}")
+    for kind, specs in ((SET, contract.sets), (RUN, contract.runs)):
+        mine = sorted((m for m in melds if m.kind == kind), key=lambda m: -len(m.cards))
+        if len(mine) != len(specs):
+            return (f"the contract of hand {hand_no} is {contract.describe()}, "
+                    f"but you laid down {len(mine)} {kind}{'s' if len(mine) != 1 else ''}")
+        for m, spec in zip(mine, sorted(specs, key=lambda s: -s.min_len)):
+            if len(m.cards) < spec.min_len:
+                return (f"{m.describe()} has {len(m.cards)} cards but the contract needs a {kind} "
+                        f"of at least {spec.min_len}")
+    if rules.distinct_set_ranks:
+        ranks = Counter(m.rank for m in melds if m.kind == SET)
+        for m in melds:
+            if m.kind == SET and ranks[m.rank] > 1:
+                return f"two sets of {m.represents()[0]}s: the sets of a contract must have different ranks"
+    return None
+
+
+def take(hand: list[Card], c: Card) -> str | None:
+    """Remove ``c`` from ``hand``, or say that it is not there."""
+    if c not in hand:
+        return f"you do not hold {c} (your hand: {cards_text(sorted(hand, key=sort_key))})"
+    hand.remove(c)
+    return None
+
+
+def table_meld(melds: list[TableMeld], idx: int) -> TableMeld | str:
+    if not 0 <= idx < len(melds):
+        if not melds:
+            return "there are no melds on the table"
+        return f"there is no meld {idx} on the table (meld ids are 0..{len(melds) - 1})"
+    return melds[idx]
+
+
+def _go_down(step: GoDown, hand: list[Card], melds: list[TableMeld], seat: int, rules: Ruleset,
+             hand_no: int) -> dict[str, Any] | str:
+    built: list[Meld] = []
+    for mc in step.melds:
+        m = build_meld(mc, rules.wild_deuces)
+        if isinstance(m, str):
+            return m
+        built.append(m)
+    reason = contract_reason(built, rules, hand_no)
+    if reason is not None:
+        return reason
+    for m in built:
+        for c in m.cards:
+            reason = take(hand, c)
+            if reason is not None:
+                return reason
+    placed = [TableMeld(len(melds) + i, seat, m) for i, m in enumerate(built)]
+    melds.extend(placed)
+    return {"melds": [t.to_json() for t in placed]}
+
+
+def _lay_off(step: LayOff, hand: list[Card], melds: list[TableMeld], wd: bool) -> dict[str, Any] | str:
+    target = table_meld(melds, step.meld)
+    if isinstance(target, str):
+        return target
+    reason = take(hand, step.card)
+    if reason is not None:
+        return reason
+    new = lay_off_or_reason(target.meld, step.card, step.end, wd)
+    if isinstance(new, str):
+        return new
+    melds[target.id] = TableMeld(target.id, target.owner, new)
+    end = None if new.kind == SET else ("high" if new.rank == target.meld.rank else "low")
+    return {"meld": target.id, "card": step.card.text, "end": end, "result": [c.text for c in new.cards]}
+
+
+def _swap(step: Swap, hand: list[Card], melds: list[TableMeld], wd: bool) -> dict[str, Any] | str:
+    target = table_meld(melds, step.meld)
+    if isinstance(target, str):
+        return target
+    reason = take(hand, step.card)
+    if reason is not None:
+        return reason
+    done = swap_or_reason(target.meld, step.card, step.take, wd)
+    if isinstance(done, str):
+        return done
+    new, wild = done
+    melds[target.id] = TableMeld(target.id, target.owner, new)
+    hand.append(wild)
+    return {"meld": target.id, "card": step.card.text, "took": wild.text}
+
+
+def check_play(play: Play, hand: list[Card], melds: list[TableMeld], was_down: bool, seat: int,
+               rules: Ruleset, hand_no: int) -> Staged | str:
+    """Check ``play`` step by step on copies of ``hand`` and ``melds``."""
+    hand = list(hand)
+    melds = list(melds)
+    down = was_down
+    swapped = False
+    pending: list[tuple[str, dict[str, Any]]] = []
+    wd = rules.wild_deuces
+    for step in play.steps:
+        data: dict[str, Any] | str
+        if isinstance(step, GoDown):
+            if down:
+                return "you are already down: no new melds after going down (lay off instead)"
+            data = _go_down(step, hand, melds, seat, rules, hand_no)
+            kind = ev.GO_DOWN
+            down = not isinstance(data, str)
+        elif isinstance(step, LayOff):
+            if not down:
+                return f"you cannot lay off {step.card}: lay-offs come only after going down"
+            data = _lay_off(step, hand, melds, wd)
+            kind = ev.LAY_OFF
+        elif isinstance(step, Swap):
+            data = _swap(step, hand, melds, wd)
+            kind = ev.SWAP
+            swapped = True
+        else:  # pragma: no cover - the type union is closed
+            return f"unknown step {step!r}"
+        if isinstance(data, str):
+            return data
+        pending.append((kind, data))
+    if swapped and not was_down and not down:
+        return ("you swapped a wild card but did not go down: a player who is not down must go down "
+                "in the turn they swap")
+    if not hand:
+        if play.discard is not None:
+            return "your plays empty your hand, so you go out: send no discard"
+    else:
+        if play.discard is None:
+            return "you must discard a card (only a player whose hand is empty after their plays goes out)"
+        reason = take(hand, play.discard)
+        if reason is not None:
+            return reason
+        if not hand:
+            return "discarding your last card is not going out: keep at least one card, or lay it off"
+    return Staged(hand, melds, down, pending)

@@ -1,0 +1,258 @@
+"""The engine's fast paths say and do what the slow ones did (issue 9, point 4).
+
+- ``Game.legal_reason`` gives exactly the message ``apply`` raises, changes
+  nothing, and is None for every action the reference players take;
+- legal play raises no IllegalAction anywhere (greedy's failed swap tries used
+  to raise one each);
+- the non-raising meld checks agree with the raising ones, message for message;
+- a view's history is a frozen prefix of the hand's events, shared, not copied;
+- greedy's per-hand usefulness counts give the old per-card scores;
+- ``fast_init`` keeps frozen dataclasses frozen, comparable, replaceable, picklable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pickle
+import random
+from typing import Sequence
+
+import pytest
+
+from arena.players.greedy import HandShape, is_wild
+from arena.players.registry import make_player
+from arena.shanghai import errors
+from arena.shanghai.actions import (
+    STOCK, UPCARD, Buy, Draw, GoDown, LayOff, MeldCards, Play, Swap, action_from_json,
+)
+from arena.shanghai.cards import ALL_CARDS, JOKER, RANK_TEXT, SUITS, Card, make_shoe, parse_cards
+from arena.shanghai.errors import IllegalAction
+from arena.shanghai.events import Event
+from arena.shanghai.fastinit import fast_init
+from arena.shanghai.game import Game
+from arena.shanghai.melds import (
+    lay_off, lay_off_or_reason, make_run, make_set, meld_or_reason, swap_or_reason, swap_wild,
+    try_swap_wild,
+)
+from arena.shanghai.ruleset import Contract, Ruleset
+from arena.shanghai.view import History, View
+
+RULES = Ruleset.preset("shanghai")
+
+
+def _state(game: Game) -> str:
+    return json.dumps([game.to_record(), [game.view(s).to_json() for s in range(game.n)]], sort_keys=True)
+
+
+def _apply_error(game: Game, action: object, seat: int | None) -> str | None:
+    try:
+        game.apply(action, seat)  # type: ignore[arg-type]
+    except IllegalAction as err:
+        return err.reason
+    return None
+
+
+def _wrong_actions(game: Game, rng: random.Random) -> list[tuple[object, int | None]]:
+    """Illegal actions of every kind for the current decision."""
+    d = game.decision()
+    assert d is not None
+    hand = game.hands[d.seat]
+    missing = next(c for c in ALL_CARDS if c not in hand)
+    held = rng.choice(hand)
+    wrong: list[tuple[object, int | None]] = [
+        (Draw(STOCK) if d.kind != "draw" else Buy(True), d.seat),       # wrong kind
+        (Play((), held), (d.seat + 1) % game.n),                         # wrong seat
+        (Play((), missing), d.seat),                                     # a card not held
+        (Play((LayOff(0, held),), held), d.seat),                        # lay-off (maybe before down)
+        (Play((LayOff(99, held),), held), d.seat),                       # no such meld
+        (Play((Swap(0, held),), held), d.seat),                          # a swap that fails
+        (Play((GoDown((MeldCards(tuple(hand[:3])),)),), hand[-1]), d.seat),  # not the contract
+        (Play((), None), d.seat),                                        # no discard
+        (Draw("sideways"), d.seat),                                      # no such source
+        (Draw(UPCARD), d.seat),                                          # maybe no upcard
+    ]
+    return wrong
+
+
+@pytest.mark.parametrize("seed,seats,preset", [(1, 4, "shanghai"), (2, 5, "pagat"), (3, 3, "shanghai")])
+def test_legal_reason_is_apply_s_message_and_changes_nothing(seed: int, seats: int, preset: str) -> None:
+    game = Game.seeded(Ruleset.preset(preset), seats, seed)
+    players = [make_player(("greedy", "random")[i % 2], random.Random(f"{seed}/{i}")) for i in range(seats)]
+    rng = random.Random(seed)
+    checked = 0
+    while (d := game.decision()) is not None:
+        action = getattr(players[d.seat], d.kind)(game.view(d.seat))
+        assert game.legal_reason(action, d.seat) is None and game.is_legal(action, d.seat)
+        if rng.random() < 0.1:
+            before = _state(game)
+            for wrong, seat in _wrong_actions(game, rng):
+                reason = game.legal_reason(wrong, seat)  # type: ignore[arg-type]
+                assert _state(game) == before
+                # a copy of the game (replayed) takes the real apply: same verdict, same words
+                twin = Game.from_record(json.loads(json.dumps(game.to_record())))
+                assert _apply_error(twin, wrong, seat) == reason
+                checked += reason is not None
+        game.apply(action, d.seat)
+    assert checked > 50
+    assert game.legal_reason(Draw(STOCK)) == "the match is over"
+
+
+def test_legal_play_raises_no_illegal_action(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Greedy tried wild swaps by catching the exception of each failed one; a
+    whole seeded match of greedy and random players now creates none."""
+    made: list[str] = []
+    original = IllegalAction.__init__
+
+    def counting(self: IllegalAction, reason: str) -> None:
+        made.append(reason)
+        original(self, reason)
+
+    monkeypatch.setattr(errors.IllegalAction, "__init__", counting)
+    for seed in range(4):
+        game = Game.seeded(RULES, 4, seed)
+        players = [make_player(("greedy", "greedy", "random", "greedy")[i], random.Random(f"{seed}/{i}"))
+                   for i in range(4)]
+        while (d := game.decision()) is not None:
+            game.apply(getattr(players[d.seat], d.kind)(game.view(d.seat)), d.seat)
+    assert made == []
+
+
+def _melds() -> list:
+    texts = ["7H 7S JK", "2C 2D JK", "8C 8D 2H", "4C JK 6C 7C", "JK 2D 5D 6D", "QH KH JK", "AS 2S 3S 4S",
+             "9D 10D JD QD KD AD", "5S 2H 7S 8S"]
+    out = []
+    for t in texts:
+        for wd in (True, False):
+            for kind in ("set", "run"):
+                m = meld_or_reason(parse_cards(t), kind, wd)
+                if not isinstance(m, str):
+                    out.append((m, wd))
+    return out
+
+
+def test_non_raising_meld_checks_agree_with_the_raising_ones() -> None:
+    melds = _melds()
+    assert len(melds) >= 8
+    for m, wd in melds:
+        for c in ALL_CARDS:
+            for take in (None, JOKER, m.cards[0]):
+                try:
+                    expected: object = swap_wild(m, c, take, wd)
+                except IllegalAction as err:
+                    expected = err.reason
+                assert swap_or_reason(m, c, take, wd) == expected
+                assert try_swap_wild(m, c, take, wd) == (None if isinstance(expected, str) else expected)
+            for end in (None, "low", "high"):
+                try:
+                    expected = lay_off(m, c, end, wd)
+                except IllegalAction as err:
+                    expected = err.reason
+                assert lay_off_or_reason(m, c, end, wd) == expected
+    for text in ("7H 8H 7S", "7H JK JK", "JK JK JK", "4C 5D 6C 7C", "QH KH AH 2H", "4C 5C 7C 8C"):
+        for make, kind in ((make_set, "set"), (make_run, "run")):
+            with pytest.raises(IllegalAction) as err:
+                make(parse_cards(text))
+            assert meld_or_reason(parse_cards(text), kind) == err.value.reason
+
+
+def test_view_history_is_a_shared_frozen_prefix() -> None:
+    game = Game.seeded(RULES, 4, 11)
+    players = [make_player("random", random.Random(i)) for i in range(4)]
+    views = []
+    while len(game.public) < 40:
+        d = game.decision()
+        assert d is not None
+        view = game.view(d.seat)
+        views.append((view, tuple(game.public)))
+        game.apply(getattr(players[d.seat], d.kind)(view), d.seat)
+    for view, then in views:
+        assert isinstance(view.history, History)
+        assert len(view.history) == len(then) and view.history == then and tuple(view.history) == then
+        assert all(a is b for a, b in zip(view.history, game.public))   # the same events, not copies
+        if then:
+            assert view.history[-1] is then[-1] and view.history[1:3] == then[1:3]
+            with pytest.raises(IndexError):
+                view.history[len(then)]
+        assert view.to_json()["history"] == [e.to_json() for e in then]
+    assert dataclasses.replace(views[-1][0], history=()).history == ()
+
+
+def _old_usefulness(c: Card, hand: Sequence[Card], contract: Contract, wild_deuces: bool) -> float:
+    """Greedy's scoring before issue 9, kept here as the reference."""
+    if is_wild(c, wild_deuces):
+        return 100.0
+    score = 0.0
+    if contract.sets:
+        same = sum(1 for o in hand if o is not c and o.rank == c.rank)
+        score += (0.0, 3.0, 6.0)[min(same, 2)]
+    if contract.runs:
+        values = {c.rank} | ({14} if c.rank == 1 else set())
+        near: set[int] = set()
+        for o in hand:
+            if o.suit != c.suit or o.rank == c.rank or is_wild(o, wild_deuces):
+                continue
+            ov = {o.rank} | ({14} if o.rank == 1 else set())
+            for v in values:
+                for w in ov:
+                    if 0 < abs(v - w) <= 2:
+                        near.add(w)
+        score += 2.0 * min(len(near), 3)
+    return score
+
+
+def test_hand_shape_scores_like_the_old_usefulness() -> None:
+    rng = random.Random(9)
+    shoe = make_shoe(2)
+    contracts = list(dict.fromkeys(RULES.contracts + Ruleset.preset("pagat").contracts))
+    for _ in range(1500):
+        hand = rng.sample(shoe, rng.randint(1, 22))
+        contract = rng.choice(contracts)
+        wd = rng.random() < 0.7
+        shape = HandShape(hand, contract, wd)
+        for c in set(hand) | {rng.choice(ALL_CARDS)}:
+            assert shape.usefulness(c) == _old_usefulness(c, hand, contract, wd)
+
+
+def test_cards_cache_their_text_index_and_points() -> None:
+    for c in ALL_CARDS:
+        text = "JK" if c.rank == 0 else RANK_TEXT[c.rank] + c.suit
+        index = 52 if c.rank == 0 else SUITS.index(c.suit) * 13 + c.rank - 1
+        points = 25 if c.rank == 0 else 20 if c.rank == 2 else 15 if c.rank == 1 else 10 if c.rank >= 10 else 5
+        assert (c.text, str(c), c.index, c.penalty()) == (text, text, index, points)
+        assert pickle.loads(pickle.dumps(c)) is c and Card(c.rank, c.suit) is c
+
+
+@fast_init
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Sample:
+    a: int
+    b: str = "x"
+    c: dict = dataclasses.field(default_factory=dict)
+
+
+def test_fast_init_keeps_dataclass_behaviour() -> None:
+    s = _Sample(1)
+    assert (s.a, s.b, s.c) == (1, "x", {}) and _Sample(1).c is not s.c
+    assert _Sample(a=2, b="y", c={1: 2}) == _Sample(2, "y", {1: 2}) != s
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.a = 3  # type: ignore[misc]
+    assert dataclasses.replace(s, b="z") == _Sample(1, "z")
+    assert pickle.loads(pickle.dumps(_Sample(3, "q"))) == _Sample(3, "q")
+    with pytest.raises(TypeError):
+        _Sample()  # type: ignore[call-arg]
+    e = Event("discard", 1, 0)
+    assert e.data == {} and Event("discard", 1, 0).data is not e.data
+    view = Game.seeded(RULES, 3, 1).view(0)
+    assert View(**{f.name: getattr(view, f.name) for f in dataclasses.fields(View)}) == view
+    assert action_from_json(Play((Swap(0, JOKER),), None).to_json()) == Play((Swap(0, JOKER),), None)
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Later:
+        a: int
+
+        def __post_init__(self) -> None:
+            pass
+
+    with pytest.raises(TypeError):
+        fast_init(Later)
