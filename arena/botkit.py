@@ -58,9 +58,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, TextIO
 
-import msgspec
-
-from .protocol.messages import PROTOCOL_VERSION, reply_from_action
+from .protocol.replies import PROTOCOL_VERSION, reply_from_action
 from .shanghai.actions import (
     BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, GoDown, LayOff, MeldCards, Play, Step, Swap,
     action_from_json, discard_only,
@@ -436,7 +434,7 @@ class BotSession:
                 continue
             try:
                 msg = _decode(line)
-            except msgspec.DecodeError as err:
+            except ValueError as err:   # msgspec's DecodeError and json's JSONDecodeError are ValueErrors
                 self.log(f"botkit: ignoring a line that is not JSON ({err}): {line[:200]!r}")
                 continue
             reply = self.handle(msg)
@@ -446,8 +444,17 @@ class BotSession:
         return 0
 
 
-_decode = msgspec.json.decode
-_encode = msgspec.json.encode
+try:  # msgspec reads and writes lines faster; a bot without it still runs
+    import msgspec
+
+    _decode: Callable[[str], Any] = msgspec.json.decode
+    _encode: Callable[[Any], bytes] = msgspec.json.encode
+except ImportError:
+    def _decode(line: str) -> Any:
+        return json.loads(line)
+
+    def _encode(obj: Any) -> bytes:
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def run(player: Any = None, **kwargs: Any) -> int:

@@ -311,3 +311,24 @@ def test_examples_python_kit_does_not_import_arena() -> None:
     assert "import arena" not in text and "from arena" not in text
     assert not [p for p in iter_kit_files() if p.name in ("package.json", "node_modules")]
     assert os.access(REPO / "bots" / "greedy_bot.py", os.R_OK)
+
+
+def test_python_botkit_bots_need_no_dependency(tmp_path: Path) -> None:
+    """A student's plain python3 has no msgspec: botkit bots still play (with
+    the standard json module), here with msgspec made unimportable."""
+    blocker = tmp_path / "blocker"
+    blocker.mkdir()
+    (blocker / "msgspec.py").write_text("raise ImportError('msgspec is not installed here')\n")
+    (blocker / "run.py").write_text(
+        "import runpy, sys\nsys.argv = sys.argv[1:]\nrunpy.run_path(sys.argv[0], run_name='__main__')\n")
+    argv = [sys.executable, str(blocker / "run.py"), str(REPO / "bots/greedy_bot.py")]
+    env_path = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(blocker) + (os.pathsep + env_path if env_path else "")
+    try:
+        games = run_bot(argv, tmp_path, [(SMALL, 6, 0)])
+    finally:
+        if env_path is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = env_path
+    assert games and games[0].decision() is None      # the match was played to its end

@@ -5,11 +5,15 @@ replies, ``wire`` holds their msgspec Structs (the codec), ``encoder`` makes
 a match's lines, ``schemas`` ships their JSON Schemas.
 """
 
-from .messages import (
-    DEFAULT_READY_PROTOCOL, PROTOCOL_VERSION, PROTOCOLS, ProtocolError, Ready, ReplyLine, TimeLimits,
-    decode_reply_line, end_message, error_message, event_message, parse_ready, parse_ready_message,
-    parse_reply, quit_message, reply_action, reply_from_action, request_message, start_message,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .messages import (
+        DEFAULT_READY_PROTOCOL, PROTOCOL_VERSION, PROTOCOLS, ProtocolError, Ready, ReplyLine, TimeLimits,
+        decode_reply_line, end_message, error_message, event_message, parse_ready, parse_ready_message,
+        parse_reply, quit_message, reply_action, reply_from_action, request_message, start_message,
+    )
 
 __all__ = [
     "DEFAULT_READY_PROTOCOL", "PROTOCOL_VERSION", "PROTOCOLS", "ProtocolError", "Ready", "ReplyLine",
@@ -17,3 +21,11 @@ __all__ = [
     "parse_ready_message", "parse_reply", "quit_message", "reply_action", "reply_from_action",
     "request_message", "start_message",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use (PEP 562): ``arena.protocol.replies`` must import
+    # without the codec's msgspec, for bots that use arena.botkit.
+    if name in __all__:
+        return getattr(import_module(".messages", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -49,11 +49,7 @@ from ..shanghai.game import Decision, View
 from ..shanghai.ruleset import Ruleset
 from .wire import UNSET, Reply, decode_reply_fast, reply_fields
 
-PROTOCOL_VERSION = 2          # what the arena speaks unless the bot asks for another
-PROTOCOLS = (1, 2)            # what a bot may ask for in 'ready'
-# A 'ready' without "protocol" comes from a bot written for protocol 1, whose
-# strict 'ready' could not carry the field: it keeps getting what it expects.
-DEFAULT_READY_PROTOCOL = 1
+from .replies import DEFAULT_READY_PROTOCOL, PROTOCOL_VERSION, PROTOCOLS, reply_from_action
 # Only in protocol 1 views: the history (events sent as notices anyway), the
 # scores of past hands (in the hand_end notices) and the decision (the same
 # as the request's kind and options).
@@ -310,12 +306,3 @@ def _text(value: Any, limit: int = 40) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def reply_from_action(req_id: int, action: Action) -> dict[str, Any]:
-    """The reply a bot would send for ``action`` (used by the Python bot kit and tests)."""
-    data = action.to_json()
-    kind = data.pop("type")
-    if kind == DRAW:
-        return {"id": req_id, "draw": data["source"]}
-    if kind == BUY:
-        return {"id": req_id, "buy": data["buy"]}
-    return {"id": req_id, **data}
