@@ -130,7 +130,7 @@ except KeyboardInterrupt:
     caught += 1
     os.kill(os.getpid(), signal.SIGTERM)     # the arena's, during the clean-up
     os.kill(os.getpid(), signal.SIGINT)      # a second Ctrl-C
-print(caught, signal.getsignal(signal.SIGINT) == signal.SIG_IGN, signal.getsignal(signal.SIGTERM) == signal.SIG_IGN)
+print(caught, signal.getsignal(signal.SIGINT) is worker._ignore, signal.getsignal(signal.SIGTERM) is worker._ignore)
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr

@@ -122,7 +122,10 @@ class Wakeup:
             pass                           # already set, or closed
 
     def __del__(self) -> None:
-        for fd in (self.r, self.w):
+        # An interrupt (a stopping worker's SIGTERM) can cut __init__ short.
+        for fd in (getattr(self, "r", None), getattr(self, "w", None)):
+            if fd is None:
+                continue
             try:
                 os.close(fd)
             except OSError:

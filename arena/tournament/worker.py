@@ -83,10 +83,16 @@ def _interrupt(signum: int, frame: Any) -> None:
     # Only the first signal interrupts: a Ctrl-C reaches the worker and the
     # arena's SIGTERM follows it, and a second KeyboardInterrupt raised inside
     # a match's clean-up (killing a bot that was starting, say) would cut it
-    # short and leave that bot running.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # short and leave that bot running.  A Python no-op rather than SIG_IGN:
+    # a signal already caught but not yet handled would make Python raise
+    # "Signal 15 ignored due to race condition" instead.
+    signal.signal(signal.SIGINT, _ignore)
+    signal.signal(signal.SIGTERM, _ignore)
     raise KeyboardInterrupt
+
+
+def _ignore(signum: int, frame: Any) -> None:
+    pass
 
 
 def _die_with_parent() -> None:
@@ -116,7 +122,7 @@ def main(fd: int) -> None:
     finally:
         # A second Ctrl-C, or the arena's SIGTERM after it, must not cut the
         # clean-up short: closing the pool is what kills this worker's bots.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, _ignore)
+        signal.signal(signal.SIGTERM, _ignore)
         pool.close()
         os.close(fd)
