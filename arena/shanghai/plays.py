@@ -102,13 +102,19 @@ def _go_down(step: GoDown, hand: list[Card], melds: list[TableMeld], seat: int, 
     return {"melds": [t.to_json() for t in placed]}
 
 
-def _lay_off(step: LayOff, hand: list[Card], melds: list[TableMeld], wd: bool) -> dict[str, Any] | str:
+def _meld_and_card(step: LayOff | Swap, hand: list[Card], melds: list[TableMeld]) -> TableMeld | str:
+    """The table meld a step names, with its card taken from the hand; or why not."""
     target = table_meld(melds, step.meld)
     if isinstance(target, str):
         return target
     reason = take(hand, step.card)
-    if reason is not None:
-        return reason
+    return target if reason is None else reason
+
+
+def _lay_off(step: LayOff, hand: list[Card], melds: list[TableMeld], wd: bool) -> dict[str, Any] | str:
+    target = _meld_and_card(step, hand, melds)
+    if isinstance(target, str):
+        return target
     new = lay_off_or_reason(target.meld, step.card, step.end, wd)
     if isinstance(new, str):
         return new
@@ -118,12 +124,9 @@ def _lay_off(step: LayOff, hand: list[Card], melds: list[TableMeld], wd: bool) -
 
 
 def _swap(step: Swap, hand: list[Card], melds: list[TableMeld], wd: bool) -> dict[str, Any] | str:
-    target = table_meld(melds, step.meld)
+    target = _meld_and_card(step, hand, melds)
     if isinstance(target, str):
         return target
-    reason = take(hand, step.card)
-    if reason is not None:
-        return reason
     done = swap_or_reason(target.meld, step.card, step.take, wd)
     if isinstance(done, str):
         return done

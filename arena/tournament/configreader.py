@@ -132,12 +132,8 @@ class Reader(NodeReader):
             raise self.fail(top["settle"][0], "settle", "not available with 'format: gauntlet' (a gauntlet "
                             "ranks challengers against a fixed field; use round_robin or swiss)")
         if "rating" in top:
-            node = top["rating"][1]
-            unit = self.value(node) if isinstance(node, ScalarNode) else None
-            if unit not in RATINGS:
-                raise self.fail(node, "rating", f"expected 'hands' (each hand is a ranked game) or 'matches' "
-                                                f"(each match is one), got {self.got(node)}")
-            values["rating"] = unit
+            values["rating"] = self.choice(top["rating"][1], "rating", RATINGS,
+                                           "'hands' (each hand is a ranked game) or 'matches' (each match is one)")
         if "duplicate" in top:
             values["duplicate"] = self.boolean(top["duplicate"][1], "duplicate")
         if "seed" in top:
@@ -153,12 +149,8 @@ class Reader(NodeReader):
                 raise self.fail(node, "jobs", f"expected a number of parallel matches or 'auto', got {self.got(node)}")
 
         if "sandbox" in top:
-            node = top["sandbox"][1]
-            mode = self.value(node) if isinstance(node, ScalarNode) else None
-            if mode not in SANDBOX_MODES:
-                raise self.fail(node, "sandbox", f"expected {', '.join(map(repr, SANDBOX_MODES))}, "
-                                                 f"got {self.got(node)}")
-            values["sandbox"] = mode
+            values["sandbox"] = self.choice(top["sandbox"][1], "sandbox", SANDBOX_MODES,
+                                            ", ".join(map(repr, SANDBOX_MODES)))
 
         if "output" in top:
             values["output"] = self.directory(top["output"][1], "output")
@@ -392,6 +384,13 @@ class Reader(NodeReader):
             else:
                 values["bank_seconds"] = self.number(bank_node, "time.bank", positive=False, hi=86_400)
         return TimeControl(**values)
+
+    def choice(self, node: Node, path: str, options: Sequence[str], expected: str) -> str:
+        """A scalar that must be one of ``options``."""
+        value = self.value(node) if isinstance(node, ScalarNode) else None
+        if value not in options:
+            raise self.fail(node, path, f"expected {expected}, got {self.got(node)}")
+        return str(value)
 
     def settle(self, node: Node) -> Settle:
         entries = self.mapping(node, "settle", _SETTLE_KEYS,
