@@ -45,6 +45,7 @@ from . import sandbox
 from .errors import BotFailure, BotStartupError, BotTimeout
 from .exchange import Decode, JSONObject, LineExchange
 from .exits import emergency_kill
+from .interrupts import interrupts_deferred
 from .limits import WATCHDOG, apply_limits, kill_group, pid_namespace
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats
@@ -252,22 +253,25 @@ class BotProcess(LineExchange):
             logs = os.path.dirname(os.path.abspath(self.stderr_log))
             policy = policy.replace(hide=(*policy.hide, logs))
         gates = sandbox.Gates()
+        proc: subprocess.Popen[bytes] | None = None
         try:
-            assert self.containment is not None and self.containment.bwrap is not None
-            argv = sandbox.command(self.containment.bwrap, spec.argv, cwd=cwd, env=env,
-                                   policy=policy, gates=gates, sized=self.containment.sized)
-            proc = self._popen(argv, cwd, env, pass_fds=gates.child_fds)
+            # Not interruptible until bwrap's first process is held or let go:
+            # an interrupt is handed on when the block ends, in this try.
+            with interrupts_deferred():
+                assert self.containment is not None and self.containment.bwrap is not None
+                argv = sandbox.command(self.containment.bwrap, spec.argv, cwd=cwd, env=env,
+                                       policy=policy, gates=gates, sized=self.containment.sized)
+                proc = self._popen(argv, cwd, env, pass_fds=gates.child_fds)
+                gates.spawned()
+                child = self._hold_and_release(proc, gates)
         except BaseException:
-            gates.close(spawned=False)
-            raise
-        gates.spawned()
-        try:
-            child = self._hold_and_release(proc, gates)
-        except BaseException:
-            # Interrupted (a stopping worker's SIGTERM): bwrap may not have its
-            # --die-with-parent yet, and its first process waits for it.
-            kill_group(proc.pid, signal.SIGKILL)
-            proc.wait()
+            if proc is None:
+                gates.close(spawned=False)
+            else:
+                # Interrupted (a stopping worker's SIGTERM): bwrap may not have
+                # its --die-with-parent yet, and its first process waits for it.
+                kill_group(proc.pid, signal.SIGKILL)
+                proc.wait()
             raise
         if child is None:
             kill_group(proc.pid, signal.SIGKILL)

@@ -1,0 +1,59 @@
+"""interrupts_deferred: a Ctrl-C or SIGTERM during a bot's start is handed on after it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+
+import pytest
+
+from arena.process.interrupts import interrupts_deferred
+
+
+def test_a_signal_inside_is_handed_to_the_old_handler_on_leaving() -> None:
+    seen: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            seen.append("still running")       # not interrupted here
+            os.kill(os.getpid(), signal.SIGINT)   # twice: handed on once
+    assert seen == ["still running"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_handlers_are_restored_and_nothing_is_raised_without_a_signal() -> None:
+    calls: list[int] = []
+    old = signal.signal(signal.SIGTERM, lambda s, f: calls.append(s))
+    try:
+        with interrupts_deferred():
+            pass
+        assert calls == []
+        with interrupts_deferred():
+            os.kill(os.getpid(), signal.SIGTERM)
+            assert calls == []
+        assert calls == [signal.SIGTERM]
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def test_ignored_signals_stay_ignored_and_other_threads_are_left_alone() -> None:
+    old = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        with interrupts_deferred():
+            assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGTERM)
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    errors: list[BaseException] = []
+
+    def in_thread() -> None:
+        try:
+            with interrupts_deferred():   # signal.signal would refuse here: must not be called
+                pass
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+    t = threading.Thread(target=in_thread)
+    t.start()
+    t.join()
+    assert errors == []
