@@ -37,6 +37,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from reaping import reap_orphans  # noqa: E402 (benchmarks/ is on sys.path)
+
 from arena.match import MatchResult, run_match
 from arena.tournament.config import load_config
 from arena.tournament.executor import MatchFailure, make_executor
@@ -67,18 +69,6 @@ def _cpu_now() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _reap_orphans(deadline: float) -> None:
-    """Wait for what closing the bots left to this subreaper: a bot whose sandbox
-    was killed is reparented here, and its CPU counts only once it is reaped."""
-    while time.monotonic() < deadline:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            time.sleep(0.02)
-
-
 def _summary(jobs: int, results: list[MatchResult], wall: float, cpu: float) -> Run:
     total = sum(r.wall_seconds for r in results)
     startup = sum(r.startup_seconds for r in results)
@@ -100,7 +90,7 @@ def measure(file: Path, jobs: int) -> Run:
         finally:
             executor.close()
         wall = time.perf_counter() - start
-        _reap_orphans(time.monotonic() + 5)
+        reap_orphans(time.monotonic() + 5)
         cpu = _cpu_now() - cpu
     failed = [o for o in outcomes if isinstance(o, MatchFailure)]
     if failed:
@@ -116,7 +106,7 @@ def measure_without_reuse(file: Path) -> Run:
         cpu, start = _cpu_now(), time.perf_counter()
         results = [run_match(entry_spec(config, e, Path(tmp), mode)) for e in build_schedule(config)]
         wall = time.perf_counter() - start
-        _reap_orphans(time.monotonic() + 5)
+        reap_orphans(time.monotonic() + 5)
         cpu = _cpu_now() - cpu
     return _summary(1, results, wall, cpu)
 

@@ -57,6 +57,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reaping import reap_orphans  # noqa: E402 (benchmarks/ is on sys.path)
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_SECONDS = 0.02
 RESCAN_SECONDS = 0.1
@@ -161,17 +163,6 @@ class Sampler(threading.Thread):
             self.done.wait(SAMPLE_SECONDS)
 
 
-def _reap_orphans(deadline: float) -> None:
-    """Wait for the processes arena left to this subreaper (a resource tracker, say)."""
-    while time.monotonic() < deadline:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            time.sleep(0.02)
-
-
 def arena_command() -> list[str]:
     script = shutil.which("arena", path=str(Path(sys.executable).parent))
     if script is None:
@@ -212,7 +203,7 @@ def measure(file: Path, jobs: int, env: dict[str, str], tty: bool = False) -> Ru
         sampler.done.set()
         sampler.join()
         run.wall = time.perf_counter() - start
-        _reap_orphans(time.monotonic() + 5)
+        reap_orphans(time.monotonic() + 5)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if proc.returncode != 0:
             sys.exit(f"arena run --jobs {jobs} failed ({proc.returncode}): {err.decode(errors='replace')[-500:]}")
