@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -287,6 +288,33 @@ def test_stderr_flood_never_blocks(spawn, tmp_path):
     assert bot.spec.stderr_max_bytes <= log.stat().st_size < bot.spec.stderr_max_bytes + 200
     assert bot.stderr_dropped == 50 * 1024 * 1024 - bot.spec.stderr_max_bytes
     assert "dropped" in log.read_text()[-200:]
+
+
+def test_stdout_is_read_while_the_arena_writes(spawn):
+    """A bot that floods stdout before it reads its input would block on the
+    full pipe while the arena blocks on its full stdin: the arena reads
+    stdout while it waits to write."""
+    bot = spawn("stdout_flood", "first-byte")
+    big = "y" * (1 << 20)                                      # more than a pipe holds
+    reply, _ = bot.request({"id": 1, "pad": big}, timeout=20)
+    assert reply == {"id": 1}
+    assert bot.close() == 0
+
+
+def test_stdout_is_read_while_the_arena_waits_for_the_exit(spawn):
+    bot = spawn("stdout_flood", "quit")
+    assert bot.request({"id": 1}, timeout=10)[0] == {"id": 1}
+    assert bot.close(grace=20) == 0                            # exited, not SIGTERMed
+
+
+def test_stdout_is_read_on_the_owners_thread(spawn):
+    """No reader thread (and no hand-over per line) for stdout: one thread
+    per bot, for stderr."""
+    before = {t.ident for t in threading.enumerate()}
+    bot = spawn("echo")
+    assert bot.request({"id": 1})[0]["id"] == 1
+    new = [t.name for t in threading.enumerate() if t.ident not in before]
+    assert [n for n in new if n.startswith("bot-echo")] == ["bot-echo.py-stderr"]
 
 
 # ------------------------------------------------------ process groups

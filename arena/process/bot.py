@@ -19,8 +19,8 @@ Where the spec's sandbox mode resolves to bwrap (the default on Linux), the
 group leader is bwrap and the bot runs inside its namespaces (``sandbox``):
 killing the group ends the whole sandbox, ``setsid()`` escapees included.
 
-Not thread-safe: one owner thread drives a ``BotProcess`` (the reader threads
-only feed it through a queue).
+Not thread-safe: one owner thread drives a ``BotProcess`` and reads its
+stdout while it waits for it (the stderr reader thread only writes the log).
 
 The lines are moved by ``exchange.LineExchange`` and the end of the process
 is handled by ``exits.ProcessExits``: the two parts ``BotProcess`` is built on.
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import shutil
 import signal
 import subprocess
@@ -49,7 +48,7 @@ from .interrupts import interrupts_deferred
 from .limits import WATCHDOG, apply_limits, kill_group, pid_namespace
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats
-from .streams import Event, StderrReader, StdoutReader, Wakeup
+from .streams import StderrReader, StdoutReader, Wakeup
 
 LOG = logging.getLogger(__name__)
 
@@ -95,7 +94,6 @@ class BotProcess(LineExchange):
         self.peak_rss_mb: float | None = None
 
         self._proc: subprocess.Popen[bytes] | None = None
-        self._events: queue.SimpleQueue[Event] = queue.SimpleQueue()
         self._wake = Wakeup()
         self._stdout: StdoutReader | None = None
         self._stderr: StderrReader | None = None
@@ -196,11 +194,9 @@ class BotProcess(LineExchange):
         except (AttributeError, OSError):      # no pidfd (old kernel): poll instead
             pidfd = None
         self._has_pidfd = pidfd is not None
-        self._stdout = StdoutReader(self.name, proc.stdout, pidfd, self._wake,
-                                    spec.max_line_bytes, self._events)
+        self._stdout = StdoutReader(self.name, proc.stdout, pidfd, spec.max_line_bytes)
         self._stderr = StderrReader(self.name, proc.stderr, self._wake, log_file,
                                     spec.stderr_max_bytes)
-        self._stdout.start()
         self._stderr.start()
         if spec.memory_mb is not None or spec.max_processes is not None:
             pidns = pid_namespace(self._sandbox_init) if self._sandbox_init else None

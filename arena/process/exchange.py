@@ -2,19 +2,17 @@
 
 ``LineExchange`` is the part of ``BotProcess`` that moves the lines: writing
 them to the bot's non-blocking stdin within a deadline, throwing away lines
-nobody asked for, waiting for the reply to a request (timed from the reader
-thread's stamps) and parsing it as one JSON object, or with the decoder the
-caller gives (a protocol's typed codec: ``Decode``).
+nobody asked for, waiting for the reply to a request (read on this thread by
+``streams.StdoutReader``, timed from its stamps) and parsing it as one JSON
+object, or with the decoder the caller gives (a protocol's typed codec:
+``Decode``).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 import os
-import queue
-import select
 import time
 from collections.abc import Callable
 from typing import Any
@@ -22,7 +20,7 @@ from typing import Any
 from .errors import BotMalformed, BotTimeout, excerpt
 from .exits import ProcessExits
 from .jsonline import NO_ID, JSONLineError, JSONObject, decode_object
-from .streams import EXIT, LINE, TOOLONG, Event, log_text
+from .streams import EXIT, LINE, TOOLONG, StdoutReader, log_text
 
 LOG = logging.getLogger(__name__)
 
@@ -37,7 +35,7 @@ class LineExchange(ProcessExits):
     turned into its failure by ``ProcessExits._died``."""
 
     stale_lines: int
-    _events: queue.SimpleQueue[Event]
+    _stdout: StdoutReader | None
     _has_pidfd: bool
 
     def _write(self, obj: Any, deadline: float, limit: float) -> float:
@@ -51,11 +49,11 @@ class LineExchange(ProcessExits):
             for data in lines:
                 LOG.debug("%s >> %s", self.name, log_text(data))
         assert self._proc is not None and self._proc.stdin is not None
+        assert self._stdout is not None
         fd = self._proc.stdin.fileno()
         lines.append(b"")
         view = memoryview(b"\n".join(lines))
         size = len(view)
-        poller: select.poll | None = None
         while view:
             try:
                 view = view[os.write(fd, view):]
@@ -72,19 +70,30 @@ class LineExchange(ProcessExits):
                 if len(view) < size:
                     self._failure = exc     # half a line is in the pipe: unusable now
                 raise exc
-            if poller is None:
-                poller = select.poll()
-                poller.register(fd, select.POLLOUT)
-            poller.poll(math.ceil(remaining * 1000))
+            self._stdout.writable(fd, remaining)
         return time.monotonic()
+
+    def _wait_leader(self, timeout: float) -> bool:
+        """``ProcessExits._wait_leader``, throwing stdout away meanwhile: a
+        bot blocked on a full stdout would never exit."""
+        reader = self._stdout
+        if reader is None or reader.ended:
+            return super()._wait_leader(timeout)
+        deadline = time.monotonic() + timeout
+        pause = 0.001
+        while not self._leader_exited():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            reader.discard(min(pause, remaining))
+            pause = min(pause * 2, 0.02)
+        return True
 
     def _drain_pending(self) -> None:
         """Throw away lines nobody asked for; a pending death is raised now."""
-        while True:
-            try:
-                kind, payload, _stamp = self._events.get_nowait()
-            except queue.Empty:
-                return
+        assert self._stdout is not None
+        while (event := self._stdout.get(0)) is not None:
+            kind, payload, _stamp = event
             if kind == LINE:
                 if payload.strip():  # type: ignore[attr-defined]
                     self.stale_lines += 1
@@ -102,25 +111,29 @@ class LineExchange(ProcessExits):
         """Next reply line, timed from ``t0``.  Lines read before ``not_before``
         (when the request started to be written) cannot be its reply.  A reply
         may be stamped a hair before ``t0`` (the bot answered before the
-        writing thread took its timestamp): that counts as 0 s."""
+        writing thread took its timestamp): that counts as 0 s.  Without
+        ``not_before`` no drain came first: lines already waiting in the pipe
+        came while nobody waited for them, and count as come at ``t0``
+        (``StdoutReader.waiting``)."""
+        reader = self._stdout
+        assert reader is not None
+        if not_before is None:
+            reader.waiting(t0)
         deadline = t0 + limit
         wrong_ids = 0
         while True:
             remaining = deadline - time.monotonic()
-            try:
-                if remaining > 0:
-                    wait = remaining if self._has_pidfd else min(remaining, 0.05)
-                    kind, payload, stamp = self._events.get(timeout=wait)
-                else:
-                    kind, payload, stamp = self._events.get_nowait()
-            except queue.Empty:
+            wait = max(0.0, remaining if self._has_pidfd else min(remaining, 0.05))
+            event = reader.get(wait)
+            if event is None:
                 if not self._has_pidfd and self._leader_exited():
                     raise self._died(EXIT) from None
                 if remaining > 0:
                     continue
                 extra = f" (ignored {wrong_ids} replies with another id)" if wrong_ids else ""
                 raise BotTimeout(f"no reply within {limit:.3f} s{extra}", bot=self.name,
-                                 limit=limit, elapsed=time.monotonic() - t0) from None
+                                 limit=limit, elapsed=time.monotonic() - t0)
+            kind, payload, stamp = event
             if kind == LINE:
                 assert isinstance(payload, bytes)
                 if not payload.strip():

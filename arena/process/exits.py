@@ -4,7 +4,7 @@
 bot's process: seeing that the group leader has exited without reaping it
 (``waitid`` with ``WNOWAIT``), reaping it with its resource usage, turning
 the exit status into a message, the ``BotCrashed`` failure of a bot that
-died, and making sure the group, its pipes and the reader threads are gone.
+died, and making sure the group, its pipes and the stderr reader thread are gone.
 ``emergency_kill`` is the finalizer of a ``BotProcess`` that was never closed.
 """
 
@@ -199,7 +199,9 @@ class ProcessExits:
             LOG.debug("%s: closing stdin: %s", self.name, exc)
 
     def _stop_readers(self) -> None:
-        readers = [t for t in (self._stdout, self._stderr) if t is not None]
+        if self._stdout is not None:
+            self._stdout.close()       # no thread: stdout is read by the owner's thread
+        readers = [t for t in (self._stderr,) if t is not None]
         for t in readers:          # the group is dead: EOF comes at once, stderr gets drained
             t.join(timeout=1.0)
         self._wake.set()

@@ -1,32 +1,42 @@
-"""Reader threads for a bot's stdout and stderr.
+"""Reading a bot's stdout and stderr.
 
-Design: one small daemon thread per stream, blocked in ``poll()`` on the pipe
-and on a wake-up pipe (so ``close()`` can always stop it without closing an
-fd another thread is using).  Compared with a single selector loop driven by
-the caller, the threads keep draining while the arena is busy elsewhere, so a
-bot never blocks on a full pipe, and they stamp every line with
-``time.monotonic()`` the moment it is read: the arena's own latency in picking
-the line up is never charged to the bot.
+* stdout is read on the thread that drives the bot (``StdoutReader``), only
+  while it waits for the bot: ``poll()`` on the pipe and on a pidfd of the
+  bot's main process, with the deadline as the poll timeout.  One wake-up per
+  reply and no hand-over between threads: a reader thread cost a thread
+  switch and a GIL hand-over on every decision, more than the rest of the
+  arena's work for it.  What the thread gave is kept where it matters:
 
-* stdout: bytes are split into lines by ``LineSplitter``, which never holds
-  more than ``max_line_bytes`` plus one read chunk; a longer line is reported
-  once (with an excerpt) and the rest of it is read and thrown away.  Events go
-  to a ``queue.SimpleQueue`` as ``(kind, payload, stamp)``.  The thread also
-  polls a pidfd of the bot's main process so the death of the bot is noticed
-  even when a forked child still holds stdout open.
-* stderr: the first ``stderr_max_bytes`` go to the per-match log file, the
-  rest is counted and dropped; the last few KiB are kept in memory for crash
-  messages.
+  - a bot never blocks on a full pipe *while we wait for it*: the arena
+    reads whenever it waits for the bot (a reply, a write to its stdin that
+    does not go through, its exit after ``quit``).  Between requests a bot
+    that writes more than a pipe holds waits, which costs it no time;
+  - every line is stamped with ``time.monotonic()`` when it is read, and it is
+    read at once while the arena waits for it.  A line that was already
+    waiting when the arena looked (it came while nobody waited for it) is
+    stamped with the last moment the pipe was seen empty: the arena does not
+    know when it came and never charges its own delay to the bot;
+  - ``LineSplitter`` never holds more than ``max_line_bytes`` plus one read
+    chunk; a longer line is reported once (with an excerpt) and the rest of
+    it is read and thrown away;
+  - the pidfd makes the death of the main process seen even when a forked
+    child still holds stdout open.
+* stderr: one small daemon thread (``StderrReader``), blocked in ``poll()``
+  on the pipe and on a wake-up pipe (so ``close()`` can always stop it
+  without closing an fd another thread is using).  The first
+  ``stderr_max_bytes`` go to the per-match log file, the rest is counted and
+  dropped; the last few KiB are kept in memory for crash messages.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
-import queue
 import select
 import threading
 import time
+from collections import deque
 from typing import BinaryIO
 
 from .errors import excerpt
@@ -37,7 +47,9 @@ CHUNK = 64 * 1024
 LOG_LINE_MAX = 4096      # longer lines are logged truncated (the bot still gets judged on all of it)
 STDERR_TAIL = 4096
 
-# Event kinds on the stdout queue.
+DRAIN_CHUNKS = 64        # reads in one go before others get a turn (a bot may write without end)
+
+# Event kinds of StdoutReader.
 LINE = "line"            # payload: bytes (without newline)
 TOOLONG = "toolong"      # payload: (first bytes of the line, bytes seen so far)
 EOF = "eof"              # stdout closed
@@ -132,20 +144,102 @@ class Wakeup:
                 pass
 
 
-class StdoutReader(threading.Thread):
-    """Turns the bot's stdout into LINE / TOOLONG / EOF / EXIT events."""
+class StdoutReader:
+    """Turns the bot's stdout into LINE / TOOLONG / EOF / EXIT events, read on
+    the caller's thread (see the module docstring).  Owns the pidfd."""
 
-    def __init__(self, name: str, stream: BinaryIO, pidfd: int | None, wake: Wakeup,
-                 max_line_bytes: int, events: queue.SimpleQueue[Event]) -> None:
-        super().__init__(name=f"bot-{name}-stdout", daemon=True)
+    def __init__(self, name: str, stream: BinaryIO, pidfd: int | None,
+                 max_line_bytes: int) -> None:
         self.bot = name
-        self.stream = stream            # kept referenced: its fd must stay open while we run
+        self.stream = stream            # kept referenced: its fd must stay open while we read
         self.fd = stream.fileno()
         self.pidfd = pidfd
-        self.wake = wake
         self.splitter = LineSplitter(max_line_bytes)
-        self.events = events
+        self.events: deque[Event] = deque()
+        self.ended = False              # EOF read: the pipe has nothing more
+        self.seen_empty = time.monotonic()    # the last moment the pipe was known empty
+        self._poller = select.poll()
+        self._poller.register(self.fd, _POLL_READY)
+        if pidfd is not None:
+            self._poller.register(pidfd, select.POLLIN)
         os.set_blocking(self.fd, False)
+
+    def get(self, timeout: float) -> Event | None:
+        """The next event, waiting up to ``timeout`` seconds (0: only what is
+        there now); None if there is none by then."""
+        events = self.events
+        if not events:
+            ready = self._poller.poll(max(0, math.ceil(timeout * 1000)))
+            if ready:
+                self._ready(ready)
+            if not events:
+                return None
+        return events.popleft()
+
+    def waiting(self, floor: float) -> None:
+        """Read what the pipe holds now, before a wait that no drain preceded:
+        those lines came while nobody waited for them, at a moment we do not
+        know; they are stamped with the last moment the pipe was seen empty,
+        and not before ``floor``."""
+        if not self.events and not self.ended:
+            self._read(max(self.seen_empty, floor))
+
+    def writable(self, fd: int, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for ``fd`` (the bot's stdin) to take
+        more, reading stdout meanwhile: a bot blocked on its full stdout while
+        we wait to write to it would never read its stdin."""
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        if not self.ended:
+            poller.register(self.fd, _POLL_READY)
+        for ready_fd, _mask in poller.poll(max(0, math.ceil(timeout * 1000))):
+            if ready_fd == self.fd:
+                self._read(None)
+
+    def discard(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for output and throw it away (the
+        bot is on its way out: it must not block on a full pipe meanwhile)."""
+        self.get(timeout)
+        self.events.clear()
+
+    def _ready(self, ready: list[tuple[int, int]]) -> None:
+        fds = [fd for fd, _mask in ready]
+        if self.fd in fds:
+            self._read(None)
+        if self.pidfd is not None and self.pidfd in fds:
+            # Main process gone.  Everything it wrote is already in the pipe:
+            # read it (bounded, a child may keep writing) so the reply it sent
+            # just before dying comes first.
+            self._read(None)
+            self.events.append((EXIT, None, time.monotonic()))
+            self._poller.unregister(self.pidfd)
+            self.close()
+
+    def _read(self, stamp: float | None) -> None:
+        """Read what the pipe holds (at most ``DRAIN_CHUNKS`` chunks), stamped
+        ``stamp`` or when read."""
+        for _ in range(DRAIN_CHUNKS):
+            try:
+                chunk = os.read(self.fd, CHUNK)
+            except BlockingIOError:
+                self.seen_empty = time.monotonic()
+                return
+            except OSError as exc:
+                LOG.debug("%s: stdout read failed: %s", self.bot, exc)
+                chunk = b""
+            now = time.monotonic()
+            if not chunk:
+                self._emit(self.splitter.finish(), now if stamp is None else stamp)
+                if not self.ended:
+                    LOG.debug("%s: stdout closed", self.bot)
+                    self.ended = True
+                    self._poller.unregister(self.fd)
+                self.events.append((EOF, None, now))
+                return
+            self._emit(self.splitter.feed(chunk), now if stamp is None else stamp)
+            if len(chunk) < CHUNK:      # the pipe held less than a chunk: empty now
+                self.seen_empty = now
+                return
 
     def _emit(self, items: list[tuple[str, object]], stamp: float) -> None:
         debug = LOG.isEnabledFor(logging.DEBUG)
@@ -156,62 +250,18 @@ class StdoutReader(threading.Thread):
                 head, size = payload  # type: ignore[misc]
                 LOG.debug("%s << [line too long, %d bytes so far] %s", self.bot, size,
                           excerpt(head))
-            self.events.put((kind, payload, stamp))
+            self.events.append((kind, payload, stamp))
 
-    def _read(self) -> bool:
-        """Read one chunk; False at end of stream."""
-        try:
-            chunk = os.read(self.fd, CHUNK)
-        except BlockingIOError:
-            return True
-        except OSError as exc:
-            LOG.debug("%s: stdout read failed: %s", self.bot, exc)
-            chunk = b""
-        stamp = time.monotonic()
-        if not chunk:
-            self._emit(self.splitter.finish(), stamp)
-            LOG.debug("%s: stdout closed", self.bot)
-            self.events.put((EOF, None, stamp))
-            return False
-        self._emit(self.splitter.feed(chunk), stamp)
-        return True
-
-    def run(self) -> None:
-        poller = select.poll()
-        poller.register(self.fd, _POLL_READY)
-        poller.register(self.wake.r, select.POLLIN)
+    def close(self) -> None:
+        """Close the pidfd (the pipe belongs to the process object)."""
         if self.pidfd is not None:
-            poller.register(self.pidfd, select.POLLIN)
-        try:
-            while True:
-                ready = dict(poller.poll())
-                if self.wake.r in ready:
-                    return
-                if self.fd in ready:
-                    if not self._read():
-                        return
-                elif self.pidfd is not None and self.pidfd in ready:
-                    # Main process gone.  Everything it wrote is already in the
-                    # pipe: drain it (bounded, a child may keep writing) so the
-                    # reply it sent just before dying is delivered first.
-                    for _ in range(64):
-                        if not self._pipe_ready():
-                            break
-                        if not self._read():
-                            return
-                    self.events.put((EXIT, None, time.monotonic()))
-                    poller.unregister(self.pidfd)
-                    os.close(self.pidfd)
-                    self.pidfd = None
-        finally:
-            if self.pidfd is not None:
-                os.close(self.pidfd)
-                self.pidfd = None
+            os.close(self.pidfd)
+            self.pidfd = None
 
-    def _pipe_ready(self) -> bool:
-        p = select.poll()
-        p.register(self.fd, _POLL_READY)
-        return bool(p.poll(0))
+    def __del__(self) -> None:
+        # An interrupt can cut __init__ short, before the pidfd was kept.
+        if getattr(self, "pidfd", None) is not None:
+            self.close()
 
 
 class StderrReader(threading.Thread):
