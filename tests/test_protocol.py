@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import random
@@ -563,3 +564,17 @@ def test_botkit_answers_even_an_unreadable_request() -> None:
     assert session.handle({"type": "request", "id": 5, "kind": "buy"}) == {"id": 5, "buy": False}
     assert session.handle([1, 2]) is None
     assert stderr.getvalue().count("sending a safe move") == 3
+
+
+def test_doc_play_example_and_recorded_session_are_generated_by_the_engine() -> None:
+    """docs/PROTOCOL.md's play request (with its reply and events) and
+    examples/session.jsonl are what ``python docs/examples.py`` makes from
+    seeded matches through the arena's codec: regenerated and compared."""
+    spec = importlib.util.spec_from_file_location("protocol_examples", REPO / "docs" / "examples.py")
+    assert spec is not None and spec.loader is not None
+    examples = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(examples)
+    doc = DOC.read_text(encoding="utf-8")
+    assert examples.doc_with(doc, examples.play_example()) == doc, "run python docs/examples.py"
+    assert examples.session() == (REPO / "examples" / "session.jsonl").read_bytes(), \
+        "run python docs/examples.py"
