@@ -310,10 +310,10 @@ def test_stdout_is_read_while_the_arena_waits_for_the_exit(spawn):
 def test_stdout_is_read_on_the_owners_thread(spawn):
     """No reader thread (and no hand-over per line) for stdout: one thread
     per bot, for stderr."""
-    before = {t.ident for t in threading.enumerate()}
+    before = set(threading.enumerate())
     bot = spawn("echo")
     assert bot.request({"id": 1})[0]["id"] == 1
-    new = [t.name for t in threading.enumerate() if t.ident not in before]
+    new = [t.name for t in threading.enumerate() if t not in before]
     assert [n for n in new if n.startswith("bot-echo")] == ["bot-echo.py-stderr"]
 
 

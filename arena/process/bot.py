@@ -384,7 +384,7 @@ class BotProcess(LineExchange):
         reply must carry in ``reply_id``.
 
         The time runs from the moment the line is written and stops when the
-        reply line is read (stamped by the reader thread).  Without ``timeout``
+        reply line is read (``streams.StdoutReader`` stamps it).  Without ``timeout``
         the time control applies: ``per_decision_seconds``, then the bank;
         with ``timeout`` that is the whole allowance and the bank is not used.
 

@@ -49,11 +49,23 @@ class LineExchange(ProcessExits):
             for data in lines:
                 LOG.debug("%s >> %s", self.name, log_text(data))
         assert self._proc is not None and self._proc.stdin is not None
-        assert self._stdout is not None
         fd = self._proc.stdin.fileno()
         lines.append(b"")
-        view = memoryview(b"\n".join(lines))
-        size = len(view)
+        data = b"\n".join(lines)
+        try:
+            written = os.write(fd, data)      # the usual case: all of it at once
+        except BlockingIOError:
+            written = 0
+        except BrokenPipeError:
+            raise self._died("stdin") from None
+        if written == len(data):
+            return time.monotonic()
+        return self._write_rest(fd, memoryview(data)[written:], len(data), deadline, limit)
+
+    def _write_rest(self, fd: int, view: memoryview, size: int, deadline: float,
+                    limit: float) -> float:
+        """Write what the pipe did not take at once, reading stdout meanwhile."""
+        assert self._stdout is not None
         while view:
             try:
                 view = view[os.write(fd, view):]
@@ -136,7 +148,7 @@ class LineExchange(ProcessExits):
             kind, payload, stamp = event
             if kind == LINE:
                 assert isinstance(payload, bytes)
-                if not payload.strip():
+                if not payload or payload.isspace():
                     continue
                 if not_before is not None and stamp < not_before:
                     self.stale_lines += 1

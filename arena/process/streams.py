@@ -76,6 +76,10 @@ class LineSplitter:
         self.discarded_bytes = 0
 
     def feed(self, chunk: bytes) -> list[tuple[str, object]]:
+        end = len(chunk) - 1
+        if (not self._buf and not self._discarding and 0 <= end <= self.max_line_bytes
+                and chunk.find(b"\n") == end):
+            return [(LINE, chunk[:end])]      # the usual read: one whole line
         out: list[tuple[str, object]] = []
         start, end = 0, len(chunk)
         while start < end:
@@ -203,10 +207,9 @@ class StdoutReader:
         self.events.clear()
 
     def _ready(self, ready: list[tuple[int, int]]) -> None:
-        fds = [fd for fd, _mask in ready]
-        if self.fd in fds:
+        if ready[0][0] == self.fd or len(ready) > 1:
             self._read(None)
-        if self.pidfd is not None and self.pidfd in fds:
+        if self.pidfd is not None and any(fd == self.pidfd for fd, _mask in ready):
             # Main process gone.  Everything it wrote is already in the pipe:
             # read it (bounded, a child may keep writing) so the reply it sent
             # just before dying comes first.
