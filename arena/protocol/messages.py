@@ -42,7 +42,8 @@ from typing import Any, Mapping
 
 from ..process.jsonline import NO_ID, JSONLineError, decode_object
 
-from ..shanghai.actions import BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, action_from_json
+from ..shanghai.actions import BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, Play, action_from_json
+from ..shanghai.cards import parse_card
 from ..shanghai.errors import MalformedInput
 from ..shanghai.events import Event
 from ..shanghai.game import Decision, View
@@ -258,6 +259,11 @@ def reply_action(line: ReplyLine, req_id: int, kind: str) -> Action:
             if typed.buy is not UNSET and typed.draw is UNSET and _no_play_fields(typed):
                 return _BUYS[typed.buy]      # type: ignore[index]
         else:
+            if (typed.draw is UNSET and typed.buy is UNSET and _no_step_fields(typed)
+                    and isinstance(typed.discard, str)):
+                play = _discard_play(typed.discard)     # most turns: just a discard
+                if play is not None:
+                    return play
             fields = reply_fields(typed)
             del fields["id"]
             fields.pop("type", None)
@@ -279,8 +285,32 @@ _ALLOWED = {k: frozenset(v) for k, v in REPLY_FIELDS.items()}
 
 
 def _no_play_fields(typed: Reply) -> bool:
-    return (typed.discard is UNSET and typed.go_down is UNSET and typed.lay_off is UNSET
-            and typed.swap is UNSET and typed.steps is UNSET)
+    return typed.discard is UNSET and _no_step_fields(typed)
+
+
+def _no_step_fields(typed: Reply) -> bool:
+    return (typed.go_down is UNSET and typed.lay_off is UNSET and typed.swap is UNSET
+            and typed.steps is UNSET)
+
+
+# A plain discard of each card, by its text as the arena writes it: the same
+# action action_from_json makes (frozen, so one is shared by every turn).
+_DISCARDS: dict[str, Play] = {}
+
+
+def _discard_play(text: str) -> Play | None:
+    """``Play((), card)`` for a card's own text; None for any other spelling
+    (the general decoder reads those, and says why if they are no card)."""
+    play = _DISCARDS.get(text)
+    if play is None:
+        try:
+            card = parse_card(text)
+        except MalformedInput:
+            return None
+        if card.text != text:
+            return None
+        play = _DISCARDS[text] = Play((), card)
+    return play
 _SOURCES = {STOCK: Draw(STOCK), UPCARD: Draw(UPCARD)}
 _BUYS = {True: Buy(True), False: Buy(False)}
 _KEYED = frozenset({"go_down", "lay_off", "swap"})

@@ -174,10 +174,11 @@ def decode_reply_fast(raw: bytes) -> Reply | None:
 
 def _keys_in(reply: Reply) -> int:
     """How many keys the objects of a decoded reply had (the fields set)."""
-    count = 1                                  # "id" is required
-    for value in (reply.type, reply.draw, reply.buy, reply.discard):
-        if value is not UNSET:
-            count += 1
+    count = ((reply.type is not UNSET) + (reply.draw is not UNSET) + (reply.buy is not UNSET)
+             + (reply.discard is not UNSET) + 1)     # "id" is required
+    if (reply.go_down is UNSET and reply.lay_off is UNSET and reply.swap is UNSET
+            and reply.steps is UNSET):
+        return count                           # a draw, a buy or a plain discard
     for items in (reply.go_down, reply.lay_off, reply.swap, reply.steps):
         if items is not UNSET:
             count += 1 if not items else 1 + sum(map(_nested_keys, items))
