@@ -37,7 +37,7 @@ import select
 import threading
 import time
 from collections import deque
-from typing import BinaryIO
+from typing import IO, BinaryIO, cast
 
 from .errors import excerpt
 
@@ -152,7 +152,7 @@ class StdoutReader:
     """Turns the bot's stdout into LINE / TOOLONG / EOF / EXIT events, read on
     the caller's thread (see the module docstring).  Owns the pidfd."""
 
-    def __init__(self, name: str, stream: BinaryIO, pidfd: int | None,
+    def __init__(self, name: str, stream: IO[bytes], pidfd: int | None,
                  max_line_bytes: int) -> None:
         self.bot = name
         self.stream = stream            # kept referenced: its fd must stay open while we read
@@ -250,7 +250,7 @@ class StdoutReader:
             if debug and kind == LINE:
                 LOG.debug("%s << %s", self.bot, log_text(payload))  # type: ignore[arg-type]
             elif debug:
-                head, size = payload  # type: ignore[misc]
+                head, size = cast("tuple[bytes, int]", payload)
                 LOG.debug("%s << [line too long, %d bytes so far] %s", self.bot, size,
                           excerpt(head))
             self.events.append((kind, payload, stamp))
@@ -270,7 +270,7 @@ class StdoutReader:
 class StderrReader(threading.Thread):
     """Copies the bot's stderr to its log (bounded), counts what is dropped."""
 
-    def __init__(self, name: str, stream: BinaryIO, wake: Wakeup, log_file: BinaryIO | None,
+    def __init__(self, name: str, stream: IO[bytes], wake: Wakeup, log_file: BinaryIO | None,
                  max_bytes: int) -> None:
         super().__init__(name=f"bot-{name}-stderr", daemon=True)
         self.bot = name
