@@ -294,7 +294,7 @@ def main() -> None:
     codec, engine = in_process(seeds, args.seats, args.protocol)
     print(f"of the arena's CPU, measured in-process on the same matches: codec {codec:.1f} us, "
           f"engine (decision, view, apply) {engine:.1f} us per decision; the rest is the process "
-          f"layer (pipes, reader threads) and the match loop")
+          f"layer (pipes, polls, stamps) and the match loop")
     print(f"(the same per wall-clock second: {spread([p.wall_ratio for p in pairs], '.2f')})")
 
 

@@ -79,6 +79,10 @@ class Game:
         self.public: list[Event] = []
         self.actions: list[tuple[int, Action]] = []
         self._decision: Decision | None = None
+        # view()'s tuples of what changes seldom, with what they were made from.
+        self._melds_view: tuple[list[TableMeld], tuple[TableMeld, ...]] = ([], ())
+        self._scores_view: tuple[int, tuple[tuple[int, ...], ...], tuple[int, ...]] = (-1, (), ())
+        self._history_view = History([])
         self._emit(ev.MATCH_START, None, players=players, rules=rules.to_mapping(), seed=seed)
         self._start_hand()
 
@@ -111,19 +115,34 @@ class Game:
 
     def view(self, seat: int) -> View:
         d = self.decision()
-        limit = self.rules.buy_limit(self.hand_no - 1)
+        rules = self.rules
+        hand = self.hand_no - 1
+        limit = rules.buy_limits[hand]
         pile = self.pile
+        # What changes only between hands (scores, totals) or when melds are
+        # laid (a new list each time) is made into tuples once, not per view.
+        melds = self._melds_view
+        if melds[0] is not self.melds:
+            melds = self._melds_view = (self.melds, tuple(self.melds))
+        scores = self._scores_view
+        if scores[0] != len(self.hand_scores):
+            scores = self._scores_view = (len(self.hand_scores), tuple(map(tuple, self.hand_scores)),
+                                          tuple(self.totals))
+        public = self.public
+        history = self._history_view
+        if history._events is not public or len(history) != len(public):
+            history = self._history_view = History(public)  # shared: public is only appended to
         # Positional, in View's field order: keyword arguments made a frozen
         # dataclass cost twice as much to build, once per decision.
         return View(
             seat,
             self.n,
             self.hand_no,
-            self.rules.hands,
+            len(rules.contracts),
             self.dealer,
-            self.rules.contract(self.hand_no - 1),
+            rules.contracts[hand],
             tuple(sorted(self.hands[seat], key=sort_key)),
-            tuple(self.melds),
+            melds[1],
             pile[-1] if self.upcard_live and pile else None,  # upcard
             pile[-1] if pile else None,  # pile_top
             len(pile),
@@ -133,11 +152,11 @@ class Game:
             tuple(self.down),
             self.turn,
             self.turns,
-            tuple(map(tuple, self.hand_scores)),
-            tuple(self.totals),
-            History(self.public),  # shared: self.public is only appended to
+            scores[1],
+            scores[2],
+            history,
             d if d is not None and d.seat == seat else None,
-            self.rules,
+            rules,
         )
 
     def places(self) -> list[int]:
