@@ -78,7 +78,8 @@ def judge_scenario(report: CheckReport, scenario: Scenario, spec: MatchSpec,
     if issues:
         issue = issues[0]
         n = _asked_before(issue, requests)
-        request, reply = shown(n) if n is not None else ("start (the handshake)", issue.line)
+        request = shown(n)[0] if n is not None else "start (the handshake)"
+        reply = issue.line
         more = [f"line: {issue.line}"] + [f"also: {i.what}: {i.line}" for i in issues[1:4]]
         if faults:
             more.append(f"then: {faults[0].kind}: {faults[0].detail}")

@@ -140,15 +140,17 @@ def read(lines: list[tuple[str, str]], earlier: set[str] | None = None
             continue
         reply = _head(text)
         rid = reply.get("id")
-        if pending is not None and (pending.request_id is None or rid == pending.request_id
-                                    or not isinstance(rid, int) or isinstance(rid, bool)
-                                    or rid >= pending.request_id):
-            # The arena judged this line as the answer (a fault if it is wrong).
+        judged = pending is not None and (
+            pending.request_id is None or rid == pending.request_id or not isinstance(rid, int)
+            or isinstance(rid, bool) or rid >= pending.request_id)
+        copy = text.strip() in seen and (pending is None or rid != pending.request_id)
+        if copy or not judged:
+            issues.append(_ignored(text, reply, rid, seen, kinds, pending))
+        if judged and pending is not None:
+            # The arena took this line for the answer (a fault if it is wrong).
             pending.reply = text
             seen.add(text.strip())
             pending = None
-            continue
-        issues.append(_ignored(text, reply, rid, seen, kinds, pending))
     return exchanges, issues
 
 
