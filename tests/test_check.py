@@ -180,3 +180,14 @@ def test_a_reply_with_a_later_id_is_the_arenas_to_judge() -> None:
 def test_warnings_are_not_printed_when_logging_is_not_set_up(tmp_path, capfd) -> None:
     run_check([sys.executable, str(CHECKBOTS / "unasked_buy.py")], tmp_path)
     assert "ignoring" not in capfd.readouterr().err
+
+
+def test_a_traceback_behind_a_legal_reply_warns(tmp_path) -> None:
+    """botkit answers with a safe move when the bot's code raises: legal, so
+    no FAIL, but the scenario warns and shows the traceback."""
+    report = run_check([sys.executable, str(CHECKBOTS / "quiet_crash.py")], tmp_path)
+    assert report.ok
+    warned = [s for s in report.steps if s.status == WARN]
+    assert [s.name for s in warned] == ["lay off: wild on an ace-high run"]
+    assert "traceback" in warned[0].summary
+    assert any("AttributeError" in d for d in warned[0].details)

@@ -103,8 +103,28 @@ def judge_scenario(report: CheckReport, scenario: Scenario, spec: MatchSpec,
         return
     request, reply = shown(key)
     _, d, view, action = decisions[key]
-    report.add(scenario.name, PASS, f"legal: {describe_action(action, view)}",
-               rule=rule, request=request, reply=reply)
+    said = f"legal: {describe_action(action, view)}"
+    path = log_path(result, scenario.seat)
+    trace = _traceback(path) if path else []
+    if trace:
+        report.add(scenario.name, WARN, f"{said}; but the bot's stderr shows a traceback: its "
+                   "code failed, and what it sent may be a helper's safe move (botkit sends one)",
+                   [f"stderr (end of {path}):", *(f"  | {line}" for line in trace)],
+                   rule=rule, request=request, reply=reply)
+        return
+    report.add(scenario.name, PASS, said, rule=rule, request=request, reply=reply)
+
+
+def _traceback(path: str) -> list[str]:
+    """The end of a stderr log that shows a Python traceback, else nothing."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(1 << 20)
+    except OSError:
+        return []
+    if b"Traceback (most recent call last)" not in data:
+        return []
+    return _tail(path, max_lines=6)
 
 
 def _hint(fault: Fault) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..shanghai.actions import BUY, DRAW, PLAY, STOCK, Buy, Draw, Play, action_from_json, discard_only
+from ..shanghai.actions import BUY, DRAW, PLAY, STOCK, UPCARD, Buy, Draw, Play, action_from_json, discard_only
 from ..shanghai.game import Decision, View
 
 PLAYERS = 3
@@ -20,16 +20,20 @@ PLAYERS = 3
 
 class ScriptedPlayer:
     """An opponent that plays its ``plays`` in order (engine form), buys
-    exactly the cards in ``buys``, and otherwise plays like ``passive``:
-    stock, no buy, discard the first card."""
+    exactly the cards in ``buys``, takes the upcard exactly when it is in
+    ``takes``, and otherwise plays like ``passive``: stock, no buy, discard
+    the first card."""
 
     def __init__(self, plays: Sequence[Mapping[str, Any]] = (), buys: Sequence[str] = (),
-                 name: str = "scripted") -> None:
+                 takes: Sequence[str] = (), name: str = "scripted") -> None:
         self.name = name
         self._plays = [action_from_json({"type": PLAY, **p}) for p in plays]
         self._buys = set(buys)
+        self._takes = set(takes)
 
     def draw(self, view: View) -> Draw:
+        if view.upcard is not None and view.upcard.text in self._takes:
+            return Draw(UPCARD)
         return Draw(STOCK)
 
     def buy(self, view: View) -> Buy:
@@ -141,9 +145,11 @@ SCENARIOS: tuple[Scenario, ...] = (
         "buy: not offered",
         "seat 1 declined the upcard 7H and seat 2, first in buy priority, bought it: nobody "
         "else is asked, and a bot answers only the requests it gets (docs/RULES.md, "
-        "'The buy window')",
+        "'The buy window'); then seat 2 took seat 1's JC and the bot draws",
         0, "2S3", _h("7C 7D QH QS 4C 9D 3S 5H 10C JD KD"), first_decision, upcard="7H",
-        scripts={2: lambda: ScriptedPlayer(buys=["7H"])}),
+        others={1: _h("JC")},
+        scripts={1: lambda: ScriptedPlayer([{"discard": "JC"}]),
+                 2: lambda: ScriptedPlayer(buys=["7H"], takes=["JC"])}),
     Scenario(
         "draw: stock only",
         "a player who is down cannot block a buy: seat 2 bought the 8H seat 0 discarded, so "
