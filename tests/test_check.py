@@ -191,3 +191,10 @@ def test_a_traceback_behind_a_legal_reply_warns(tmp_path) -> None:
     assert [s.name for s in warned] == ["lay off: wild on an ace-high run"]
     assert "traceback" in warned[0].summary
     assert any("AttributeError" in d for d in warned[0].details)
+
+
+def test_docs_list_every_scenario() -> None:
+    doc = (REPO / "docs" / "CHECK.md").read_text()
+    for s in SCENARIOS:
+        if not s.name.startswith("go down"):
+            assert f"| {s.name} |" in doc, s.name
