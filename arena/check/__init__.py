@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-from ..match import BotPool, FaultPolicy, MatchSpec, SeatSpec, run_match
+from ..match import BotPool, FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
+from ..players.base import Player
 from ..process import BotFailure, BotSpec, TimeControl, sandbox
 from .judge import judge_scenario, log_path, match_step, quit_step, start_step
 from .report import FAIL, PASS, SKIP, WARN, CheckReport, CheckStep
-from .scenarios import SCENARIOS
+from .scenarios import PLAYERS, SCENARIOS
 from .transcript import Transcript
 
 __all__ = ["check_bot", "CheckReport", "CheckStep", "PASS", "FAIL", "WARN", "SKIP", "SCENARIOS"]
@@ -38,8 +41,6 @@ MATCH_OPPONENTS = ("greedy", "random")
 def check_bot(bot: BotSpec, *, time_control: TimeControl | None = None,
               log_dir: str | None = None) -> CheckReport:
     """Run every step on ``bot``; never raises for the bot's misbehaviour."""
-    tc = time_control or TimeControl()
-    log_dir = log_dir or tempfile.mkdtemp(prefix="arena-check-")
     report = CheckReport(" ".join(bot.argv))
     try:
         report.containment = sandbox.resolve(bot.sandbox.mode).description
@@ -47,46 +48,66 @@ def check_bot(bot: BotSpec, *, time_control: TimeControl | None = None,
         report.add("start", FAIL, str(exc))
         _skip_rest(report, "start")
         return report
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    name = bot.display_name
-    seen: set[str] = set()      # every reply so far: a late copy of one is a duplicate
     with Transcript() as transcript, BotPool() as pool:
+        run = _Run(report, bot, time_control or TimeControl(),
+                   log_dir or tempfile.mkdtemp(prefix="arena-check-"), pool, transcript)
+        if run.scenarios():
+            run.match_and_quit()
+    return report
+
+
+@dataclass
+class _Run:
+    report: CheckReport
+    bot: BotSpec
+    tc: TimeControl
+    log_dir: str
+    pool: BotPool
+    transcript: Transcript
+    stamp: str = field(default_factory=lambda: time.strftime("%Y%m%d-%H%M%S"))
+    seen: set[str] = field(default_factory=set)   # every reply so far: a late copy is a duplicate
+
+    def _play(self, spec: MatchSpec, seat: int, players: Mapping[int, Player] | None = None
+              ) -> tuple[MatchResult, list[tuple[str, str]]]:
+        mark = self.transcript.mark()
+        result = run_match(spec, self.pool, players=players)
+        path = log_path(result, seat)
+        if path:
+            self.report.stderr_logs.append(path)
+        return result, self.transcript.since(mark)
+
+    def scenarios(self) -> bool:
+        """Every scenario; False if the bot did not even start."""
+        report, name = self.report, self.bot.display_name
         for i, scenario in enumerate(SCENARIOS):
-            seats = tuple(SeatSpec(name, bot=bot) if s == scenario.seat
-                          else SeatSpec.builtin("passive", f"scripted-{s}") for s in range(3))
-            spec = MatchSpec(f"check-{stamp}-s{i:02d}", seats, scenario.rules, seed=1,
-                             deal=scenario.deal, time=tc, faults=FaultPolicy(strict=True),
-                             log_dir=log_dir)
-            mark = transcript.mark()
+            seats = tuple(SeatSpec(name, bot=self.bot) if s == scenario.seat
+                          else SeatSpec.builtin("passive", f"scripted-{s}") for s in range(PLAYERS))
+            spec = MatchSpec(f"check-{self.stamp}-s{i:02d}", seats, scenario.rules, seed=1,
+                             deal=scenario.deal, time=self.tc, faults=FaultPolicy(strict=True),
+                             log_dir=self.log_dir)
             try:
-                result = run_match(spec, pool, players=scenario.players())
+                result, lines = self._play(spec, scenario.seat, scenario.players())
             except BotFailure as exc:          # the program cannot be executed at all
                 report.add("start", FAIL, exc.detail)
                 _skip_rest(report, "start")
-                return report
-            lines = transcript.since(mark)
-            path = log_path(result, scenario.seat)
-            if path:
-                report.stderr_logs.append(path)
+                return False
             if i == 0 and not start_step(report, result, scenario.seat, lines):
                 _skip_rest(report, "start")
-                return report
-            judge_scenario(report, scenario, spec, result, lines, seen)
+                return False
+            judge_scenario(report, scenario, spec, result, lines, self.seen)
+        return True
 
-        seats = (SeatSpec(name, bot=bot),) + tuple(SeatSpec.builtin(p) for p in MATCH_OPPONENTS)
-        match = MatchSpec(f"check-{stamp}-match", seats, MATCH_RULES, seed=7, time=tc,
-                          faults=FaultPolicy(strict=True), log_dir=log_dir)
-        mark = transcript.mark()
-        second = run_match(match, pool)
-        path = log_path(second, 0)
-        if path:
-            report.stderr_logs.append(path)
-        match_step(report, second, transcript.since(mark), MATCH_OPPONENTS, seen)
-        if second.forfeited[0]:
-            report.add("quit", SKIP, "not run: the bot forfeited the match and its process was killed")
+    def match_and_quit(self) -> None:
+        name = self.bot.display_name
+        seats = (SeatSpec(name, bot=self.bot),) + tuple(SeatSpec.builtin(p) for p in MATCH_OPPONENTS)
+        spec = MatchSpec(f"check-{self.stamp}-match", seats, MATCH_RULES, seed=7, time=self.tc,
+                         faults=FaultPolicy(strict=True), log_dir=self.log_dir)
+        result, lines = self._play(spec, 0)
+        match_step(self.report, result, lines, MATCH_OPPONENTS, self.seen)
+        if result.forfeited[0]:
+            self.report.add("quit", SKIP, "not run: the bot forfeited the match and its process was killed")
         else:
-            quit_step(report, pool, bot, name, tc)
-    return report
+            quit_step(self.report, self.pool, self.bot, name, self.tc)
 
 
 def _skip_rest(report: CheckReport, after: str) -> None:
@@ -94,8 +115,3 @@ def _skip_rest(report: CheckReport, after: str) -> None:
         report.add(scenario.name, SKIP, f"not run: step '{after}' failed")
     for step in ("match", "quit"):
         report.add(step, SKIP, f"not run: step '{after}' failed")
-
-
-def scenario_names() -> list[str]:
-    return [s.name for s in SCENARIOS]
-

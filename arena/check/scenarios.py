@@ -79,7 +79,7 @@ class Scenario:
     upcard: str = "3H"
     stock: tuple[str, ...] = ()
     others: Mapping[int, tuple[str, ...]] = field(default_factory=dict)   # other seats' fixed cards
-    scripts: Mapping[int, ScriptedPlayer | Callable[[], ScriptedPlayer]] = field(default_factory=dict)
+    scripts: Mapping[int, Callable[[], ScriptedPlayer]] = field(default_factory=dict)
     turns: int = 1                              # turn_cap_per_player: the hand stops early
     needs: str = ""                             # what the bot must do to reach the decision
 
@@ -98,14 +98,9 @@ class Scenario:
         return {"hands": [entry]}
 
     def players(self) -> dict[int, ScriptedPlayer]:
-        made = {}
-        for seat in range(PLAYERS):
-            if seat == self.seat:
-                continue
-            script = self.scripts.get(seat)
-            made[seat] = script() if callable(script) and not isinstance(script, ScriptedPlayer) \
-                else script or ScriptedPlayer()
-        return made
+        """Fresh opponents (a script is used up as it is played)."""
+        return {seat: self.scripts[seat]() if seat in self.scripts else ScriptedPlayer()
+                for seat in range(PLAYERS) if seat != self.seat}
 
 
 def _h(text: str) -> tuple[str, ...]:
