@@ -188,7 +188,10 @@ def test_a_traceback_behind_a_legal_reply_warns(tmp_path) -> None:
     report = run_check([sys.executable, str(CHECKBOTS / "quiet_crash.py")], tmp_path)
     assert report.ok
     warned = [s for s in report.steps if s.status == WARN]
-    assert [s.name for s in warned] == ["lay off: wild on an ace-high run"]
+    # The arena reads stderr on a thread of its own: on a loaded machine the
+    # traceback can reach the log of the step after the one that caused it.
+    assert len(warned) == 1
+    assert warned[0].name in ("lay off: wild on an ace-high run", "swap a wild")
     assert "traceback" in warned[0].summary
     assert any("AttributeError" in d for d in warned[0].details)
 

@@ -108,7 +108,8 @@ def judge_scenario(report: CheckReport, scenario: Scenario, spec: MatchSpec,
     trace = _traceback(path) if path else []
     if trace:
         report.add(scenario.name, WARN, f"{said}; but the bot's stderr shows a traceback: its "
-                   "code failed, and what it sent may be a helper's safe move (botkit sends one)",
+                   "code failed, and what it sent may be a helper's safe move (botkit sends one); "
+                   "stderr can lag, so the failure may be in the step before",
                    [f"stderr (end of {path}):", *(f"  | {line}" for line in trace)],
                    rule=rule, request=request, reply=reply)
         return
