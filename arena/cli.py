@@ -206,13 +206,15 @@ def _print_faults(result: MatchResult) -> None:
               help="Seconds the bot has for each decision.")
 @click.option("--log-dir", type=click.Path(path_type=Path), default=None,
               help="Directory for the bot's stderr logs (default: a new temporary directory).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object (for autograders).")
 @_SANDBOX_OPTION
-def check(bot: str, time_per_move: float, log_dir: Path | None, sandbox_mode: str) -> None:
+def check(bot: str, time_per_move: float, log_dir: Path | None, sandbox_mode: str,
+          as_json: bool = False) -> None:
     """Check that a bot program speaks the protocol and plays legally.
 
     BOT is the command line of the program, quoted as one argument, e.g.
-    "python3 mybot.py".  Prints PASS/FAIL per step and exits with status 1
-    if any step fails.
+    "python3 mybot.py".  Prints PASS/FAIL per step and scenario and exits
+    with status 1 if any fails.
     """
     from .check import check_bot
 
@@ -223,8 +225,11 @@ def check(bot: str, time_per_move: float, log_dir: Path | None, sandbox_mode: st
     assert seat.bot is not None
     report = check_bot(seat.bot, time_control=_time_control(time_per_move),
                        log_dir=str(log_dir) if log_dir is not None else None)
-    for line in report.lines():
-        click.echo(line)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        for line in report.lines():
+            click.echo(line)
     if not report.ok:
         sys.exit(1)
 

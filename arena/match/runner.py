@@ -6,7 +6,9 @@ import logging
 import os
 import random
 import time
+from collections.abc import Mapping
 
+from ..players.base import Player
 from ..players.registry import make_player
 from ..protocol import PROTOCOL_VERSION, TimeLimits
 from ..protocol.encoder import MatchEncoder, encode_start
@@ -36,7 +38,8 @@ def _injected_failure(match_id: str) -> None:
 Seat = LocalSeat | RemoteSeat
 
 
-def run_match(spec: MatchSpec, pool: BotPool | None = None) -> MatchResult:
+def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
+              players: Mapping[int, Player] | None = None) -> MatchResult:
     """Play one match and return its result.
 
     Bot processes come from ``pool`` (and go back to it) when one is given;
@@ -47,6 +50,9 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None) -> MatchResult:
     Raises ``BotStartupError`` if a bot program cannot be executed at all
     (a configuration error, not a move of the bot), ``ShanghaiError`` for a
     bad ruleset or deal plan, ``ValueError`` for an unknown built-in player.
+
+    ``players`` gives in-process players for some built-in seats instead of
+    the registry's (``arena check`` scripts its opponents so).
     """
     t_wall = time.perf_counter()
     rules = spec.ruleset()
@@ -60,7 +66,8 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None) -> MatchResult:
         for i, seat_spec in enumerate(spec.seats):
             if seat_spec.player is not None:
                 # Seeded from the match seed and the seat: the same match replays.
-                player = make_player(seat_spec.player, random.Random(f"{spec.seed}/{i}"))
+                player = (players[i] if players and i in players
+                          else make_player(seat_spec.player, random.Random(f"{spec.seed}/{i}")))
                 seats.append(LocalSeat(i, player))
         t_start = time.perf_counter()
         seats = _start_bots(spec, game, names, active, seats)

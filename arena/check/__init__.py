@@ -1,0 +1,117 @@
+"""``arena check``: a conformance check a student (or a teacher's
+autograder) runs on a bot.
+
+Steps, each PASS / FAIL (WARN and SKIP do not fail the check):
+
+- start      the bot answers ``start`` with ``ready`` (WARN for protocol 1);
+- scenarios  fixed deals with scripted opponents (``scenarios.py``) lead the
+             bot to each kind of decision and rule area; every reply in the
+             hand must parse and be legal, and every line the bot writes must
+             answer a request (a reply sent twice, a buy nobody asked for, an
+             id the bot counted itself: FAIL).  Each scenario reports the rule,
+             the request it is about and the reply;
+- match      a short match against the built-in players, strict;
+- quit       after ``quit`` the bot exits by itself (WARN if it must be killed).
+
+Everything runs on one ``BotPool``, so the bot also shows it plays match
+after match on one process (or exits after ``end`` and is restarted).
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ..match import BotPool, FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
+from ..players.base import Player
+from ..process import BotFailure, BotSpec, TimeControl, sandbox
+from .judge import judge_scenario, log_path, match_step, quit_step, start_step
+from .report import FAIL, PASS, SKIP, WARN, CheckReport, CheckStep
+from .scenarios import PLAYERS, SCENARIOS
+from .transcript import Transcript
+
+__all__ = ["check_bot", "CheckReport", "CheckStep", "PASS", "FAIL", "WARN", "SKIP", "SCENARIOS"]
+
+MATCH_RULES = {"contracts": ["2S3", "S3+R4", "2R4"]}
+MATCH_OPPONENTS = ("greedy", "random")
+
+
+def check_bot(bot: BotSpec, *, time_control: TimeControl | None = None,
+              log_dir: str | None = None) -> CheckReport:
+    """Run every step on ``bot``; never raises for the bot's misbehaviour."""
+    report = CheckReport(" ".join(bot.argv))
+    try:
+        report.containment = sandbox.resolve(bot.sandbox.mode).description
+    except sandbox.SandboxUnavailable as exc:
+        report.add("start", FAIL, str(exc))
+        _skip_rest(report, "start")
+        return report
+    with Transcript() as transcript, BotPool() as pool:
+        run = _Run(report, bot, time_control or TimeControl(),
+                   log_dir or tempfile.mkdtemp(prefix="arena-check-"), pool, transcript)
+        if run.scenarios():
+            run.match_and_quit()
+    return report
+
+
+@dataclass
+class _Run:
+    report: CheckReport
+    bot: BotSpec
+    tc: TimeControl
+    log_dir: str
+    pool: BotPool
+    transcript: Transcript
+    stamp: str = field(default_factory=lambda: time.strftime("%Y%m%d-%H%M%S"))
+    seen: set[str] = field(default_factory=set)   # every reply so far: a late copy is a duplicate
+
+    def _play(self, spec: MatchSpec, seat: int, players: Mapping[int, Player] | None = None
+              ) -> tuple[MatchResult, list[tuple[str, str]]]:
+        mark = self.transcript.mark()
+        result = run_match(spec, self.pool, players=players)
+        path = log_path(result, seat)
+        if path:
+            self.report.stderr_logs.append(path)
+        return result, self.transcript.since(mark)
+
+    def scenarios(self) -> bool:
+        """Every scenario; False if the bot did not even start."""
+        report, name = self.report, self.bot.display_name
+        for i, scenario in enumerate(SCENARIOS):
+            seats = tuple(SeatSpec(name, bot=self.bot) if s == scenario.seat
+                          else SeatSpec.builtin("passive", f"scripted-{s}") for s in range(PLAYERS))
+            spec = MatchSpec(f"check-{self.stamp}-s{i:02d}", seats, scenario.rules, seed=1,
+                             deal=scenario.deal, time=self.tc, faults=FaultPolicy(strict=True),
+                             log_dir=self.log_dir)
+            try:
+                result, lines = self._play(spec, scenario.seat, scenario.players())
+            except BotFailure as exc:          # the program cannot be executed at all
+                report.add("start", FAIL, exc.detail)
+                _skip_rest(report, "start")
+                return False
+            if i == 0 and not start_step(report, result, scenario.seat, lines):
+                _skip_rest(report, "start")
+                return False
+            judge_scenario(report, scenario, spec, result, lines, self.seen)
+        return True
+
+    def match_and_quit(self) -> None:
+        name = self.bot.display_name
+        seats = (SeatSpec(name, bot=self.bot),) + tuple(SeatSpec.builtin(p) for p in MATCH_OPPONENTS)
+        spec = MatchSpec(f"check-{self.stamp}-match", seats, MATCH_RULES, seed=7, time=self.tc,
+                         faults=FaultPolicy(strict=True), log_dir=self.log_dir)
+        result, lines = self._play(spec, 0)
+        match_step(self.report, result, lines, MATCH_OPPONENTS, self.seen)
+        if result.forfeited[0]:
+            self.report.add("quit", SKIP, "not run: the bot forfeited the match and its process was killed")
+        else:
+            quit_step(self.report, self.pool, self.bot, name, self.tc)
+
+
+def _skip_rest(report: CheckReport, after: str) -> None:
+    for scenario in SCENARIOS:
+        report.add(scenario.name, SKIP, f"not run: step '{after}' failed")
+    for step in ("match", "quit"):
+        report.add(step, SKIP, f"not run: step '{after}' failed")

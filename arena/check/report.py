@@ -1,0 +1,77 @@
+"""The report of ``arena check``: one line per step, as text or JSON."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+PASS, FAIL, WARN, SKIP = "PASS", "FAIL", "WARN", "SKIP"
+
+
+@dataclass
+class CheckStep:
+    name: str
+    status: str
+    summary: str
+    details: list[str] = field(default_factory=list)
+    rule: str = ""                   # the rule a scenario exercises
+    request: str = ""                # the request it is about, shortened
+    reply: str = ""                  # the bot's reply line to it
+
+
+@dataclass
+class CheckReport:
+    bot: str
+    steps: list[CheckStep] = field(default_factory=list)
+    stderr_logs: list[str] = field(default_factory=list)
+    containment: str = ""            # what the bot ran under (sandbox or not)
+    ignored_lines: int = 0           # lines the arena would have thrown away
+
+    @property
+    def ok(self) -> bool:
+        return all(s.status != FAIL for s in self.steps)
+
+    def add(self, name: str, status: str, summary: str, details: list[str] | None = None,
+            **more: str) -> CheckStep:
+        step = CheckStep(name, status, summary, details or [], **more)
+        self.steps.append(step)
+        return step
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(1 for step in self.steps if step.status == s) for s in (PASS, WARN, SKIP, FAIL)}
+
+    def verdict(self) -> str:
+        failed = self.counts()[FAIL]
+        return "PASS" if self.ok else f"FAIL ({failed} step{'s' if failed != 1 else ''} failed)"
+
+    def lines(self) -> list[str]:
+        out = [f"arena check: {self.bot}"]
+        if self.containment:
+            out.append(f"containment: {self.containment}")
+        width = max(len(s.name) for s in self.steps) if self.steps else 0
+        pad = f"  {'':4}  {'':{width}}  "
+        for s in self.steps:
+            out.append(f"  {s.status:4}  {s.name:{width}}  {s.summary}")
+            if s.rule:
+                out.append(f"{pad}rule: {s.rule}")
+            if s.request:
+                out.append(f"{pad}request: {s.request}")
+            if s.reply:
+                out.append(f"{pad}reply: {s.reply}")
+            out.extend(f"{pad}{d}" for d in s.details)
+        counts = ", ".join(f"{n} {s}" for s, n in self.counts().items() if n)
+        out.append(f"steps: {counts}; lines ignored: {self.ignored_lines}")
+        out.append(f"result: {self.verdict()}")
+        dirs = dict.fromkeys(os.path.dirname(p) for p in self.stderr_logs)
+        for path in dirs:
+            out.append(f"bot stderr logs: {path} (one per step)")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """For autograders: the same content, one object."""
+        return {"bot": self.bot, "ok": self.ok, "result": self.verdict(),
+                "containment": self.containment, "counts": self.counts(),
+                "ignored_lines": self.ignored_lines,
+                "steps": [asdict(s) for s in self.steps],
+                "stderr_logs": list(dict.fromkeys(self.stderr_logs))}

@@ -1,0 +1,203 @@
+"""``arena check``: the scenarios reach every decision kind and rule area,
+every buggy bot in tests/checkbots/ is flagged at the right scenario with a
+message naming the rule, and the shipped bots and starter kits pass.
+
+Real bot processes, in the sandbox ``arena check`` uses by default.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.check import FAIL, PASS, SCENARIOS, SKIP, WARN, CheckReport, check_bot
+from arena.check.scenarios import PLAYERS
+from arena.check.transcript import IN, OUT, read
+from arena.cli import main
+from arena.process import BotSpec, TimeControl
+from arena.shanghai.game import Game
+from arena.shanghai.ruleset import Ruleset
+
+REPO = Path(__file__).resolve().parent.parent
+CHECKBOTS = REPO / "tests" / "checkbots"
+FAST = TimeControl(per_decision_seconds=0.3)
+NOT_DOWN = "the bot did not go down on its first turn"
+
+
+def run_check(argv: list[str], tmp_path: Path, tc: TimeControl = FAST) -> CheckReport:
+    return check_bot(BotSpec(tuple(argv)), time_control=tc, log_dir=str(tmp_path))
+
+
+def step(report: CheckReport, name: str):
+    return next(s for s in report.steps if s.name == name)
+
+
+def test_every_scenario_deal_is_valid_and_named_once() -> None:
+    names = [s.name for s in SCENARIOS]
+    assert len(names) == len(set(names))
+    for s in SCENARIOS:
+        Game.seeded(Ruleset.from_mapping(s.rules), PLAYERS, 1, s.deal)   # raises on a bad deal
+    shapes = {s.contract for s in SCENARIOS if s.name.startswith("go down")}
+    assert shapes == {"2S3", "S3+R4", "2R4", "3S3", "2S3+R4", "S3+2R4", "3R4", "4S3", "3S3+R4", "2S3+2R4"}
+
+
+# (bot, the first scenario it must fail, a fragment of the message naming the rule)
+BUGGY = [
+    ("upcard_after_buy", "draw: stock only", "there is no upcard to take now"),
+    ("wild_high", "lay off: wild on an ace-high run", "nothing goes above AH"),
+    ("duplicate", "draw: upcard or stock", "twice"),
+    ("unknown_field", "draw: upcard or stock", "unknown field(s) ['why'] in a draw reply"),
+    ("unasked_buy", "buy: not offered", "a buy nobody asked for"),
+    ("counts_ids", "buy: offered", "wrong id: a buy reply carried id 1 while request"),
+]
+
+
+@pytest.mark.parametrize("name,scenario,message", BUGGY, ids=[b[0] for b in BUGGY])
+def test_buggy_bots_are_flagged_at_the_right_scenario(tmp_path, name, scenario, message) -> None:
+    report = run_check([sys.executable, str(CHECKBOTS / f"{name}.py")], tmp_path)
+    assert not report.ok
+    failed = [s for s in report.steps if s.status == FAIL]
+    first = failed[0]
+    assert first.name == scenario, report.lines()
+    assert message in first.summary, first.summary
+    assert "timeout" not in first.summary
+    # The report shows the rule, and the line the bot wrote.
+    assert first.rule and "docs/RULES.md" in first.rule
+    assert first.reply.startswith("{"), first
+
+
+def test_the_scenario_before_the_bug_passes(tmp_path) -> None:
+    """A bot is failed for its bug, not for the other scenarios: the pile
+    reader passes everything but the bought upcard (its strict match may
+    meet the same situation)."""
+    report = run_check([sys.executable, str(CHECKBOTS / "upcard_after_buy.py")], tmp_path)
+    failed = {s.name for s in report.steps if s.status == FAIL}
+    assert failed <= {"draw: stock only", "match"}, report.lines()
+    assert step(report, "go down: 2R4").status == PASS
+
+
+def good_bots() -> list[list[str]]:
+    bots = [[sys.executable, "bots/greedy_bot.py"], [sys.executable, "bots/random_bot.py"],
+            [sys.executable, "examples/python/bot.py"]]
+    node = shutil.which("node")
+    if node:
+        bots += [[node, "bots/js/bot.js"], [node, "examples/javascript/bot.js"]]
+    return bots
+
+
+@pytest.mark.parametrize("argv", good_bots(), ids=lambda a: a[-1])
+def test_shipped_bots_and_kits_pass_every_scenario(tmp_path, argv) -> None:
+    argv = [argv[0], str(REPO / argv[1])]
+    report = run_check(argv, tmp_path, TimeControl())
+    statuses = {s.name: s.status for s in report.steps}
+    assert set(statuses.values()) == {PASS}, "\n".join(report.lines())
+    assert report.ignored_lines == 0
+    assert step(report, "draw: stock only").request.startswith("draw, options stock;")
+
+
+def test_c_starter_kit_passes_what_it_reaches(tmp_path) -> None:
+    """The C kit never goes down (by design): the two scenarios that need a
+    bot that is down are not reached, and say why; all others pass."""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    build = tmp_path / "c"
+    shutil.copytree(REPO / "examples" / "c", build, ignore=shutil.ignore_patterns("bot", "*.o"))
+    done = subprocess.run([cc, "-std=c99", "-O2", "-o", str(build / "bot"), str(build / "bot.c")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = run_check([str(build / "bot")], tmp_path / "logs", TimeControl())
+    assert report.ok
+    skipped = {s.name: s.summary for s in report.steps if s.status == SKIP}
+    assert set(skipped) == {"draw: stock only", "one card left"}
+    assert all(NOT_DOWN in text for text in skipped.values())
+    assert {s.status for s in report.steps} == {PASS, SKIP}
+
+
+def test_cli_json_report_for_autograders(tmp_path) -> None:
+    res = CliRunner().invoke(main, ["check", f"{sys.executable} {CHECKBOTS / 'wild_high.py'}",
+                                    "--json", "--time-per-move", "0.3", "--log-dir", str(tmp_path)])
+    assert res.exit_code == 1, res.output
+    data = json.loads(res.output)
+    assert data["ok"] is False and data["result"].startswith("FAIL")
+    by_name = {s["name"]: s for s in data["steps"]}
+    assert set(by_name) >= {s.name for s in SCENARIOS} | {"start", "match", "quit"}
+    wild = by_name["lay off: wild on an ace-high run"]
+    assert wild["status"] == FAIL and '"end": "high"' in wild["reply"]
+    assert "table [0] 9C 9D 9S, [1] JH QH KH AH" in wild["request"]
+    assert data["counts"][FAIL] >= 1 and data["counts"][PASS] >= 15
+
+
+def test_cli_text_report_shows_rule_request_and_reply(tmp_path) -> None:
+    res = CliRunner().invoke(main, ["check", f"{sys.executable} {REPO / 'bots' / 'greedy_bot.py'}",
+                                    "--log-dir", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    at = next(i for i, line in enumerate(lines) if "PASS  buy: offered" in line)
+    assert lines[at + 1].strip().startswith("rule: seat 1 declined the upcard 7H")
+    assert lines[at + 2].strip().startswith("request: buy, options true false;")
+    assert lines[at + 3].strip().startswith('reply: {"id":')
+    assert "lines ignored: 0" in res.output and res.output.rstrip().splitlines()[-2] == "result: PASS"
+
+
+# ------------------------------------------------------------- the transcript
+
+def test_transcript_tells_duplicates_unasked_buys_and_wrong_ids_apart() -> None:
+    start = '{"type":"start","seat":1}'
+    lines = [
+        (OUT, start), (IN, '{"type":"ready","name":"b"}'),
+        (OUT, '{"type":"request","id":4,"kind":"draw","options":["stock"]}'),
+        (IN, '{"id":4,"draw":"stock"}'), (IN, '{"id":4,"draw":"stock"}'),      # sent twice
+        (OUT, '{"type":"request","id":5,"kind":"play","options":["QH"]}'),
+        (IN, '{"id":1,"discard":"QH"}'),                                       # counted itself
+        (IN, '{"id":5,"discard":"QH"}'),
+        (IN, '{"buy":true}'),                                                  # nobody asked
+        (IN, "  "),
+    ]
+    exchanges, issues = read(lines)
+    assert [(e.kind, e.reply) for e in exchanges] == [
+        ("start", '{"type":"ready","name":"b"}'), ("draw", '{"id":4,"draw":"stock"}'),
+        ("play", '{"id":5,"discard":"QH"}')]
+    assert [i.what for i in issues] == ["duplicate", "wrong id", "unasked buy"]
+    assert "request 5 was waiting" in issues[1].detail
+
+
+def test_a_reply_with_a_later_id_is_the_arenas_to_judge() -> None:
+    """An id that was never sent is a wrong_id fault the runner records; the
+    transcript does not report it a second time."""
+    lines = [(OUT, '{"type":"request","id":4,"kind":"buy","options":[true,false]}'),
+             (IN, '{"id":9,"buy":false}')]
+    exchanges, issues = read(lines)
+    assert issues == [] and exchanges[0].reply == '{"id":9,"buy":false}'
+
+
+def test_warnings_are_not_printed_when_logging_is_not_set_up(tmp_path, capfd) -> None:
+    run_check([sys.executable, str(CHECKBOTS / "unasked_buy.py")], tmp_path)
+    assert "ignoring" not in capfd.readouterr().err
+
+
+def test_a_traceback_behind_a_legal_reply_warns(tmp_path) -> None:
+    """botkit answers with a safe move when the bot's code raises: legal, so
+    no FAIL, but the scenario warns and shows the traceback."""
+    report = run_check([sys.executable, str(CHECKBOTS / "quiet_crash.py")], tmp_path)
+    assert report.ok
+    warned = [s for s in report.steps if s.status == WARN]
+    # The arena reads stderr on a thread of its own: on a loaded machine the
+    # traceback can reach the log of the step after the one that caused it.
+    assert len(warned) == 1
+    assert warned[0].name in ("lay off: wild on an ace-high run", "swap a wild")
+    assert "traceback" in warned[0].summary
+    assert any("AttributeError" in d for d in warned[0].details)
+
+
+def test_docs_list_every_scenario() -> None:
+    doc = (REPO / "docs" / "CHECK.md").read_text()
+    for s in SCENARIOS:
+        if not s.name.startswith("go down"):
+            assert f"| {s.name} |" in doc, s.name
