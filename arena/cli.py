@@ -9,19 +9,20 @@ a match account, the conformance checker) is imported by that command, so
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import secrets
-import shlex
 import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import click
 
-from . import __version__
+from . import __version__, clilog
+from .botcommand import BotCommandError, split_command, unquoted_problem
 from .match import FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
 from .players.registry import BUILTIN_PLAYERS
 from .process import BotStartupError, TimeControl, sandbox
@@ -30,10 +31,71 @@ from .tournament.config import ConfigError
 from .tournament.bounded import load_data
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class ArenaGroup(click.Group):
+    """The ``arena`` group: every command added to it, here or by another
+    module, takes ``-q``, ``-v`` and ``--log-file`` (``common_options``)."""
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        common_options(cmd)
+        super().add_command(cmd, name)
+
+
+@click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="arena")
 def main() -> None:
     """arena: run Shanghai Rummy bot tournaments."""
+
+
+_META = "arena.verbosity"
+
+
+def _remember(key: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+    def store(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+        ctx.meta.setdefault(_META, {})[key] = value
+    return store
+
+
+def common_options(cmd: click.Command) -> click.Command:
+    """Give ``cmd`` the options every command has (``-q``, ``-v``, ``--log-file``)
+    and set up logging from them, once, before its callback runs."""
+    if any(p.name == "arena_quiet" for p in cmd.params):
+        return cmd
+    cmd.params += [
+        click.Option(["-q", "--quiet", "arena_quiet"], is_flag=True, expose_value=False,
+                     callback=_remember("quiet"), help="Errors only: no status lines, no warnings."),
+        click.Option(["-v", "--verbose", "arena_verbose"], count=True, expose_value=False,
+                     callback=_remember("verbose"),
+                     help="More detail: -v adds bots' faults and ignored lines (and every draw and "
+                          "discard of an account), -vv every protocol line."),
+        click.Option(["--log-file", "arena_log_file"], type=click.Path(dir_okay=False, path_type=Path),
+                     expose_value=False, callback=_remember("log_file"),
+                     help="Append the log here (information; with -vv everything), from worker "
+                          "processes too."),
+    ]
+    callback = cmd.callback
+    if callback is not None:
+        @functools.wraps(callback)
+        def with_logging(*args: Any, **kwargs: Any) -> Any:
+            _set_up_logging(verbosity())
+            return callback(*args, **kwargs)
+        cmd.callback = with_logging
+    return cmd
+
+
+def verbosity() -> clilog.Verbosity:
+    """What this command's ``-q``, ``-v`` and ``--log-file`` say."""
+    ctx = click.get_current_context(silent=True)
+    given = {} if ctx is None else ctx.meta.get(_META, {})
+    return clilog.Verbosity(quiet=bool(given.get("quiet")), verbose=int(given.get("verbose") or 0),
+                            log_file=given.get("log_file"))
+
+
+def _set_up_logging(v: clilog.Verbosity) -> None:
+    try:
+        clilog.configure(v)
+    except OSError as err:
+        raise click.ClickException(f"--log-file {v.log_file}: cannot write: {err.strerror or err}") from None
+    clilog.set_quiet(v.quiet)
 
 
 def _load_mapping(path: Path, what: str) -> dict[str, Any]:
@@ -54,7 +116,7 @@ def _sandbox_mode(mode: str) -> str:
     except sandbox.SandboxUnavailable as err:
         raise click.ClickException(str(err)) from None
     if containment.warning:
-        click.echo(containment.warning, err=True)
+        clilog.status(containment.warning)
     return containment.mode
 
 
@@ -86,17 +148,29 @@ def _seat(arg: str) -> SeatSpec:
     if arg in BUILTIN_PLAYERS:
         return SeatSpec.builtin(arg)
     try:
-        argv = shlex.split(arg)
-    except ValueError as err:
-        raise click.ClickException(f"cannot read the bot command {arg!r}: {err}") from None
-    if not argv:
-        raise click.ClickException("an empty bot command was given")
-    return SeatSpec.command(argv)
+        return SeatSpec.command(split_command(arg))
+    except BotCommandError as err:
+        raise click.ClickException(str(err)) from None
 
 
-def _time_control(time_per_move: float) -> TimeControl:
+def _time_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--startup, --per-decision and --time-bank: a bot program's time control."""
+    f = click.option("--time-bank", "time_bank", type=click.FloatRange(min=0), default=None,
+                     help="Seconds of reserve per match, spent by decisions slower than --per-decision "
+                          "(default: none).")(f)
+    f = click.option("--per-decision", "--per-move", "--time-per-move", "per_decision",
+                     type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+                     help="Seconds a bot program has for each decision.")(f)
+    f = click.option("--startup", "startup", type=click.FloatRange(min=0, min_open=True), default=10.0,
+                     show_default=True,
+                     help="Seconds a bot program has to start and answer 'start' (raise it for "
+                          "programs that start slowly, e.g. java Bot.java).")(f)
+    return f
+
+
+def _time_control(startup: float, per_decision: float, bank: float | None) -> TimeControl:
     try:
-        return TimeControl(per_decision_seconds=time_per_move)
+        return TimeControl(startup_seconds=startup, per_decision_seconds=per_decision, bank_seconds=bank)
     except ValueError as err:
         raise click.ClickException(str(err)) from None
 
@@ -108,35 +182,36 @@ def _ms(seconds: float | None) -> str:
 @main.command()
 @click.argument("bots", nargs=-1)
 @click.option("--players", "-n", type=click.IntRange(2, 8), default=None,
-              help="Seats at the table (default: the number of BOTS, or 4).")
+              help="Seats at the table, 2-8 (default: the number of BOTS, or 4).")
 @click.option("--seed", type=int, default=None, help="Seed of the shuffles (default: random; printed).")
 @click.option("--preset", type=click.Choice(["shanghai", "pagat"]), default="shanghai", show_default=True)
 @click.option("--rules", "rules_file", type=click.Path(path_type=Path), default=None,
               help="A YAML/JSON mapping of ruleset settings (preset plus overrides).")
 @click.option("--deal", "deal_file", type=click.Path(path_type=Path), default=None,
               help="A deal file fixing card orders (docs/DEALS.md).")
-@click.option("--time-per-move", type=float, default=1.0, show_default=True,
-              help="Seconds a bot program has for each decision.")
+@_time_options
 @click.option("--strict", is_flag=True, help="A bot's first fault forfeits its seat (default: the third).")
 @click.option("--log", "log_file", type=click.Path(path_type=Path), default=None,
               help="Write the match record (events, actions, faults; JSON) here.")
 @click.option("--log-dir", type=click.Path(path_type=Path), default=Path("arena-logs"), show_default=True,
               help="Directory for the bot programs' stderr logs (one file per bot per match).")
-@click.option("--verbose", "-v", is_flag=True, help="Show every draw and discard too.")
 @_SANDBOX_OPTION
 def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: str,
-         rules_file: Path | None, deal_file: Path | None, time_per_move: float, strict: bool,
-         log_file: Path | None, log_dir: Path, verbose: bool, sandbox_mode: str) -> None:
+         rules_file: Path | None, deal_file: Path | None, startup: float, per_decision: float,
+         time_bank: float | None, strict: bool, log_file: Path | None, log_dir: Path, sandbox_mode: str) -> None:
     """Play one match and print a hand-by-hand account and the final table.
 
-    Each BOT is a built-in player (random, greedy, passive) or the command
-    line of a bot program, quoted as one argument, e.g. "python3
+    Each BOT is a built-in player (random, greedy, or passive, which always
+    draws from the stock, never buys and discards its first card) or the
+    command line of a bot program, quoted as one argument, e.g. "python3
     bots/greedy_bot.py" or ./mybot.  Seats are filled in the order given,
     repeating the list if there are more seats than BOTS.  Without BOTS the
-    seats alternate greedy and random.
+    seats alternate greedy and random.  -v shows every draw and discard.
+    Exits with status 1 if a bot program's seat was forfeited at the start.
     """
-    from .account import final_table, render_account
-
+    problem = unquoted_problem(bots, BUILTIN_PLAYERS, "play")
+    if problem is not None:
+        raise click.UsageError(problem)
     n = players or (len(bots) if len(bots) >= 2 else 4)
     given = list(bots) or ["greedy", "random"]
     seats = tuple(_seat(given[i % len(given)]) for i in range(n))
@@ -155,9 +230,27 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
     spec = MatchSpec(
         # The match name is sent to the bots: it must not carry the seed.
         f"play-{time.strftime('%Y%m%d-%H%M%S')}", seats, settings, seed=seed, deal=plan,
-        time=_time_control(time_per_move), faults=FaultPolicy(strict=strict), log_dir=str(log_dir))
+        time=_time_control(startup, per_decision, time_bank), faults=FaultPolicy(strict=strict),
+        log_dir=str(log_dir))
+    result = _play_match(spec)
+    _print_match(result, seats, verbose=verbosity().verbose > 0)
+    if log_file is not None:
+        data = {"players": list(result.names), **result.record, "places": list(result.places),
+                "forfeited": list(result.forfeited), "faults": [asdict(f) for f in result.faults],
+                "warnings": [asdict(w) for w in result.warnings]}
+        log_file.write_text(json.dumps(data) + "\n", encoding="utf-8")
+        clilog.status(f"match record written to {log_file}")
+    lost = [f for f in result.faults if f.decision is None and f.forfeit]
+    for f in lost:
+        click.echo(f"error: seat {f.seat} ({result.names[f.seat]}) was forfeited at the start: {f.detail}",
+                   err=True)
+    if lost:
+        sys.exit(1)
+
+
+def _play_match(spec: MatchSpec) -> MatchResult:
     try:
-        result = run_match(spec)
+        return run_match(spec)
     except BotStartupError as err:
         hint = ""
         if len(err.argv) == 1 and os.sep not in err.argv[0]:
@@ -165,6 +258,12 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
         raise click.ClickException(f"{err}{hint}") from None
     except (ShanghaiError, ValueError) as err:
         raise click.ClickException(str(err)) from None
+
+
+def _print_match(result: MatchResult, seats: tuple[SeatSpec, ...], verbose: bool) -> None:
+    """The account, the final table and, with bot programs, their faults and times (stdout)."""
+    from .account import final_table, render_account
+
     events = result.record["events"]
     names = list(result.names)
     for line in render_account(events, names, verbose=verbose):
@@ -172,61 +271,86 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
     click.echo("")
     labels = [f"{name} (forfeited)" if f else name for name, f in zip(names, result.forfeited)]
     click.echo(final_table(events, labels, places=result.places))
-    if any(s.is_bot for s in seats):
-        _print_faults(result)
-        click.echo("\nBot programs:")
-        for i, s in enumerate(seats):
-            if not s.is_bot:
-                continue
-            st = result.stats[i]
-            click.echo(f"  seat {i} ({names[i]}): {st.count} decisions, mean {_ms(st.mean)}, "
-                       f"p95 {_ms(st.p95)}, max {_ms(st.max)}, {st.timeouts} timeouts; "
-                       f"stderr log: {result.stderr_logs[i]}")
-    if log_file is not None:
-        data = {"players": names, **result.record, "places": list(result.places),
-                "forfeited": list(result.forfeited), "faults": [asdict(f) for f in result.faults]}
-        log_file.write_text(json.dumps(data) + "\n", encoding="utf-8")
-        click.echo(f"\nmatch record written to {log_file}")
+    if not any(s.is_bot for s in seats):
+        return
+    _print_faults(result)
+    click.echo("\nBot programs:")
+    for i, s in enumerate(seats):
+        if not s.is_bot:
+            continue
+        st = result.stats[i]
+        ignored = sum(w.count for w in result.warnings if w.seat == i)
+        click.echo(f"  seat {i} ({names[i]}): {st.count} decisions, mean {_ms(st.mean)}, "
+                   f"p95 {_ms(st.p95)}, max {_ms(st.max)}, {st.timeouts} timeouts, "
+                   f"{ignored} ignored lines; stderr log: {result.stderr_logs[i]}")
 
 
 def _print_faults(result: MatchResult) -> None:
     if not result.faults:
         click.echo("\nFaults: none")
-        return
-    click.echo("\nFaults:")
-    for f in result.faults:
-        click.echo(f"  seat {f.seat} ({result.names[f.seat]}): {f.describe()}")
-        if f.excerpt:
-            click.echo(f"    line: {f.excerpt}")
+    else:
+        click.echo("\nFaults:")
+        for f in result.faults:
+            click.echo(f"  seat {f.seat} ({result.names[f.seat]}): {f.describe()}")
+            if f.excerpt:
+                click.echo(f"    line: {f.excerpt}")
+    if result.warnings:
+        click.echo("\nIgnored lines (not faults, but a bot that sends them is confused):")
+        for w in result.warnings:
+            click.echo(f"  seat {w.seat} ({result.names[w.seat]}): {w.describe()}")
 
 
-@main.command()
-@click.argument("bot")
-@click.option("--time-per-move", type=float, default=1.0, show_default=True,
-              help="Seconds the bot has for each decision.")
+class _CheckCommand(click.Command):
+    """Notes how many arguments came after ``--`` (``arena check -- python3 mybot.py``)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["arena.after_dashes"] = len(args) - args.index("--") - 1 if "--" in args else 0
+        return super().parse_args(ctx, args)
+
+
+@main.command(cls=_CheckCommand)
+@click.argument("bot", nargs=-1, required=True)
+@_time_options
 @click.option("--log-dir", type=click.Path(path_type=Path), default=None,
               help="Directory for the bot's stderr logs (default: a new temporary directory).")
 @_SANDBOX_OPTION
-def check(bot: str, time_per_move: float, log_dir: Path | None, sandbox_mode: str) -> None:
+def check(bot: tuple[str, ...], startup: float, per_decision: float, time_bank: float | None,
+          log_dir: Path | None, sandbox_mode: str) -> None:
     """Check that a bot program speaks the protocol and plays legally.
 
     BOT is the command line of the program, quoted as one argument, e.g.
-    "python3 mybot.py".  Prints PASS/FAIL per step and exits with status 1
-    if any step fails.
+    "python3 mybot.py", or given after --: arena check -- python3 mybot.py.
+    Prints PASS/FAIL per step and exits with status 1 if any step fails.
     """
     from .check import check_bot
 
-    seat = _seat(bot)
-    if seat.bot is None:
-        raise click.ClickException(f"{bot!r} is a built-in player; give the command line of a bot program")
+    seat = _check_seat(bot, click.get_current_context().meta.get("arena.after_dashes", 0))
     seat = _confine((seat,), _sandbox_mode(sandbox_mode))[0]
     assert seat.bot is not None
-    report = check_bot(seat.bot, time_control=_time_control(time_per_move),
+    report = check_bot(seat.bot, time_control=_time_control(startup, per_decision, time_bank),
                        log_dir=str(log_dir) if log_dir is not None else None)
     for line in report.lines():
         click.echo(line)
     if not report.ok:
         sys.exit(1)
+
+
+def _check_seat(words: tuple[str, ...], after_dashes: int) -> SeatSpec:
+    """The seat of ``arena check``'s BOT: one quoted command, or the words after ``--``."""
+    if len(words) > 1 and after_dashes < len(words):
+        line = " ".join(words)
+        raise click.UsageError(f"{len(words)} arguments for one bot: quote its command as one argument, "
+                               f'arena check "{line}", or give it after --, arena check -- {line}')
+    try:
+        argv = list(words) if len(words) > 1 else split_command(words[0])
+    except BotCommandError as err:
+        raise click.UsageError(str(err)) from None
+    if argv == [words[0]] and words[0] in BUILTIN_PLAYERS:
+        raise click.UsageError(f"{words[0]!r} is a built-in player; give the command line of a bot program")
+    if len(argv) == 1 and unquoted_problem(argv, BUILTIN_PLAYERS, "check"):
+        raise click.UsageError(f"{argv[0]!r} on its own is an interpreter, not a bot: give the program it "
+                               f'runs too, e.g. arena check "{argv[0]} mybot.py"')
+    return SeatSpec.command(argv)
 
 
 # The tournament commands live with the tournament library (arena.tournament).

@@ -47,11 +47,11 @@ from .pool import BotHandle, BotPool
 from .runner import run_match
 from .seats import fallback_action
 from .spec import (CRASH, FAULT_KINDS, ILLEGAL, MALFORMED, START, TIMEOUT, WRONG_ID, Fault,
-                   FaultPolicy, MatchResult, MatchSpec, SeatSpec, SeatStats, bot_key,
+                   FaultPolicy, IgnoredLines, MatchResult, MatchSpec, SeatSpec, SeatStats, bot_key,
                    forfeit_places)
 
 __all__ = [
     "run_match", "BotPool", "BotHandle", "MatchSpec", "MatchResult", "SeatSpec", "FaultPolicy",
-    "Fault", "SeatStats", "fallback_action", "forfeit_places", "bot_key", "FAULT_KINDS",
+    "Fault", "IgnoredLines", "SeatStats", "fallback_action", "forfeit_places", "bot_key", "FAULT_KINDS",
     "TIMEOUT", "CRASH", "MALFORMED", "WRONG_ID", "ILLEGAL", "START",
 ]

@@ -16,6 +16,7 @@ happens, the executor's workers (and with them every bot) are stopped.
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import shlex
@@ -24,7 +25,7 @@ import subprocess
 import sys
 import time
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterator, TextIO
@@ -34,11 +35,13 @@ from ..process import sandbox
 from ..ranking.games import Game
 from .config import RATE_HANDS, TournamentConfig
 from .ranking import games_of, rated_games
+from .faultsummary import FaultTally
 from .executor import MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make_executor
 from .rounds import StopRule, check_rounds, first_rounds, match_budget, round_entries
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size
 from .store import DEFAULT_DB_NAME, FailedMatch, ResultStore, StoreError, StoredMatch
 
+LOG = logging.getLogger(__name__)
 ERROR_LOG = "errors.log"   # in the results' logs directory
 
 
@@ -92,7 +95,9 @@ def stored_match(entry: ScheduleEntry, result: MatchResult, started_at: str) -> 
             for s in result.stats
         ],
         stderr_logs=list(result.stderr_logs),
-        record=result.record,
+        # The lines the bots sent that were thrown away: not faults, kept for `arena show`.
+        record={**result.record, "warnings": [asdict(w) for w in result.warnings]} if result.warnings
+        else result.record,
         duration_seconds=result.wall_seconds,
         started_at=started_at,
     )
@@ -130,7 +135,7 @@ def check_bots(config: TournamentConfig) -> None:
 
 
 def _warn(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    LOG.warning("%s", message)
 
 
 def settle_seed(config: TournamentConfig) -> TournamentConfig:
@@ -206,6 +211,7 @@ class Progress:
     failed: int = 0
     unsettled: int | None = None
     rating: str = RATE_HANDS
+    tally: FaultTally = field(default_factory=FaultTally)
     _leader: str = "-"
     _leader_at: float | None = None
     _refresh: float = 1.0
@@ -220,6 +226,7 @@ class Progress:
         self.done += 1
         self.fresh += 1
         self.faults += len(result.faults)
+        self.tally.add(entry.seats, result)
         self.games += games_of(entry.match_id, entry.deal, entry.seats, result.places, result.forfeited,
                                result.hand_scores, self.rating)
         if self.live:
@@ -231,6 +238,7 @@ class Progress:
         self.done += 1
         self.fresh += 1
         self.failed += 1
+        self.tally.failed += 1
         if self.live:
             self.stream.write("\r\x1b[K" + line + "\n" + self.line() + "\x1b[K")
         else:
@@ -282,6 +290,7 @@ class RunSummary:
     failed: int = 0  # of ``played``, those that failed with an arena error
     stopped: str | None = None      # a settling run: why it stopped (see ``STOP_REASONS``)
     unsettled: int | None = None    # a settling run: adjacent pairs not separated at the end
+    tally: FaultTally = field(default_factory=FaultTally)   # this run's faults, for its summary
 
 
 # Why a settling run stopped.
@@ -361,7 +370,8 @@ def run_tournament(
         started = time.monotonic()
         _play(config, todo, jobs, store, log_dir, progress, sandbox_mode)
         return RunSummary(len(todo), len(entries) - len(todo), len(entries),
-                          time.monotonic() - started, db_path(config), failed=progress.failed)
+                          time.monotonic() - started, db_path(config), failed=progress.failed,
+                          tally=progress.tally)
     finally:
         store.close()
 
@@ -386,7 +396,8 @@ def run_rounds(config: TournamentConfig, jobs: int, echo: Callable[[str], None] 
             raise
         rounds.stop(complete=True)
         return RunSummary(rounds.played, before, len(store), time.monotonic() - started, db_path(config),
-                          failed=rounds.failed, stopped=stopped, unsettled=rounds.unsettled)
+                          failed=rounds.failed, stopped=stopped, unsettled=rounds.unsettled,
+                          tally=rounds.progress.tally if rounds.progress is not None else FaultTally())
     finally:
         store.close()
 
