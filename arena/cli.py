@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import logging
 import os
 import secrets
 import sys
@@ -29,6 +30,9 @@ from .process import BotStartupError, TimeControl, sandbox
 from .shanghai.errors import ShanghaiError
 from .tournament.config import ConfigError
 from .tournament.bounded import load_data
+from .words import plural
+
+LOG = logging.getLogger(__name__)
 
 
 class ArenaGroup(click.Group):
@@ -116,7 +120,7 @@ def _sandbox_mode(mode: str) -> str:
     except sandbox.SandboxUnavailable as err:
         raise click.ClickException(str(err)) from None
     if containment.warning:
-        clilog.status(containment.warning)
+        LOG.warning("%s", containment.warning)
     return containment.mode
 
 
@@ -280,9 +284,9 @@ def _print_match(result: MatchResult, seats: tuple[SeatSpec, ...], verbose: bool
             continue
         st = result.stats[i]
         ignored = sum(w.count for w in result.warnings if w.seat == i)
-        click.echo(f"  seat {i} ({names[i]}): {st.count} decisions, mean {_ms(st.mean)}, "
-                   f"p95 {_ms(st.p95)}, max {_ms(st.max)}, {st.timeouts} timeouts, "
-                   f"{ignored} ignored lines; stderr log: {result.stderr_logs[i]}")
+        click.echo(f"  seat {i} ({names[i]}): {plural(st.count, 'decision')}, mean {_ms(st.mean)}, "
+                   f"p95 {_ms(st.p95)}, max {_ms(st.max)}, {plural(st.timeouts, 'timeout')}, "
+                   f"{plural(ignored, 'ignored line')}; stderr log: {result.stderr_logs[i]}")
 
 
 def _print_faults(result: MatchResult) -> None:

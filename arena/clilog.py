@@ -76,7 +76,8 @@ class ConsoleHandler(logging.StreamHandler):  # type: ignore[type-arg]
     def format(self, record: logging.LogRecord) -> str:
         text = " ".join(super().format(record).splitlines()) if record.levelno < logging.ERROR \
             else super().format(record)
-        prefix = f"{record.levelname.lower()}: " if record.levelno >= logging.WARNING else ""
+        level = record.levelname.lower()
+        prefix = f"{level}: " if record.levelno >= logging.WARNING and not text.startswith(f"{level}:") else ""
         clear = "\r\x1b[K" if _isatty(self.stream) else ""
         return f"{clear}{prefix}{text}"
 

@@ -19,6 +19,7 @@ import click
 
 from ..clilog import is_quiet, status
 from ..match import IgnoredLines
+from ..words import plural
 from .config import RATINGS, ConfigError, TournamentConfig, load_config
 from .leaderboard import FORMATS, Column, format_table, report
 from .rounds import match_budget
@@ -108,8 +109,8 @@ def _announce(config: TournamentConfig, entries: list[ScheduleEntry], jobs_used:
     per_match = SECONDS_BOT_MATCH if has_bots else SECONDS_BUILTIN_MATCH
     estimate = estimate_seconds(len(entries), per_match, jobs_used)
     if config.settle is None:
-        status(f"{config.name}: {len(entries)} matches ({config.format}, {config.players} players per table, "
-               f"{len(config.bots)} bots), {jobs_used} in parallel; estimated {estimate / 60:.1f} min")
+        status(f"{config.name}: {plural(len(entries), 'match', 'matches')} ({config.format}, "
+               f"{config.players} players per table, {len(config.bots)} bots), {jobs_used} in parallel; estimated {estimate / 60:.1f} min")
     else:
         budget = match_budget(config)
         minutes = "" if config.settle.max_minutes is None else f" or {config.settle.max_minutes:g} min"

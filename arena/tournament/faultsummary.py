@@ -10,12 +10,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..match import FAULT_KINDS, MatchResult
+from ..words import plural
 
 __all__ = ["FaultTally"]
-
-
-def _plural(n: int, one: str, many: str | None = None) -> str:
-    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 @dataclass
@@ -44,14 +41,14 @@ class FaultTally:
         out = ["Faults this run (`arena show RESULTS MATCH` has the details):"]
         for bot in bots:
             kinds = self.faults.get(bot, Counter())
-            parts = [_plural(kinds[k], k if k != "wrong_id" else "wrong id")
+            parts = [plural(kinds[k], k if k != "wrong_id" else "wrong id")
                      for k in FAULT_KINDS if kinds[k]]
             if self.forfeits[bot]:
-                parts.append(f"forfeited {_plural(self.forfeits[bot], 'match', 'matches')}")
+                parts.append(f"forfeited {plural(self.forfeits[bot], 'match', 'matches')}")
             if self.ignored[bot]:
-                parts.append(_plural(self.ignored[bot], "ignored line"))
+                parts.append(plural(self.ignored[bot], "ignored line"))
             out.append(f"  {bot}: {', '.join(parts)}")
         if self.failed:
-            out.append(f"  arena errors: {_plural(self.failed, 'match', 'matches')} failed "
+            out.append(f"  arena errors: {plural(self.failed, 'match', 'matches')} failed "
                        f"(not a bot's fault; logs/errors.log)")
         return out

@@ -35,6 +35,7 @@ from ..process import sandbox
 from ..ranking.games import Game
 from .config import RATE_HANDS, TournamentConfig
 from .ranking import games_of, rated_games
+from ..words import plural
 from .faultsummary import FaultTally
 from .executor import MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make_executor
 from .rounds import StopRule, check_rounds, first_rounds, match_budget, round_entries
@@ -357,7 +358,7 @@ def run_tournament(
         retry = len(store.failures())
         if done or retry:
             again = f"; retrying {retry} that failed" if retry else ""
-            echo(f"resuming: {len(entries) - len(todo)} of {len(entries)} matches already stored "
+            echo(f"resuming: {len(entries) - len(todo)} of {plural(len(entries), 'match', 'matches')} already stored "
                  f"in {db_path(config)}{again}")
         if not todo:
             return RunSummary(0, len(entries), len(entries), 0.0, db_path(config))
@@ -386,7 +387,7 @@ def run_rounds(config: TournamentConfig, jobs: int, echo: Callable[[str], None] 
         before, retry = len(store), len(store.failures())
         if before or retry:
             again = f"; retrying {retry} that failed" if retry else ""
-            echo(f"resuming: {before} matches already stored in {db_path(config)}{again}")
+            echo(f"resuming: {plural(before, 'match', 'matches')} already stored in {db_path(config)}{again}")
         rounds = _Rounds(config, jobs, store, echo, progress_stream or sys.stderr)
         started = time.monotonic()
         try:
