@@ -219,8 +219,7 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
     n = players or (len(bots) if len(bots) >= 2 else 4)
     given = list(bots) or ["greedy", "random"]
     seats = tuple(_seat(given[i % len(given)]) for i in range(n))
-    if any(s.is_bot for s in seats):
-        seats = _confine(seats, _sandbox_mode(sandbox_mode), (deal_file, log_file))
+    settings = _ruleset(preset, rules_file, n)
     plan: dict[str, Any] | None = None
     if deal_file is not None:
         plan = _load_mapping(deal_file, "a deal file")
@@ -228,9 +227,8 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
             seed = plan["seed"]
     if seed is None:    # large and unguessable: a bot that knew the seed would see every card
         seed = secrets.randbits(63)
-    settings: dict[str, Any] = {"preset": preset}
-    if rules_file is not None:
-        settings.update(_load_mapping(rules_file, "a ruleset"))
+    if any(s.is_bot for s in seats):
+        seats = _confine(seats, _sandbox_mode(sandbox_mode), (deal_file, log_file))
     spec = MatchSpec(
         # The match name is sent to the bots: it must not carry the seed.
         f"play-{time.strftime('%Y%m%d-%H%M%S')}", seats, settings, seed=seed, deal=plan,
@@ -250,6 +248,23 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
                    err=True)
     if lost:
         sys.exit(1)
+
+
+def _ruleset(preset: str, rules_file: Path | None, players: int) -> dict[str, Any]:
+    """The preset with the file's settings, checked (the shoe must deal this
+    table size) before any bot starts: one line naming the file if not."""
+    from .shanghai.game import Game
+    from .shanghai.ruleset import Ruleset
+
+    settings: dict[str, Any] = {"preset": preset}
+    if rules_file is not None:
+        settings.update(_load_mapping(rules_file, "a ruleset"))
+    try:
+        Game.seeded(Ruleset.from_mapping(settings), players, 0)
+    except (ShanghaiError, TypeError, ValueError) as err:
+        where = rules_file if rules_file is not None else f"preset {preset}"
+        raise click.ClickException(f"{where}: {err}") from None
+    return settings
 
 
 def _play_match(spec: MatchSpec) -> MatchResult:
