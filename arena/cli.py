@@ -28,6 +28,7 @@ from .match import FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
 from .players.registry import BUILTIN_PLAYERS
 from .process import BotStartupError, TimeControl, sandbox
 from .shanghai.errors import ShanghaiError
+from .tournament.commands import UsageLine
 from .tournament.config import ConfigError
 from .tournament.bounded import load_data
 from .words import plural
@@ -215,7 +216,7 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
     """
     problem = unquoted_problem(bots, BUILTIN_PLAYERS, "play")
     if problem is not None:
-        raise click.UsageError(problem)
+        raise UsageLine(problem)
     n = players or (len(bots) if len(bots) >= 2 else 4)
     given = list(bots) or ["greedy", "random"]
     seats = tuple(_seat(given[i % len(given)]) for i in range(n))
@@ -358,16 +359,16 @@ def _check_seat(words: tuple[str, ...], after_dashes: int) -> SeatSpec:
     """The seat of ``arena check``'s BOT: one quoted command, or the words after ``--``."""
     if len(words) > 1 and after_dashes < len(words):
         line = " ".join(words)
-        raise click.UsageError(f"{len(words)} arguments for one bot: quote its command as one argument, "
+        raise UsageLine(f"{len(words)} arguments for one bot: quote its command as one argument, "
                                f'arena check "{line}", or give it after --, arena check -- {line}')
     try:
         argv = list(words) if len(words) > 1 else split_command(words[0])
     except BotCommandError as err:
-        raise click.UsageError(str(err)) from None
+        raise UsageLine(str(err)) from None
     if argv == [words[0]] and words[0] in BUILTIN_PLAYERS:
-        raise click.UsageError(f"{words[0]!r} is a built-in player; give the command line of a bot program")
+        raise UsageLine(f"{words[0]!r} is a built-in player; give the command line of a bot program")
     if len(argv) == 1 and unquoted_problem(argv, BUILTIN_PLAYERS, "check"):
-        raise click.UsageError(f"{argv[0]!r} on its own is an interpreter, not a bot: give the program it "
+        raise UsageLine(f"{argv[0]!r} on its own is an interpreter, not a bot: give the program it "
                                f'runs too, e.g. arena check "{argv[0]} mybot.py"')
     return SeatSpec.command(argv)
 

@@ -30,6 +30,13 @@ from .stored import FailedMatch
 
 SECTIONS = ("leaderboard", "head_to_head", "seats")
 
+
+class UsageLine(click.ClickException):
+    """A usage mistake, told in one line (click's UsageError adds the usage
+    text above it); exit status 2 like click's."""
+
+    exit_code = 2
+
 # Rough seconds per match, for the estimate printed before a run.
 SECONDS_BUILTIN_MATCH = 0.3
 SECONDS_BOT_MATCH = 2.0
@@ -83,7 +90,7 @@ def _sections(given: tuple[str, ...], fmt: str, default: tuple[str, ...]) -> tup
     """The tables to print; csv holds one (the leaderboard unless one is named)."""
     if fmt == "csv":
         if len(given) > 1:
-            raise click.UsageError("csv output holds one table: give one --section")
+            raise UsageLine("csv output holds one table: give one --section")
         return given or ("leaderboard",)
     return given or default
 
