@@ -82,7 +82,10 @@ def common_options(cmd: click.Command) -> click.Command:
         @functools.wraps(callback)
         def with_logging(*args: Any, **kwargs: Any) -> Any:
             _set_up_logging(verbosity())
-            return callback(*args, **kwargs)
+            try:
+                return callback(*args, **kwargs)
+            finally:
+                clilog.reset()
         cmd.callback = with_logging
     return cmd
 
@@ -99,6 +102,7 @@ def _set_up_logging(v: clilog.Verbosity) -> None:
     try:
         clilog.configure(v)
     except OSError as err:
+        clilog.reset()
         raise click.ClickException(f"--log-file {v.log_file}: cannot write: {err.strerror or err}") from None
     clilog.set_quiet(v.quiet)
 

@@ -37,6 +37,7 @@ ENV_FILE = "ARENA_LOG_FILE"
 FILE_FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
 
 _HANDLERS: list[logging.Handler] = []   # those set up here, removed when set up again
+_SAVED: dict[str, Any] = {}             # what ``reset`` restores
 
 
 @dataclass(frozen=True)
@@ -110,14 +111,36 @@ def configure(verbosity: Verbosity, stream: IO[str] | None = None, *, export: bo
         level = min(level, verbosity.file_level)
     for handler in _HANDLERS:
         logger.addHandler(handler)
+    _SAVED.setdefault("level", logger.level)
     logger.setLevel(level)
-    logger.propagate = False    # the root logger (and its last-resort handler) prints nothing twice
     if export:
+        for key in (ENV_LEVEL, ENV_FILE):
+            _SAVED.setdefault(key, os.environ.get(key))
         os.environ[ENV_LEVEL] = str(verbosity.verbose if not verbosity.quiet else -1)
         if verbosity.log_file is not None:
             os.environ[ENV_FILE] = os.path.abspath(verbosity.log_file)
         else:
             os.environ.pop(ENV_FILE, None)
+
+
+def reset() -> None:
+    """Undo ``configure`` (a command that ran in a longer-lived process, such
+    as a test, leaves no handler or environment behind)."""
+    logger = logging.getLogger(LOGGER)
+    for handler in _HANDLERS:
+        logger.removeHandler(handler)
+        handler.close()
+    _HANDLERS.clear()
+    if "level" in _SAVED:
+        logger.setLevel(_SAVED.pop("level"))
+    for key in (ENV_LEVEL, ENV_FILE):
+        if key in _SAVED:
+            old = _SAVED.pop(key)
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
+    set_quiet(False)
 
 
 def configure_worker() -> None:
