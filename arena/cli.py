@@ -9,7 +9,6 @@ a match account, the conformance checker) is imported by that command, so
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import logging
 import os
@@ -18,17 +17,18 @@ import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import click
 
 from . import __version__, clilog
+from .clicommon import ArenaGroup, UsageLine, verbosity
 from .botcommand import BotCommandError, split_command, unquoted_problem
 from .match import FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
 from .players.registry import BUILTIN_PLAYERS
 from .process import BotStartupError, TimeControl, sandbox
 from .shanghai.errors import ShanghaiError
-from .tournament.commands import UsageLine
 from .tournament.config import ConfigError
 from .tournament.bounded import load_data
 from .words import plural
@@ -36,75 +36,10 @@ from .words import plural
 LOG = logging.getLogger(__name__)
 
 
-class ArenaGroup(click.Group):
-    """The ``arena`` group: every command added to it, here or by another
-    module, takes ``-q``, ``-v`` and ``--log-file`` (``common_options``)."""
-
-    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
-        common_options(cmd)
-        super().add_command(cmd, name)
-
-
 @click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="arena")
 def main() -> None:
     """arena: run Shanghai Rummy bot tournaments."""
-
-
-_META = "arena.verbosity"
-
-
-def _remember(key: str) -> Callable[[click.Context, click.Parameter, Any], None]:
-    def store(ctx: click.Context, param: click.Parameter, value: Any) -> None:
-        ctx.meta.setdefault(_META, {})[key] = value
-    return store
-
-
-def common_options(cmd: click.Command) -> click.Command:
-    """Give ``cmd`` the options every command has (``-q``, ``-v``, ``--log-file``)
-    and set up logging from them, once, before its callback runs."""
-    if any(p.name == "arena_quiet" for p in cmd.params):
-        return cmd
-    cmd.params += [
-        click.Option(["-q", "--quiet", "arena_quiet"], is_flag=True, expose_value=False,
-                     callback=_remember("quiet"), help="Errors only: no status lines, no warnings."),
-        click.Option(["-v", "--verbose", "arena_verbose"], count=True, expose_value=False,
-                     callback=_remember("verbose"),
-                     help="More detail: -v adds bots' faults and ignored lines (and every draw and "
-                          "discard of an account), -vv every protocol line."),
-        click.Option(["--log-file", "arena_log_file"], type=click.Path(dir_okay=False, path_type=Path),
-                     expose_value=False, callback=_remember("log_file"),
-                     help="Append the log here (information; with -vv everything), from worker "
-                          "processes too."),
-    ]
-    callback = cmd.callback
-    if callback is not None:
-        @functools.wraps(callback)
-        def with_logging(*args: Any, **kwargs: Any) -> Any:
-            _set_up_logging(verbosity())
-            try:
-                return callback(*args, **kwargs)
-            finally:
-                clilog.reset()
-        cmd.callback = with_logging
-    return cmd
-
-
-def verbosity() -> clilog.Verbosity:
-    """What this command's ``-q``, ``-v`` and ``--log-file`` say."""
-    ctx = click.get_current_context(silent=True)
-    given = {} if ctx is None else ctx.meta.get(_META, {})
-    return clilog.Verbosity(quiet=bool(given.get("quiet")), verbose=int(given.get("verbose") or 0),
-                            log_file=given.get("log_file"))
-
-
-def _set_up_logging(v: clilog.Verbosity) -> None:
-    try:
-        clilog.configure(v)
-    except OSError as err:
-        clilog.reset()
-        raise click.ClickException(f"--log-file {v.log_file}: cannot write: {err.strerror or err}") from None
-    clilog.set_quiet(v.quiet)
 
 
 def _load_mapping(path: Path, what: str) -> dict[str, Any]:

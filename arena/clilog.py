@@ -29,7 +29,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Callable
+from typing import IO, Any
 
 LOGGER = "arena"
 ENV_LEVEL = "ARENA_LOG_LEVEL"
@@ -172,5 +172,3 @@ def status(message: str) -> None:
 def is_quiet() -> bool:
     return _QUIET[0]
 
-
-StatusEcho = Callable[[str], None]

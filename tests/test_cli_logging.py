@@ -13,10 +13,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import click
 from click.testing import CliRunner
 
-from arena.cli import ArenaGroup, main
+from arena.cli import main
+from arena.clicommon import ArenaGroup
 
 ROOT = Path(__file__).resolve().parent.parent
 TWICE = ROOT / "tests" / "gamebots" / "twice.py"

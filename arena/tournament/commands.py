@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 import click
 
+from ..clicommon import UsageLine, verbosity
 from ..clilog import is_quiet, status
 from ..match import IgnoredLines
 from ..words import plural
@@ -29,13 +30,6 @@ from .store import ResultStore, StoreError, StoredMatch, resolve_db_path
 from .stored import FailedMatch
 
 SECTIONS = ("leaderboard", "head_to_head", "seats")
-
-
-class UsageLine(click.ClickException):
-    """A usage mistake, told in one line (click's UsageError adds the usage
-    text above it); exit status 2 like click's."""
-
-    exit_code = 2
 
 # Rough seconds per match, for the estimate printed before a run.
 SECONDS_BUILTIN_MATCH = 0.3
@@ -322,7 +316,7 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     from ..account import final_table, render_account  # tabulate: not for the other commands
 
     names = list(m.bots)
-    verbose = (click.get_current_context().meta.get("arena.verbosity") or {}).get("verbose", 0) > 0
+    verbose = verbosity().verbose > 0
     for line in render_account(record["events"], names, verbose=verbose):
         click.echo(line)
     click.echo("")
