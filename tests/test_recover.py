@@ -163,7 +163,9 @@ def test_an_error_in_the_parent_while_storing_stops_every_worker_and_bot(tmp_pat
     run = arena(tmp_path, "run", str(small_tournament(tmp_path)), "--out", str(out), "--jobs", jobs,
                 code=STORE_BREAKS)
     assert run.returncode == 1
-    assert run.stderr.strip().splitlines() == [f"Error: {out / 'results.sqlite'}: disk full (test)"]
+    # the status line saying what is played (stderr, like all status), then the one-line error
+    assert run.stderr.strip().splitlines()[1:] == [f"Error: {out / 'results.sqlite'}: disk full (test)"]
+    assert run.stderr.startswith("small: 12 matches") and run.stdout == ""
     left = wait_gone(tmp_path)
     assert left == [], f"a worker or a bot outlived the run:\n{describe(left)}"
     assert len(match_rows(out)) == 3  # the first match, stored before the failure
