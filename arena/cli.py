@@ -22,7 +22,7 @@ from typing import Any
 
 import click
 
-from . import __version__, clilog
+from . import __version__, logsetup
 from .clicommon import ArenaGroup, UsageLine, verbosity
 from .botcommand import BotCommandError, split_command, unquoted_problem
 from .match import FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
@@ -181,7 +181,7 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
                 "forfeited": list(result.forfeited), "faults": [asdict(f) for f in result.faults],
                 "warnings": [asdict(w) for w in result.warnings]}
         log_file.write_text(json.dumps(data) + "\n", encoding="utf-8")
-        clilog.status(f"match record written to {log_file}")
+        logsetup.status(f"match record written to {log_file}")
     lost = [f for f in result.faults if f.decision is None and f.forfeit]
     for f in lost:
         click.echo(f"error: seat {f.seat} ({result.names[f.seat]}) was forfeited at the start: {f.detail}",

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from . import clilog
+from . import logsetup
 
 __all__ = ["ArenaGroup", "UsageLine", "common_options", "verbosity"]
 
@@ -70,25 +70,25 @@ def common_options(cmd: click.Command) -> click.Command:
             try:
                 return callback(*args, **kwargs)
             finally:
-                clilog.reset()
+                logsetup.reset()
         cmd.callback = with_logging
     return cmd
 
 
-def verbosity() -> clilog.Verbosity:
+def verbosity() -> logsetup.Verbosity:
     """What this command's ``-q``, ``-v`` and ``--log-file`` say."""
     ctx = click.get_current_context(silent=True)
     given = {} if ctx is None else ctx.meta.get(_META, {})
-    return clilog.Verbosity(quiet=bool(given.get("quiet")), verbose=int(given.get("verbose") or 0),
+    return logsetup.Verbosity(quiet=bool(given.get("quiet")), verbose=int(given.get("verbose") or 0),
                             log_file=given.get("log_file"))
 
 
-def _set_up_logging(v: clilog.Verbosity) -> None:
+def _set_up_logging(v: logsetup.Verbosity) -> None:
     try:
-        clilog.configure(v)
+        logsetup.configure(v)
     except OSError as err:
-        clilog.reset()
+        logsetup.reset()
         raise click.ClickException(f"--log-file {v.log_file}: cannot write: {err.strerror or err}") from None
-    clilog.set_quiet(v.quiet)
+    logsetup.set_quiet(v.quiet)
 
 

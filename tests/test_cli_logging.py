@@ -82,7 +82,7 @@ def test_ignored_lines_go_to_the_record_the_log_and_the_summary_not_the_screen(t
     summary = err[err.index("Faults this run"):].splitlines()
     assert re.fullmatch(r"  twice: \d+ ignored lines", summary[1]), err
     assert len(summary) == 2        # the well-behaved players have nothing to report
-    ignored = [line for line in log.read_text().splitlines() if "twice: ignoring reply with id" in line]
+    ignored = [line for line in log.read_text().splitlines() if "INFO arena.process.exchange: twice: ignoring " in line]
     assert ignored, log.read_text()[:2000]
     # logged by the worker processes, which found --log-file in their environment
     assert all(int(line.split()[2]) != proc.pid for line in ignored)

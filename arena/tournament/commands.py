@@ -2,7 +2,7 @@
 
 Thin click commands over the tournament library; every library error
 becomes a one-line ClickException.  Results go to stdout in the chosen
-``--format``; status lines and progress go to stderr (``clilog.status``),
+``--format``; status lines and progress go to stderr (``logsetup.status``),
 so ``arena run t.yaml --format json | jq`` works.
 """
 
@@ -18,7 +18,7 @@ from typing import Any, TextIO
 import click
 
 from ..clicommon import UsageLine, verbosity
-from ..clilog import is_quiet, status
+from ..logsetup import is_quiet, status
 from ..match import IgnoredLines
 from ..words import plural
 from .config import RATINGS, ConfigError, TournamentConfig, load_config

@@ -27,7 +27,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Union
 
-from ..clilog import configure_worker
+from ..logsetup import configure_worker
 from ..match import BotPool, MatchResult, MatchSpec, run_match
 from . import channel
 
