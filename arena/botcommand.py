@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 __all__ = ["BotCommandError", "INTERPRETERS", "is_interpreter", "quoted_hint", "split_command", "unquoted_problem"]
 
@@ -53,7 +53,7 @@ def _quote(words: Sequence[str]) -> str:
     return f'"{text}"' if len(words) > 1 or " " in text else text
 
 
-def quoted_hint(args: Sequence[str], builtins: Sequence[str]) -> list[str]:
+def quoted_hint(args: Sequence[str], builtins: Collection[str]) -> list[str]:
     """``args`` regrouped as the user most likely meant: an interpreter and the
     words after it that are neither built-in players nor interpreters form one
     command."""
@@ -72,7 +72,7 @@ def quoted_hint(args: Sequence[str], builtins: Sequence[str]) -> list[str]:
     return [_quote(g) for g in groups]
 
 
-def unquoted_problem(args: Sequence[str], builtins: Sequence[str], command: str) -> str | None:
+def unquoted_problem(args: Sequence[str], builtins: Collection[str], command: str) -> str | None:
     """Why ``args`` (the BOT arguments of ``arena COMMAND``) look like an
     unquoted command line, and how to quote it; None if they look fine."""
     lone = [a for a in args if len(a.split()) == 1 and a not in builtins and is_interpreter(a)]

@@ -15,22 +15,22 @@ import os
 import secrets
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any
 
 import click
 
 from . import __version__, logsetup
-from .clicommon import ArenaGroup, UsageLine, verbosity
 from .botcommand import BotCommandError, split_command, unquoted_problem
+from .clicommon import ArenaGroup, UsageLine, verbosity
 from .match import FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
 from .players.registry import BUILTIN_PLAYERS
 from .process import BotStartupError, TimeControl, sandbox
 from .shanghai.errors import ShanghaiError
-from .tournament.config import ConfigError
 from .tournament.bounded import load_data
+from .tournament.config import ConfigError
 from .words import plural
 
 LOG = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ def _sandbox_mode(mode: str) -> str:
 def _confine(seats: tuple[SeatSpec, ...], mode: str, hide: tuple[Path | None, ...] = ()) -> tuple[SeatSpec, ...]:
     """Each bot program in ``mode``, not seeing the other programs' directories
     nor the ``hide`` files (a deal file holds the cards to come)."""
-    places = {i: sandbox.bot_places(s.bot.argv, s.bot.cwd and os.fspath(s.bot.cwd))
+    places = {i: sandbox.bot_places(s.bot.argv, os.fspath(s.bot.cwd) if s.bot.cwd else None)
               for i, s in enumerate(seats) if s.bot is not None}
     out = []
     for i, seat in enumerate(seats):

@@ -59,7 +59,7 @@ class Verbosity:
         return logging.DEBUG if self.verbose >= 2 else logging.INFO
 
 
-class ConsoleHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class ConsoleHandler(logging.StreamHandler):
     """One line per record, ``warning: ...``, on stderr.  On a terminal the
     line first clears the live progress line (which the next update redraws),
     so a message never lands inside it."""

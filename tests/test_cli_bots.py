@@ -22,7 +22,7 @@ GAMEBOTS = ROOT / "tests" / "gamebots"
 PY = sys.executable
 
 
-def cli(*args: str) -> "object":
+def cli(*args: str) -> object:
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 

@@ -46,7 +46,7 @@ def arena(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
                           timeout=300, cwd=ROOT, env={**os.environ, **(env or {})})
 
 
-def cli(*args: str) -> "object":
+def cli(*args: str) -> object:
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 

@@ -26,7 +26,7 @@ from .leaderboard import FORMATS, Column, format_table, report
 from .rounds import match_budget
 from .runner import STOP_REASONS, RunSummary, TournamentError, db_path, plan, run_tournament, settle_seed
 from .schedule import ScheduleEntry, estimate_seconds
-from .store import ResultStore, StoreError, StoredMatch, resolve_db_path
+from .store import ResultStore, StoredMatch, StoreError, resolve_db_path
 from .stored import FailedMatch
 
 SECTIONS = ("leaderboard", "head_to_head", "seats")
@@ -111,7 +111,8 @@ def _announce(config: TournamentConfig, entries: list[ScheduleEntry], jobs_used:
     estimate = estimate_seconds(len(entries), per_match, jobs_used)
     if config.settle is None:
         status(f"{config.name}: {plural(len(entries), 'match', 'matches')} ({config.format}, "
-               f"{config.players} players per table, {len(config.bots)} bots), {jobs_used} in parallel; estimated {estimate / 60:.1f} min")
+               f"{config.players} players per table, {len(config.bots)} bots), {jobs_used} in parallel; "
+               f"estimated {estimate / 60:.1f} min")
     else:
         budget = match_budget(config)
         minutes = "" if config.settle.max_minutes is None else f" or {config.settle.max_minutes:g} min"
@@ -312,6 +313,20 @@ def match_json(m: StoredMatch, record: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _ignored_lines(record: dict[str, Any], seats: int) -> list[IgnoredLines]:
+    """The record's ignored lines; entries that do not read as such are skipped
+    (a record is a file on disk: it may be older, or damaged)."""
+    out = []
+    for w in record.get("warnings") or []:
+        try:
+            entry = IgnoredLines(**{**w, "examples": tuple(w.get("examples") or ())})
+        except (TypeError, AttributeError):
+            continue
+        if isinstance(entry.seat, int) and 0 <= entry.seat < seats:
+            out.append(entry)
+    return out
+
+
 def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     from ..account import final_table, render_account  # tabulate: not for the other commands
 
@@ -326,12 +341,11 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
         for f in m.faults:
             click.echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} in hand {f['hand']}, "
                        f"decision {f['decision']} ({f['decision_kind']}): {f['detail']}")
-    warnings = record.get("warnings") or []
-    if warnings:
+    ignored = _ignored_lines(record, len(names))
+    if ignored:
         click.echo("\nIgnored lines (not faults, but a bot that sends them is confused):")
-        for w in warnings:
-            if isinstance(w, dict) and isinstance(w.get("seat"), int) and 0 <= w["seat"] < len(names):
-                click.echo(f"  seat {w['seat']} ({names[w['seat']]}): {IgnoredLines(**{**w, 'examples': tuple(w.get('examples') or ())}).describe()}")
+        for w in ignored:
+            click.echo(f"  seat {w.seat} ({names[w.seat]}): {w.describe()}")
     logs = [(s, p) for s, p in enumerate(m.stderr_logs) if p]
     if logs:
         click.echo("\nstderr logs:")
