@@ -12,6 +12,7 @@ from typing import Any
 from tabulate import tabulate
 
 from .shanghai.ruleset import parse_contract
+from .words import plural
 
 
 def _who(seat: int | None, names: Sequence[str]) -> str:
@@ -57,7 +58,7 @@ def render_account(events: Iterable[dict[str, Any]], names: Sequence[str], verbo
                 lines.append(f"  {who} passes on {e['card']}")
         elif kind == "buy":
             buys += 1
-            lines.append(f"  {who} buys {e['card']} (+{e['penalty']} from the stock, {e['buys_left']} buys left)")
+            lines.append(f"  {who} buys {e['card']} (+{e['penalty']} from the stock, {plural(e['buys_left'], 'buy')} left)")
         elif kind == "go_down":
             lines.append(f"  turn {turns + 1}: {who} goes down: " + "; ".join(_meld_text(m) for m in e["melds"]))
         elif kind == "lay_off":
@@ -79,7 +80,7 @@ def render_account(events: Iterable[dict[str, Any]], names: Sequence[str], verbo
                 "stock": "the stock ran out: no winner",
                 "turn_cap": "the turn cap was reached: no winner",
             }[e["reason"]]
-            lines.append(f"  Hand {e['hand']} over after {turns} turns and {buys} buys: {reason}.")
+            lines.append(f"  Hand {e['hand']} over after {plural(turns, 'turn')} and {plural(buys, 'buy')}: {reason}.")
             lines.append("  Scores: " + ", ".join(f"{names[i] if i < len(names) else i} {s}" for i, s in enumerate(e["scores"])))
     return lines
 

@@ -10,27 +10,33 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import secrets
-import shlex
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import click
 
-from . import __version__
+from . import __version__, logsetup
+from .botcommand import BotCommandError, split_command, unquoted_problem
+from .clicommon import ArenaGroup, UsageLine, verbosity
 from .match import FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
 from .players.registry import BUILTIN_PLAYERS
 from .process import BotStartupError, TimeControl, sandbox
 from .shanghai.errors import ShanghaiError
 from .tournament.bounded import load_data
 from .tournament.config import ConfigError
+from .words import plural
+
+LOG = logging.getLogger(__name__)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="arena")
 def main() -> None:
     """arena: run Shanghai Rummy bot tournaments."""
@@ -54,7 +60,7 @@ def _sandbox_mode(mode: str) -> str:
     except sandbox.SandboxUnavailable as err:
         raise click.ClickException(str(err)) from None
     if containment.warning:
-        click.echo(containment.warning, err=True)
+        LOG.warning("%s", containment.warning)
     return containment.mode
 
 
@@ -86,17 +92,29 @@ def _seat(arg: str) -> SeatSpec:
     if arg in BUILTIN_PLAYERS:
         return SeatSpec.builtin(arg)
     try:
-        argv = shlex.split(arg)
-    except ValueError as err:
-        raise click.ClickException(f"cannot read the bot command {arg!r}: {err}") from None
-    if not argv:
-        raise click.ClickException("an empty bot command was given")
-    return SeatSpec.command(argv)
+        return SeatSpec.command(split_command(arg))
+    except BotCommandError as err:
+        raise click.ClickException(str(err)) from None
 
 
-def _time_control(time_per_move: float) -> TimeControl:
+def _time_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """--startup, --per-decision and --time-bank: a bot program's time control."""
+    f = click.option("--time-bank", "time_bank", type=click.FloatRange(min=0), default=None,
+                     help="Seconds of reserve per match, spent by decisions slower than --per-decision "
+                          "(default: none).")(f)
+    f = click.option("--per-decision", "--per-move", "--time-per-move", "per_decision",
+                     type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
+                     help="Seconds a bot program has for each decision.")(f)
+    f = click.option("--startup", "startup", type=click.FloatRange(min=0, min_open=True), default=10.0,
+                     show_default=True,
+                     help="Seconds a bot program has to start and answer 'start' (raise it for "
+                          "programs that start slowly, e.g. java Bot.java).")(f)
+    return f
+
+
+def _time_control(startup: float, per_decision: float, bank: float | None) -> TimeControl:
     try:
-        return TimeControl(per_decision_seconds=time_per_move)
+        return TimeControl(startup_seconds=startup, per_decision_seconds=per_decision, bank_seconds=bank)
     except ValueError as err:
         raise click.ClickException(str(err)) from None
 
@@ -108,40 +126,40 @@ def _ms(seconds: float | None) -> str:
 @main.command()
 @click.argument("bots", nargs=-1)
 @click.option("--players", "-n", type=click.IntRange(2, 8), default=None,
-              help="Seats at the table (default: the number of BOTS, or 4).")
+              help="Seats at the table, 2-8 (default: the number of BOTS, or 4).")
 @click.option("--seed", type=int, default=None, help="Seed of the shuffles (default: random; printed).")
 @click.option("--preset", type=click.Choice(["shanghai", "pagat"]), default="shanghai", show_default=True)
 @click.option("--rules", "rules_file", type=click.Path(path_type=Path), default=None,
               help="A YAML/JSON mapping of ruleset settings (preset plus overrides).")
 @click.option("--deal", "deal_file", type=click.Path(path_type=Path), default=None,
               help="A deal file fixing card orders (docs/DEALS.md).")
-@click.option("--time-per-move", type=float, default=1.0, show_default=True,
-              help="Seconds a bot program has for each decision.")
+@_time_options
 @click.option("--strict", is_flag=True, help="A bot's first fault forfeits its seat (default: the third).")
 @click.option("--log", "log_file", type=click.Path(path_type=Path), default=None,
               help="Write the match record (events, actions, faults; JSON) here.")
 @click.option("--log-dir", type=click.Path(path_type=Path), default=Path("arena-logs"), show_default=True,
               help="Directory for the bot programs' stderr logs (one file per bot per match).")
-@click.option("--verbose", "-v", is_flag=True, help="Show every draw and discard too.")
 @_SANDBOX_OPTION
 def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: str,
-         rules_file: Path | None, deal_file: Path | None, time_per_move: float, strict: bool,
-         log_file: Path | None, log_dir: Path, verbose: bool, sandbox_mode: str) -> None:
+         rules_file: Path | None, deal_file: Path | None, startup: float, per_decision: float,
+         time_bank: float | None, strict: bool, log_file: Path | None, log_dir: Path, sandbox_mode: str) -> None:
     """Play one match and print a hand-by-hand account and the final table.
 
-    Each BOT is a built-in player (random, greedy, passive) or the command
-    line of a bot program, quoted as one argument, e.g. "python3
+    Each BOT is a built-in player (random, greedy, or passive, which always
+    draws from the stock, never buys and discards its first card) or the
+    command line of a bot program, quoted as one argument, e.g. "python3
     bots/greedy_bot.py" or ./mybot.  Seats are filled in the order given,
     repeating the list if there are more seats than BOTS.  Without BOTS the
-    seats alternate greedy and random.
+    seats alternate greedy and random.  -v shows every draw and discard.
+    Exits with status 1 if a bot program's seat was forfeited at the start.
     """
-    from .account import final_table, render_account
-
+    problem = unquoted_problem(bots, BUILTIN_PLAYERS, "play")
+    if problem is not None:
+        raise UsageLine(problem)
     n = players or (len(bots) if len(bots) >= 2 else 4)
     given = list(bots) or ["greedy", "random"]
     seats = tuple(_seat(given[i % len(given)]) for i in range(n))
-    if any(s.is_bot for s in seats):
-        seats = _confine(seats, _sandbox_mode(sandbox_mode), (deal_file, log_file))
+    settings = _ruleset(preset, rules_file, n)
     plan: dict[str, Any] | None = None
     if deal_file is not None:
         plan = _load_mapping(deal_file, "a deal file")
@@ -149,15 +167,49 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
             seed = plan["seed"]
     if seed is None:    # large and unguessable: a bot that knew the seed would see every card
         seed = secrets.randbits(63)
-    settings: dict[str, Any] = {"preset": preset}
-    if rules_file is not None:
-        settings.update(_load_mapping(rules_file, "a ruleset"))
+    if any(s.is_bot for s in seats):
+        seats = _confine(seats, _sandbox_mode(sandbox_mode), (deal_file, log_file))
     spec = MatchSpec(
         # The match name is sent to the bots: it must not carry the seed.
         f"play-{time.strftime('%Y%m%d-%H%M%S')}", seats, settings, seed=seed, deal=plan,
-        time=_time_control(time_per_move), faults=FaultPolicy(strict=strict), log_dir=str(log_dir))
+        time=_time_control(startup, per_decision, time_bank), faults=FaultPolicy(strict=strict),
+        log_dir=str(log_dir))
+    result = _play_match(spec)
+    _print_match(result, seats, verbose=verbosity().verbose > 0)
+    if log_file is not None:
+        data = {"players": list(result.names), **result.record, "places": list(result.places),
+                "forfeited": list(result.forfeited), "faults": [asdict(f) for f in result.faults],
+                "warnings": [asdict(w) for w in result.warnings]}
+        log_file.write_text(json.dumps(data) + "\n", encoding="utf-8")
+        logsetup.status(f"match record written to {log_file}")
+    lost = [f for f in result.faults if f.decision is None and f.forfeit]
+    for f in lost:
+        click.echo(f"error: seat {f.seat} ({result.names[f.seat]}) was forfeited at the start: {f.detail}",
+                   err=True)
+    if lost:
+        sys.exit(1)
+
+
+def _ruleset(preset: str, rules_file: Path | None, players: int) -> dict[str, Any]:
+    """The preset with the file's settings, checked (the shoe must deal this
+    table size) before any bot starts: one line naming the file if not."""
+    from .shanghai.game import Game
+    from .shanghai.ruleset import Ruleset
+
+    settings: dict[str, Any] = {"preset": preset}
+    if rules_file is not None:
+        settings.update(_load_mapping(rules_file, "a ruleset"))
     try:
-        result = run_match(spec)
+        Game.seeded(Ruleset.from_mapping(settings), players, 0)
+    except (ShanghaiError, TypeError, ValueError) as err:
+        where = rules_file if rules_file is not None else f"preset {preset}"
+        raise click.ClickException(f"{where}: {err}") from None
+    return settings
+
+
+def _play_match(spec: MatchSpec) -> MatchResult:
+    try:
+        return run_match(spec)
     except BotStartupError as err:
         hint = ""
         if len(err.argv) == 1 and os.sep not in err.argv[0]:
@@ -165,6 +217,12 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
         raise click.ClickException(f"{err}{hint}") from None
     except (ShanghaiError, ValueError) as err:
         raise click.ClickException(str(err)) from None
+
+
+def _print_match(result: MatchResult, seats: tuple[SeatSpec, ...], verbose: bool) -> None:
+    """The account, the final table and, with bot programs, their faults and times (stdout)."""
+    from .account import final_table, render_account
+
     events = result.record["events"]
     names = list(result.names)
     for line in render_account(events, names, verbose=verbose):
@@ -172,58 +230,64 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
     click.echo("")
     labels = [f"{name} (forfeited)" if f else name for name, f in zip(names, result.forfeited)]
     click.echo(final_table(events, labels, places=result.places))
-    if any(s.is_bot for s in seats):
-        _print_faults(result)
-        click.echo("\nBot programs:")
-        for i, s in enumerate(seats):
-            if not s.is_bot:
-                continue
-            st = result.stats[i]
-            click.echo(f"  seat {i} ({names[i]}): {st.count} decisions, mean {_ms(st.mean)}, "
-                       f"p95 {_ms(st.p95)}, max {_ms(st.max)}, {st.timeouts} timeouts; "
-                       f"stderr log: {result.stderr_logs[i]}")
-    if log_file is not None:
-        data = {"players": names, **result.record, "places": list(result.places),
-                "forfeited": list(result.forfeited), "faults": [asdict(f) for f in result.faults]}
-        log_file.write_text(json.dumps(data) + "\n", encoding="utf-8")
-        click.echo(f"\nmatch record written to {log_file}")
+    if not any(s.is_bot for s in seats):
+        return
+    _print_faults(result)
+    click.echo("\nBot programs:")
+    for i, s in enumerate(seats):
+        if not s.is_bot:
+            continue
+        st = result.stats[i]
+        ignored = sum(w.count for w in result.warnings if w.seat == i)
+        click.echo(f"  seat {i} ({names[i]}): {plural(st.count, 'decision')}, mean {_ms(st.mean)}, "
+                   f"p95 {_ms(st.p95)}, max {_ms(st.max)}, {plural(st.timeouts, 'timeout')}, "
+                   f"{plural(ignored, 'ignored line')}; stderr log: {result.stderr_logs[i]}")
 
 
 def _print_faults(result: MatchResult) -> None:
     if not result.faults:
         click.echo("\nFaults: none")
-        return
-    click.echo("\nFaults:")
-    for f in result.faults:
-        click.echo(f"  seat {f.seat} ({result.names[f.seat]}): {f.describe()}")
-        if f.excerpt:
-            click.echo(f"    line: {f.excerpt}")
+    else:
+        click.echo("\nFaults:")
+        for f in result.faults:
+            click.echo(f"  seat {f.seat} ({result.names[f.seat]}): {f.describe()}")
+            if f.excerpt:
+                click.echo(f"    line: {f.excerpt}")
+    if result.warnings:
+        click.echo("\nIgnored lines (not faults, but a bot that sends them is confused):")
+        for w in result.warnings:
+            click.echo(f"  seat {w.seat} ({result.names[w.seat]}): {w.describe()}")
 
 
-@main.command()
-@click.argument("bot")
-@click.option("--time-per-move", type=float, default=1.0, show_default=True,
-              help="Seconds the bot has for each decision.")
+class _CheckCommand(click.Command):
+    """Notes how many arguments came after ``--`` (``arena check -- python3 mybot.py``)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["arena.after_dashes"] = len(args) - args.index("--") - 1 if "--" in args else 0
+        return super().parse_args(ctx, args)
+
+
+@main.command(cls=_CheckCommand)
+@click.argument("bot", nargs=-1, required=True)
+@_time_options
 @click.option("--log-dir", type=click.Path(path_type=Path), default=None,
               help="Directory for the bot's stderr logs (default: a new temporary directory).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object (for autograders).")
 @_SANDBOX_OPTION
-def check(bot: str, time_per_move: float, log_dir: Path | None, sandbox_mode: str,
-          as_json: bool = False) -> None:
+def check(bot: tuple[str, ...], startup: float, per_decision: float, time_bank: float | None,
+          log_dir: Path | None, sandbox_mode: str, as_json: bool = False) -> None:
     """Check that a bot program speaks the protocol and plays legally.
 
     BOT is the command line of the program, quoted as one argument, e.g.
-    "python3 mybot.py".  Prints PASS/FAIL per step and scenario and exits
-    with status 1 if any fails.
+    "python3 mybot.py", or given after --: arena check -- python3 mybot.py.
+    Prints PASS/FAIL per step and scenario and exits with status 1 if any fails.
     """
     from .check import check_bot
 
-    seat = _seat(bot)
-    if seat.bot is None:
-        raise click.ClickException(f"{bot!r} is a built-in player; give the command line of a bot program")
+    seat = _check_seat(bot, click.get_current_context().meta.get("arena.after_dashes", 0))
     seat = _confine((seat,), _sandbox_mode(sandbox_mode))[0]
     assert seat.bot is not None
-    report = check_bot(seat.bot, time_control=_time_control(time_per_move),
+    report = check_bot(seat.bot, time_control=_time_control(startup, per_decision, time_bank),
                        log_dir=str(log_dir) if log_dir is not None else None)
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))
@@ -232,6 +296,24 @@ def check(bot: str, time_per_move: float, log_dir: Path | None, sandbox_mode: st
             click.echo(line)
     if not report.ok:
         sys.exit(1)
+
+
+def _check_seat(words: tuple[str, ...], after_dashes: int) -> SeatSpec:
+    """The seat of ``arena check``'s BOT: one quoted command, or the words after ``--``."""
+    if len(words) > 1 and after_dashes < len(words):
+        line = " ".join(words)
+        raise UsageLine(f"{len(words)} arguments for one bot: quote its command as one argument, "
+                               f'arena check "{line}", or give it after --, arena check -- {line}')
+    try:
+        argv = list(words) if len(words) > 1 else split_command(words[0])
+    except BotCommandError as err:
+        raise UsageLine(str(err)) from None
+    if argv == [words[0]] and words[0] in BUILTIN_PLAYERS:
+        raise UsageLine(f"{words[0]!r} is a built-in player; give the command line of a bot program")
+    if len(argv) == 1 and unquoted_problem(argv, BUILTIN_PLAYERS, "check"):
+        raise UsageLine(f"{argv[0]!r} on its own is an interpreter, not a bot: give the program it "
+                               f'runs too, e.g. arena check "{argv[0]} mybot.py"')
+    return SeatSpec.command(argv)
 
 
 # The tournament commands live with the tournament library (arena.tournament).

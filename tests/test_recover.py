@@ -91,8 +91,9 @@ def test_arena_error_fails_one_match_and_the_same_command_retries_it(
 
     again = arena(tmp_path, "run", str(path), "--out", str(out), "--jobs", jobs)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert "11 of 12 matches already stored" in again.stdout and "retrying 1 that failed" in again.stdout
-    assert "played 1 match" in again.stdout
+    # status lines go to stderr, so stdout holds only the tables
+    assert "11 of 12 matches already stored" in again.stderr and "retrying 1 that failed" in again.stderr
+    assert "played 1 match" in again.stderr and "played" not in again.stdout
     assert failed_rows(out) == []
     assert match_rows(out) == match_rows(straight)
     assert board(out) == board(straight)
@@ -161,12 +162,14 @@ def test_an_error_in_the_parent_while_storing_stops_every_worker_and_bot(tmp_pat
     run = arena(tmp_path, "run", str(small_tournament(tmp_path)), "--out", str(out), "--jobs", jobs,
                 code=STORE_BREAKS)
     assert run.returncode == 1
-    assert run.stderr.strip().splitlines() == [f"Error: {out / 'results.sqlite'}: disk full (test)"]
+    # the status line saying what is played (stderr, like all status), then the one-line error
+    assert run.stderr.strip().splitlines()[1:] == [f"Error: {out / 'results.sqlite'}: disk full (test)"]
+    assert run.stderr.startswith("small: 12 matches") and run.stdout == ""
     left = wait_gone(tmp_path)
     assert left == [], f"a worker or a bot outlived the run:\n{describe(left)}"
     assert len(match_rows(out)) == 3  # the first match, stored before the failure
     again = arena(tmp_path, "run", str(small_tournament(tmp_path)), "--out", str(out), "--jobs", jobs)
-    assert again.returncode == 0 and "1 of 12 matches already stored" in again.stdout
+    assert again.returncode == 0 and "1 of 12 matches already stored" in again.stderr
 
 
 def test_progress_prints_a_failure_above_the_progress_line() -> None:

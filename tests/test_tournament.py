@@ -328,8 +328,9 @@ def test_a_bot_program_that_cannot_be_run_is_one_line_before_any_match(tmp_path:
                     "  - {name: b, builtin: greedy}\nplayers: 2\nseed: 3\n")
     done = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(tmp_path / "out")],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert done.stderr.strip().splitlines() == [
+    assert done.returncode == 1 and "Traceback" not in done.stderr and done.stdout == ""
+    # the status line saying what would be played, then the one-line error
+    assert done.stderr.strip().splitlines()[1:] == [
         f"Error: {path}:3: bots.mine.command: './bot.py' is not executable "
         "(chmod +x, or run it with its interpreter)"]
     with ResultStore(tmp_path / "out" / "results.sqlite", create=False) as store:

@@ -56,6 +56,7 @@ from .spec import (
                    WRONG_ID,
                    Fault,
                    FaultPolicy,
+                   IgnoredLines,
                    MatchResult,
                    MatchSpec,
                    SeatSpec,
@@ -66,6 +67,6 @@ from .spec import (
 
 __all__ = [
     "run_match", "BotPool", "BotHandle", "MatchSpec", "MatchResult", "SeatSpec", "FaultPolicy",
-    "Fault", "SeatStats", "fallback_action", "forfeit_places", "bot_key", "FAULT_KINDS",
+    "Fault", "IgnoredLines", "SeatStats", "fallback_action", "forfeit_places", "bot_key", "FAULT_KINDS",
     "TIMEOUT", "CRASH", "MALFORMED", "WRONG_ID", "ILLEGAL", "START",
 ]

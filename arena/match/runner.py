@@ -118,6 +118,7 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
         reused=tuple(s.reused if isinstance(s, RemoteSeat) else False for s in seats),
         protocols=tuple(s.protocol if isinstance(s, RemoteSeat) and s.bot_name is not None else None
                         for s in seats),
+        warnings=tuple(s.ignored for s in seats if isinstance(s, RemoteSeat) and s.ignored is not None),
     )
 
 

@@ -22,11 +22,18 @@ from ..shanghai.actions import BUY, DRAW, STOCK, Action, Buy, Draw, discard_only
 from ..shanghai.errors import IllegalAction, MalformedInput
 from ..shanghai.game import Decision, Game
 from .pool import BotHandle
-from .spec import CRASH, ILLEGAL, MALFORMED, START, TIMEOUT, Fault, FaultPolicy
+from .spec import CRASH, ILLEGAL, MALFORMED, START, TIMEOUT, Fault, FaultPolicy, IgnoredLines
 
 LOG = logging.getLogger(__name__)
 
 REASON_CHARS = 500       # a refused reply's reason, at most (it may quote the reply)
+IGNORED_EXAMPLES = 3     # ignored lines quoted in a match record, per seat
+
+# Why a bot misses its start-up time, most often.
+START_TIMEOUT_HINT = ("; does the bot flush stdout after each line? (Python: print(..., flush=True) "
+                      "or PYTHONUNBUFFERED=1; C: fflush(stdout)); a program that starts slowly "
+                      "(java Bot.java, a JIT) needs precompiling or more start-up time "
+                      "(--startup, or time.startup in a tournament)")
 
 # (fault kind, reason, excerpt of the offending line)
 HandshakeFailure = tuple[str, str, str | None]
@@ -86,6 +93,8 @@ class RemoteSeat:
         self.protocol = 2          # what the bot asked for in 'ready'
         self.pid = handle.proc.pid
         self._notified = 0         # game.log entries already sent as notices
+        self.ignored: IgnoredLines | None = None
+        handle.proc.take_ignored()  # a kept process's leftovers belong to its last match
 
     @property
     def proc(self) -> BotProcess:
@@ -120,7 +129,12 @@ class RemoteSeat:
             self.bot_name, self.protocol = ready.name, ready.protocol
             return None
         except (BotFailure, MalformedInput) as exc:
-            return _classify(exc, reply)
+            kind, detail, line = _classify(exc, reply)
+            if kind == TIMEOUT:
+                detail += START_TIMEOUT_HINT
+            return kind, detail, line
+        finally:
+            self.note_ignored(1, None)
 
     def handshake_fault(self, game: Game, failure: HandshakeFailure) -> None:
         """A failed handshake forfeits the seat (the caller kills the process)."""
@@ -142,10 +156,12 @@ class RemoteSeat:
             reply, _elapsed = self.proc.request(
                 self.encoder.request(req_id, d, self.protocol), before=notices, reply_id=req_id,
                 is_stale_id=handle.is_stale_id, decode=decode_reply_line)
+            self.note_ignored(game.hand_no, index)
             action = reply_action(reply, req_id, d.kind)
             game.apply(action, d.seat)      # IllegalAction leaves the game unchanged
             return
         except (BotFailure, MalformedInput, IllegalAction) as exc:
+            self.note_ignored(game.hand_no, index)
             kind, detail, line = _classify(exc, reply)
         fallback = fallback_action(d)
         self._record(game, index, d.kind, kind, detail, line)
@@ -156,6 +172,19 @@ class RemoteSeat:
             # further use, and a runaway one must not eat the machine meanwhile.
             self.proc.kill()
         game.apply(fallback, d.seat)
+
+    def note_ignored(self, hand: int, index: int | None) -> None:
+        """Add the lines the process threw away since the last look to this
+        match's ``ignored`` (where the first was noticed, the first few texts)."""
+        count, texts = self.proc.take_ignored()
+        if not count:
+            return
+        old = self.ignored
+        if old is None:
+            self.ignored = IgnoredLines(self.seat, count, hand, index, tuple(texts[:IGNORED_EXAMPLES]))
+        else:
+            examples = (old.examples + tuple(texts))[:IGNORED_EXAMPLES]
+            self.ignored = IgnoredLines(self.seat, old.count + count, old.hand, old.decision, examples)
 
     def _record(self, game: Game, index: int | None, decision_kind: str, kind: str,
                 detail: str, line: str | None, *, force: bool = False) -> None:
@@ -194,6 +223,7 @@ class RemoteSeat:
                                 timeout=self.proc.time_control.per_decision_seconds)
         except BotFailure as exc:
             LOG.info("seat %d (%s): 'end' not delivered: %s", self.seat, self.proc.name, exc)
+        self.note_ignored(game.hand_no, len(game.actions))
 
 
 def _classify(exc: Exception, reply: Any) -> tuple[str, str, str | None]:

@@ -206,6 +206,25 @@ class Fault:
 
 
 @dataclass(frozen=True)
+class IgnoredLines:
+    """Lines a bot sent that nobody asked for (a second reply, a reply to an
+    old id, stray output on stdout) in one match: thrown away, not faults,
+    but a sign of a confused bot, so the match record keeps them."""
+
+    seat: int
+    count: int
+    hand: int                  # where the first one was noticed
+    decision: int | None       # None: in the handshake
+    examples: tuple[str, ...] = ()   # the first few, shortened
+
+    def describe(self) -> str:
+        where = "the handshake" if self.decision is None else f"hand {self.hand}, decision {self.decision}"
+        lines = "line" if self.count == 1 else "lines"
+        shown = "; ".join(self.examples)
+        return f"{self.count} ignored {lines}, the first at {where}" + (f": {shown}" if shown else "")
+
+
+@dataclass(frozen=True)
 class SeatStats:
     """A seat's decision times (seconds) in one match."""
 
@@ -241,6 +260,7 @@ class MatchResult:
     pids: tuple[int | None, ...] = ()            # bot process (and group) ids, for diagnostics
     reused: tuple[bool, ...] = ()                # the process came from a BotPool
     protocols: tuple[int | None, ...] = ()       # the protocol each bot chose in 'ready'
+    warnings: tuple[IgnoredLines, ...] = ()      # per bot seat that sent lines nobody asked for
 
     @property
     def decisions(self) -> int:
@@ -272,6 +292,8 @@ class MatchResult:
             pids=tuple(obj.get("pids", ())),
             reused=tuple(obj.get("reused", ())),
             protocols=tuple(obj.get("protocols", ())),
+            warnings=tuple(IgnoredLines(**{**w, "examples": tuple(w.get("examples", ()))})
+                           for w in obj.get("warnings", ())),
         )
 
 

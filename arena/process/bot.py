@@ -88,6 +88,8 @@ class BotProcess(LineExchange):
         self._sandbox_init: int | None = None    # pid of the sandbox's first process
         self._scratch_dir: str | None = None     # this process's scratch (no sandbox)
         self.stale_lines = 0                 # unsolicited / late / wrong-id lines thrown away
+        self.ignored: list[str] = []         # the first of them since the last take_ignored()
+        self._ignored_count = 0
         # Filled in when the process has been reaped:
         self.returncode: int | None = None
         self.exit_description: str | None = None

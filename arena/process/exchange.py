@@ -23,6 +23,7 @@ from .jsonline import NO_ID, JSONLineError, decode_object
 from .streams import EXIT, LINE, TOOLONG, StdoutReader, log_text
 
 LOG = logging.getLogger(__name__)
+IGNORED_KEPT = 5            # texts of ignored lines kept between two ``take_ignored``
 
 # A reply decoder: line -> (value, the id it carries or NO_ID); raises
 # JSONLineError for a line that is no acceptable reply at all.
@@ -36,6 +37,8 @@ class LineExchange(ProcessExits):
 
     stale_lines: int
     _stdout: StdoutReader | None
+    ignored: list[str]          # the first few lines thrown away since the last ``take_ignored``
+    _ignored_count: int
     _has_pidfd: bool
 
     def _write(self, obj: Any, deadline: float, limit: float) -> float:
@@ -108,12 +111,9 @@ class LineExchange(ProcessExits):
             kind, payload, _stamp = event
             if kind == LINE:
                 if payload.strip():  # type: ignore[attr-defined]
-                    self.stale_lines += 1
-                    LOG.warning("%s: ignoring unsolicited line: %s", self.name,
-                                excerpt(payload))  # type: ignore[arg-type]
+                    self._ignore(f"unsolicited line: {excerpt(payload)}")  # type: ignore[arg-type]
             elif kind == TOOLONG:
-                self.stale_lines += 1
-                LOG.warning("%s: ignoring unsolicited over-long line", self.name)
+                self._ignore("unsolicited over-long line")
             else:
                 raise self._died(kind)
 
@@ -151,8 +151,7 @@ class LineExchange(ProcessExits):
                 if not payload or payload.isspace():
                     continue
                 if not_before is not None and stamp < not_before:
-                    self.stale_lines += 1
-                    LOG.warning("%s: ignoring unsolicited line: %s", self.name, excerpt(payload))
+                    self._ignore(f"unsolicited line: {excerpt(payload)}")
                     continue
                 if stamp > deadline:
                     self.stale_lines += 1
@@ -162,9 +161,7 @@ class LineExchange(ProcessExits):
                 if (expect_id is not None and value_id is not NO_ID and value_id != expect_id
                         and (is_stale_id is None or is_stale_id(value_id))):
                     wrong_ids += 1
-                    self.stale_lines += 1
-                    LOG.warning("%s: ignoring reply with id %r (waiting for %r)", self.name,
-                                value_id, expect_id)
+                    self._ignore(f"reply with id {value_id!r} while waiting for {expect_id!r}")
                     continue
                 return value, max(0.0, stamp - t0)
             if kind == TOOLONG:
@@ -172,6 +169,23 @@ class LineExchange(ProcessExits):
                 raise BotMalformed(f"line too long (more than {self.spec.max_line_bytes} bytes)",
                                    head, bot=self.name)
             raise self._died(kind)
+
+    def _ignore(self, what: str) -> None:
+        """A line thrown away: counted, kept for the match record (the first
+        ``IGNORED_KEPT`` since the last ``take_ignored``), logged as information,
+        not as a warning: the match reports it, and a bot that repeats every
+        reply must not flood the console."""
+        self.stale_lines += 1
+        self._ignored_count += 1
+        if len(self.ignored) < IGNORED_KEPT:
+            self.ignored.append(what)
+        LOG.info("%s: ignoring %s", self.name, what)
+
+    def take_ignored(self) -> tuple[int, list[str]]:
+        """How many lines were thrown away since the last call, and the first of them."""
+        count, kept = self._ignored_count, self.ignored
+        self._ignored_count, self.ignored = 0, []
+        return count, kept
 
     def _parse(self, raw: bytes, decode: Decode | None) -> tuple[Any, Any]:
         try:

@@ -1,23 +1,35 @@
 """``arena run``, ``arena leaderboard``, ``arena matches``, ``arena show``.
 
 Thin click commands over the tournament library; every library error
-becomes a one-line ClickException.
+becomes a one-line ClickException.  Results go to stdout in the chosen
+``--format``; status lines and progress go to stderr (``logsetup.status``),
+so ``arena run t.yaml --format json | jq`` works.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
+import sys
 from pathlib import Path
+from typing import Any, TextIO
 
 import click
 
-from .config import RATINGS, ConfigError, load_config
-from .leaderboard import FORMATS, report, tabulate
+from ..clicommon import UsageLine, verbosity
+from ..logsetup import is_quiet, status
+from ..match import IgnoredLines
+from ..words import plural
+from .config import RATINGS, ConfigError, TournamentConfig, load_config
+from .leaderboard import FORMATS, Column, format_table, report
 from .rounds import match_budget
-from .runner import STOP_REASONS, TournamentError, db_path, plan, run_tournament, settle_seed
-from .schedule import estimate_seconds
-from .store import ResultStore, StoreError, resolve_db_path
+from .runner import STOP_REASONS, RunSummary, TournamentError, db_path, plan, run_tournament, settle_seed
+from .schedule import ScheduleEntry, estimate_seconds
+from .store import ResultStore, StoredMatch, StoreError, resolve_db_path
 from .stored import FailedMatch
+
+SECTIONS = ("leaderboard", "head_to_head", "seats")
 
 # Rough seconds per match, for the estimate printed before a run.
 SECONDS_BUILTIN_MATCH = 0.3
@@ -51,6 +63,77 @@ def _open_store(results: str) -> ResultStore:
         raise click.ClickException(str(err)) from None
 
 
+class _NoLiveLine:
+    """stderr as the progress sees it under -q: not a terminal, so no live
+    line; the one-line reports of failed matches still get through."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, text: str) -> int:
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _sections(given: tuple[str, ...], fmt: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    """The tables to print; csv holds one (the leaderboard unless one is named)."""
+    if fmt == "csv":
+        if len(given) > 1:
+            raise UsageLine("csv output holds one table: give one --section")
+        return given or ("leaderboard",)
+    return given or default
+
+
+SCHEDULE_COLUMNS = (Column("index", "#"), Column("match_id", "match"), Column("table", "table"),
+                    Column("rotation", "rotation"), Column("deal", "deal"), Column("seed", "seed"),
+                    Column("seats", "seats (in order)"))
+
+
+def format_schedule(entries: list[ScheduleEntry], fmt: str) -> str:
+    rows = [{"index": e.index, "match_id": e.match_id, "table": e.table, "rotation": e.rotation,
+             "deal": e.deal, "seed": e.seed, "seats": list(e.seats) if fmt == "json" else ", ".join(e.seats)}
+            for e in entries]
+    return format_table(SCHEDULE_COLUMNS, rows, fmt, get=_key)
+
+
+def _key(row: dict[str, Any], key: str) -> Any:
+    return row.get(key)
+
+
+def _announce(config: TournamentConfig, entries: list[ScheduleEntry], jobs_used: int) -> None:
+    has_bots = any(not b.is_builtin for b in config.bots)
+    per_match = SECONDS_BOT_MATCH if has_bots else SECONDS_BUILTIN_MATCH
+    estimate = estimate_seconds(len(entries), per_match, jobs_used)
+    if config.settle is None:
+        status(f"{config.name}: {plural(len(entries), 'match', 'matches')} ({config.format}, "
+               f"{config.players} players per table, {len(config.bots)} bots), {jobs_used} in parallel; "
+               f"estimated {estimate / 60:.1f} min")
+    else:
+        budget = match_budget(config)
+        minutes = "" if config.settle.max_minutes is None else f" or {config.settle.max_minutes:g} min"
+        status(f"{config.name}: rounds of matches ({config.format}, {config.players} players per table, "
+               f"{len(config.bots)} bots), {jobs_used} in parallel, until every adjacent pair is separated "
+               f"at {config.settle.confidence:.0%} or {budget} matches{minutes} are used; "
+               f"the first {len(entries)} take about {estimate / 60:.1f} min")
+
+
+def _played_line(summary: RunSummary) -> str:
+    failed = f" ({summary.failed} failed)" if summary.failed else ""
+    n = f"{summary.played} match" + ("" if summary.played == 1 else "es")
+    if summary.stopped is not None:
+        left = f"; {summary.unsettled} adjacent pair(s) not separated" if summary.unsettled else ""
+        return (f"played {n}{failed} in {summary.seconds:.1f} s, {summary.total} in all; stopped: "
+                f"{STOP_REASONS[summary.stopped]}{left}; results in {summary.db}")
+    if summary.played:
+        return f"played {n}{failed} in {summary.seconds:.1f} s; results in {summary.db}"
+    return f"all {summary.total} matches were already played; results in {summary.db}"
+
+
 @click.command()
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
@@ -61,9 +144,17 @@ def _open_store(results: str) -> ResultStore:
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None,
               help="Results directory (default: the file's 'output').")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True,
-              help="Format of the final tables.")
-def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path | None, fmt: str) -> None:
-    """Run the tournament described by FILE (YAML); resume if it was interrupted."""
+              help="Format of the final tables (or of the --dry-run schedule) on stdout; "
+                   "status and progress go to stderr.")
+@click.option("--section", "sections", multiple=True, type=click.Choice(SECTIONS),
+              help="Which final tables (default: all three; csv: the leaderboard; repeat to add).")
+def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path | None, fmt: str,
+        sections: tuple[str, ...]) -> None:
+    """Run the tournament described by FILE (YAML); resume if it was interrupted.
+
+    The final tables go to stdout, everything else (what is being played,
+    the progress, the fault summary) to stderr."""
+    chosen = _sections(sections, fmt, SECTIONS)
     try:
         config = load_config(file).with_overrides(seed=seed, jobs=jobs, output=out)
         unseeded = config.seed is None
@@ -72,32 +163,16 @@ def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path
     except ConfigError as err:
         raise click.ClickException(str(err)) from None
     jobs_used = config.job_count
-    has_bots = any(not b.is_builtin for b in config.bots)
-    per_match = SECONDS_BOT_MATCH if has_bots else SECONDS_BUILTIN_MATCH
-    estimate = estimate_seconds(len(entries), per_match, jobs_used)
-    if config.settle is None:
-        click.echo(
-            f"{config.name}: {len(entries)} matches ({config.format}, {config.players} players per table, "
-            f"{len(config.bots)} bots), {jobs_used} in parallel; estimated {estimate / 60:.1f} min"
-        )
-    else:
-        budget = match_budget(config)
-        minutes = "" if config.settle.max_minutes is None else f" or {config.settle.max_minutes:g} min"
-        click.echo(
-            f"{config.name}: rounds of matches ({config.format}, {config.players} players per table, "
-            f"{len(config.bots)} bots), {jobs_used} in parallel, until every adjacent pair is separated "
-            f"at {config.settle.confidence:.0%} or {budget} matches{minutes} are used; "
-            f"the first {len(entries)} take about {estimate / 60:.1f} min"
-        )
+    _announce(config, entries, jobs_used)
     if dry_run:
-        rows = [[e.index, e.match_id, e.table, e.rotation, e.deal, e.seed, ", ".join(e.seats)] for e in entries]
-        click.echo(tabulate(rows, headers=["#", "match", "table", "rotation", "deal", "seed", "seats (in order)"]))
+        click.echo(format_schedule(entries, fmt))
         if unseeded and not db_path(config).exists():
-            click.echo("(no seed in the file: these seeds are an example; a run draws its own "
-                       "random seed and keeps it in the results database)", err=True)
+            status("(no seed in the file: these seeds are an example; a run draws its own "
+                   "random seed and keeps it in the results database)")
         return
+    stream: TextIO = sys.stderr if not is_quiet() else _NoLiveLine(sys.stderr)  # type: ignore[assignment]
     try:
-        summary = run_tournament(config, jobs_used, echo=click.echo)
+        summary = run_tournament(config, jobs_used, echo=status, progress_stream=stream)
     except KeyboardInterrupt:
         raise click.ClickException(
             f"interrupted: the matches already finished are stored in {db_path(config)}; "
@@ -105,45 +180,47 @@ def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path
         ) from None
     except (ConfigError, TournamentError, StoreError) as err:
         raise click.ClickException(str(err)) from None
-    if summary.stopped is not None:
-        failed = f" ({summary.failed} failed)" if summary.failed else ""
-        n = f"{summary.played} match" + ("" if summary.played == 1 else "es")
-        left = f"; {summary.unsettled} adjacent pair(s) not separated" if summary.unsettled else ""
-        click.echo(f"played {n}{failed} in {summary.seconds:.1f} s, {summary.total} in all; stopped: "
-                   f"{STOP_REASONS[summary.stopped]}{left}; results in {summary.db}")
-    elif summary.played:
-        failed = f" ({summary.failed} failed)" if summary.failed else ""
-        n = f"{summary.played} match" + ("" if summary.played == 1 else "es")
-        click.echo(f"played {n}{failed} in {summary.seconds:.1f} s; results in {summary.db}")
-    else:
-        click.echo(f"all {summary.total} matches were already played; results in {summary.db}")
-    try:
-        store = ResultStore(summary.db, create=False)
-    except StoreError as err:
-        raise click.ClickException(str(err)) from None
-    try:
-        click.echo("")
-        click.echo(report(store, fmt))
-        failures = store.failures()
-    finally:
-        store.close()
+    status(_played_line(summary))
+    failures = _print_report(summary.db, fmt, chosen)
+    if summary.played:
+        for line in summary.tally.lines():
+            status(line)
     _echo_note(failed_note(len(failures), "re-run the same command to retry {them}"), fmt)
     if failures:
         raise SystemExit(1)  # a tournament with holes is not a success, even when shown
 
 
+def _print_report(db: Path, fmt: str, sections: tuple[str, ...]) -> list[FailedMatch]:
+    """The final tables on stdout; the failed matches."""
+    try:
+        store = ResultStore(db, create=False)
+    except StoreError as err:
+        raise click.ClickException(str(err)) from None
+    try:
+        text = report(store, fmt, sections=sections)
+        if fmt in ("plain", "markdown"):
+            click.echo("")
+        click.echo(text)
+        return store.failures()
+    except (ValueError, StoreError) as err:
+        raise click.ClickException(str(err)) from None
+    finally:
+        store.close()
+
+
 @click.command()
 @click.argument("results")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True)
-@click.option("--section", "sections", multiple=True, type=click.Choice(["leaderboard", "head_to_head", "seats"]),
+@click.option("--section", "sections", multiple=True, type=click.Choice(SECTIONS),
               help="Which tables (default: leaderboard only; repeat to add).")
 @click.option("--rating", type=click.Choice(RATINGS), default=None,
               help="Rate every hand or every match as one game (default: the tournament's 'rating').")
 def leaderboard(results: str, fmt: str, sections: tuple[str, ...], rating: str | None) -> None:
     """Show the leaderboard of RESULTS (a results directory or database)."""
+    chosen = _sections(sections, fmt, ("leaderboard",))
     store = _open_store(results)
     try:
-        click.echo(report(store, fmt, sections=sections or ("leaderboard",), rating=rating))
+        click.echo(report(store, fmt, sections=chosen, rating=rating))
         failures = store.failures()
     except (ValueError, StoreError) as err:
         raise click.ClickException(str(err)) from None
@@ -153,45 +230,58 @@ def leaderboard(results: str, fmt: str, sections: tuple[str, ...], rating: str |
                                           f"tournament again retries {{them}}"), fmt)
 
 
+MATCH_COLUMNS = (Column("index", "#"), Column("match_id", "match"), Column("status", "status"),
+                 Column("faults", "faults"), Column("seconds", "seconds", 3, 1),
+                 Column("result", "result (place. bot total)"))
+# json: the result as lists rather than one line of text.
+MATCH_JSON_COLUMNS = (*MATCH_COLUMNS[:5], Column("bots", ""), Column("totals", ""), Column("places", ""),
+                      Column("forfeited", ""), Column("ignored_lines", ""), Column("reason", ""))
+
+
+def _match_row(m: StoredMatch) -> dict[str, Any]:
+    order = sorted(range(len(m.bots)), key=lambda s: m.places[s])
+    standing = ", ".join(f"{m.places[s]}. {m.bots[s]} {m.totals[s]}" + (" (forfeit)" if m.forfeited[s] else "")
+                         for s in order)
+    return {"index": m.schedule_index, "match_id": m.match_id, "status": "ok", "faults": len(m.faults),
+            "seconds": m.duration_seconds, "result": standing, "bots": m.bots, "totals": m.totals,
+            "places": m.places, "forfeited": m.forfeited, "reason": None}
+
+
+def _failed_row(f: FailedMatch) -> dict[str, Any]:
+    tries = f", {f.attempts} attempts" if f.attempts > 1 else ""
+    return {"index": f.schedule_index, "match_id": f.match_id, "status": "error", "faults": None,
+            "seconds": None, "result": f"arena error: {f.reason} ({', '.join(f.bots)}{tries})",
+            "bots": list(f.bots), "totals": None, "places": None, "forfeited": None, "reason": f.reason}
+
+
 @click.command()
 @click.argument("results")
 @click.option("--bot", default=None, help="Only matches this bot played.")
-def matches(results: str, bot: str | None) -> None:
-    """List the stored matches of RESULTS."""
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True)
+def matches(results: str, bot: str | None, fmt: str) -> None:
+    """List the stored matches of RESULTS (failed ones with status 'error')."""
     store = _open_store(results)
     try:
-        rows = []
-        for m in store.matches(bot=bot):
-            order = sorted(range(len(m.bots)), key=lambda s: m.places[s])
-            standing = ", ".join(f"{m.places[s]}. {m.bots[s]} {m.totals[s]}" + (" (forfeit)" if m.forfeited[s] else "")
-                                 for s in order)
-            rows.append([m.schedule_index, m.match_id, "ok", len(m.faults), f"{m.duration_seconds:.1f}", standing])
-        rows += [_failed_row(f) for f in store.failures(bot=bot)]
+        rows = [_match_row(m) for m in store.matches(bot=bot)] + [_failed_row(f) for f in store.failures(bot=bot)]
         if bot and not rows:
             known = ", ".join(store.bots())
             raise click.ClickException(f"no matches of bot {bot!r} in {results} (bots: {known})")
-        rows.sort(key=lambda r: int(r[0]))  # type: ignore[call-overload]
-        click.echo(tabulate(rows, headers=["#", "match", "status", "faults", "seconds",
-                                           "result (place. bot total)"]))
     except StoreError as err:
         raise click.ClickException(str(err)) from None
     finally:
         store.close()
-
-
-def _failed_row(f: FailedMatch) -> list[object]:
-    tries = f", {f.attempts} attempts" if f.attempts > 1 else ""
-    return [f.schedule_index, f.match_id, "error", "-", "-",
-            f"arena error: {f.reason} ({', '.join(f.bots)}{tries})"]
+    rows.sort(key=lambda r: r["index"])
+    click.echo(format_table(MATCH_JSON_COLUMNS if fmt == "json" else MATCH_COLUMNS, rows, fmt, get=_key))
 
 
 @click.command()
 @click.argument("results")
 @click.argument("match_id")
-@click.option("--verbose", "-v", is_flag=True, help="Show every draw and discard too.")
-def show(results: str, match_id: str, verbose: bool) -> None:
-    """Show one match of RESULTS: the hand-by-hand account, faults and stderr logs."""
-    from ..account import final_table, render_account  # tabulate: not for the other commands
+@click.option("--json", "as_json", is_flag=True, help="The match as one JSON object: results, faults, record.")
+def show(results: str, match_id: str, as_json: bool) -> None:
+    """Show one match of RESULTS: the hand-by-hand account, faults and stderr logs.
+
+    -v shows every draw and discard too."""
     store = _open_store(results)
     try:
         failed = [f for f in store.failures() if f.match_id == match_id]
@@ -203,25 +293,65 @@ def show(results: str, match_id: str, verbose: bool) -> None:
             m = store.match(match_id)
         except (KeyError, StoreError):
             raise click.ClickException(f"no match {match_id!r} in {results}; `arena matches {results}` lists them") from None
-        record = store.record(match_id)
-        names = list(m.bots)
-        for line in render_account(record["events"], names, verbose=verbose):
-            click.echo(line)
-        click.echo("")
-        click.echo(final_table(record["events"], names))
-        if m.faults:
-            click.echo("\nFaults:")
-            for f in m.faults:
-                click.echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} in hand {f['hand']}, "
-                           f"decision {f['decision']} ({f['decision_kind']}): {f['detail']}")
-        logs = [(s, p) for s, p in enumerate(m.stderr_logs) if p]
-        if logs:
-            click.echo("\nstderr logs:")
-            for s, p in logs:
-                exists = "" if os.path.exists(p) else " (missing)"
-                click.echo(f"  seat {s} ({names[s]}): {p}{exists}")
+        try:
+            record = store.record(match_id)
+        except StoreError as err:
+            raise click.ClickException(str(err)) from None
     finally:
         store.close()
+    if as_json:
+        click.echo(json.dumps(match_json(m, record), indent=2, ensure_ascii=False))
+    else:
+        _print_account(m, record)
+
+
+def match_json(m: StoredMatch, record: dict[str, Any]) -> dict[str, Any]:
+    """One stored match as JSON: its results, faults, ignored lines and event record."""
+    out = {k: v for k, v in dataclasses.asdict(m).items() if k not in ("record", "record_path")}
+    out["warnings"] = record.get("warnings", [])
+    out["record"] = {k: v for k, v in record.items() if k != "warnings"}
+    return out
+
+
+def _ignored_lines(record: dict[str, Any], seats: int) -> list[IgnoredLines]:
+    """The record's ignored lines; entries that do not read as such are skipped
+    (a record is a file on disk: it may be older, or damaged)."""
+    out = []
+    for w in record.get("warnings") or []:
+        try:
+            entry = IgnoredLines(**{**w, "examples": tuple(w.get("examples") or ())})
+        except (TypeError, AttributeError):
+            continue
+        if isinstance(entry.seat, int) and 0 <= entry.seat < seats:
+            out.append(entry)
+    return out
+
+
+def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
+    from ..account import final_table, render_account  # tabulate: not for the other commands
+
+    names = list(m.bots)
+    verbose = verbosity().verbose > 0
+    for line in render_account(record["events"], names, verbose=verbose):
+        click.echo(line)
+    click.echo("")
+    click.echo(final_table(record["events"], names))
+    if m.faults:
+        click.echo("\nFaults:")
+        for f in m.faults:
+            click.echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} in hand {f['hand']}, "
+                       f"decision {f['decision']} ({f['decision_kind']}): {f['detail']}")
+    ignored = _ignored_lines(record, len(names))
+    if ignored:
+        click.echo("\nIgnored lines (not faults, but a bot that sends them is confused):")
+        for w in ignored:
+            click.echo(f"  seat {w.seat} ({names[w.seat]}): {w.describe()}")
+    logs = [(s, p) for s, p in enumerate(m.stderr_logs) if p]
+    if logs:
+        click.echo("\nstderr logs:")
+        for s, p in logs:
+            exists = "" if os.path.exists(p) else " (missing)"
+            click.echo(f"  seat {s} ({names[s]}): {p}{exists}")
 
 
 COMMANDS = (run, leaderboard, matches, show)

@@ -16,6 +16,7 @@ happens, the executor's workers (and with them every bot) are stopped.
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import shlex
@@ -25,7 +26,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
@@ -33,13 +34,16 @@ from typing import TextIO
 from ..match import FaultPolicy, MatchResult, MatchSpec
 from ..process import sandbox
 from ..ranking.games import Game
+from ..words import plural
 from .config import RATE_HANDS, TournamentConfig
 from .executor import MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make_executor
+from .faultsummary import FaultTally
 from .ranking import games_of, rated_games
 from .rounds import StopRule, check_rounds, first_rounds, match_budget, round_entries
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size
 from .store import DEFAULT_DB_NAME, FailedMatch, ResultStore, StoredMatch, StoreError
 
+LOG = logging.getLogger(__name__)
 ERROR_LOG = "errors.log"   # in the results' logs directory
 
 
@@ -93,7 +97,9 @@ def stored_match(entry: ScheduleEntry, result: MatchResult, started_at: str) -> 
             for s in result.stats
         ],
         stderr_logs=list(result.stderr_logs),
-        record=result.record,
+        # The lines the bots sent that were thrown away: not faults, kept for `arena show`.
+        record={**result.record, "warnings": [asdict(w) for w in result.warnings]} if result.warnings
+        else result.record,
         duration_seconds=result.wall_seconds,
         started_at=started_at,
     )
@@ -131,7 +137,7 @@ def check_bots(config: TournamentConfig) -> None:
 
 
 def _warn(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    LOG.warning("%s", message)
 
 
 def settle_seed(config: TournamentConfig) -> TournamentConfig:
@@ -207,6 +213,7 @@ class Progress:
     failed: int = 0
     unsettled: int | None = None
     rating: str = RATE_HANDS
+    tally: FaultTally = field(default_factory=FaultTally)
     _leader: str = "-"
     _leader_at: float | None = None
     _refresh: float = 1.0
@@ -221,6 +228,7 @@ class Progress:
         self.done += 1
         self.fresh += 1
         self.faults += len(result.faults)
+        self.tally.add(entry.seats, result)
         self.games += games_of(entry.match_id, entry.deal, entry.seats, result.places, result.forfeited,
                                result.hand_scores, self.rating)
         if self.live:
@@ -232,6 +240,7 @@ class Progress:
         self.done += 1
         self.fresh += 1
         self.failed += 1
+        self.tally.failed += 1
         if self.live:
             self.stream.write("\r\x1b[K" + line + "\n" + self.line() + "\x1b[K")
         else:
@@ -283,6 +292,7 @@ class RunSummary:
     failed: int = 0  # of ``played``, those that failed with an arena error
     stopped: str | None = None      # a settling run: why it stopped (see ``STOP_REASONS``)
     unsettled: int | None = None    # a settling run: adjacent pairs not separated at the end
+    tally: FaultTally = field(default_factory=FaultTally)   # this run's faults, for its summary
 
 
 # Why a settling run stopped.
@@ -349,7 +359,7 @@ def run_tournament(
         retry = len(store.failures())
         if done or retry:
             again = f"; retrying {retry} that failed" if retry else ""
-            echo(f"resuming: {len(entries) - len(todo)} of {len(entries)} matches already stored "
+            echo(f"resuming: {len(entries) - len(todo)} of {plural(len(entries), 'match', 'matches')} already stored "
                  f"in {db_path(config)}{again}")
         if not todo:
             return RunSummary(0, len(entries), len(entries), 0.0, db_path(config))
@@ -362,7 +372,8 @@ def run_tournament(
         started = time.monotonic()
         _play(config, todo, jobs, store, log_dir, progress, sandbox_mode)
         return RunSummary(len(todo), len(entries) - len(todo), len(entries),
-                          time.monotonic() - started, db_path(config), failed=progress.failed)
+                          time.monotonic() - started, db_path(config), failed=progress.failed,
+                          tally=progress.tally)
     finally:
         store.close()
 
@@ -377,7 +388,7 @@ def run_rounds(config: TournamentConfig, jobs: int, echo: Callable[[str], None] 
         before, retry = len(store), len(store.failures())
         if before or retry:
             again = f"; retrying {retry} that failed" if retry else ""
-            echo(f"resuming: {before} matches already stored in {db_path(config)}{again}")
+            echo(f"resuming: {plural(before, 'match', 'matches')} already stored in {db_path(config)}{again}")
         rounds = _Rounds(config, jobs, store, echo, progress_stream or sys.stderr)
         started = time.monotonic()
         try:
@@ -387,7 +398,8 @@ def run_rounds(config: TournamentConfig, jobs: int, echo: Callable[[str], None] 
             raise
         rounds.stop(complete=True)
         return RunSummary(rounds.played, before, len(store), time.monotonic() - started, db_path(config),
-                          failed=rounds.failed, stopped=stopped, unsettled=rounds.unsettled)
+                          failed=rounds.failed, stopped=stopped, unsettled=rounds.unsettled,
+                          tally=rounds.progress.tally if rounds.progress is not None else FaultTally())
     finally:
         store.close()
 

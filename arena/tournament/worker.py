@@ -27,6 +27,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
+from ..logsetup import configure_worker
 from ..match import BotPool, MatchResult, MatchSpec, run_match
 from . import channel
 
@@ -110,6 +111,7 @@ def main(fd: int) -> None:
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     _die_with_parent()
+    configure_worker()      # the arena's -v and --log-file, passed in the environment
     pool = BotPool()
     try:
         while True:

@@ -1,0 +1,54 @@
+"""The fault summary that ends ``arena run``: per bot, what went wrong in this run.
+
+Counted from the results as they come (``FaultTally.add``), so it covers the
+matches this run played, not those an earlier run stored.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from ..match import FAULT_KINDS, MatchResult
+from ..words import plural
+
+__all__ = ["FaultTally"]
+
+
+@dataclass
+class FaultTally:
+    """Faults by bot and kind, forfeits, ignored lines and failed matches of one run."""
+
+    faults: dict[str, Counter[str]] = field(default_factory=dict)
+    forfeits: Counter[str] = field(default_factory=Counter)
+    ignored: Counter[str] = field(default_factory=Counter)
+    failed: int = 0
+
+    def add(self, bots: tuple[str, ...] | list[str], result: MatchResult) -> None:
+        for f in result.faults:
+            self.faults.setdefault(bots[f.seat], Counter())[f.kind] += 1
+        for seat, lost in enumerate(result.forfeited):
+            if lost:
+                self.forfeits[bots[seat]] += 1
+        for w in result.warnings:
+            self.ignored[bots[w.seat]] += w.count
+
+    def lines(self) -> list[str]:
+        """``Faults: none``, or a heading and one line per bot that had any."""
+        bots = sorted(set(self.faults) | set(self.forfeits) | set(self.ignored))
+        if not bots and not self.failed:
+            return ["Faults this run: none"]
+        out = ["Faults this run (`arena show RESULTS MATCH` has the details):"]
+        for bot in bots:
+            kinds = self.faults.get(bot, Counter())
+            parts = [plural(kinds[k], k if k != "wrong_id" else "wrong id")
+                     for k in FAULT_KINDS if kinds[k]]
+            if self.forfeits[bot]:
+                parts.append(f"forfeited {plural(self.forfeits[bot], 'match', 'matches')}")
+            if self.ignored[bot]:
+                parts.append(plural(self.ignored[bot], "ignored line"))
+            out.append(f"  {bot}: {', '.join(parts)}")
+        if self.failed:
+            out.append(f"  arena errors: {plural(self.failed, 'match', 'matches')} failed "
+                       f"(not a bot's fault; logs/errors.log)")
+        return out

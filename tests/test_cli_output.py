@@ -1,0 +1,141 @@
+"""Issue 10 point 1: results on stdout in every --format, status and progress on stderr.
+
+`arena run` runs as a real subprocess, so stdout and stderr are the real,
+separate streams a pipe to jq or a redirect to a file would see.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+GAMEBOTS = ROOT / "tests" / "gamebots"
+
+
+def tournament(tmp: Path, extra_bot: str = "") -> Path:
+    """Three built-in players (and maybe a bot program), tables of 3, hands of one contract."""
+    path = tmp / "t.yaml"
+    path.write_text(f"""
+name: fmt
+bots:
+  - {{name: g, builtin: greedy}}
+  - {{name: r, builtin: random}}
+  - {{name: p, builtin: passive}}
+{extra_bot}
+players: 3
+rules: {{contracts: [2S3, S3+R4]}}
+seed: 4
+output: {json.dumps(str(tmp / "out"))}
+""")
+    return path
+
+
+def arena(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT, env={**os.environ, **(env or {})})
+
+
+def cli(*args: str) -> object:
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def parse(text: str, fmt: str) -> object:
+    """The table(s) of ``text`` in ``fmt``; fails the test if they do not parse."""
+    if fmt == "json":
+        return json.loads(text)
+    if fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(text)))
+        assert rows and all(None not in r for r in rows), text
+        return rows
+    lines = [line for line in text.splitlines() if line.strip()]
+    if fmt == "markdown":
+        table = [line for line in lines if line.startswith("|")]
+        assert table and set(table[1]) <= set("|-: "), text    # a github table: header, rule, rows
+        return table
+    assert any(set(line) <= set("- ") for line in lines), text  # tabulate's simple table rule
+    return lines
+
+
+@pytest.mark.parametrize("fmt", ["plain", "markdown", "csv", "json"])
+def test_run_prints_only_the_tables_on_stdout_in_every_format(tmp_path: Path, fmt: str) -> None:
+    done = arena("run", str(tournament(tmp_path)), "--format", fmt, "--jobs", "1")
+    assert done.returncode == 0, done.stderr
+    parsed = parse(done.stdout, fmt)
+    if fmt == "json":
+        assert set(parsed) == {"leaderboard", "head_to_head", "seats"}      # type: ignore[arg-type]
+        assert {r["bot"] for r in parsed["leaderboard"]} == {"g", "r", "p"}  # type: ignore[index]
+    if fmt == "csv":    # csv holds one table: the leaderboard
+        assert {r["bot"] for r in parsed} == {"g", "r", "p"}                 # type: ignore[union-attr]
+    for status in ("fmt: 3 matches", "played 3 matches", "Faults this run: none"):
+        assert status in done.stderr and status not in done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def test_run_csv_with_a_named_section_and_two_sections_refused_before_playing(tmp_path: Path) -> None:
+    path = tournament(tmp_path)
+    two = cli("run", str(path), "--format", "csv", "--section", "seats", "--section", "leaderboard")
+    assert two.exit_code == 2 and "csv output holds one table" in two.output
+    assert not (tmp_path / "out").exists()     # refused before a match was played
+    seats = cli("run", str(path), "--format", "csv", "--section", "seats")
+    assert seats.exit_code == 0, seats.output
+    rows = parse(seats.stdout, "csv")
+    assert [r["seat"] for r in rows] == ["0", "1", "2"]                      # type: ignore[index]
+
+
+@pytest.mark.parametrize("fmt", ["plain", "markdown", "csv", "json"])
+def test_dry_run_schedule_in_every_format(tmp_path: Path, fmt: str) -> None:
+    done = cli("run", str(tournament(tmp_path)), "--dry-run", "--format", fmt)
+    assert done.exit_code == 0, done.output
+    parsed = parse(done.stdout, fmt)
+    if fmt == "json":
+        assert [e["seats"] for e in parsed][0] == ["g", "r", "p"]            # type: ignore[index]
+    if fmt == "csv":
+        assert [r["match_id"] for r in parsed] == ["t000-r0-d0", "t000-r1-d0", "t000-r2-d0"]  # type: ignore[index]
+    assert "fmt: 3 matches" in done.stderr and "fmt: 3 matches" not in done.stdout
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("results")
+    done = cli("run", str(tournament(tmp)), "--jobs", "1", "-q")
+    assert done.exit_code == 0 and done.stderr == ""
+    return tmp / "out"
+
+
+@pytest.mark.parametrize("fmt", ["plain", "markdown", "csv", "json"])
+def test_leaderboard_and_matches_in_every_format(results: Path, fmt: str) -> None:
+    board = cli("leaderboard", str(results), "--format", fmt)
+    assert board.exit_code == 0, board.output
+    parse(board.stdout, fmt)
+    listed = cli("matches", str(results), "--format", fmt)
+    assert listed.exit_code == 0, listed.output
+    rows = parse(listed.stdout, fmt)
+    if fmt == "json":
+        assert [m["match_id"] for m in rows] == ["t000-r0-d0", "t000-r1-d0", "t000-r2-d0"]  # type: ignore[union-attr]
+        first = rows[0]                                                        # type: ignore[index]
+        assert first["status"] == "ok" and sorted(first["places"]) == [1, 2, 3] and len(first["totals"]) == 3
+    if fmt == "csv":
+        assert [r["status"] for r in rows] == ["ok"] * 3                      # type: ignore[union-attr]
+        assert "1. " in rows[0]["result"]                                     # type: ignore[index]
+
+
+def test_show_json_is_the_whole_match(results: Path) -> None:
+    done = cli("show", str(results), "t000-r1-d0", "--json")
+    assert done.exit_code == 0, done.output
+    m = json.loads(done.stdout)
+    assert m["match_id"] == "t000-r1-d0" and m["bots"] == ["p", "g", "r"]
+    assert len(m["hand_scores"]) == 2 and sum(m["hand_scores"][0]) + sum(m["hand_scores"][1]) == sum(m["totals"])
+    assert m["record"]["events"][0]["type"] == "match_start" and m["warnings"] == []
+    missing = cli("show", str(results), "nope", "--json")
+    assert missing.exit_code == 1 and "no match 'nope'" in missing.output

@@ -1,0 +1,61 @@
+"""Issue 10, "Docs and polish": what the docs say matches what arena does."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from arena.account import render_account
+from arena.cli import main
+from arena.players.registry import BUILTIN_PLAYERS
+from arena.shanghai.ruleset import MAX_PLAYERS, MIN_PLAYERS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_readme_rules_and_help_agree_on_player_counts() -> None:
+    said = f"{MIN_PLAYERS}-{MAX_PLAYERS}"
+    readme = (ROOT / "README.md").read_text()
+    assert f"({said}\nplayers" in readme or f"({said} players" in readme
+    assert f"with {MIN_PLAYERS} to {MAX_PLAYERS} players" in (ROOT / "docs" / "RULES.md").read_text()
+    help_text = CliRunner().invoke(main, ["play", "--help"]).output
+    assert said in help_text
+    assert not re.search(r"\b[3-9]-8 players", readme)
+
+
+def test_every_builtin_player_is_documented() -> None:
+    readme = (ROOT / "README.md").read_text()
+    example = (ROOT / "tournaments" / "example.yaml").read_text()
+    help_text = CliRunner().invoke(main, ["play", "--help"]).output
+    for name in BUILTIN_PLAYERS:
+        assert f"`{name}` (" in readme, name          # named and described
+        assert f"{name}:" in example, name
+        assert name in help_text, name
+
+
+def test_counts_agree_with_their_nouns() -> None:
+    events = [
+        {"type": "match_start", "players": 2, "rules": {"contracts": ["2S3"], "preset": "shanghai"}, "seed": 1},
+        {"type": "deal", "hand": 1, "contract": "2S3", "dealer": 0, "deal_size": 11, "upcard": "5H"},
+        {"type": "buy", "seat": 1, "card": "5H", "penalty": 2, "buys_left": 1},
+        {"type": "discard", "seat": 0, "card": "7C"},
+        {"type": "hand_end", "hand": 1, "reason": "stock", "seat": None, "scores": [10, 20]},
+    ]
+    text = "\n".join(render_account(events, ["a", "b"]))
+    assert "1 buy left)" in text and "after 1 turn and 1 buy:" in text
+    assert "1 buys" not in text and "1 turns" not in text
+
+
+def test_a_ruleset_that_cannot_deal_the_table_fails_at_load_naming_the_file(tmp_path: Path) -> None:
+    rules = tmp_path / "one-deck.yaml"
+    rules.write_text("decks: 1\n")
+    logs = tmp_path / "logs"
+    done = CliRunner().invoke(main, ["play", "-n", "8", "--rules", str(rules), "--log-dir", str(logs),
+                                     "python3 -c 'import time; time.sleep(60)'"])
+    assert done.exit_code == 1 and len(done.output.strip().splitlines()) == 1
+    assert f"{rules}: setting 'deal_size': hand 1: 8 players x 11 cards do not fit" in done.output
+    assert not logs.exists()        # checked before any bot started
+    ok = CliRunner().invoke(main, ["play", "-n", "4", "--rules", str(rules), "--seed", "1"])
+    assert ok.exit_code == 0, ok.output   # one deck deals 4 players: fine at that table size
