@@ -437,10 +437,9 @@ def test_process_limit(spawn, mode):
 
 def test_cpu_limit(spawn):
     bot = spawn("cpuburn", cpu_seconds=1)
-    t = time.monotonic()
+    # A crash, not a timeout: the limit fired first (no wall-clock bound: the machine is shared).
     with pytest.raises(BotCrashed) as err:
         bot.request({"id": 1}, timeout=10)
-    assert time.monotonic() - t < 4
     assert err.value.signal in (signal.SIGXCPU, signal.SIGKILL)
     assert "CPU time limit of 1 s exceeded" in str(err.value)
 
