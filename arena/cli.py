@@ -181,7 +181,7 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
             st = result.stats[i]
             click.echo(f"  seat {i} ({names[i]}): {st.count} decisions, mean {_ms(st.mean)}, "
                        f"p95 {_ms(st.p95)}, max {_ms(st.max)}, {st.timeouts} timeouts; "
-                       f"stderr log: {result.stderr_logs[i]}")
+                       f"stderr log: {result.stderr_logs[i] or 'none (nothing written)'}")
     if log_file is not None:
         data = {"players": names, **result.record, "places": list(result.places),
                 "forfeited": list(result.forfeited), "faults": [asdict(f) for f in result.faults]}
