@@ -184,7 +184,8 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
                        f"stderr log: {result.stderr_logs[i] or 'none (nothing written)'}")
     if log_file is not None:
         data = {"players": names, **result.record, "places": list(result.places),
-                "forfeited": list(result.forfeited), "faults": [asdict(f) for f in result.faults]}
+                "forfeited": list(result.forfeited), "faults": [asdict(f) for f in result.faults],
+                "stderr_logs": list(result.stderr_logs)}     # the replay viewer shows them per decision
         log_file.write_text(json.dumps(data) + "\n", encoding="utf-8")
         click.echo(f"\nmatch record written to {log_file}")
 
@@ -227,6 +228,33 @@ def check(bot: str, time_per_move: float, log_dir: Path | None, sandbox_mode: st
         click.echo(line)
     if not report.ok:
         sys.exit(1)
+
+
+@main.command()
+@click.argument("results")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Directory for the report (default: RESULTS/report).")
+@click.option("--bot", default=None, help="Only this bot's diagnostics (written as bot-NAME.html).")
+@click.option("--replays/--no-replays", default=True, show_default=True,
+              help="Write a replay viewer for every match (replays/MATCH.html), linked from the report.")
+@click.option("--rating", type=click.Choice(["hands", "matches"]), default=None,
+              help="Rate every hand or every match as one game (default: the tournament's 'rating').")
+def report(results: str, out: Path | None, bot: str | None, replays: bool, rating: str | None) -> None:
+    """Write an HTML report of RESULTS (one self-contained file, no network),
+    a grade-book CSV and a replay viewer per match."""
+    from .report.build import ReportError, write_report
+
+    try:
+        written = write_report(results, out, bot=bot, replays=replays, rating=rating,
+                               progress=lambda line: click.echo(line, err=True))
+    except ReportError as err:
+        raise click.ClickException(str(err)) from None
+    pages = [p for p in written if p.suffix == ".html" and p.parent.name != "replays"]
+    shown = len(written) - len(pages) - 1
+    click.echo(f"report: {pages[-1]}")
+    click.echo(f"grade book: {next(p for p in written if p.suffix == '.csv')}")
+    if replays:
+        click.echo(f"replays: {shown} in {pages[-1].parent / 'replays'}")
 
 
 # The tournament commands live with the tournament library (arena.tournament).

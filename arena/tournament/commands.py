@@ -187,10 +187,28 @@ def _failed_row(f: FailedMatch) -> list[object]:
 
 @click.command()
 @click.argument("results")
-@click.argument("match_id")
+@click.argument("match_id", required=False)
 @click.option("--verbose", "-v", is_flag=True, help="Show every draw and discard too.")
-def show(results: str, match_id: str, verbose: bool) -> None:
-    """Show one match of RESULTS: the hand-by-hand account, faults and stderr logs."""
+@click.option("--html", "html", is_flag=True,
+              help="Write the match's replay viewer (an HTML file) instead of printing the account.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="With --html: the file to write (default: MATCH.html here, or LOG.html beside a log).")
+def show(results: str, match_id: str | None, verbose: bool, html: bool, out: Path | None) -> None:
+    """Show one match of RESULTS: the hand-by-hand account, faults and stderr logs.
+
+    With --html, write its replay viewer; RESULTS may then also be a match
+    log written by `arena play --log` (no MATCH needed).
+    """
+    if html:
+        from ..report.build import ReportError, write_replay
+        try:
+            path = write_replay(results, match_id, out)
+        except ReportError as err:
+            raise click.ClickException(str(err)) from None
+        click.echo(f"replay: {path}")
+        return
+    if match_id is None:
+        raise click.ClickException(f"which match of {results}? `arena matches {results}` lists them")
     from ..account import final_table, render_account  # tabulate: not for the other commands
     store = _open_store(results)
     try:
