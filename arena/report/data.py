@@ -176,12 +176,15 @@ def _add_requests(section: BotSection, store: ResultStore) -> None:
     wanted = {e["match_id"] for e in section.illegal + section.slowest}
     for mid in sorted(wanted):
         m = store.match(mid)
+        record = m.record if m.record is not None else store.record(mid)
+        faults = record.get("faults") if isinstance(record.get("faults"), list) else m.faults
         try:
-            replay = build_replay(m.record or store.record(mid), m.bots, title=mid, places=m.places)
+            replay = build_replay(record, m.bots, title=mid, places=m.places, stderr_logs=m.stderr_logs,
+                                  faults=faults)
         except ReplayError:
             continue
         decisions = replay["decisions"]
-        faults = {(f["decision"], f["seat"]): f for f in replay["faults"]}
+        shown = {(f["decision"], f["seat"]): f for f in replay["faults"]}
         seat = m.bots.index(section.bot)
         for e in section.illegal + section.slowest:
             k = e["decision"]
@@ -190,10 +193,13 @@ def _add_requests(section: BotSection, store: ResultStore) -> None:
             d = decisions[k]
             e["kind"] = d["kind"]
             e["hand"] = replay["steps"][d["step"]]["e"]["hand"] if d["step"] >= 0 else 1
-            if e in section.illegal:
+            e["step"] = min(d["step"] + 1, len(replay["steps"]) - 1)
+            if any(e is x for x in section.illegal):
+                fault = shown.get((k, seat)) or {}
                 e["request"] = d["request"]
-                e["reply"] = (faults.get((k, seat)) or {}).get("reply")
+                e["reply"] = fault.get("reply")
                 e["stderr"] = d["stderr"]
+                e["step"] = fault.get("step", e["step"])
 
 
 GRADEBOOK_COLUMNS = ("bot", "rank", "rating", "matches", "mean_place", "score_per_hand",

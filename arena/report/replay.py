@@ -29,7 +29,7 @@ from ..shanghai.events import Event
 from ..shanghai.game import Game
 from ..shanghai.ruleset import Ruleset
 
-__all__ = ["ReplayError", "build_replay", "STDERR_PER_DECISION"]
+__all__ = ["ReplayError", "build_replay", "decision_stderr", "STDERR_PER_DECISION"]
 
 # A decision's stderr shown in the viewer, at most (a flood stays in the log file).
 STDERR_PER_DECISION = 4000
@@ -84,6 +84,17 @@ def _stderr_text(seat: _Seat, index: int) -> str | None:
     if len(chunk) > STDERR_PER_DECISION:
         text += f"\n[... {len(chunk) - STDERR_PER_DECISION} more bytes in the log]"
     return text
+
+
+def decision_stderr(record: Mapping[str, Any], seat: int, decision: int, log: str | None) -> str | None:
+    """What the bot of ``seat`` wrote on stderr while deciding ``decision``
+    (None: no trace, no log, or nothing written)."""
+    players = len(record.get("trace") or [])
+    if not 0 <= seat < players:
+        return None
+    logs: list[str | None] = [None] * players
+    logs[seat] = log
+    return _stderr_text(_seats(record, players, logs)[seat], decision) or None
 
 
 def _shown(event: Event) -> dict[str, Any]:

@@ -229,9 +229,16 @@ def show(results: str, match_id: str | None, verbose: bool, html: bool, out: Pat
         click.echo(final_table(record["events"], names))
         if m.faults:
             click.echo("\nFaults:")
+            from ..report.replay import decision_stderr
             for f in m.faults:
                 click.echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} in hand {f['hand']}, "
                            f"decision {f['decision']} ({f['decision_kind']}): {f['detail']}")
+                said = None if f["decision"] is None else \
+                    decision_stderr(record, f["seat"], f["decision"], m.stderr_logs[f["seat"]])
+                if said:
+                    click.echo("    stderr during this decision:")
+                    for line in said.splitlines():
+                        click.echo(f"      {line}")
         logs = [(s, p) for s, p in enumerate(m.stderr_logs) if p]
         if logs:
             click.echo("\nstderr logs:")
