@@ -49,7 +49,8 @@
     return node;
   }
   function card(text) {
-    if (text === "JK") return el("span", { class: "card joker", "data-card": "JK", title: "joker" }, "JOKER");
+    if (text === "JK") return el("span", { class: "card joker", "data-card": "JK", title: "joker" },
+      el("span", { class: "rank", text: "\u2605" }), el("span", { class: "suit", text: "JK" }));
     const suit = text.slice(-1), rank = text.slice(0, -1);
     const red = suit === "H" || suit === "D";
     return el("span", { class: "card" + (red ? " red" : ""), "data-card": text, title: text },
