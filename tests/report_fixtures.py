@@ -46,5 +46,5 @@ def run_tournament(tmp: Path) -> Path:
     return out
 
 
-def cli(*args: str) -> "object":
+def cli(*args: str) -> object:
     return CliRunner().invoke(main, list(args), catch_exceptions=False)

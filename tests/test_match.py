@@ -405,7 +405,7 @@ def test_stderr_offsets_tie_each_decision_to_what_the_bot_wrote_during_it(tmp_pa
     log = Path(result.stderr_logs[0]).read_bytes()
     ends = [d[3] for d in trace["decisions"][1:]] + [trace["stderr_end"]]
     assert len(trace["decisions"]) > 10
-    for (index, req_id, ms, start), end in zip(trace["decisions"], ends):
+    for (_index, req_id, _ms, start), end in zip(trace["decisions"], ends):
         assert log[start:end].decode() == f"thinking about request {req_id}\ndecided request {req_id}\n"
     # the fault keeps the reply that caused it, in the record
     fault = result.record["faults"][0]

@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from report_fixtures import GAMEBOTS, cli, run_tournament
 
 from arena.report.html import replay_page
 from arena.report.replay import _game, _snapshot, build_replay, patch
 from arena.shanghai.actions import action_from_json
 from arena.tournament.store import ResultStore
-from report_fixtures import GAMEBOTS, cli, run_tournament
 
 
 @pytest.fixture(scope="module")

@@ -11,16 +11,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
+from report_fixtures import cli, run_tournament
 
 from arena.report.replay import _game
 from arena.shanghai.actions import action_from_json
 from arena.shanghai.cards import sort_key
 from arena.tournament.store import ResultStore
-from report_fixtures import cli, run_tournament
 
 BROWSERS = ("chromium", "chromium-browser")
 

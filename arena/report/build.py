@@ -18,14 +18,15 @@ import io
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import quote
 
 from markupsafe import Markup
 
-from ..tournament.store import FAULT_KINDS, ResultStore, StoreError
 from ..tournament.leaderboard import RATING_UNITS, _level
+from ..tournament.store import FAULT_KINDS, ResultStore, StoreError
 from .charts import ChartsUnavailable, ratings_chart, times_chart, vega_bundle
 from .data import GRADEBOOK_COLUMNS, ReportData, collect, gradebook_rows
 from .html import asset, render, replay_page
@@ -189,13 +190,14 @@ def replay_of_log(log: Path) -> dict[str, Any]:
         raise ReportError(f"{log}: not a JSON match log ({exc})") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("events"), list) or not isinstance(obj.get("actions"), list):
         raise ReportError(f"{log}: not a match log of `arena play --log` (no events and actions)")
-    names = obj.get("players") if isinstance(obj.get("players"), list) else []
-    logs = obj.get("stderr_logs") if isinstance(obj.get("stderr_logs"), list) else []
-    faults = obj.get("faults") if isinstance(obj.get("faults"), list) else None
-    places = obj.get("places") if isinstance(obj.get("places"), list) else None
+    def listed(key: str) -> list[Any] | None:
+        value = obj.get(key)
+        return value if isinstance(value, list) else None
+
+    logs = [p if isinstance(p, str) else None for p in listed("stderr_logs") or []]
     try:
-        return build_replay(obj, [str(n) for n in names], title=log.stem, stderr_logs=logs, faults=faults,
-                            places=places)
+        return build_replay(obj, [str(n) for n in listed("players") or []], title=log.stem, stderr_logs=logs,
+                            faults=listed("faults"), places=listed("places"))
     except ReplayError as err:
         raise ReportError(f"{log}: {err}") from None
 

@@ -10,8 +10,9 @@ extra (``pip install 'arena[report]'``): the tournament runner never needs them.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 __all__ = ["ChartsUnavailable", "ratings_chart", "times_chart", "vega_bundle"]
 
@@ -40,7 +41,9 @@ def vega_bundle() -> str:
     wanted = ".".join(_altair().SCHEMA_VERSION.lstrip("v").split(".")[:2])
     version = wanted if wanted in vl_convert.get_vegalite_versions() else None
     # Inside a <script> element: a literal "</script" would end it.
-    return vl_convert.javascript_bundle(vl_version=version).replace("</script", "<\\/script")
+    # Its stubs make the snippet required; None (the default) puts the libraries on window.
+    bundle: Callable[..., str] = vl_convert.javascript_bundle
+    return bundle(vl_version=version).replace("</script", "<\\/script")
 
 
 def ratings_chart(points: Sequence[dict[str, Any]]) -> dict[str, Any]:

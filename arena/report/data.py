@@ -9,11 +9,11 @@ traces existed give their per-match mean instead.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
-from ..tournament.leaderboard import (_Fixed, _confidence, _rating, _seed, head_to_head, leaderboard,
-                                      seat_effect)
+from ..tournament.leaderboard import _confidence, _Fixed, _rating, _seed, head_to_head, leaderboard, seat_effect
 from ..tournament.ranking import rated_games
 from ..tournament.store import FAULT_KINDS, ResultStore, StoredMatch
 
@@ -124,7 +124,8 @@ def collect(store: ResultStore, rating: str | None = None) -> ReportData:
             "played": e.played, "ahead": e.ahead, "behind": e.behind, "tied": e.tied,
             "share": e.share, "significant": e.significant, "p_value": e.p_value}
     times, fallback = _decision_times(store, matches)
-    time_points = [{"bot": b, "ms": max(ms, 0.001)} for b in order for ms in _spread([t[0] for t in times.get(b, [])], TIMES_PER_BOT)]
+    time_points = [{"bot": b, "ms": max(ms, 0.001)}      # a log scale has no 0
+                   for b in order for ms in _spread([t[0] for t in times.get(b, [])], TIMES_PER_BOT)]
     note = ("one point per decision" if not fallback
             else "matches stored without a decision trace count once each, with their mean time")
     faults: dict[str, dict[str, int]] = {b: {k: 0 for k in FAULT_KINDS} for b in order}

@@ -7,7 +7,7 @@ bot's name or stderr can never close the tag).  A page opens with no network.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -16,10 +16,10 @@ import jinja2
 __all__ = ["render", "asset"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def asset(name: str) -> str:
     """A file of arena/report/templates, as text."""
-    return resources.files(__package__).joinpath("templates", name).read_text(encoding="utf-8")
+    return (resources.files(__package__) / "templates" / name).read_text(encoding="utf-8")
 
 
 @lru_cache(maxsize=1)

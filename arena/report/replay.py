@@ -16,9 +16,9 @@ two trace offsets of its log).  Only JSON-ready values come out.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..protocol.encoder import NOT_NOTICED, MatchEncoder
 from ..shanghai.actions import action_from_json
@@ -133,7 +133,8 @@ def patch(state: dict[str, Any], e: dict[str, Any]) -> dict[str, Any]:
     """The table after event ``e`` (full JSON form), from the table before it:
     for the events inside one action, after which the engine was not asked."""
     s = {k: (list(v) if isinstance(v, list) else v) for k, v in state.items()}
-    seat, kind = e.get("seat"), e["type"]
+    seat: int = e.get("seat", -1)       # every event patched here has one
+    kind = e["type"]
     hands = s["hands"] = [list(h) for h in state["hands"]]
     melds = s["melds"] = [dict(m) for m in state["melds"]]
     if kind == "go_down":
