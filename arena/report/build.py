@@ -28,7 +28,7 @@ from markupsafe import Markup
 from ..tournament.leaderboard import RATING_UNITS, _level
 from ..tournament.store import FAULT_KINDS, ResultStore, StoreError
 from .charts import ChartsUnavailable, ratings_chart, times_chart, vega_bundle
-from .data import GRADEBOOK_COLUMNS, ReportData, collect, gradebook_rows
+from .data import GRADEBOOK_COLUMNS, ReportData, collect, gradebook_rows, stored_replay
 from .html import asset, render, replay_page
 from .replay import ReplayError, build_replay
 
@@ -129,8 +129,9 @@ def write_report(results: str, out: Path | None = None, *, bot: str | None = Non
     out = out or default_out(results)
     store = _open(results)
     try:
+        cache: dict[str, dict[str, Any]] = {}
         try:
-            data = collect(store, rating)
+            data = collect(store, rating, cache)
         except StoreError as err:
             raise ReportError(str(err)) from None
         if bot is not None and bot not in data.order:
@@ -141,7 +142,7 @@ def write_report(results: str, out: Path | None = None, *, bot: str | None = Non
             for m in data.matches:
                 path = out / replay_dir / f"{file_name(m['match_id'])}.html"
                 try:
-                    write_replay_of_store(store, m["match_id"], path, back="../index.html")
+                    write_replay_of_store(store, m["match_id"], path, back="../index.html", cache=cache)
                 except ReportError as err:
                     if progress is not None:      # one bad record loses its replay, not the report
                         progress(f"warning: {err}")
@@ -162,18 +163,16 @@ def write_report(results: str, out: Path | None = None, *, bot: str | None = Non
         store.close()
 
 
-def write_replay_of_store(store: ResultStore, match_id: str, path: Path, back: str | None = None) -> Path:
+def write_replay_of_store(store: ResultStore, match_id: str, path: Path, back: str | None = None,
+                          cache: dict[str, dict[str, Any]] | None = None) -> Path:
     try:
-        m = store.match(match_id)
-        record = m.record if m.record is not None else store.record(match_id)
+        data = stored_replay(store, match_id, cache, back)
     except StoreError as err:
         raise ReportError(str(err)) from None
-    faults = record.get("faults") if isinstance(record.get("faults"), list) else m.faults
-    try:
-        data = build_replay(record, m.bots, title=match_id, stderr_logs=m.stderr_logs, faults=faults,
-                            places=m.places, back_link=back)
     except ReplayError as err:
         raise ReportError(f"{store.path}: match {match_id!r}: {err}") from None
+    if cache is not None:
+        cache.pop(match_id, None)       # written: not needed again
     _write(path, replay_page(data))
     return path
 

@@ -50,7 +50,7 @@ def ratings_chart(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Each bot's rating (a line) and its mu +- 2 sigma (a band) after the
     first N matches; ``points``: {"matches", "bot", "rating", "low", "high"}."""
     alt = _altair()
-    data = alt.Data(values=list(points))
+    data = alt.NamedData(name="ratings")
     x = alt.X("matches:Q", title="matches played (schedule order)")
     colour = alt.Color("bot:N", title="bot")
     band = alt.Chart(data).mark_area(opacity=0.15).encode(
@@ -58,15 +58,23 @@ def ratings_chart(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
     line = alt.Chart(data).mark_line(point=True).encode(
         x=x, y="rating:Q", color=colour,
         tooltip=["bot:N", "matches:Q", alt.Tooltip("rating:Q", format=".1f")])
-    return (band + line).properties(width=640, height=300).to_dict()
+    return _with_data((band + line).properties(width=640, height=300).to_dict(), "ratings", points)
 
 
 def times_chart(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Per bot, the distribution of its decision times (box plot, log scale);
     ``points``: {"bot", "ms"}."""
     alt = _altair()
-    return alt.Chart(alt.Data(values=list(points))).mark_boxplot(extent="min-max").encode(
+    spec = alt.Chart(alt.NamedData(name="times")).mark_boxplot(extent="min-max").encode(
         y=alt.Y("bot:N", title=None),
         x=alt.X("ms:Q", title="milliseconds per decision (log scale)", scale=alt.Scale(type="log")),
         color=alt.Color("bot:N", legend=None),
     ).properties(width=640).to_dict()
+    return _with_data(spec, "times", points)
+
+
+def _with_data(spec: dict[str, Any], name: str, points: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The values joined after validation: Altair checks inline values one by
+    one against the schema, seconds for a few thousand points."""
+    spec["datasets"] = {**spec.get("datasets", {}), name: list(points)}
+    return spec

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..tournament.leaderboard import _confidence, _Fixed, _rating, _seed, head_to_head, leaderboard, seat_effect
 from ..tournament.ranking import rated_games
-from ..tournament.store import FAULT_KINDS, ResultStore, StoredMatch
+from ..tournament.store import FAULT_KINDS, ResultStore, StoredMatch, StoreError
 
 __all__ = ["ReportData", "BotSection", "collect", "GRADEBOOK_COLUMNS", "gradebook_rows"]
 
@@ -94,7 +94,10 @@ def _decision_times(store: ResultStore, matches: Sequence[StoredMatch]) -> tuple
     out: dict[str, list[tuple[float, str, int]]] = {}
     fallback = False
     for m in matches:
-        record = store.record(m.match_id)
+        try:
+            record = store.record(m.match_id)
+        except StoreError:
+            record = {}         # damaged: its per-match mean stands in
         trace = record.get("trace")
         for s, bot in enumerate(m.bots):
             entries = trace[s]["decisions"] if isinstance(trace, list) and s < len(trace) else None
@@ -108,8 +111,27 @@ def _decision_times(store: ResultStore, matches: Sequence[StoredMatch]) -> tuple
     return out, fallback
 
 
-def collect(store: ResultStore, rating: str | None = None) -> ReportData:
-    """Everything the report shows, from ``store``."""
+def stored_replay(store: ResultStore, match_id: str, cache: dict[str, dict[str, Any]] | None = None,
+                  back: str | None = None) -> dict[str, Any]:
+    """The replay data of a stored match (``cache``: made once for the
+    sections and the replay file).  StoreError or ReplayError if it cannot be made."""
+    from .replay import build_replay
+
+    if cache is not None and match_id in cache:
+        return cache[match_id]
+    m = store.match(match_id)
+    record = m.record if m.record is not None else store.record(match_id)
+    faults = record.get("faults") if isinstance(record.get("faults"), list) else m.faults
+    data = build_replay(record, m.bots, title=match_id, stderr_logs=m.stderr_logs, faults=faults,
+                        places=m.places, back_link=back)
+    if cache is not None:
+        cache[match_id] = data
+    return data
+
+
+def collect(store: ResultStore, rating: str | None = None,
+            cache: dict[str, dict[str, Any]] | None = None) -> ReportData:
+    """Everything the report shows, from ``store``; the replays it had to make go into ``cache``."""
     tournament = store.tournament() or {}
     matches = store.matches()
     bots = store.bots()
@@ -136,7 +158,8 @@ def collect(store: ResultStore, rating: str | None = None) -> ReportData:
         "seats": [{"bot": b, "total": m.totals[s], "place": m.places[s], "forfeited": m.forfeited[s]}
                   for s, b in enumerate(m.bots)],
         "faults": len(m.faults), "seconds": m.duration_seconds} for m in matches]
-    sections = [_bot_section(b, matches, h2h.get(b, {}), faults.get(b, {}), times.get(b, []), store)
+    cache = {} if cache is None else cache
+    sections = [_bot_section(b, matches, h2h.get(b, {}), faults.get(b, {}), times.get(b, []), store, cache)
                 for b in order]
     return ReportData(
         name=tournament.get("name", "tournament"), created=tournament.get("created", ""), rating_unit=unit,
@@ -148,7 +171,8 @@ def collect(store: ResultStore, rating: str | None = None) -> ReportData:
 
 
 def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[str, Any]],
-                 faults: dict[str, int], times: list[tuple[float, str, int]], store: ResultStore) -> BotSection:
+                 faults: dict[str, int], times: list[tuple[float, str, int]], store: ResultStore,
+                 cache: dict[str, dict[str, Any]]) -> BotSection:
     mine = [(m, m.bots.index(bot)) for m in matches if bot in m.bots]
     hands = sum(len(m.hand_scores) for m, _ in mine)
     score = sum(row[s] for m, s in mine for row in m.hand_scores)
@@ -165,25 +189,23 @@ def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[s
     illegal = [(m, s, f) for m, s in mine for f in m.faults if f["seat"] == s and f["kind"] == "illegal"]
     section.illegal = [{"match_id": m.match_id, "decision": f["decision"], "hand": f["hand"],
                         "decision_kind": f["decision_kind"], "detail": f["detail"]} for m, s, f in illegal[:ILLEGAL_SHOWN]]
-    _add_requests(section, store)
+    _add_requests(section, store, {m.match_id: m for m, _ in mine}, cache)
     return section
 
 
-def _add_requests(section: BotSection, store: ResultStore) -> None:
+def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, StoredMatch],
+                  cache: dict[str, dict[str, Any]]) -> None:
     """The request and the reply of each illegal decision shown, and the hand
     and kind of each slow one: from a replay of those matches only."""
-    from .replay import ReplayError, build_replay
+    from .replay import ReplayError
 
     wanted = {e["match_id"] for e in section.illegal + section.slowest}
     for mid in sorted(wanted):
-        m = store.match(mid)
-        record = m.record if m.record is not None else store.record(mid)
-        faults = record.get("faults") if isinstance(record.get("faults"), list) else m.faults
+        m = matches[mid]
         try:
-            replay = build_replay(record, m.bots, title=mid, places=m.places, stderr_logs=m.stderr_logs,
-                                  faults=faults)
-        except ReplayError:
-            continue
+            replay = stored_replay(store, mid, cache, back="../index.html")
+        except (ReplayError, StoreError):
+            continue        # a damaged record: the rows stay, without request and hand
         decisions = replay["decisions"]
         shown = {(f["decision"], f["seat"]): f for f in replay["faults"]}
         seat = m.bots.index(section.bot)
