@@ -166,3 +166,16 @@ def test_events_inside_one_action_change_the_table_as_the_engine_does():
         assert [m["cards"] for m in state["melds"]] == [m["cards"] for m in after["melds"]]
         checked += 1
     assert checked > 10
+
+
+def test_show_one_decision_prints_the_stderr_the_bot_wrote_during_it(results):
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        m = store.match(store.matches()[1].match_id)
+    seat = m.bots.index("chatty")
+    k, req_id = m.record["trace"][seat]["decisions"][4][:2]
+    res = cli("show", str(results), m.match_id, "--decision", str(k))
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith(f"decision {k}: seat {seat} (chatty)")
+    assert f"    thinking about request {req_id}\n    decided request {req_id}\n" in res.output
+    res = cli("show", str(results), m.match_id, "--decision", "100000")
+    assert res.exit_code == 1 and "has decisions 0 to" in res.output

@@ -32,7 +32,7 @@ from .data import GRADEBOOK_COLUMNS, ReportData, collect, gradebook_rows, stored
 from .html import asset, render, replay_page
 from .replay import ReplayError, build_replay
 
-__all__ = ["ReportError", "write_report", "write_replay", "replay_of_log", "file_name"]
+__all__ = ["ReportError", "decision_lines", "write_report", "write_replay", "replay_of_log", "file_name"]
 
 # Bounds on a play log read for a replay (a log holds one match).
 LOG_MAX_BYTES = 64 * 1024 * 1024
@@ -221,3 +221,42 @@ def write_replay(results: str, match_id: str | None, out: Path | None) -> Path:
     finally:
         store.close()
 
+
+
+def decision_lines(results: str, match_id: str, k: int) -> list[str]:
+    """One decision of a stored match in words: seat, kind, time, reply, fault, stderr."""
+    store = _open(results)
+    try:
+        if match_id not in store.completed_ids():
+            raise ReportError(f"no match {match_id!r} in {results}; `arena matches {results}` lists them")
+        try:
+            data = stored_replay(store, match_id)
+        except StoreError as err:
+            raise ReportError(str(err)) from None
+        except ReplayError as err:
+            raise ReportError(f"{store.path}: match {match_id!r}: {err}") from None
+    finally:
+        store.close()
+    decisions = data["decisions"]
+    if not 0 <= k < len(decisions):
+        raise ReportError(f"match {match_id!r} has decisions 0 to {len(decisions) - 1}, not {k}")
+    d = decisions[k]
+    hand = data["steps"][max(d["step"], 0)]["e"]["hand"]
+    took = "" if d["ms"] is None else f" in {d['ms']:.1f} ms"
+    lines = [f"decision {k}: seat {d['seat']} ({data['names'][d['seat']]}), {d['kind']} in hand {hand}{took}",
+             f"  action played: {json.dumps(d['reply'], separators=(',', ':'))}"]
+    if not d["asked"]:
+        lines.append("  not asked: the seat was forfeited, the arena played the fallback")
+    for f in data["faults"]:
+        if f["decision"] == k:
+            lines.append(f"  fault: {f['kind']}: {f['detail']}")
+            if f["reply"]:
+                lines.append(f"  the bot's reply: {f['reply']}")
+    if d["stderr"]:
+        lines.append("  stderr during this decision:")
+        lines += [f"    {line}" for line in d["stderr"].splitlines()]
+    elif d["builtin"]:
+        lines.append("  (a built-in player: no stderr)")
+    else:
+        lines.append("  nothing on stderr during this decision")
+    return lines

@@ -193,7 +193,10 @@ def _failed_row(f: FailedMatch) -> list[object]:
               help="Write the match's replay viewer (an HTML file) instead of printing the account.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="With --html: the file to write (default: MATCH.html here, or LOG.html beside a log).")
-def show(results: str, match_id: str | None, verbose: bool, html: bool, out: Path | None) -> None:
+@click.option("--decision", type=click.IntRange(min=0), default=None,
+              help="Show decision N only: who decided what, in how long, and what the bot wrote on stderr meanwhile.")
+def show(results: str, match_id: str | None, verbose: bool, html: bool, out: Path | None,
+         decision: int | None) -> None:
     """Show one match of RESULTS: the hand-by-hand account, faults and stderr logs.
 
     With --html, write its replay viewer; RESULTS may then also be a match
@@ -209,6 +212,14 @@ def show(results: str, match_id: str | None, verbose: bool, html: bool, out: Pat
         return
     if match_id is None:
         raise click.ClickException(f"which match of {results}? `arena matches {results}` lists them")
+    if decision is not None:
+        from ..report.build import ReportError, decision_lines
+        try:
+            for line in decision_lines(results, match_id, decision):
+                click.echo(line)
+        except ReportError as err:
+            raise click.ClickException(str(err)) from None
+        return
     from ..account import final_table, render_account  # tabulate: not for the other commands
     store = _open_store(results)
     try:
