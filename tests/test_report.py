@@ -179,3 +179,16 @@ def test_show_one_decision_prints_the_stderr_the_bot_wrote_during_it(results):
     assert f"    thinking about request {req_id}\n    decided request {req_id}\n" in res.output
     res = cli("show", str(results), m.match_id, "--decision", "100000")
     assert res.exit_code == 1 and "has decisions 0 to" in res.output
+
+
+def test_only_bots_that_wrote_on_stderr_have_a_log(results):
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        matches = store.matches()
+    for m in matches:
+        for seat, bot in enumerate(m.bots):
+            path = m.stderr_logs[seat]
+            if bot == "chatty":
+                assert path is not None and Path(path).stat().st_size > 0
+            else:
+                assert path is None          # minimal wrote nothing, the built-in is no process
+    assert all("chatty" in p.name for p in (results / "logs").glob("*.stderr.log"))
