@@ -256,6 +256,8 @@ def show(results: str, match_id: str | None, verbose: bool, html: bool, out: Pat
             for s, p in logs:
                 exists = "" if os.path.exists(p) else " (missing)"
                 click.echo(f"  seat {s} ({names[s]}): {p}{exists}")
+        else:       # a log is only created by a bot's first byte on stderr
+            click.echo("\nstderr logs: none (no bot wrote on stderr)")
     finally:
         store.close()
 
