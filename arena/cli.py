@@ -179,7 +179,8 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
     if log_file is not None:
         data = {"players": list(result.names), **result.record, "places": list(result.places),
                 "forfeited": list(result.forfeited), "faults": [asdict(f) for f in result.faults],
-                "warnings": [asdict(w) for w in result.warnings]}
+                "warnings": [asdict(w) for w in result.warnings],
+                "stderr_logs": list(result.stderr_logs)}     # the replay viewer shows them per decision
         log_file.write_text(json.dumps(data) + "\n", encoding="utf-8")
         logsetup.status(f"match record written to {log_file}")
     lost = [f for f in result.faults if f.decision is None and f.forfeit]
@@ -241,7 +242,7 @@ def _print_match(result: MatchResult, seats: tuple[SeatSpec, ...], verbose: bool
         ignored = sum(w.count for w in result.warnings if w.seat == i)
         click.echo(f"  seat {i} ({names[i]}): {plural(st.count, 'decision')}, mean {_ms(st.mean)}, "
                    f"p95 {_ms(st.p95)}, max {_ms(st.max)}, {plural(st.timeouts, 'timeout')}, "
-                   f"{plural(ignored, 'ignored line')}; stderr log: {result.stderr_logs[i]}")
+                   f"{plural(ignored, 'ignored line')}; stderr log: {result.stderr_logs[i] or 'none (nothing written)'}")
 
 
 def _print_faults(result: MatchResult) -> None:
@@ -314,6 +315,33 @@ def _check_seat(words: tuple[str, ...], after_dashes: int) -> SeatSpec:
         raise UsageLine(f"{argv[0]!r} on its own is an interpreter, not a bot: give the program it "
                                f'runs too, e.g. arena check "{argv[0]} mybot.py"')
     return SeatSpec.command(argv)
+
+
+@main.command()
+@click.argument("results")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Directory for the report (default: RESULTS/report).")
+@click.option("--bot", default=None, help="Only this bot's diagnostics (written as bot-NAME.html).")
+@click.option("--replays/--no-replays", default=True, show_default=True,
+              help="Write a replay viewer for every match (replays/MATCH.html), linked from the report.")
+@click.option("--rating", type=click.Choice(["hands", "matches"]), default=None,
+              help="Rate every hand or every match as one game (default: the tournament's 'rating').")
+def report(results: str, out: Path | None, bot: str | None, replays: bool, rating: str | None) -> None:
+    """Write an HTML report of RESULTS (one self-contained file, no network),
+    a grade-book CSV and a replay viewer per match."""
+    from .report.build import ReportError, write_report
+
+    try:
+        written = write_report(results, out, bot=bot, replays=replays, rating=rating,
+                               progress=lambda line: click.echo(line, err=True))
+    except ReportError as err:
+        raise click.ClickException(str(err)) from None
+    pages = [p for p in written if p.suffix == ".html" and p.parent.name != "replays"]
+    shown = len(written) - len(pages) - 1
+    click.echo(f"report: {pages[-1]}")
+    click.echo(f"grade book: {next(p for p in written if p.suffix == '.csv')}")
+    if replays:
+        click.echo(f"replays: {shown} in {pages[-1].parent / 'replays'}")
 
 
 # The tournament commands live with the tournament library (arena.tournament).

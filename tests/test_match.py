@@ -139,7 +139,13 @@ def test_minimal_bots_play_a_whole_match(tmp_path):
         asked = sum(1 for a in result.record["actions"] if a["seat"] == seat)
         assert result.stats[seat].count == asked and result.stats[seat].timeouts == 0
     assert result.bot_names[:3] == ("minimal",) * 3 and result.bot_names[3] is None
-    assert all(Path(p).exists() for p in result.stderr_logs[:3]) and result.stderr_logs[3] is None
+    # minimal writes nothing on stderr: no log file, no path
+    assert result.stderr_logs == (None,) * 4 and not list((tmp_path / "logs").glob("*"))
+    trace = result.record["trace"]
+    for seat in range(4):
+        asked = [i for i, a in enumerate(result.record["actions"]) if a["seat"] == seat]
+        assert [d[0] for d in trace[seat]["decisions"]] == asked
+        assert all(d[2] is not None and d[2] >= 0 for d in trace[seat]["decisions"])
     assert result.startup_seconds > 0 and result.wall_seconds >= result.startup_seconds
 
 
@@ -309,7 +315,7 @@ def test_pool_reuses_processes_and_restarts_exited_ones(tmp_path):
         assert second.pids[0] == first.pids[0] and second.reused[0]          # kept alive
         assert second.pids[1] != first.pids[1] and not second.reused[1]      # exited after end
         assert group_members(first.pids[0]) != []                            # still alive in the pool
-        assert second.stderr_logs[0] != first.stderr_logs[0] and Path(second.stderr_logs[0]).exists()
+        assert second.stderr_logs[0] is None     # minimal writes nothing on stderr
         assert second.stats[0].count == sum(1 for a in second.record["actions"] if a["seat"] == 0)
         # 2 + 1: the bot that exits after 'end' is either seen dead when the
         # match begins, or handed out and replaced when 'start' finds it gone.
@@ -350,7 +356,7 @@ def test_cli_play_with_a_bot_program(tmp_path):
     assert "place" in out and "minimal.py" in out and "garbage.py (forfeited)" in out
     assert "Faults:" in out and "seat 1 (garbage.py): malformed at hand 1" in out
     assert "line: I think I will discard" in out
-    assert f"stderr log: {tmp_path / 'logs'}" in out
+    assert "stderr log: none (nothing written)" in out       # minimal.py and garbage.py are silent
     data = json.loads(log.read_text())
     assert data["forfeited"] == [False, True, False] and data["faults"][0]["kind"] == "malformed"
 
@@ -398,3 +404,21 @@ def test_cli_check_fails_a_bad_bot(tmp_path, name, failing):
         assert 'reply: {"id":' in res.output
     if name == "exit_midway":
         assert "| exit_midway: giving up now" in res.output       # the stderr excerpt
+        assert "SKIP  draw" in res.output and "SKIP  play" in res.output   # never asked before the crash
+
+
+# ------------------------------------------------------ stderr and decisions
+
+def test_stderr_offsets_tie_each_decision_to_what_the_bot_wrote_during_it(tmp_path):
+    result = play(tmp_path, bot("chatty", "--illegal-at", "2"), bot("minimal"), SeatSpec.builtin("random"))
+    trace = result.record["trace"][0]
+    log = Path(result.stderr_logs[0]).read_bytes()
+    ends = [d[3] for d in trace["decisions"][1:]] + [trace["stderr_end"]]
+    assert len(trace["decisions"]) > 10
+    for (_index, req_id, _ms, start), end in zip(trace["decisions"], ends):
+        assert log[start:end].decode() == f"thinking about request {req_id}\ndecided request {req_id}\n"
+    # the fault keeps the reply that caused it, in the record
+    fault = result.record["faults"][0]
+    assert fault["kind"] == "illegal" and fault["excerpt"].startswith('{"id"')
+    assert fault["decision"] in [d[0] for d in trace["decisions"]]
+    assert result.stderr_logs[1] is None          # minimal wrote nothing: no empty file either

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import random
 import time
 from collections.abc import Mapping
+from typing import Any
 
 from ..players.base import Player
 from ..players.registry import make_player
@@ -99,6 +101,13 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
 
     faults = sorted((f for s in seats for f in s.faults),
                     key=lambda f: (-1 if f.decision is None else f.decision, f.seat))
+    logs = tuple(spec.stderr_log(i) if s.is_bot else None for i, s in enumerate(seats))
+    record = game.to_record()
+    # What the viewer and the report need beyond the game: per-seat decision
+    # traces (times, request ids, stderr offsets) and the faults with the line
+    # that caused them (the store's fault rows keep only the reason).
+    record["trace"] = [_seat_trace(seat) for seat in seats]
+    record["faults"] = [dataclasses.asdict(f) for f in faults]
     return MatchResult(
         match_id=spec.match_id,
         names=tuple(names),
@@ -109,8 +118,9 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
         forfeited=tuple(forfeited),
         faults=tuple(faults),
         stats=tuple(SeatStats.of(s.stats) for s in seats),
-        stderr_logs=tuple(spec.stderr_log(i) if s.is_bot else None for i, s in enumerate(seats)),
-        record=game.to_record(),
+        # A log is only created by the bot's first byte on stderr: no file, no path.
+        stderr_logs=tuple(p if p is not None and os.path.exists(p) else None for p in logs),
+        record=record,
         wall_seconds=wall,
         startup_seconds=startup,
         bot_names=tuple(s.bot_name if isinstance(s, RemoteSeat) else None for s in seats),
@@ -120,6 +130,14 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
                         for s in seats),
         warnings=tuple(s.ignored for s in seats if isinstance(s, RemoteSeat) and s.ignored is not None),
     )
+
+
+def _seat_trace(seat: Seat) -> dict[str, Any]:
+    out: dict[str, Any] = {"decisions": seat.trace}
+    if isinstance(seat, RemoteSeat):
+        out["protocol"] = seat.protocol
+        out["stderr_end"] = seat.proc.stderr_mark()
+    return out
 
 
 def _start_bots(spec: MatchSpec, game: Game, names: list[str], pool: BotPool,

@@ -3,6 +3,11 @@
 Each seat answers ``decide(game, decision)`` by applying exactly one legal
 action to the game.  A bot seat turns every way a bot can fail into a
 ``Fault`` and plays the fallback action instead, so the match always goes on.
+
+Every seat keeps a ``trace``: one ``[decision index, request id, milliseconds,
+stderr offset]`` per decision it was asked for, so a report can show the
+distribution of decision times and which stderr bytes a bot wrote while
+deciding (the range from its offset to the next one).
 """
 
 from __future__ import annotations
@@ -38,6 +43,13 @@ START_TIMEOUT_HINT = ("; does the bot flush stdout after each line? (Python: pri
 # (fault kind, reason, excerpt of the offending line)
 HandshakeFailure = tuple[str, str, str | None]
 
+# [decision index, request id or None, milliseconds or None, stderr offset or None]
+TraceEntry = list[Any]
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 3)
+
 
 def fallback_action(d: Decision) -> Action:
     """The action played for a seat that did not give a legal one: draw from
@@ -61,8 +73,10 @@ class LocalSeat:
         self.stats = DecisionStats()
         self.forfeited = False
         self.faults: list[Fault] = []
+        self.trace: list[TraceEntry] = []
 
     def decide(self, game: Game, d: Decision) -> None:
+        index = len(game.actions)
         view = game.view(d.seat)
         t0 = time.perf_counter()
         if d.kind == DRAW:
@@ -71,7 +85,9 @@ class LocalSeat:
             action = self.player.buy(view)
         else:
             action = self.player.play(view)
-        self.stats.record(time.perf_counter() - t0)
+        elapsed = time.perf_counter() - t0
+        self.stats.record(elapsed)
+        self.trace.append([index, None, _ms(elapsed), None])
         game.apply(action, d.seat)
 
 
@@ -95,6 +111,7 @@ class RemoteSeat:
         self._notified = 0         # game.log entries already sent as notices
         self.ignored: IgnoredLines | None = None
         handle.proc.take_ignored()  # a kept process's leftovers belong to its last match
+        self.trace: list[TraceEntry] = []
 
     @property
     def proc(self) -> BotProcess:
@@ -143,20 +160,23 @@ class RemoteSeat:
 
     # -------------------------------------------------------------- decisions
     def decide(self, game: Game, d: Decision) -> None:
-        if self.forfeited:
+        if self.forfeited:       # not asked: no trace entry
             game.apply(fallback_action(d), d.seat)
             return
         index = len(game.actions)
         handle = self.handle
         req_id: int | None = None
         reply: ReplyLine | None = None
+        entry: TraceEntry = [index, None, None, self.proc.stderr_mark()]
+        self.trace.append(entry)
         try:
             notices = self._take_notices()
-            req_id = handle.new_id()
-            reply, _elapsed = self.proc.request(
+            req_id = entry[1] = handle.new_id()
+            reply, elapsed = self.proc.request(
                 self.encoder.request(req_id, d, self.protocol), before=notices, reply_id=req_id,
                 is_stale_id=handle.is_stale_id, decode=decode_reply_line)
             self.note_ignored(game.hand_no, index)
+            entry[2] = _ms(elapsed)
             action = reply_action(reply, req_id, d.kind)
             game.apply(action, d.seat)      # IllegalAction leaves the game unchanged
             return

@@ -49,7 +49,7 @@ from .jsonline import JSONObject
 from .limits import WATCHDOG, apply_limits, kill_group, pid_namespace
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats
-from .streams import StderrReader, StdoutReader, Wakeup
+from .streams import LazyLog, StderrReader, StdoutReader, Wakeup
 
 LOG = logging.getLogger(__name__)
 
@@ -161,7 +161,7 @@ class BotProcess(LineExchange):
         log_file = None
         if self.stderr_log is not None:
             os.makedirs(os.path.dirname(os.path.abspath(self.stderr_log)), exist_ok=True)
-            log_file = open(self.stderr_log, "ab")  # noqa: SIM115 - owned by the stderr thread
+            log_file = LazyLog(self.stderr_log)     # owned by the stderr thread
         t0 = time.monotonic()
         try:
             if self.containment.mode == sandbox.BWRAP:
@@ -171,8 +171,6 @@ class BotProcess(LineExchange):
         except (OSError, BotStartupError) as exc:
             if log_file is not None:
                 log_file.close()
-                if os.path.getsize(log_file.name) == 0:   # not started: leave no empty log behind
-                    os.unlink(log_file.name)
             if isinstance(exc, BotStartupError):
                 raise
             raise self._startup_error(exc) from exc
@@ -349,11 +347,17 @@ class BotProcess(LineExchange):
         log_file = None
         if path is not None:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            log_file = open(path, "ab")  # noqa: SIM115 - owned by the stderr thread
+            log_file = LazyLog(path)             # owned by the stderr thread
         self.stderr_log = path
         if self._stderr is None or not self._stderr.switch_log(log_file):
             if log_file is not None:      # the reader has finished: nothing to copy any more
                 log_file.close()
+
+    def stderr_mark(self) -> int | None:
+        """Offset in the stderr log where what the bot writes next begins
+        (None without a log): taken before each request, it ties stderr
+        lines to decisions."""
+        return self._stderr.mark() if self._stderr is not None else None
 
     def recv(self, timeout: float, *, since: float | None = None) -> tuple[JSONObject, float]:
         """Wait for the next line (no request sent).  Elapsed time is counted

@@ -25,7 +25,11 @@
   on the pipe and on a wake-up pipe (so ``close()`` can always stop it
   without closing an fd another thread is using).  The first
   ``stderr_max_bytes`` go to the per-match log file, the rest is counted and
-  dropped; the last few KiB are kept in memory for crash messages.
+  dropped; the last few KiB are kept in memory for crash messages.  The log
+  file is created by its first byte (``LazyLog``: a bot that writes nothing
+  leaves no empty file), and ``StderrReader.mark()`` gives the log's offset at
+  the start of a request, after taking in whatever the bot had written before,
+  so each decision's stderr is a byte range.
 """
 
 from __future__ import annotations
@@ -267,10 +271,39 @@ class StdoutReader:
             self.close()
 
 
+class LazyLog:
+    """An append-only log file that is only created when the first byte comes."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.name = os.fspath(path)
+        self._file: BinaryIO | None = None
+        try:
+            self._size = os.path.getsize(self.name)   # appending to an existing log
+        except OSError:
+            self._size = 0
+
+    @property
+    def offset(self) -> int:
+        """Bytes in the file so far (where the next byte will go)."""
+        return self._size
+
+    def write(self, data: bytes) -> None:
+        if self._file is None:
+            self._file = open(self.name, "ab")  # noqa: SIM115 - closed by close()
+        self._file.write(data)
+        self._file.flush()
+        self._size += len(data)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
 class StderrReader(threading.Thread):
     """Copies the bot's stderr to its log (bounded), counts what is dropped."""
 
-    def __init__(self, name: str, stream: IO[bytes], wake: Wakeup, log_file: BinaryIO | None,
+    def __init__(self, name: str, stream: IO[bytes], wake: Wakeup, log_file: LazyLog | None,
                  max_bytes: int) -> None:
         super().__init__(name=f"bot-{name}-stderr", daemon=True)
         self.bot = name
@@ -288,7 +321,7 @@ class StderrReader(threading.Thread):
         self._finished = False
         os.set_blocking(self.fd, False)
 
-    def switch_log(self, log_file: BinaryIO | None) -> bool:
+    def switch_log(self, log_file: LazyLog | None) -> bool:
         """Close the current log (with its truncation note) and continue in
         ``log_file`` with a fresh byte budget.  False if the thread has already
         finished (the caller keeps ownership of ``log_file`` then)."""
@@ -310,34 +343,56 @@ class StderrReader(threading.Thread):
                 ready = dict(poller.poll())
                 if self.wake.r in ready:
                     return
-                try:
-                    chunk = os.read(self.fd, CHUNK)
-                except BlockingIOError:
-                    continue
-                except OSError as exc:
-                    LOG.debug("%s: stderr read failed: %s", self.bot, exc)
-                    return
-                if not chunk:
-                    return
-                self._store(chunk)
+                # Read and stored under the lock: mark() must not slip in
+                # between a read and its store, or bytes would land after it.
+                with self._lock:
+                    if not self._read_chunk():
+                        return
         finally:
             self._finish()
 
-    def _store(self, chunk: bytes) -> None:
+    def mark(self) -> int | None:
+        """The log's offset where the next decision's stderr starts (None
+        without a log).  Takes in what the pipe holds first: a bot writes its
+        stderr before its reply, so the bytes of the last decision are in the
+        pipe by now even if this thread has not read them yet."""
         with self._lock:
-            room = self.max_bytes - self.kept
-            keep = chunk[:room] if room > 0 else b""
-            if keep and self.log_file is not None:
-                try:
-                    self.log_file.write(keep)
-                    # Flushed at once: the log is read (e.g. by ``arena check``)
-                    # while a pooled process keeps running.
-                    self.log_file.flush()
-                except OSError as exc:
-                    LOG.warning("%s: cannot write stderr log: %s", self.bot, exc)
-                    self.log_file = None
-            self.kept += len(keep)
-            self.dropped += len(chunk) - len(keep)
+            if self.log_file is None:
+                return None
+            for _ in range(64):         # bounded: a bot may write without pause
+                if not self._read_chunk(draining=True):
+                    break
+            return self.log_file.offset if self.log_file is not None else None
+
+    def _read_chunk(self, draining: bool = False) -> bool:
+        """Read and store one chunk; False at end of stream (or, when
+        ``draining``, when the pipe is empty).  Caller holds the lock."""
+        try:
+            chunk = os.read(self.fd, CHUNK)
+        except BlockingIOError:
+            return not draining
+        except OSError as exc:
+            LOG.debug("%s: stderr read failed: %s", self.bot, exc)
+            return False
+        if not chunk:
+            return False
+        self._store(chunk)
+        return True
+
+    def _store(self, chunk: bytes) -> None:
+        """Caller holds the lock."""
+        room = self.max_bytes - self.kept
+        keep = chunk[:room] if room > 0 else b""
+        if keep and self.log_file is not None:
+            try:
+                # Flushed at once: the log is read (e.g. by ``arena check``)
+                # while a pooled process keeps running.
+                self.log_file.write(keep)
+            except OSError as exc:
+                LOG.warning("%s: cannot write stderr log: %s", self.bot, exc)
+                self.log_file = None
+        self.kept += len(keep)
+        self.dropped += len(chunk) - len(keep)
         self.tail += chunk[-STDERR_TAIL:]
         if len(self.tail) > STDERR_TAIL:
             del self.tail[:-STDERR_TAIL]

@@ -276,12 +276,40 @@ def matches(results: str, bot: str | None, fmt: str) -> None:
 
 @click.command()
 @click.argument("results")
-@click.argument("match_id")
+@click.argument("match_id", required=False)
 @click.option("--json", "as_json", is_flag=True, help="The match as one JSON object: results, faults, record.")
-def show(results: str, match_id: str, as_json: bool) -> None:
+@click.option("--html", "html", is_flag=True,
+              help="Write the match's replay viewer (an HTML file) instead of printing the account.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="With --html: the file to write (default: MATCH.html here, or LOG.html beside a log).")
+@click.option("--decision", type=click.IntRange(min=0), default=None,
+              help="Show decision N only: who decided what, in how long, and what the bot wrote on stderr meanwhile.")
+def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Path | None,
+         decision: int | None) -> None:
     """Show one match of RESULTS: the hand-by-hand account, faults and stderr logs.
 
-    -v shows every draw and discard too."""
+    With --html, write its replay viewer; RESULTS may then also be a match
+    log written by `arena play --log` (no MATCH needed). -v shows every draw
+    and discard too.
+    """
+    if html:
+        from ..report.build import ReportError, write_replay
+        try:
+            path = write_replay(results, match_id, out)
+        except ReportError as err:
+            raise click.ClickException(str(err)) from None
+        click.echo(f"replay: {path}")
+        return
+    if match_id is None:
+        raise click.ClickException(f"which match of {results}? `arena matches {results}` lists them")
+    if decision is not None:
+        from ..report.build import ReportError, decision_lines
+        try:
+            for line in decision_lines(results, match_id, decision):
+                click.echo(line)
+        except ReportError as err:
+            raise click.ClickException(str(err)) from None
+        return
     store = _open_store(results)
     try:
         failed = [f for f in store.failures() if f.match_id == match_id]
@@ -329,6 +357,7 @@ def _ignored_lines(record: dict[str, Any], seats: int) -> list[IgnoredLines]:
 
 def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     from ..account import final_table, render_account  # tabulate: not for the other commands
+    from ..report.replay import decision_stderr
 
     names = list(m.bots)
     verbose = verbosity().verbose > 0
@@ -341,6 +370,12 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
         for f in m.faults:
             click.echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} in hand {f['hand']}, "
                        f"decision {f['decision']} ({f['decision_kind']}): {f['detail']}")
+            said = None if f["decision"] is None else \
+                decision_stderr(record, f["seat"], f["decision"], m.stderr_logs[f["seat"]])
+            if said:
+                click.echo("    stderr during this decision:")
+                for line in said.splitlines():
+                    click.echo(f"      {line}")
     ignored = _ignored_lines(record, len(names))
     if ignored:
         click.echo("\nIgnored lines (not faults, but a bot that sends them is confused):")
@@ -352,6 +387,8 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
         for s, p in logs:
             exists = "" if os.path.exists(p) else " (missing)"
             click.echo(f"  seat {s} ({names[s]}): {p}{exists}")
+    else:       # a log is only created by a bot's first byte on stderr
+        click.echo("\nstderr logs: none (no bot wrote on stderr)")
 
 
 COMMANDS = (run, leaderboard, matches, show)

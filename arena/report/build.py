@@ -1,0 +1,262 @@
+"""Writing the report's files: the HTML report, the grade book, the replays.
+
+``write_report`` makes, in one directory::
+
+    index.html           the report (or bot-NAME.html for ``--bot``)
+    gradebook.csv        one row per bot
+    replays/MATCH.html   one replay viewer per stored match
+
+``write_replay`` makes one replay viewer, of a stored match or of an ``arena
+play --log`` file.  Errors are ``ReportError``: one line, naming the file.
+"""
+
+from __future__ import annotations
+
+import csv
+import html as html_lib
+import io
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from markupsafe import Markup
+
+from ..tournament.leaderboard import RATING_UNITS, _level
+from ..tournament.store import FAULT_KINDS, ResultStore, StoreError
+from .charts import ChartsUnavailable, ratings_chart, times_chart, vega_bundle
+from .data import GRADEBOOK_COLUMNS, ReportData, collect, gradebook_rows, stored_replay
+from .html import asset, render, replay_page
+from .replay import ReplayError, build_replay
+
+__all__ = ["ReportError", "decision_lines", "write_report", "write_replay", "replay_of_log", "file_name"]
+
+# Bounds on a play log read for a replay (a log holds one match).
+LOG_MAX_BYTES = 64 * 1024 * 1024
+
+
+class ReportError(Exception):
+    """A report or replay that cannot be made; one line naming what and where."""
+
+
+def file_name(text: str) -> str:
+    """A file name (no directory, no dots in front) for a match id or bot name."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", text).lstrip(".")
+    return safe or "_"
+
+
+def anchor(text: str) -> str:
+    return "bot-" + re.sub(r"[^A-Za-z0-9_-]", lambda m: f"_{ord(m.group()):x}", text)
+
+
+def _colour(share: float | None) -> str:
+    """Red (always behind) through white (even) to green (always ahead)."""
+    if share is None:
+        return "#fff"
+    hue = 120 * share
+    light = 97 - 32 * abs(share - 0.5) * 2
+    return f"hsl({hue:.0f}, 65%, {light:.0f}%)"
+
+
+def _fmt(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise ReportError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
+def _gradebook(data: ReportData) -> str:
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(GRADEBOOK_COLUMNS)
+    w.writerows(gradebook_rows(data))
+    return out.getvalue()
+
+
+def _report_html(data: ReportData, *, bot: str | None, replays: bool, gradebook: str | None,
+                 replay_dir: str) -> str:
+    sections = data.bots if bot is None else [s for s in data.bots if s.bot == bot]
+
+    def replay_href(match_id: str, step: int | None = None) -> str:
+        return f"{replay_dir}/{quote(file_name(match_id))}.html" + (f"#step={step}" if step is not None else "")
+
+    def link(match_id: str, step: int | None = None) -> Markup:
+        if not replays:
+            return Markup(html_lib.escape(match_id))
+        return Markup(f'<a class="replay" href="{html_lib.escape(replay_href(match_id, step))}">'
+                      f'{html_lib.escape(match_id)}</a>')
+
+    full = bot is None
+    charts: dict[str, Any] = {}
+    vega = ""
+    if full:
+        charts = {"chart-ratings": ratings_chart(data.history), "chart-times": times_chart(data.times)}
+        vega = vega_bundle()
+    title = data.name if full else f"{bot} in {data.name}"
+    return render("report.html", data=data, sections=sections, full=full, title=title, charts=charts,
+                  vega=vega, css=asset("cards.css") + asset("report.css"), kinds=FAULT_KINDS,
+                  level=_level(data.confidence), unit_text=RATING_UNITS.get(data.rating_unit, data.rating_unit),
+                  gradebook=gradebook, replays=replays, replay_href=replay_href, link=link,
+                  colour=_colour, fmt=_fmt, anchor=anchor)
+
+
+def _open(results: str) -> ResultStore:
+    from ..tournament.store import resolve_db_path
+    try:
+        return ResultStore(resolve_db_path(results), create=False)
+    except StoreError as err:
+        raise ReportError(str(err)) from None
+
+
+def default_out(results: str) -> Path:
+    p = Path(results)
+    return (p if p.is_dir() else p.parent) / "report"
+
+
+def write_report(results: str, out: Path | None = None, *, bot: str | None = None, replays: bool = True,
+                 rating: str | None = None, progress: Callable[[str], None] | None = None) -> list[Path]:
+    """Write the report of RESULTS into ``out`` (default RESULTS/report); the files written."""
+    out = out or default_out(results)
+    store = _open(results)
+    try:
+        cache: dict[str, dict[str, Any]] = {}
+        try:
+            data = collect(store, rating, cache)
+        except StoreError as err:
+            raise ReportError(str(err)) from None
+        if bot is not None and bot not in data.order:
+            raise ReportError(f"no bot {bot!r} in {results} (bots: {', '.join(data.order) or 'none'})")
+        written: list[Path] = []
+        replay_dir = "replays"
+        if replays:
+            for m in data.matches:
+                path = out / replay_dir / f"{file_name(m['match_id'])}.html"
+                try:
+                    write_replay_of_store(store, m["match_id"], path, back="../index.html", cache=cache)
+                except ReportError as err:
+                    if progress is not None:      # one bad record loses its replay, not the report
+                        progress(f"warning: {err}")
+                    continue
+                written.append(path)
+        book = out / "gradebook.csv"
+        _write(book, _gradebook(data))
+        written.append(book)
+        try:
+            page = _report_html(data, bot=bot, replays=replays, gradebook=book.name, replay_dir=replay_dir)
+        except ChartsUnavailable as err:
+            raise ReportError(str(err)) from None
+        target = out / ("index.html" if bot is None else f"bot-{file_name(bot)}.html")
+        _write(target, page)
+        written.append(target)
+        return written
+    finally:
+        store.close()
+
+
+def write_replay_of_store(store: ResultStore, match_id: str, path: Path, back: str | None = None,
+                          cache: dict[str, dict[str, Any]] | None = None) -> Path:
+    try:
+        data = stored_replay(store, match_id, cache, back)
+    except StoreError as err:
+        raise ReportError(str(err)) from None
+    except ReplayError as err:
+        raise ReportError(f"{store.path}: match {match_id!r}: {err}") from None
+    if cache is not None:
+        cache.pop(match_id, None)       # written: not needed again
+    _write(path, replay_page(data))
+    return path
+
+
+def replay_of_log(log: Path) -> dict[str, Any]:
+    """The viewer's data for an ``arena play --log`` file."""
+    try:
+        if log.stat().st_size > LOG_MAX_BYTES:
+            raise ReportError(f"{log}: larger than {LOG_MAX_BYTES // (1024 * 1024)} MiB; not a match log")
+        obj = json.loads(log.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ReportError(f"{log}: cannot read ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ReportError(f"{log}: not a JSON match log ({exc})") from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("events"), list) or not isinstance(obj.get("actions"), list):
+        raise ReportError(f"{log}: not a match log of `arena play --log` (no events and actions)")
+    def listed(key: str) -> list[Any] | None:
+        value = obj.get(key)
+        return value if isinstance(value, list) else None
+
+    logs = [p if isinstance(p, str) else None for p in listed("stderr_logs") or []]
+    try:
+        return build_replay(obj, [str(n) for n in listed("players") or []], title=log.stem, stderr_logs=logs,
+                            faults=listed("faults"), places=listed("places"))
+    except ReplayError as err:
+        raise ReportError(f"{log}: {err}") from None
+
+
+def write_replay(results: str, match_id: str | None, out: Path | None) -> Path:
+    """One replay viewer: of a play log (RESULTS is a .json file) or of a stored match."""
+    source = Path(results)
+    if source.is_file() and source.suffix == ".json":
+        data = replay_of_log(source)
+        path = out or source.with_suffix(".html")
+        _write(path, replay_page(data))
+        return path
+    if match_id is None:
+        raise ReportError(f"which match of {results}? `arena matches {results}` lists them")
+    store = _open(results)
+    try:
+        known = store.completed_ids()
+        if match_id not in known:
+            raise ReportError(f"no match {match_id!r} in {results}; `arena matches {results}` lists them")
+        path = out or Path(f"{file_name(match_id)}.html")
+        return write_replay_of_store(store, match_id, path)
+    finally:
+        store.close()
+
+
+
+def decision_lines(results: str, match_id: str, k: int) -> list[str]:
+    """One decision of a stored match in words: seat, kind, time, reply, fault, stderr."""
+    store = _open(results)
+    try:
+        if match_id not in store.completed_ids():
+            raise ReportError(f"no match {match_id!r} in {results}; `arena matches {results}` lists them")
+        try:
+            data = stored_replay(store, match_id)
+        except StoreError as err:
+            raise ReportError(str(err)) from None
+        except ReplayError as err:
+            raise ReportError(f"{store.path}: match {match_id!r}: {err}") from None
+    finally:
+        store.close()
+    decisions = data["decisions"]
+    if not 0 <= k < len(decisions):
+        raise ReportError(f"match {match_id!r} has decisions 0 to {len(decisions) - 1}, not {k}")
+    d = decisions[k]
+    hand = data["steps"][max(d["step"], 0)]["e"]["hand"]
+    took = "" if d["ms"] is None else f" in {d['ms']:.1f} ms"
+    lines = [f"decision {k}: seat {d['seat']} ({data['names'][d['seat']]}), {d['kind']} in hand {hand}{took}",
+             f"  action played: {json.dumps(d['reply'], separators=(',', ':'))}"]
+    if not d["asked"]:
+        lines.append("  not asked: the seat was forfeited, the arena played the fallback")
+    for f in data["faults"]:
+        if f["decision"] == k:
+            lines.append(f"  fault: {f['kind']}: {f['detail']}")
+            if f["reply"]:
+                lines.append(f"  the bot's reply: {f['reply']}")
+    if d["stderr"]:
+        lines.append("  stderr during this decision:")
+        lines += [f"    {line}" for line in d["stderr"].splitlines()]
+    elif d["builtin"]:
+        lines.append("  (a built-in player: no stderr)")
+    else:
+        lines.append("  nothing on stderr during this decision")
+    return lines

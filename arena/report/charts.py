@@ -1,0 +1,80 @@
+"""Charts of the report: Vega-Lite specifications made with Vega-Altair, and
+the Vega JavaScript that draws them, inlined from vl-convert-python.
+
+Why these: Altair builds declarative, validated Vega-Lite specs in a few
+lines (no drawing code of ours), and vl-convert-python ships Vega, Vega-Lite
+and vega-embed as one JavaScript bundle inside its wheel, so the report
+carries them inline and opens with no network.  Both are the ``report``
+extra (``pip install 'arena[report]'``): the tournament runner never needs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["ChartsUnavailable", "ratings_chart", "times_chart", "vega_bundle"]
+
+INSTALL_HINT = "install the report extra: pip install 'arena[report]'"
+
+
+class ChartsUnavailable(Exception):
+    """The chart libraries are not installed; one line with the fix."""
+
+
+def _altair() -> Any:
+    try:
+        import altair
+    except ImportError as exc:
+        raise ChartsUnavailable(f"arena report needs Vega-Altair ({exc}); {INSTALL_HINT}") from None
+    return altair
+
+
+@lru_cache(maxsize=1)
+def vega_bundle() -> str:
+    """vega, vega-lite and vega-embed as one script, for the Vega-Lite version Altair writes."""
+    try:
+        import vl_convert
+    except ImportError as exc:
+        raise ChartsUnavailable(f"arena report needs vl-convert-python ({exc}); {INSTALL_HINT}") from None
+    wanted = ".".join(_altair().SCHEMA_VERSION.lstrip("v").split(".")[:2])
+    version = wanted if wanted in vl_convert.get_vegalite_versions() else None
+    # Inside a <script> element: a literal "</script" would end it.
+    # Its stubs make the snippet required; None (the default) puts the libraries on window.
+    bundle: Callable[..., str] = vl_convert.javascript_bundle
+    return bundle(vl_version=version).replace("</script", "<\\/script")
+
+
+def ratings_chart(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Each bot's rating (a line) and its mu +- 2 sigma (a band) after the
+    first N matches; ``points``: {"matches", "bot", "rating", "low", "high"}."""
+    alt = _altair()
+    data = alt.NamedData(name="ratings")
+    x = alt.X("matches:Q", title="matches played (schedule order)")
+    colour = alt.Color("bot:N", title="bot")
+    band = alt.Chart(data).mark_area(opacity=0.15).encode(
+        x=x, y=alt.Y("low:Q", title="rating (TrueSkill mu, band: mu \u00b1 2 sigma)"), y2="high:Q", color=colour)
+    line = alt.Chart(data).mark_line(point=True).encode(
+        x=x, y="rating:Q", color=colour,
+        tooltip=["bot:N", "matches:Q", alt.Tooltip("rating:Q", format=".1f")])
+    return _with_data((band + line).properties(width=640, height=300).to_dict(), "ratings", points)
+
+
+def times_chart(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per bot, the distribution of its decision times (box plot, log scale);
+    ``points``: {"bot", "ms"}."""
+    alt = _altair()
+    spec = alt.Chart(alt.NamedData(name="times")).mark_boxplot(extent="min-max").encode(
+        y=alt.Y("bot:N", title=None),
+        x=alt.X("ms:Q", title="milliseconds per decision (log scale)", scale=alt.Scale(type="log")),
+        color=alt.Color("bot:N", legend=None),
+    ).properties(width=640).to_dict()
+    return _with_data(spec, "times", points)
+
+
+def _with_data(spec: dict[str, Any], name: str, points: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The values joined after validation: Altair checks inline values one by
+    one against the schema, seconds for a few thousand points."""
+    spec["datasets"] = {**spec.get("datasets", {}), name: list(points)}
+    return spec

@@ -1,0 +1,241 @@
+"""What the report shows, read from a results database: JSON-ready values only.
+
+The leaderboard, head-to-head and seat tables are the ones ``arena
+leaderboard`` prints (same functions, same numbers).  Decision times come from
+each match record's trace (one time per decision); records written before
+traces existed give their per-match mean instead.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..tournament.leaderboard import _confidence, _Fixed, _rating, _seed, head_to_head, leaderboard, seat_effect
+from ..tournament.ranking import rated_games
+from ..tournament.store import FAULT_KINDS, ResultStore, StoredMatch, StoreError
+
+__all__ = ["ReportData", "BotSection", "collect", "GRADEBOOK_COLUMNS", "gradebook_rows"]
+
+HISTORY_POINTS = 24         # fits of the ratings over the tournament, at most
+TIMES_PER_BOT = 2000        # decision times per bot in the chart, at most (evenly spaced order statistics)
+SLOWEST = 5
+ILLEGAL_SHOWN = 10
+
+
+@dataclass
+class BotSection:
+    """One bot's diagnostics, for a student."""
+    bot: str
+    matches: int
+    mean_place: float | None
+    score_per_hand: float | None
+    forfeits: int
+    faults_by_kind: dict[str, int]
+    places: dict[int, int]                              # place -> matches
+    opponents: list[dict[str, Any]]                     # one per opponent: played, ahead, behind, tied, share
+    slowest: list[dict[str, Any]] = field(default_factory=list)    # match_id, decision, kind, ms, hand
+    illegal: list[dict[str, Any]] = field(default_factory=list)    # match_id, decision, hand, detail, reply, request
+
+
+@dataclass
+class ReportData:
+    name: str
+    created: str
+    rating_unit: str
+    confidence: float
+    leaderboard: list[dict[str, Any]]
+    head_to_head: dict[str, dict[str, dict[str, Any]]]       # bot -> opponent -> cell
+    seats: list[dict[str, Any]]
+    history: list[dict[str, Any]]
+    times: list[dict[str, Any]]
+    times_note: str
+    faults: dict[str, dict[str, int]]                       # bot -> kind -> count
+    matches: list[dict[str, Any]]
+    failed: list[dict[str, Any]]
+    bots: list[BotSection]
+    order: list[str]                                        # bots, best first
+
+
+def _history(matches: Sequence[StoredMatch], bots: Sequence[str], unit: str) -> list[dict[str, Any]]:
+    """The batch fit of the first N matches (schedule order), at up to HISTORY_POINTS values of N."""
+    from ..ranking import fit
+
+    ordered = sorted(matches, key=lambda m: m.schedule_index)
+    if not ordered:
+        return []
+    steps = min(HISTORY_POINTS, len(ordered))
+    cuts = sorted({round(len(ordered) * (i + 1) / steps) for i in range(steps)})
+    out = []
+    for n in cuts:
+        games = rated_games(ordered[:n], unit)
+        if not games:
+            continue
+        ratings = fit(games, bots).ratings
+        for bot, r in ratings.items():
+            out.append({"matches": n, "bot": bot, "rating": round(r.mu, 3),
+                        "low": round(r.mu - 2 * r.sigma, 3), "high": round(r.mu + 2 * r.sigma, 3)})
+    return out
+
+
+def _spread(values: list[float], k: int) -> list[float]:
+    """At most ``k`` evenly spaced order statistics: the same distribution, fewer points."""
+    values = sorted(values)
+    if len(values) <= k:
+        return values
+    return [values[round(i * (len(values) - 1) / (k - 1))] for i in range(k)]
+
+
+def _decision_times(store: ResultStore, matches: Sequence[StoredMatch]) -> tuple[dict[str, list[tuple[float, str, int]]], bool]:
+    """Per bot: (ms, match id, decision index) of every decision; and whether
+    some matches had no trace (their per-match mean stands in)."""
+    out: dict[str, list[tuple[float, str, int]]] = {}
+    fallback = False
+    for m in matches:
+        try:
+            record = store.record(m.match_id)
+        except StoreError:
+            record = {}         # damaged: its per-match mean stands in
+        trace = record.get("trace")
+        for s, bot in enumerate(m.bots):
+            entries = trace[s]["decisions"] if isinstance(trace, list) and s < len(trace) else None
+            if entries is None:
+                fallback = True
+                mean = m.decision_stats[s].get("mean")
+                if mean is not None:
+                    out.setdefault(bot, []).append((mean * 1000, m.match_id, -1))
+                continue
+            out.setdefault(bot, []).extend((d[2], m.match_id, d[0]) for d in entries if d[2] is not None)
+    return out, fallback
+
+
+def stored_replay(store: ResultStore, match_id: str, cache: dict[str, dict[str, Any]] | None = None,
+                  back: str | None = None) -> dict[str, Any]:
+    """The replay data of a stored match (``cache``: made once for the
+    sections and the replay file).  StoreError or ReplayError if it cannot be made."""
+    from .replay import build_replay
+
+    if cache is not None and match_id in cache:
+        return cache[match_id]
+    m = store.match(match_id)
+    record = m.record if m.record is not None else store.record(match_id)
+    faults = record.get("faults") if isinstance(record.get("faults"), list) else m.faults
+    data = build_replay(record, m.bots, title=match_id, stderr_logs=m.stderr_logs, faults=faults,
+                        places=m.places, back_link=back)
+    if cache is not None:
+        cache[match_id] = data
+    return data
+
+
+def collect(store: ResultStore, rating: str | None = None,
+            cache: dict[str, dict[str, Any]] | None = None) -> ReportData:
+    """Everything the report shows, from ``store``; the replays it had to make go into ``cache``."""
+    tournament = store.tournament() or {}
+    matches = store.matches()
+    bots = store.bots()
+    unit = rating or _rating(store)
+    level = _confidence(store)
+    fixed = _Fixed(matches, bots, _seed(store), unit)
+    rows = leaderboard(fixed, level)
+    order = [r.bot for r in rows]
+    h2h: dict[str, dict[str, dict[str, Any]]] = {}
+    for e in head_to_head(matches):
+        h2h.setdefault(e.bot, {})[e.opponent] = {
+            "played": e.played, "ahead": e.ahead, "behind": e.behind, "tied": e.tied,
+            "share": e.share, "significant": e.significant, "p_value": e.p_value}
+    times, fallback = _decision_times(store, matches)
+    time_points = [{"bot": b, "ms": max(ms, 0.001)}      # a log scale has no 0
+                   for b in order for ms in _spread([t[0] for t in times.get(b, [])], TIMES_PER_BOT)]
+    note = ("one point per decision" if not fallback
+            else "matches stored without a decision trace count once each, with their mean time")
+    faults: dict[str, dict[str, int]] = {b: {k: 0 for k in FAULT_KINDS} for b in order}
+    for f in store.faults():
+        faults.setdefault(f["bot"], {k: 0 for k in FAULT_KINDS})[f["kind"]] += 1
+    match_rows = [{
+        "match_id": m.match_id, "index": m.schedule_index, "deal": m.deal, "table": m.table, "rotation": m.rotation,
+        "seats": [{"bot": b, "total": m.totals[s], "place": m.places[s], "forfeited": m.forfeited[s]}
+                  for s, b in enumerate(m.bots)],
+        "faults": len(m.faults), "seconds": m.duration_seconds} for m in matches]
+    cache = {} if cache is None else cache
+    sections = [_bot_section(b, matches, h2h.get(b, {}), faults.get(b, {}), times.get(b, []), store, cache)
+                for b in order]
+    return ReportData(
+        name=tournament.get("name", "tournament"), created=tournament.get("created", ""), rating_unit=unit,
+        confidence=level, leaderboard=[asdict(r) for r in rows], head_to_head=h2h,
+        seats=[asdict(s) for s in seat_effect(matches)], history=_history(matches, order, unit),
+        times=time_points, times_note=note, faults=faults, matches=match_rows,
+        failed=[{"match_id": f.match_id, "reason": f.reason, "bots": list(f.bots)} for f in store.failures()],
+        bots=sections, order=order)
+
+
+def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[str, Any]],
+                 faults: dict[str, int], times: list[tuple[float, str, int]], store: ResultStore,
+                 cache: dict[str, dict[str, Any]]) -> BotSection:
+    mine = [(m, m.bots.index(bot)) for m in matches if bot in m.bots]
+    hands = sum(len(m.hand_scores) for m, _ in mine)
+    score = sum(row[s] for m, s in mine for row in m.hand_scores)
+    places = Counter(m.places[s] for m, s in mine)
+    section = BotSection(
+        bot=bot, matches=len(mine),
+        mean_place=sum(m.places[s] for m, s in mine) / len(mine) if mine else None,
+        score_per_hand=score / hands if hands else None,
+        forfeits=sum(1 for m, s in mine if m.forfeited[s]),
+        faults_by_kind=dict(faults), places=dict(sorted(places.items())),
+        opponents=[{"opponent": o, **cell} for o, cell in sorted(h2h.items())])
+    slow = sorted((t for t in times if t[2] >= 0), key=lambda t: -t[0])[:SLOWEST]
+    section.slowest = [{"match_id": mid, "decision": k, "ms": ms} for ms, mid, k in slow]
+    illegal = [(m, s, f) for m, s in mine for f in m.faults if f["seat"] == s and f["kind"] == "illegal"]
+    section.illegal = [{"match_id": m.match_id, "decision": f["decision"], "hand": f["hand"],
+                        "decision_kind": f["decision_kind"], "detail": f["detail"]} for m, s, f in illegal[:ILLEGAL_SHOWN]]
+    _add_requests(section, store, {m.match_id: m for m, _ in mine}, cache)
+    return section
+
+
+def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, StoredMatch],
+                  cache: dict[str, dict[str, Any]]) -> None:
+    """The request and the reply of each illegal decision shown, and the hand
+    and kind of each slow one: from a replay of those matches only."""
+    from .replay import ReplayError
+
+    wanted = {e["match_id"] for e in section.illegal + section.slowest}
+    for mid in sorted(wanted):
+        m = matches[mid]
+        try:
+            replay = stored_replay(store, mid, cache, back="../index.html")
+        except (ReplayError, StoreError):
+            continue        # a damaged record: the rows stay, without request and hand
+        decisions = replay["decisions"]
+        shown = {(f["decision"], f["seat"]): f for f in replay["faults"]}
+        seat = m.bots.index(section.bot)
+        for e in section.illegal + section.slowest:
+            k = e["decision"]
+            if e["match_id"] != mid or not isinstance(k, int) or not 0 <= k < len(decisions):
+                continue
+            d = decisions[k]
+            e["kind"] = d["kind"]
+            e["hand"] = replay["steps"][d["step"]]["e"]["hand"] if d["step"] >= 0 else 1
+            e["step"] = min(d["step"] + 1, len(replay["steps"]) - 1)
+            if any(e is x for x in section.illegal):
+                fault = shown.get((k, seat)) or {}
+                e["request"] = d["request"]
+                e["reply"] = fault.get("reply")
+                e["stderr"] = d["stderr"]
+                e["step"] = fault.get("step", e["step"])
+
+
+GRADEBOOK_COLUMNS = ("bot", "rank", "rating", "matches", "mean_place", "score_per_hand",
+                     *(f"faults_{k}" for k in FAULT_KINDS), "faults", "forfeits")
+
+
+def gradebook_rows(data: ReportData) -> Iterable[list[Any]]:
+    """One row per bot, in leaderboard order: GRADEBOOK_COLUMNS."""
+    by_bot = {r["bot"]: r for r in data.leaderboard}
+    for section in data.bots:
+        r = by_bot[section.bot]
+        kinds = [section.faults_by_kind.get(k, 0) for k in FAULT_KINDS]
+        yield [section.bot, r["rank"], round(r["rating"], 2), section.matches,
+               None if section.mean_place is None else round(section.mean_place, 3),
+               None if section.score_per_hand is None else round(section.score_per_hand, 2),
+               *kinds, sum(kinds), section.forfeits]

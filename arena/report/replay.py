@@ -1,0 +1,301 @@
+"""A match record turned into the replay viewer's data: one step per event.
+
+The record (``Game.to_record`` plus the runner's ``trace`` and ``faults``) is
+played again with the engine, action by action, so every step carries the
+table as it was after that event: each seat's cards, the melds, the pile and
+the stock, the scores.  Events of one action after which the engine was not
+asked (a go-down before its discard, the hand end before the next deal) get
+their table from the previous one, changed by the event itself.
+
+Each decision keeps the request line exactly as the encoder wrote it for that
+seat (same encoder, same request id, same protocol), the notices that came
+before it, the reply (the action the record holds), the time taken, its fault
+if any, and the stderr the bot wrote while deciding (the byte range between
+two trace offsets of its log).  Only JSON-ready values come out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..protocol.encoder import NOT_NOTICED, MatchEncoder
+from ..shanghai.actions import action_from_json
+from ..shanghai.cards import parse_card, sort_key
+from ..shanghai.chance import RecordedChance
+from ..shanghai.errors import ShanghaiError
+from ..shanghai.events import Event
+from ..shanghai.game import Game
+from ..shanghai.ruleset import Ruleset
+
+__all__ = ["ReplayError", "build_replay", "decision_stderr", "STDERR_PER_DECISION"]
+
+# A decision's stderr shown in the viewer, at most (a flood stays in the log file).
+STDERR_PER_DECISION = 4000
+# Bytes of a stderr log read at most (the log itself is bounded by stderr_max_bytes).
+STDERR_READ = 8 * 1024 * 1024
+# Keys left out of the events shown: whole shuffled orders and the seed say nothing to a reader.
+HIDDEN_KEYS = frozenset({"shoe", "order", "seed"})
+
+
+class ReplayError(Exception):
+    """A record that cannot be replayed (damaged, or of another arena version); one line."""
+
+
+@dataclass
+class _Seat:
+    protocol: int | None        # None: a built-in player (shown its view in protocol 2 form)
+    decisions: dict[int, list[Any]]    # decision index -> [index, request id, ms, stderr offset]
+    stderr_end: int | None
+    log: bytes | None
+
+
+def _seats(record: Mapping[str, Any], players: int, stderr_logs: Sequence[str | None]) -> list[_Seat]:
+    trace = record.get("trace")
+    out = []
+    for s in range(players):
+        t = trace[s] if isinstance(trace, list) and s < len(trace) and isinstance(trace[s], dict) else {}
+        decisions = {int(d[0]): list(d) for d in t.get("decisions", []) if isinstance(d, list) and len(d) >= 4}
+        path = stderr_logs[s] if s < len(stderr_logs) else None
+        out.append(_Seat(t.get("protocol"), decisions, t.get("stderr_end"), _read_log(path)))
+    return out
+
+
+def _read_log(path: str | None) -> bytes | None:
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as f:
+            return f.read(STDERR_READ)
+    except OSError:
+        return None         # moved or deleted: the replay shows no stderr rather than failing
+
+
+def _stderr_text(seat: _Seat, index: int) -> str | None:
+    """What the bot wrote between the start of decision ``index`` and its next one."""
+    entry = seat.decisions.get(index)
+    if seat.log is None or entry is None or entry[3] is None:
+        return None
+    later = [d[3] for i, d in seat.decisions.items() if i > index and d[3] is not None]
+    end = min(later) if later else seat.stderr_end if seat.stderr_end is not None else len(seat.log)
+    chunk = seat.log[entry[3]:end]
+    text = chunk[:STDERR_PER_DECISION].decode("utf-8", errors="replace")
+    if len(chunk) > STDERR_PER_DECISION:
+        text += f"\n[... {len(chunk) - STDERR_PER_DECISION} more bytes in the log]"
+    return text
+
+
+def decision_stderr(record: Mapping[str, Any], seat: int, decision: int, log: str | None) -> str | None:
+    """What the bot of ``seat`` wrote on stderr while deciding ``decision``
+    (None: no trace, no log, or nothing written)."""
+    players = len(record.get("trace") or [])
+    if not 0 <= seat < players:
+        return None
+    logs: list[str | None] = [None] * players
+    logs[seat] = log
+    return _stderr_text(_seats(record, players, logs)[seat], decision) or None
+
+
+def _shown(event: Event) -> dict[str, Any]:
+    return {k: v for k, v in event.to_json().items() if k not in HIDDEN_KEYS}
+
+
+def _snapshot(game: Game) -> dict[str, Any]:
+    pile = game.pile
+    limit = game.rules.buy_limit(game.hand_no - 1) if game.hand_no else 0
+    return {
+        "hands": [[c.text for c in sorted(h, key=sort_key)] for h in game.hands],
+        "melds": [m.to_json() for m in game.melds],
+        "pile_top": pile[-1].text if pile else None,
+        "pile_size": len(pile),
+        "stock": len(game.stock),
+        "down": list(game.down),
+        "buys_left": [limit - b for b in game.buys],
+        "totals": list(game.totals),
+        "dealer": game.dealer,
+    }
+
+
+def _sorted_texts(texts: list[str]) -> list[str]:
+    return sorted(texts, key=lambda t: sort_key(parse_card(t)))
+
+
+def _without(cards: list[str], taken: Sequence[str]) -> list[str]:
+    rest = list(cards)
+    for t in taken:
+        if t in rest:
+            rest.remove(t)
+    return rest
+
+
+def patch(state: dict[str, Any], e: dict[str, Any]) -> dict[str, Any]:
+    """The table after event ``e`` (full JSON form), from the table before it:
+    for the events inside one action, after which the engine was not asked."""
+    s = {k: (list(v) if isinstance(v, list) else v) for k, v in state.items()}
+    seat: int = e.get("seat", -1)       # every event patched here has one
+    kind = e["type"]
+    hands = s["hands"] = [list(h) for h in state["hands"]]
+    melds = s["melds"] = [dict(m) for m in state["melds"]]
+    if kind == "go_down":
+        hands[seat] = _without(hands[seat], [c for m in e["melds"] for c in m["cards"]])
+        melds.extend(dict(m) for m in e["melds"])
+        s["down"][seat] = True
+    elif kind == "lay_off":
+        hands[seat] = _without(hands[seat], [e["card"]])
+        for m in melds:
+            if m["id"] == e["meld"]:
+                # what the cards stand for is only known again after the action
+                m["cards"], m["stands_for"] = list(e["result"]), None
+    elif kind == "swap":
+        hands[seat] = _sorted_texts(_without(hands[seat], [e["card"]]) + [e["took"]])
+        for m in melds:
+            if m["id"] == e["meld"] and e["took"] in m["cards"]:
+                cards = list(m["cards"])
+                cards[cards.index(e["took"])] = e["card"]
+                m["cards"] = cards
+    elif kind == "discard":
+        hands[seat] = _without(hands[seat], [e["card"]])
+        s["pile_top"], s["pile_size"] = e["card"], state["pile_size"] + 1
+    elif kind == "draw" and "card" in e:
+        hands[seat] = _sorted_texts(hands[seat] + [e["card"]])
+    elif kind == "hand_end":
+        s["totals"] = list(e["totals"])
+    elif kind == "reshuffle":
+        s["stock"] = e["cards"]
+    return s
+
+
+def _delta(prev: dict[str, Any] | None, state: dict[str, Any]) -> dict[str, Any]:
+    """The keys that changed: the viewer carries the rest forward."""
+    if prev is None:
+        return dict(state)
+    out: dict[str, Any] = {}
+    for k, v in state.items():
+        if k == "hands":
+            changed = {str(i): h for i, h in enumerate(v) if h != prev["hands"][i]}
+            if changed:
+                out["hands"] = changed
+        elif prev.get(k) != v:
+            out[k] = v
+    return out
+
+
+def _game(record: Mapping[str, Any]) -> Game:
+    events = record["events"]
+    start = events[0]
+    if start.get("type") != "match_start":
+        raise ReplayError("the record does not start with a match_start event")
+    rules = Ruleset.from_mapping(start["rules"])
+    shoes = [e["shoe"] for e in events if e["type"] == "deal"]
+    orders = [e["order"] for e in events if e["type"] == "reshuffle"]
+    return Game(rules, start["players"], RecordedChance(shoes, orders), seed=start.get("seed"))
+
+
+def build_replay(record: Mapping[str, Any], names: Sequence[str], *, title: str,
+                 stderr_logs: Sequence[str | None] = (), faults: Sequence[Mapping[str, Any]] | None = None,
+                 places: Sequence[int] | None = None, back_link: str | None = None) -> dict[str, Any]:
+    """The viewer's data for one match.  ``faults`` default to the record's
+    own (with the offending reply); a stored match's rows have no reply."""
+    try:
+        return _build(record, names, title, stderr_logs, faults, places, back_link)
+    except ReplayError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, ShanghaiError) as exc:
+        raise ReplayError(f"the record cannot be replayed ({type(exc).__name__}: {exc})") from None
+
+
+def _build(record: Mapping[str, Any], names: Sequence[str], title: str, stderr_logs: Sequence[str | None],
+           faults: Sequence[Mapping[str, Any]] | None, places: Sequence[int] | None,
+           back_link: str | None) -> dict[str, Any]:
+    game = _game(record)
+    n = game.n
+    names = [names[i] if i < len(names) else f"seat {i}" for i in range(n)]
+    seats = _seats(record, n, stderr_logs)
+    encoder = MatchEncoder(game)
+    notified = [0] * n
+    steps: list[dict[str, Any]] = []
+    decisions: list[dict[str, Any]] = []
+    prev: dict[str, Any] | None = None
+
+    def add_steps(first: int, action: int | None) -> None:
+        nonlocal prev
+        new = game.log[first:]
+        state = prev
+        for j, e in enumerate(new):
+            shown = _shown(e)
+            last = j == len(new) - 1
+            state = _snapshot(game) if last or state is None else patch(state, e.to_json())
+            step: dict[str, Any] = {"e": shown, "a": action, "s": _delta(prev, state)}
+            public = _shown(e.public())
+            if public != shown:
+                step["p"] = public
+            if e.kind in NOT_NOTICED:
+                step["nn"] = True          # never sent to the bots as a notice
+            steps.append(step)
+            prev = state
+
+    add_steps(0, None)
+    for k, entry in enumerate(record["actions"]):
+        d = game.decision()
+        seat = entry["seat"]
+        if d is None or d.seat != seat:
+            raise ReplayError(f"action {k} is by seat {seat}, but the game asks "
+                              f"{'nobody' if d is None else f'seat {d.seat}'}")
+        info = seats[seat]
+        traced = info.decisions.get(k)
+        asked = traced is not None or not info.decisions
+        notices_from = notified[seat]
+        line = None
+        if asked:
+            protocol = info.protocol or 2
+            req_id = traced[1] if traced is not None and traced[1] is not None else k + 1
+            line = encoder.request(req_id, d, protocol).decode("utf-8")
+            notified[seat] = len(game.log)
+        before = len(game.log)
+        game.apply(action_from_json(entry["action"]), seat=seat)
+        decisions.append({
+            "k": k, "seat": seat, "kind": d.kind, "step": before - 1, "reply": entry["action"],
+            "asked": asked, "builtin": info.protocol is None,
+            "request": line, "notices": [notices_from, before] if asked else None,
+            "ms": traced[2] if traced is not None else None,
+            "stderr": _stderr_text(info, k),
+        })
+        add_steps(before, k)
+    return {
+        "title": title,
+        "names": names,
+        "players": n,
+        "contracts": [c.describe() for c in game.rules.contracts],
+        "steps": steps,
+        "decisions": decisions,
+        "faults": _faults(record, faults, decisions, steps, seats),
+        "places": list(places) if places is not None else list(game.places()) if game.over else None,
+        "back": back_link,
+    }
+
+
+def _faults(record: Mapping[str, Any], given: Sequence[Mapping[str, Any]] | None,
+            decisions: list[dict[str, Any]], steps: list[dict[str, Any]], seats: list[_Seat]) -> list[dict[str, Any]]:
+    """Each fault with the step where it shows: the first event of the fallback
+    the arena played (handshake faults: the first step)."""
+    raw = given if given is not None else record.get("faults") or []
+    first_step: dict[int, int] = {}
+    for i, st in enumerate(steps):
+        if st["a"] is not None:
+            first_step.setdefault(st["a"], i)
+    out = []
+    for f in raw:
+        k = f.get("decision")
+        step = 0
+        if isinstance(k, int) and 0 <= k < len(decisions):
+            step = first_step.get(k, decisions[k]["step"] + 1)
+            step = min(step, len(steps) - 1)
+        seat = f.get("seat")
+        stderr = _stderr_text(seats[seat], k) if isinstance(seat, int) and 0 <= seat < len(seats) \
+            and isinstance(k, int) else None
+        out.append({"seat": seat, "kind": f.get("kind"), "hand": f.get("hand"), "decision": k,
+                    "decision_kind": f.get("decision_kind"), "detail": f.get("detail"),
+                    "reply": f.get("excerpt"), "forfeit": bool(f.get("forfeit")), "strike": f.get("strike"),
+                    "step": step, "stderr": stderr})
+    return out

@@ -1,0 +1,194 @@
+"""``arena report`` and ``arena show --html`` without a browser: the files, the
+grade book, the per-bot diagnostics, stderr tied to decisions, one-line errors
+for bad input, and markup from bots escaped.  (tests/test_report_browser.py
+opens the pages in Chromium.)"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from report_fixtures import GAMEBOTS, cli, run_tournament
+
+from arena.report.html import replay_page
+from arena.report.replay import _game, _snapshot, build_replay, patch
+from arena.shanghai.actions import action_from_json
+from arena.tournament.store import ResultStore
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    return run_tournament(tmp_path_factory.mktemp("report"))
+
+
+@pytest.fixture(scope="module")
+def report_dir(results) -> Path:
+    out = results / "report"
+    res = cli("report", str(results))
+    assert res.exit_code == 0, res.output
+    assert f"report: {out / 'index.html'}" in res.output
+    return out
+
+
+def test_report_is_one_file_with_everything_inline_and_a_replay_per_match(results, report_dir):
+    page = (report_dir / "index.html").read_text()
+    # nothing loaded from elsewhere: no external scripts, styles, images or frames
+    markup = re.sub(r"(<script[^>]*>).*?</script>", r"\1</script>", page, flags=re.S)
+    assert markup.count("<script") == 3 and not re.search(r"<(script|img|iframe)[^>]+src=|<link\b", markup)
+    assert "Content-Security-Policy" in page and "vegaEmbed" in page
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        ids = [m.match_id for m in store.matches()]
+    assert len(ids) == 6
+    assert sorted(p.stem for p in (report_dir / "replays").glob("*.html")) == sorted(ids)
+    for mid in ids:
+        assert f'href="replays/{mid}.html"' in page
+    for section in ("leaderboard", "head-to-head", "seats", "ratings", "faults", "times", "matches"):
+        assert f'id="{section}"' in page
+
+
+def test_gradebook_has_one_row_per_bot_matching_the_store(results, report_dir):
+    rows = list(csv.DictReader((report_dir / "gradebook.csv").open()))
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        matches = store.matches()
+        faults = store.faults()
+    assert {r["bot"] for r in rows} == {"chatty", "minimal", "greedy-builtin"}
+    for r in rows:
+        mine = [(m, m.bots.index(r["bot"])) for m in matches if r["bot"] in m.bots]
+        assert int(r["matches"]) == len(mine)
+        assert float(r["mean_place"]) == pytest.approx(sum(m.places[s] for m, s in mine) / len(mine), abs=1e-3)
+        hands = sum(len(m.hand_scores) for m, _ in mine)
+        assert float(r["score_per_hand"]) == pytest.approx(
+            sum(h[s] for m, s in mine for h in m.hand_scores) / hands, abs=0.01)
+        assert int(r["faults_illegal"]) == sum(1 for f in faults if f["bot"] == r["bot"] and f["kind"] == "illegal")
+        assert int(r["forfeits"]) == sum(1 for m, s in mine if m.forfeited[s])
+    chatty = next(r for r in rows if r["bot"] == "chatty")
+    assert int(chatty["faults_illegal"]) >= 2 and int(chatty["faults"]) == int(chatty["faults_illegal"])
+
+
+def test_bot_diagnostics_show_each_illegal_decision_with_its_request_reply_and_stderr(results, report_dir):
+    res = cli("report", str(results), "--bot", "chatty", "--no-replays")
+    assert res.exit_code == 0, res.output
+    page = (report_dir / "bot-chatty.html").read_text()
+    assert 'data-bot="minimal"' not in page.split('id="bot-chatty"')[0]     # only chatty's section
+    blocks = re.findall(r'<div class="fault illegal">(.*?)</div>\s*(?=<div class="fault|</section>)', page, re.S)
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        assert len(blocks) == sum(1 for f in store.faults() if f["bot"] == "chatty") >= 2
+    for block in blocks:
+        request = json.loads(re.search(r'<pre class="request">(.*?)</pre>', block, re.S).group(1)
+                             .replace("&#34;", '"').replace("&quot;", '"'))
+        assert request["type"] == "request" and request["kind"] == "play"
+        # the stderr shown is the bot's own for exactly this request
+        assert f"thinking about request {request['id']}\ndecided request {request['id']}" in block
+        assert "go_down" in block                                            # the reply
+    res = cli("report", str(results), "--bot", "nobody")
+    assert res.exit_code == 1 and f"no bot 'nobody' in {results} (bots: " in res.output
+
+
+def test_show_prints_what_the_bot_wrote_during_a_faulty_decision(results):
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        fault = store.faults()[0]
+    res = cli("show", str(results), fault["match_id"])
+    assert res.exit_code == 0, res.output
+    assert "stderr during this decision:" in res.output
+    assert re.search(r"      thinking about request (\d+)\n      decided request \1\n", res.output)
+
+
+def test_show_html_of_a_stored_match_and_of_a_play_log(results, tmp_path):
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        mid = store.matches()[0].match_id
+    out = tmp_path / "one.html"
+    res = cli("show", str(results), mid, "--html", "--out", str(out))
+    assert res.exit_code == 0 and f"replay: {out}" in res.output
+    assert "replay-data" in out.read_text()
+    log = tmp_path / "m.json"
+    res = cli("play", f"{sys.executable} {GAMEBOTS / 'chatty.py'} --illegal-at 1", "greedy", "random",
+              "--seed", "4", "--log", str(log), "--log-dir", str(tmp_path / "logs"))
+    assert res.exit_code == 0, res.output
+    res = cli("show", str(log), "--html")
+    assert res.exit_code == 0, res.output
+    page = (tmp_path / "m.html").read_text()
+    data = json.loads(re.search(r'<script type="application/json" id="replay-data">(.*?)</script>', page, re.S).group(1))
+    fault = data["faults"][0]
+    assert fault["kind"] == "illegal" and "go_down" in fault["reply"]
+    assert fault["stderr"].startswith("thinking about request ")
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{not json", "not a JSON match log"),
+    ('{"events": []}', "not a match log of `arena play --log`"),
+    ('{"events": [{"type": "deal"}], "actions": []}', "does not start with a match_start event"),
+    ('{"events": [{"type": "match_start", "players": 3}], "actions": []}', "cannot be replayed"),
+])
+def test_a_broken_log_gives_one_line(tmp_path, content, message):
+    log = tmp_path / "bad.json"
+    log.write_text(content)
+    res = cli("show", str(log), "--html")
+    assert res.exit_code == 1 and message in res.output
+    assert len(res.output.strip().splitlines()) == 1 and "Traceback" not in res.output
+
+
+def test_report_of_a_missing_database_gives_one_line(tmp_path):
+    res = cli("report", str(tmp_path / "nothing"))
+    assert res.exit_code == 1 and "no such results database" in res.output
+    assert len(res.output.strip().splitlines()) == 1
+
+
+def test_markup_from_a_bot_cannot_escape_the_page(tmp_path):
+    from arena.match import MatchSpec, SeatSpec, run_match
+    result = run_match(MatchSpec("m", (SeatSpec.builtin("greedy"), SeatSpec.builtin("random")),
+                                 {"contracts": ["2S3"]}, seed=3))
+    evil = "</script><script>alert(1)</script>"
+    page = replay_page(build_replay(result.record, [evil, "x"], title=evil))
+    assert evil not in page and "alert(1)" in page      # present, but only as escaped text
+
+
+def test_events_inside_one_action_change_the_table_as_the_engine_does():
+    """patch() gives the table between the events of one play; where the
+    engine's own table is known after the play, both agree."""
+    from arena.match import MatchSpec, SeatSpec, run_match
+    record = run_match(MatchSpec("m", tuple(SeatSpec.builtin("greedy") for _ in range(4)), {}, seed=9)).record
+    game = _game(record)
+    checked = 0
+    for entry in record["actions"]:
+        before, state = len(game.log), _snapshot(game)
+        game.apply(action_from_json(entry["action"]), seat=entry["seat"])
+        kinds = [e.kind for e in game.log[before:]]
+        if len(kinds) < 2 or kinds[-1] != "discard" or "swap" in kinds:
+            continue
+        for e in game.log[before:]:
+            state = patch(state, e.to_json())
+        after = _snapshot(game)
+        assert state["hands"] == after["hands"] and state["pile_top"] == after["pile_top"]
+        assert [m["cards"] for m in state["melds"]] == [m["cards"] for m in after["melds"]]
+        checked += 1
+    assert checked > 10
+
+
+def test_show_one_decision_prints_the_stderr_the_bot_wrote_during_it(results):
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        m = store.match(store.matches()[1].match_id)
+    seat = m.bots.index("chatty")
+    k, req_id = m.record["trace"][seat]["decisions"][4][:2]
+    res = cli("show", str(results), m.match_id, "--decision", str(k))
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith(f"decision {k}: seat {seat} (chatty)")
+    assert f"    thinking about request {req_id}\n    decided request {req_id}\n" in res.output
+    res = cli("show", str(results), m.match_id, "--decision", "100000")
+    assert res.exit_code == 1 and "has decisions 0 to" in res.output
+
+
+def test_only_bots_that_wrote_on_stderr_have_a_log(results):
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        matches = store.matches()
+    for m in matches:
+        for seat, bot in enumerate(m.bots):
+            path = m.stderr_logs[seat]
+            if bot == "chatty":
+                assert path is not None and Path(path).stat().st_size > 0
+            else:
+                assert path is None          # minimal wrote nothing, the built-in is no process
+    assert all("chatty" in p.name for p in (results / "logs").glob("*.stderr.log"))

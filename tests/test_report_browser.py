@@ -1,0 +1,203 @@
+"""The report and the replay viewer in a real headless Chromium (the system's
+``chromium``, driven by Playwright): what the pages show is checked against
+the stored record and the engine, and no page may log a console error.
+
+In CI (CI set) a missing Chromium or Playwright fails these tests; elsewhere
+they are skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from report_fixtures import cli, run_tournament
+
+from arena.report.replay import _game
+from arena.shanghai.actions import action_from_json
+from arena.shanghai.cards import sort_key
+from arena.tournament.store import ResultStore
+
+BROWSERS = ("chromium", "chromium-browser")
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; CI must run the browser tests (.ci/run installs chromium)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed (pip install -e '.[test]')")
+    path = next((p for p in map(shutil.which, BROWSERS) if p), None)
+    if path is None:
+        _unavailable("no system Chromium (apt-get install chromium)")
+    with sync_playwright() as p:
+        # Playwright's own browser download cannot work here: the system's binary.
+        b = p.chromium.launch(executable_path=path, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    out = run_tournament(tmp_path_factory.mktemp("browser"))
+    res = cli("report", str(out))
+    assert res.exit_code == 0, res.output
+    return out
+
+
+class Page:
+    """A page that records console errors and uncaught exceptions."""
+
+    def __init__(self, browser: Any) -> None:
+        self.page = browser.new_page(viewport={"width": 1300, "height": 900})
+        self.errors: list[str] = []
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.page.close()
+
+
+def _seat_cards(page: Any, seat: int) -> list[str]:
+    return page.eval_on_selector_all(f'#seats .seat[data-seat="{seat}"] .card', "els => els.map(e => e.dataset.card)")
+
+
+def test_report_renders_its_charts_and_tables_without_errors(browser, results):
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        bots = store.bots()
+        first = store.matches()[0].match_id
+    with Page(browser) as p:
+        page = p.page
+        page.goto((results / "report" / "index.html").as_uri())
+        assert page.evaluate("window.chartsDrawn.then(() => true)")
+        for chart in ("#chart-ratings", "#chart-times"):
+            assert page.locator(f"{chart} svg").count() == 1
+            assert page.locator(f"{chart} svg .mark-symbol, {chart} svg .mark-line, {chart} svg .mark-rect, "
+                                f"{chart} svg path").count() > 0
+        shown = page.eval_on_selector_all("#leaderboard-table tbody tr", "rows => rows.map(r => r.dataset.bot)")
+        assert sorted(shown) == sorted(bots)
+        # the head-to-head cells are coloured by share
+        colours = page.eval_on_selector_all("#h2h td[data-share]", "tds => tds.map(t => getComputedStyle(t).backgroundColor)")
+        assert len(colours) == len(bots) * (len(bots) - 1) and len(set(colours)) > 1
+        page.click(f'#match-table a.replay[href="replays/{first}.html"]')
+        page.wait_for_selector("#seats .seat")
+        assert page.url.endswith(f"replays/{first}.html")
+        assert p.errors == []
+
+
+def _expected_after_each_action(record: dict[str, Any]) -> list[tuple[int, list[list[str]]]]:
+    """(step index showing the table after action k, every seat's cards) from the engine."""
+    game = _game(record)
+    out = []
+    for entry in record["actions"]:
+        game.apply(action_from_json(entry["action"]), seat=entry["seat"])
+        out.append((len(game.log) - 1, [[c.text for c in sorted(h, key=sort_key)] for h in game.hands]))
+    return out
+
+
+def test_replay_steps_jumps_and_shows_what_the_record_holds(browser, results):
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        m = store.match(store.matches()[0].match_id)
+    record = m.record
+    assert record is not None
+    url = (results / "report" / "replays" / f"{m.match_id}.html").as_uri()
+    events = record["events"]
+    expected = _expected_after_each_action(record)
+    with Page(browser) as p:
+        page = p.page
+        page.goto(url)
+        # the arrow keys step
+        for i in range(1, 6):
+            page.keyboard.press("ArrowRight")
+            assert page.evaluate("document.body.dataset.step") == str(i)
+        page.keyboard.press("ArrowLeft")
+        assert page.evaluate("document.body.dataset.step") == "4"
+        # the hand selector jumps to the second deal
+        deal2 = next(i for i, e in enumerate(events) if e["type"] == "deal" and e["hand"] == 2)
+        page.select_option("#hand", "2")
+        assert page.evaluate("document.body.dataset.step") == str(deal2)
+        assert "Hand 2" in page.inner_text("#event")
+        # cards in every hand, after a sample of actions, as the engine has them
+        for step, hands in expected[:: max(1, len(expected) // 12)]:
+            page.goto("about:blank")
+            page.goto(f"{url}#step={step}")
+            for seat, cards in enumerate(hands):
+                assert _seat_cards(page, seat) == cards, (step, seat)
+        # a meld on the table after the first go-down
+        down = next(i for i, e in enumerate(events) if e["type"] == "go_down")
+        page.goto("about:blank")
+        page.goto(f"{url}#step={down}")
+        for meld in events[down]["melds"]:
+            shown = page.eval_on_selector_all(f'#melds .meld[data-meld-id="{meld["id"]}"] .card',
+                                              "els => els.map(e => e.dataset.card)")
+            assert shown == meld["cards"]
+        # the scores of hand 1 at its end, as stored
+        end = next(i for i, e in enumerate(events) if e["type"] == "hand_end")
+        page.goto("about:blank")
+        page.goto(f"{url}#step={end}")
+        row = page.eval_on_selector_all('#scores tr[data-hand="1"] td[data-seat]', "tds => tds.map(t => t.textContent)")
+        assert [int(x) for x in row] == m.hand_scores[0] == events[end]["scores"]
+        assert p.errors == []
+
+
+def test_a_seats_view_shows_only_its_cards_and_the_request_as_sent(browser, results):
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        m = store.match(store.matches()[0].match_id)
+    record = m.record
+    seat = m.bots.index("chatty")
+    url = (results / "report" / "replays" / f"{m.match_id}.html").as_uri()
+    # the step of chatty's third decision: its request is what the panel shows
+    k = record["trace"][seat]["decisions"][2][0]
+    game = _game(record)
+    for entry in record["actions"][:k]:
+        game.apply(action_from_json(entry["action"]), seat=entry["seat"])
+    before = len(game.log)
+    own = [c.text for c in sorted(game.hands[seat], key=sort_key)]
+    game.apply(action_from_json(record["actions"][k]["action"]), seat=seat)
+    step = before          # the first event it caused (or, if none, the next one)
+    with Page(browser) as p:
+        page = p.page
+        page.goto(f"{url}#step={step}")
+        page.select_option("#view", str(seat))
+        others = [s for s in range(len(m.bots)) if s != seat]
+        for s in others:
+            assert set(_seat_cards(page, s)) <= {"?"}          # face down
+        request = json.loads(page.inner_text("#request"))
+        assert request["type"] == "request" and request["id"] == record["trace"][seat]["decisions"][2][1]
+        assert request["view"]["cards"] == own and request["view"]["seat"] == seat
+        # back to the full table: every seat's cards face up again
+        page.select_option("#view", "")
+        assert all("?" not in _seat_cards(page, s) for s in others)
+        assert page.locator("#sent").is_hidden()
+        assert p.errors == []
+
+
+def test_a_fault_shows_where_it_happened_with_the_reply_and_stderr(browser, results):
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        fault = store.faults()[0]
+    url = (results / "report" / "replays" / f"{fault['match_id']}.html").as_uri()
+    with Page(browser) as p:
+        page = p.page
+        page.goto(url)
+        page.click("#faultlist a")
+        box = page.locator("#faults .fault")
+        assert box.count() == 1
+        text = box.inner_text()
+        assert "illegal" in text.lower() and f"decision {fault['decision']}" in text
+        assert "go_down" in text                                  # the reply
+        assert "thinking about request" in text                   # the stderr of that decision
+        assert p.errors == []
