@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .config import RATINGS, ConfigError, load_config
+from .config import EXECUTORS, RATINGS, RAY, ConfigError, load_config
 from .leaderboard import FORMATS, report, tabulate
 from .rounds import match_budget
 from .runner import STOP_REASONS, TournamentError, db_path, plan, run_tournament, settle_seed
@@ -62,15 +62,27 @@ def _open_store(results: str) -> ResultStore:
               help="Results directory (default: the file's 'output').")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True,
               help="Format of the final tables.")
-def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path | None, fmt: str) -> None:
+@click.option("--executor", type=click.Choice(EXECUTORS), default=None,
+              help="Where matches run: local worker processes, or a Ray cluster (default: the file's 'executor', "
+                   "else local).")
+@click.option("--address", default=None,
+              help="The Ray cluster to join (host:port, ray://host:port, auto); implies --executor ray.")
+def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path | None, fmt: str,
+        executor: str | None, address: str | None) -> None:
     """Run the tournament described by FILE (YAML); resume if it was interrupted."""
     try:
-        config = load_config(file).with_overrides(seed=seed, jobs=jobs, output=out)
+        config = load_config(file).with_overrides(seed=seed, jobs=jobs, output=out, executor=executor,
+                                                  address=address)
         unseeded = config.seed is None
         config = settle_seed(config)
         entries = plan(config)
     except ConfigError as err:
         raise click.ClickException(str(err)) from None
+    except ValueError as err:
+        raise click.UsageError(str(err)) from None
+    on_ray = config.executor.backend == RAY
+    # On Ray, "auto" is one match per CPU of the cluster, known once joined.
+    jobs_run = None if on_ray and config.jobs is None else config.job_count
     jobs_used = config.job_count
     has_bots = any(not b.is_builtin for b in config.bots)
     per_match = SECONDS_BOT_MATCH if has_bots else SECONDS_BUILTIN_MATCH
@@ -78,14 +90,14 @@ def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path
     if config.settle is None:
         click.echo(
             f"{config.name}: {len(entries)} matches ({config.format}, {config.players} players per table, "
-            f"{len(config.bots)} bots), {jobs_used} in parallel; estimated {estimate / 60:.1f} min"
+            f"{len(config.bots)} bots), {_parallel(jobs_run, on_ray)}; estimated {estimate / 60:.1f} min"
         )
     else:
         budget = match_budget(config)
         minutes = "" if config.settle.max_minutes is None else f" or {config.settle.max_minutes:g} min"
         click.echo(
             f"{config.name}: rounds of matches ({config.format}, {config.players} players per table, "
-            f"{len(config.bots)} bots), {jobs_used} in parallel, until every adjacent pair is separated "
+            f"{len(config.bots)} bots), {_parallel(jobs_run, on_ray)}, until every adjacent pair is separated "
             f"at {config.settle.confidence:.0%} or {budget} matches{minutes} are used; "
             f"the first {len(entries)} take about {estimate / 60:.1f} min"
         )
@@ -97,7 +109,7 @@ def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path
                        "random seed and keeps it in the results database)", err=True)
         return
     try:
-        summary = run_tournament(config, jobs_used, echo=click.echo)
+        summary = run_tournament(config, jobs_run, echo=click.echo)
     except KeyboardInterrupt:
         raise click.ClickException(
             f"interrupted: the matches already finished are stored in {db_path(config)}; "
@@ -130,6 +142,12 @@ def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path
     _echo_note(failed_note(len(failures), "re-run the same command to retry {them}"), fmt)
     if failures:
         raise SystemExit(1)  # a tournament with holes is not a success, even when shown
+
+
+def _parallel(jobs: int | None, on_ray: bool) -> str:
+    if jobs is None:
+        return "one per CPU of the Ray cluster in parallel"
+    return f"{jobs} in parallel" + (" on Ray" if on_ray else "")
 
 
 @click.command()

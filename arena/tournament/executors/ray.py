@@ -1,0 +1,358 @@
+"""Running matches on a Ray cluster (``executor: ray``; the extra ``arena[ray]``).
+
+``RayExecutor`` starts ``jobs`` long-lived Ray actors of one CPU each.  An
+actor (``MatchActor``) holds a ``ProcessExecutor`` of one worker process,
+hence one bot pool: bots are reused across matches as with local workers,
+and all a worker does locally (time, memory and CPU limits, the sandbox,
+killing bots) it does on the node, by the same code.  An actor gets its next
+match as soon as it returns one (``ray.wait``) and each outcome is yielded
+as it arrives, so the caller stores it at once, as with local workers.
+
+A node that is lost (or an actor process killed) fails the calls of its
+actors with a ``RayActorError``: such a match is played again on another
+actor, up to ``MAX_ATTEMPTS`` times in all, and a replacement actor is
+started, which takes work once Ray has placed it.  Every match depends on
+its seed only, so the re-run gives what the lost run would have.
+
+The bot programs reach the nodes by a ``Shipment``: Ray uploads its
+``root`` (the runtime environment's ``working_dir``; files matched by a
+``.gitignore`` or ``.rayignore`` are left out) and each actor runs in the
+unpacked copy.  Every path under ``root`` in a spec (the bots' directories,
+absolute arguments, sandbox paths, the log directory) is moved to the copy
+(``Relocation``), and the bots' stderr logs travel back with the outcome to
+be written at the arena's own paths.  Without a shipment the paths are used
+as they are: a file system shared by every node.
+
+``close()`` lets each actor close its worker, which ends its bots;
+``abort()`` kills the actors outright, upon which the kernel sends each
+worker SIGTERM (PR_SET_PDEATHSIG), so it kills its bots as at a Ctrl-C.  An
+arena killed outright takes its actors with it (Ray ends a dead driver's
+actors), and with them every bot.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import socket
+import sys
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator
+
+from ...match import MatchResult, MatchSpec, SeatSpec
+from ..worker import MatchFailure, Outcome, unplayable
+from .local import ProcessExecutor, WorkerError
+
+__all__ = ["RayExecutor", "MatchActor", "Shipment", "Relocation", "MAX_ATTEMPTS", "connect"]
+
+MAX_ATTEMPTS = 3          # plays of one match whose actor is lost, before it fails
+POLL_SECONDS = 1.0        # ray.wait's timeout: how often the loop looks up
+STOP_SECONDS = 30.0       # for actors to close their workers after a complete run
+MAX_FAILED_STARTS = 3     # actors in a row that die starting: the cluster cannot run arena
+
+
+@dataclass(frozen=True)
+class Shipment:
+    """The directory Ray copies to every node (``root``, absolute), with
+    ``excludes`` (gitignore-style patterns relative to it: the results, VCS)."""
+
+    root: str
+    excludes: tuple[str, ...] = ()
+
+    def runtime_env(self) -> dict[str, Any]:
+        return {"working_dir": self.root, "excludes": list(self.excludes)}
+
+
+@dataclass(frozen=True)
+class Relocation:
+    """Paths under ``head`` (the arena's shipped directory) and their places
+    under ``here`` (its copy on this node)."""
+
+    head: str
+    here: str
+
+    def there(self, path: str) -> str:
+        return _move(path, self.head, self.here)
+
+    def back(self, path: str) -> str:
+        return _move(path, self.here, self.head)
+
+    def spec(self, spec: MatchSpec) -> MatchSpec:
+        """``spec`` with every path under ``head`` moved to ``here``."""
+        log_dir = None if spec.log_dir is None else self.there(spec.log_dir)
+        return dataclasses.replace(spec, seats=tuple(self._seat(s) for s in spec.seats), log_dir=log_dir)
+
+    def _seat(self, seat: SeatSpec) -> SeatSpec:
+        if seat.bot is None:
+            return seat
+        bot, box = seat.bot, seat.bot.sandbox
+        box = box.replace(read=tuple(map(self.there, box.read)), write=tuple(map(self.there, box.write)),
+                          hide=tuple(map(self.there, box.hide)),
+                          scratch=None if box.scratch is None else self.there(box.scratch))
+        argv = tuple(self.there(a) if os.path.isabs(a) else a for a in bot.argv)
+        cwd = None if bot.cwd is None else self.there(os.fspath(bot.cwd))
+        return dataclasses.replace(seat, bot=dataclasses.replace(bot, argv=argv, cwd=cwd, sandbox=box))
+
+
+def _move(path: str, old: str, new: str) -> str:
+    if path == old:
+        return new
+    prefix = old.rstrip("/") + "/"
+    return new.rstrip("/") + "/" + path[len(prefix):] if path.startswith(prefix) else path
+
+
+@dataclass(frozen=True)
+class Played:
+    """What an actor returns for a match: its outcome, with the stderr logs
+    (arena path -> bytes) when they were written on a copy of the files."""
+
+    outcome: Outcome
+    logs: tuple[tuple[str, bytes], ...] = ()
+
+
+@dataclass(frozen=True)
+class Refused:
+    """This node cannot play the match as asked (one line: why)."""
+
+    reason: str
+
+
+class MatchActor:
+    """A Ray actor: plays matches in its own worker process, as a local
+    ``ProcessExecutor`` slot does.  ``head_root``: the arena's shipped
+    directory, whose copy is this actor's working directory (None: shared paths)."""
+
+    def __init__(self, head_root: str | None) -> None:
+        self.relocation = None if head_root is None else Relocation(head_root, os.getcwd())
+        self.executor = ProcessExecutor(1)
+        self.checked = False
+
+    def node(self) -> str:
+        """Where this actor runs, for messages."""
+        return socket.gethostname()
+
+    def play(self, spec: MatchSpec) -> Played | Refused:
+        if not self.checked:
+            reason = unplayable(spec)
+            if reason is not None:
+                return Refused(f"Ray node {self.node()}: {reason}")
+            self.checked = True
+        if self.relocation is not None:
+            spec = self.relocation.spec(spec)
+        outcomes = list(self.executor.run([spec]))
+        outcome = outcomes[0]
+        if self.relocation is None or not isinstance(outcome, MatchResult):
+            return Played(outcome)
+        logs = []
+        for path in outcome.stderr_logs:
+            if path is not None:
+                try:
+                    with open(path, "rb") as f:
+                        logs.append((self.relocation.back(path), f.read()))
+                except OSError:
+                    pass  # a bot that never started has no log
+        back = tuple(None if p is None else self.relocation.back(p) for p in outcome.stderr_logs)
+        return Played(dataclasses.replace(outcome, stderr_logs=back), tuple(logs))
+
+    def close(self) -> None:
+        self.executor.close()
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise WorkerError("the ray executor needs Ray on this machine: pip install 'arena[ray]'") from None
+    return ray
+
+
+def connect(address: str | None) -> bool:
+    """Join the Ray cluster at ``address`` (None: ``RAY_ADDRESS``, else a new
+    Ray on this machine) unless this process has joined one; True if it joined
+    here (and must leave it: ``ray.shutdown``)."""
+    ray = _import_ray()
+    if ray.is_initialized():
+        return False
+    try:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                 logging_level=logging.WARNING, configure_logging=True)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        where = f" at {address}" if address else ""
+        raise WorkerError(f"cannot join the Ray cluster{where}: {_line(exc)}") from None
+    return True
+
+
+def _line(exc: BaseException) -> str:
+    """One line of a (Ray's often long) error message."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    text = lines[0] if lines else type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+@dataclass
+class _Slot:
+    """One actor; ``node`` is known once Ray has placed and started it."""
+
+    actor: Any
+    node: str | None = None
+
+
+@dataclass
+class _Call:
+    slot: _Slot
+    spec: MatchSpec
+    attempt: int
+
+
+@dataclass
+class RayExecutor:
+    """Runs matches on ``jobs`` Ray actors (None: one per CPU of the cluster,
+    at most ``most``)."""
+
+    jobs: int | None
+    address: str | None = None
+    most: int | None = None
+    shipment: Shipment | None = None
+    notice: Callable[[str], None] = field(default=lambda line: print(line, file=sys.stderr, flush=True))
+    _ours: bool = False
+    _idle: deque[_Slot] = field(default_factory=deque)
+    _starting: dict[Any, _Slot] = field(default_factory=dict)
+    _calls: dict[Any, _Call] = field(default_factory=dict)
+    _failed_starts: int = 0
+
+    def __post_init__(self) -> None:
+        self._ray = _import_ray()
+        self._ours = connect(self.address)
+        try:
+            if self.jobs is None:
+                cpus = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+                self.jobs = cpus if self.most is None else max(1, min(cpus, self.most))
+            options: dict[str, Any] = {"num_cpus": 1, "max_restarts": 0}
+            if self.shipment is not None:
+                options["runtime_env"] = self.shipment.runtime_env()
+            self._class = self._ray.remote(MatchActor).options(**options)
+            for _ in range(self.jobs):
+                self._start()
+        except WorkerError:
+            self.abort()
+            raise
+        except Exception as exc:  # noqa: BLE001 - Ray's own errors (an upload refused...): one line
+            self.abort()
+            raise WorkerError(f"cannot start Ray actors: {_line(exc)}") from None
+        except BaseException:
+            self.abort()
+            raise
+
+    def _start(self) -> None:
+        root = None if self.shipment is None else self.shipment.root
+        slot = _Slot(self._class.remote(root))
+        self._starting[slot.actor.node.remote()] = slot
+
+    def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
+        todo = iter(specs)
+        retry: deque[tuple[MatchSpec, int]] = deque()
+        more = True
+        while True:
+            while self._idle and (retry or more):
+                if retry:
+                    spec, attempt = retry.popleft()
+                else:
+                    nxt = next(todo, None)
+                    if nxt is None:
+                        more = False
+                        break
+                    spec, attempt = nxt, 1
+                slot = self._idle.popleft()
+                self._calls[slot.actor.play.remote(spec)] = _Call(slot, spec, attempt)
+            if not self._calls and not retry and not more:
+                return
+            waiting = [*self._calls, *self._starting]
+            if not waiting:
+                raise WorkerError("no Ray actor is left to play the remaining matches")
+            done, _ = self._ray.wait(waiting, num_returns=1, timeout=POLL_SECONDS)
+            for ref in done:
+                if ref in self._starting:
+                    self._started(ref)
+                else:
+                    yield from self._returned(ref, retry)
+
+    def _started(self, ref: Any) -> None:
+        slot = self._starting.pop(ref)
+        try:
+            slot.node = self._ray.get(ref)
+        except self._ray.exceptions.RayError as exc:
+            self._failed_starts += 1
+            if self._failed_starts >= MAX_FAILED_STARTS and not self._idle and not self._calls:
+                raise WorkerError(f"Ray actors die as they start: {_line(exc)}") from None
+            self._start()
+            return
+        self._failed_starts = 0
+        self._idle.append(slot)
+
+    def _returned(self, ref: Any, retry: deque[tuple[MatchSpec, int]]) -> Iterator[Outcome]:
+        call = self._calls.pop(ref)
+        errors = self._ray.exceptions
+        try:
+            back = self._ray.get(ref)
+        except errors.RayTaskError as exc:  # play() raised: an arena bug fails this match only
+            self._idle.append(call.slot)
+            yield MatchFailure.of(call.spec.match_id, exc.cause if isinstance(exc.cause, BaseException) else exc)
+            return
+        except errors.RayError as exc:  # the actor is gone: its node lost, its process killed
+            yield from self._lost(call, exc, retry)
+            return
+        if isinstance(back, Refused):
+            raise WorkerError(back.reason)
+        self._idle.append(call.slot)
+        self._write_logs(back.logs)
+        yield back.outcome
+
+    def _lost(self, call: _Call, exc: BaseException, retry: deque[tuple[MatchSpec, int]]) -> Iterator[Outcome]:
+        where = f" on {call.slot.node}" if call.slot.node else ""
+        self._ray.kill(call.slot.actor, no_restart=True)
+        self._start()
+        match_id = call.spec.match_id
+        if call.attempt >= MAX_ATTEMPTS:
+            yield MatchFailure(match_id, f"its Ray actor was lost {call.attempt} times (last{where}: {_line(exc)})")
+            return
+        self.notice(f"{match_id}: its Ray actor{where} was lost ({_line(exc)}); playing the match again")
+        retry.appendleft((call.spec, call.attempt + 1))
+
+    def _write_logs(self, logs: tuple[tuple[str, bytes], ...]) -> None:
+        for path, data in logs:
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "wb") as f:
+                    f.write(data)
+            except OSError as err:
+                self.notice(f"cannot write the stderr log {path}: {err.strerror or err}")
+
+    def _slots(self) -> list[_Slot]:
+        return [*self._idle, *self._starting.values(), *(c.slot for c in self._calls.values())]
+
+    def close(self) -> None:
+        """Let every actor close its worker (ending its bots), then end them all."""
+        try:
+            refs = [s.actor.close.remote() for s in self._slots()]
+            if refs:
+                self._ray.wait(refs, num_returns=len(refs), timeout=STOP_SECONDS)
+        finally:
+            self.abort()
+
+    def abort(self) -> None:
+        """Kill every actor: each worker gets SIGTERM and kills its bots."""
+        try:
+            for slot in self._slots():
+                try:
+                    self._ray.kill(slot.actor, no_restart=True)
+                except Exception:  # noqa: BLE001, S110 - already gone, or the cluster with it
+                    pass
+            self._idle.clear()
+            self._starting.clear()
+            self._calls.clear()
+        finally:
+            if self._ours:
+                self._ours = False
+                self._ray.shutdown()
