@@ -91,9 +91,19 @@ class Relocation:
         box = box.replace(read=tuple(map(self.there, box.read)), write=tuple(map(self.there, box.write)),
                           hide=tuple(map(self.there, box.hide)),
                           scratch=None if box.scratch is None else self.there(box.scratch))
-        argv = tuple(self.there(a) if os.path.isabs(a) else a for a in bot.argv)
+        argv = tuple(self._program(a) for a in bot.argv)
         cwd = None if bot.cwd is None else self.there(os.fspath(bot.cwd))
         return dataclasses.replace(seat, bot=dataclasses.replace(bot, argv=argv, cwd=cwd, sandbox=box))
+
+
+    def _program(self, arg: str) -> str:
+        """An absolute argument's copy if it was shipped; an interpreter in a
+        virtual environment under the directory is not (nor needed: the
+        nodes have their own, at the same path or not at all)."""
+        if not os.path.isabs(arg):
+            return arg
+        there = self.there(arg)
+        return there if there != arg and os.path.lexists(there) else arg
 
 
 def _move(path: str, old: str, new: str) -> str:
@@ -168,17 +178,23 @@ def _import_ray() -> Any:
     return ray
 
 
-def connect(address: str | None) -> bool:
+def connect(address: str | None, shipment: Shipment | None = None) -> bool:
     """Join the Ray cluster at ``address`` (None: ``RAY_ADDRESS``, else a new
-    Ray on this machine) unless this process has joined one; True if it joined
-    here (and must leave it: ``ray.shutdown``)."""
+    Ray on this machine), shipping ``shipment`` to its nodes, unless this
+    process has joined one; True if it joined here (and must leave it:
+    ``ray.shutdown``).  Ray ships a directory for a whole job only: a process
+    that joined already must have given it (``ray.init(runtime_env=...)``)."""
     ray = _import_ray()
     if ray.is_initialized():
+        if shipment is not None and not ray.get_runtime_context().runtime_env.get("working_dir"):
+            raise WorkerError(f"Ray was joined without the tournament's files: ray.init(runtime_env="
+                              f"{{'working_dir': {shipment.root!r}}}) first, or use 'files: shared'")
         return False
+    env = None if shipment is None else shipment.runtime_env()
     try:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False,
+        ray.init(address=address, runtime_env=env, include_dashboard=False, log_to_driver=False,
                  logging_level=logging.WARNING, configure_logging=True)
-    except (ConnectionError, RuntimeError, ValueError) as exc:
+    except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
         where = f" at {address}" if address else ""
         raise WorkerError(f"cannot join the Ray cluster{where}: {_line(exc)}") from None
     return True
@@ -224,14 +240,12 @@ class RayExecutor:
 
     def __post_init__(self) -> None:
         self._ray = _import_ray()
-        self._ours = connect(self.address)
+        self._ours = connect(self.address, self.shipment)
         try:
             if self.jobs is None:
                 cpus = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
                 self.jobs = cpus if self.most is None else max(1, min(cpus, self.most))
             options: dict[str, Any] = {"num_cpus": 1, "max_restarts": 0}
-            if self.shipment is not None:
-                options["runtime_env"] = self.shipment.runtime_env()
             self._class = self._ray.remote(MatchActor).options(**options)
             for _ in range(self.jobs):
                 self._start()
