@@ -207,7 +207,11 @@ def _print_faults(result: MatchResult) -> None:
 @click.option("--log-dir", type=click.Path(path_type=Path), default=None,
               help="Directory for the bot's stderr logs (default: a new temporary directory).")
 @_SANDBOX_OPTION
-def check(bot: str, time_per_move: float, log_dir: Path | None, sandbox_mode: str) -> None:
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Check here, or on a node of a Ray cluster (the current directory is shipped there).")
+@click.option("--address", default=None, help="The Ray cluster (host:port, ray://host:port, auto); implies ray.")
+def check(bot: str, time_per_move: float, log_dir: Path | None, sandbox_mode: str, executor: str,
+          address: str | None) -> None:
     """Check that a bot program speaks the protocol and plays legally.
 
     BOT is the command line of the program, quoted as one argument, e.g.
@@ -221,8 +225,16 @@ def check(bot: str, time_per_move: float, log_dir: Path | None, sandbox_mode: st
         raise click.ClickException(f"{bot!r} is a built-in player; give the command line of a bot program")
     seat = _confine((seat,), _sandbox_mode(sandbox_mode))[0]
     assert seat.bot is not None
-    report = check_bot(seat.bot, time_control=_time_control(time_per_move),
-                       log_dir=str(log_dir) if log_dir is not None else None)
+    if executor == "ray" or address is not None:
+        from .tournament.executors.ray import WorkerError, check_on_ray
+        try:
+            report = check_on_ray(dataclasses.replace(seat.bot, cwd=os.getcwd()), address,
+                                  time_control=_time_control(time_per_move))
+        except WorkerError as err:
+            raise click.ClickException(str(err)) from None
+    else:
+        report = check_bot(seat.bot, time_control=_time_control(time_per_move),
+                           log_dir=str(log_dir) if log_dir is not None else None)
     for line in report.lines():
         click.echo(line)
     if not report.ok:

@@ -21,11 +21,6 @@ __all__ = ["Executor", "MatchFailure", "Outcome", "ProcessExecutor", "SerialExec
 
 AnyExecutor = Union[SerialExecutor, ProcessExecutor, "RayExecutor"]
 
-# Never shipped to a Ray cluster: version control (which holds the tournament
-# file's history, hence the seed) and Python virtual environments.
-NOT_SHIPPED = (".git", ".hg", ".svn", ".venv", "venv", ".ci-venv", "__pycache__")
-
-
 def ship_root(config: TournamentConfig) -> str:
     """The directory Ray copies to every node: the deepest one holding the
     tournament file and every bot's directory.  WorkerError if that is ``/``."""
@@ -44,7 +39,7 @@ def make(config: TournamentConfig, jobs: int | None, most: int,
     own default, all cores or all the cluster's CPUs), never more than ``most``."""
     if config.executor.backend != RAY:
         return make_executor(min(jobs if jobs is not None else config.job_count, most))
-    from .ray import RayExecutor, Shipment
+    from .ray import NOT_SHIPPED, RayExecutor, Shipment
 
     shipment = None
     if config.executor.files == SHIP:

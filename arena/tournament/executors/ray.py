@@ -42,15 +42,20 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from ...match import MatchResult, MatchSpec, SeatSpec
+from ...process import BotSpec, TimeControl
 from ..worker import MatchFailure, Outcome, unplayable
 from .local import ProcessExecutor, WorkerError
 
-__all__ = ["RayExecutor", "MatchActor", "Shipment", "Relocation", "MAX_ATTEMPTS", "connect"]
+__all__ = ["RayExecutor", "MatchActor", "Shipment", "Relocation", "MAX_ATTEMPTS", "NOT_SHIPPED", "connect",
+           "check_on_ray"]
 
 MAX_ATTEMPTS = 3          # plays of one match whose actor is lost, before it fails
 POLL_SECONDS = 1.0        # ray.wait's timeout: how often the loop looks up
 STOP_SECONDS = 30.0       # for actors to close their workers after a complete run
 MAX_FAILED_STARTS = 3     # actors in a row that die starting: the cluster cannot run arena
+# Never shipped to a Ray cluster: version control (which holds the tournament
+# file's history, hence the seed) and Python virtual environments.
+NOT_SHIPPED = (".git", ".hg", ".svn", ".venv", "venv", ".ci-venv", "__pycache__")
 
 
 @dataclass(frozen=True)
@@ -85,15 +90,16 @@ class Relocation:
         return dataclasses.replace(spec, seats=tuple(self._seat(s) for s in spec.seats), log_dir=log_dir)
 
     def _seat(self, seat: SeatSpec) -> SeatSpec:
-        if seat.bot is None:
-            return seat
-        bot, box = seat.bot, seat.bot.sandbox
-        box = box.replace(read=tuple(map(self.there, box.read)), write=tuple(map(self.there, box.write)),
-                          hide=tuple(map(self.there, box.hide)),
-                          scratch=None if box.scratch is None else self.there(box.scratch))
+        return seat if seat.bot is None else dataclasses.replace(seat, bot=self.bot(seat.bot))
+
+    def bot(self, bot: BotSpec) -> BotSpec:
+        box = bot.sandbox.replace(read=tuple(map(self.there, bot.sandbox.read)),
+                                  write=tuple(map(self.there, bot.sandbox.write)),
+                                  hide=tuple(map(self.there, bot.sandbox.hide)),
+                                  scratch=None if bot.sandbox.scratch is None else self.there(bot.sandbox.scratch))
         argv = tuple(self._program(a) for a in bot.argv)
         cwd = None if bot.cwd is None else self.there(os.fspath(bot.cwd))
-        return dataclasses.replace(seat, bot=dataclasses.replace(bot, argv=argv, cwd=cwd, sandbox=box))
+        return dataclasses.replace(bot, argv=argv, cwd=cwd, sandbox=box)
 
 
     def _program(self, arg: str) -> str:
@@ -370,3 +376,41 @@ class RayExecutor:
             if self._ours:
                 self._ours = False
                 self._ray.shutdown()
+
+
+# -- arena check on a node ------------------------------------------------------
+
+def check_on_ray(bot: BotSpec, address: str | None, *, time_control: TimeControl | None = None,
+                 ship: bool = True) -> Any:
+    """``arena check`` of ``bot`` on a node of the Ray cluster at ``address``:
+    its ``CheckReport``.  ``ship``: the bot's directory (else the current one)
+    is shipped there, as a tournament's is; else the paths are the node's own."""
+    ray = _import_ray()
+    root = os.path.abspath(os.fspath(bot.cwd or os.getcwd()))
+    shipment = Shipment(root, NOT_SHIPPED) if ship else None
+    ours = connect(address, shipment)
+    try:
+        task = ray.remote(num_cpus=1, max_retries=0)(_check_here)
+        return ray.get(task.remote(bot, root if ship else None, time_control))
+    except ray.exceptions.RayTaskError as exc:
+        cause = exc.cause if isinstance(exc.cause, BaseException) else exc
+        raise WorkerError(f"the check failed on the Ray node: {_line(cause)}") from None
+    except ray.exceptions.RayError as exc:
+        raise WorkerError(f"the check could not run on Ray: {_line(exc)}") from None
+    finally:
+        if ours:
+            ray.shutdown()
+
+
+def _check_here(bot: BotSpec, head_root: str | None, time_control: TimeControl | None) -> Any:
+    """Runs on the node: the check of ``bot`` moved to this node's copy of its files."""
+    from ...check import check_bot
+    from ...process import sandbox
+
+    if head_root is not None:
+        bot = Relocation(head_root, os.getcwd()).bot(bot)
+    if bot.sandbox.mode == sandbox.BWRAP:
+        sandbox.resolve(sandbox.BWRAP)  # SandboxUnavailable: one line, on the arena's screen
+    report = check_bot(bot, time_control=time_control)
+    report.containment = f"{report.containment}; on Ray node {socket.gethostname()}".lstrip("; ")
+    return report
