@@ -331,7 +331,10 @@ class RayExecutor:
 
     def _lost(self, call: _Call, exc: BaseException, retry: deque[tuple[MatchSpec, int]]) -> Iterator[Outcome]:
         where = f" on {call.slot.node}" if call.slot.node else ""
-        self._ray.kill(call.slot.actor, no_restart=True)
+        try:
+            self._ray.kill(call.slot.actor, no_restart=True)
+        except Exception:  # noqa: BLE001, S110 - gone with its node, as expected
+            pass
         self._start()
         match_id = call.spec.match_id
         if call.attempt >= MAX_ATTEMPTS:
@@ -350,12 +353,16 @@ class RayExecutor:
                 self.notice(f"cannot write the stderr log {path}: {err.strerror or err}")
 
     def _slots(self) -> list[_Slot]:
-        return [*self._idle, *self._starting.values(), *(c.slot for c in self._calls.values())]
+        return [*self._placed(), *self._starting.values()]
+
+    def _placed(self) -> list[_Slot]:
+        return [*self._idle, *(c.slot for c in self._calls.values())]
 
     def close(self) -> None:
-        """Let every actor close its worker (ending its bots), then end them all."""
+        """Let every actor close its worker (ending its bots), then end them all
+        (an actor Ray could not place yet, the cluster being short of CPUs, too)."""
         try:
-            refs = [s.actor.close.remote() for s in self._slots()]
+            refs = [s.actor.close.remote() for s in self._placed()]
             if refs:
                 self._ray.wait(refs, num_returns=len(refs), timeout=STOP_SECONDS)
         finally:
