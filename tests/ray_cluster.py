@@ -51,6 +51,16 @@ def wait_stored(db: Path, proc: subprocess.Popen[bytes], at_least: int) -> int:
     return stored(db) if db.exists() else 0
 
 
+def wait_for_text(path: Path, text: str, proc: subprocess.Popen[bytes]) -> float | None:
+    """Seconds until ``text`` is in the file ``path``; None if it never is."""
+    start = time.monotonic()
+    while time.monotonic() - start < DEADLINE and proc.poll() is None:
+        if text in path.read_text(errors="replace"):
+            return time.monotonic() - start
+        time.sleep(0.05)
+    return None
+
+
 def children(pid: int) -> list[tuple[int, str]]:
     """(pid, command line) of the live children of ``pid``."""
     found = []
@@ -98,7 +108,9 @@ def main(tournament: str, out: str, report_path: str) -> None:
             report["node_found"] = node is not None
             if node is not None:
                 cluster.remove_node(node, allow_graceful=False)
-            report["stored_before_head_killed"] = wait_stored(db, proc, int(report["stored_before_node_lost"]) + 2)
+                report["seconds_to_replay"] = wait_for_text(err_path, "playing the match again", proc)
+                report["stored_at_replay"] = stored(db)
+            report["stored_before_head_killed"] = wait_stored(db, proc, stored(db) + 1)
             report["first_run_exit"] = proc.poll()
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
