@@ -26,8 +26,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arena.tournament.store import ResultStore, StoredMatch
+import pytest
 from test_tournament import board, cli, describe, match_rows, wait_for_stored, wait_gone
+
+from arena.tournament.store import ResultStore, StoredMatch
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
@@ -155,3 +157,39 @@ def test_cluster_node_lost_head_killed_and_check_on_a_node(tmp_path: Path) -> No
     assert wait_gone(tmp_path) == []
     assert report["check_exit"] == 0, report["check_output"]
     assert "on Ray node" in report["check_output"] and "result: PASS" in report["check_output"]
+
+
+def test_relocation_moves_every_path_under_the_shipped_directory_and_back(tmp_path: Path) -> None:
+    from arena.match import MatchSpec, SeatSpec
+    from arena.process import BotSpec, SandboxPolicy
+    from arena.tournament.executors.ray import Relocation
+
+    head, here = "/srv/t", str(tmp_path)
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "bot").write_text("")
+    box = SandboxPolicy("bwrap", read=("/srv/t/data", "/usr/share/dict"), write=("/srv/t/out",),
+                        hide=("/srv/t/t.yaml", "/srv/tother"), scratch="/srv/t/res/scratch/a")
+    bot = BotSpec(["/srv/t/bin/bot", "/srv/t/venv/bin/python", "x.py"], cwd="/srv/t/bots/a", sandbox=box)
+    spec = MatchSpec("m", (SeatSpec("a", bot=bot), SeatSpec.builtin("greedy")), log_dir="/srv/t/res/logs")
+    moved = Relocation(head, here).spec(spec)
+    b = moved.seats[0].bot
+    assert b is not None and moved.seats[1] == spec.seats[1]
+    # a shipped program moves; one that was not shipped (a venv's python) stays, as do relative arguments
+    assert b.argv == (f"{here}/bin/bot", "/srv/t/venv/bin/python", "x.py")
+    assert b.cwd == f"{here}/bots/a" and moved.log_dir == f"{here}/res/logs"
+    assert b.sandbox.read == (f"{here}/data", "/usr/share/dict") and b.sandbox.write == (f"{here}/out",)
+    assert b.sandbox.hide == (f"{here}/t.yaml", "/srv/tother")  # a sibling with the same prefix is not inside
+    assert b.sandbox.scratch == f"{here}/res/scratch/a" and b.sandbox.mode == "bwrap"
+    assert Relocation(head, here).back(f"{here}/res/logs/m-seat0-a.stderr.log") == "/srv/t/res/logs/m-seat0-a.stderr.log"
+
+
+def test_ship_root_is_the_directory_of_the_file_and_the_bots_and_never_slash(tmp_path: Path) -> None:
+    from arena.tournament.config import load_config
+    from arena.tournament.executors import WorkerError, ship_root
+
+    config = load_config(tournament(tmp_path, deals=1, hog=False))
+    assert ship_root(config) == str(tmp_path)
+    far = tmp_path / "far.yaml"
+    far.write_text(config.path.read_text().replace("  - name: random\n", "  - name: random\n    dir: /usr\n"))
+    with pytest.raises(WorkerError, match="share no directory but /"):
+        ship_root(load_config(far))
