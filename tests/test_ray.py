@@ -193,3 +193,58 @@ def test_ship_root_is_the_directory_of_the_file_and_the_bots_and_never_slash(tmp
     far.write_text(config.path.read_text().replace("  - name: random\n", "  - name: random\n    dir: /usr\n"))
     with pytest.raises(WorkerError, match="share no directory but /"):
         ship_root(load_config(far))
+
+
+def test_an_actor_plays_from_its_copy_and_sends_the_logs_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MatchActor without Ray: a spec made on the arena's paths is played from
+    the copy in the actor's working directory, logs come back by value."""
+    from arena.match import MatchResult, MatchSpec, SeatSpec
+    from arena.process import BotSpec
+    from arena.tournament.executors.ray import MatchActor, Played
+
+    head, copy = tmp_path / "head", tmp_path / "copy"
+    (copy / "bots").mkdir(parents=True)
+    shutil.copy(HERE / "gamebots" / "common.py", copy / "bots")
+    (copy / "bots" / "talker.py").write_text("import sys, common\nsys.stderr.write('hello from the copy\\n')\n"
+                                             "sys.stderr.flush()\ncommon.run()\n")
+    bot = BotSpec([sys.executable, "bots/talker.py"], cwd=str(head))
+    spec = MatchSpec("m1", (SeatSpec("talker", bot=bot), SeatSpec.builtin("greedy")),
+                     rules={"contracts": ["2S3"]}, seed=3, log_dir=str(head / "out" / "logs"))
+    monkeypatch.chdir(copy)
+    actor = MatchActor(str(head))
+    try:
+        played = actor.play(spec)
+    finally:
+        actor.close()
+    assert isinstance(played, Played) and isinstance(played.outcome, MatchResult)
+    assert not played.outcome.faults
+    log = str(head / "out" / "logs" / "m1-seat0-talker.stderr.log")
+    assert played.outcome.stderr_logs == (log, None)
+    assert played.logs == ((log, b"hello from the copy\n"),)
+    assert not head.exists()  # nothing was written on the arena's paths on the node
+
+
+def test_a_node_that_cannot_sandbox_refuses_to_play(monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.match import MatchSpec, SeatSpec
+    from arena.process import BotSpec, SandboxPolicy, sandbox
+    from arena.tournament.executors.ray import MatchActor, Refused
+
+    def unavailable(mode: str) -> object:
+        raise sandbox.SandboxUnavailable("sandbox 'bwrap' cannot run here: no bwrap found")
+
+    monkeypatch.setattr(sandbox, "resolve", unavailable)
+    bot = BotSpec([sys.executable, "-c", "pass"], sandbox=SandboxPolicy("bwrap"))
+    actor = MatchActor(None)
+    try:
+        refused = actor.play(MatchSpec("m", (SeatSpec("b", bot=bot), SeatSpec.builtin("greedy"))))
+    finally:
+        actor.close()
+    assert isinstance(refused, Refused) and "cannot run here: no bwrap found" in refused.reason
+
+
+def test_without_ray_installed_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    path = tournament(tmp_path, deals=1, hog=False)
+    result = cli("run", str(path), "--out", str(tmp_path / "out"), "--executor", "ray")
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1] == "Error: the ray executor needs Ray on this machine: pip install 'arena[ray]'"

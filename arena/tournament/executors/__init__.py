@@ -48,7 +48,9 @@ def make(config: TournamentConfig, jobs: int | None, most: int,
         inside = os.path.commonpath([root, output]) == root
         excludes = NOT_SHIPPED + ((os.path.relpath(output, root),) if inside else ())
         shipment = Shipment(root, excludes)
-    extra = {} if notice is None else {"notice": notice}
+    if notice is None:
+        return RayExecutor(None if jobs is None else min(jobs, most), config.executor.address, most=most,
+                           shipment=shipment)
     return RayExecutor(None if jobs is None else min(jobs, most), config.executor.address, most=most,
-                       shipment=shipment, **extra)
+                       shipment=shipment, notice=notice)
 

@@ -38,7 +38,7 @@ import os
 import socket
 import sys
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator
 
 from ...match import MatchResult, MatchSpec, SeatSpec
@@ -228,32 +228,32 @@ class _Call:
     attempt: int
 
 
-@dataclass
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 class RayExecutor:
     """Runs matches on ``jobs`` Ray actors (None: one per CPU of the cluster,
-    at most ``most``)."""
+    at most ``most``) of the cluster at ``address`` (see ``connect``), with
+    ``shipment`` copied to its nodes (None: shared paths).  ``notice`` gets a
+    line for each match played again."""
 
-    jobs: int | None
-    address: str | None = None
-    most: int | None = None
-    shipment: Shipment | None = None
-    notice: Callable[[str], None] = field(default=lambda line: print(line, file=sys.stderr, flush=True))
-    _ours: bool = False
-    _idle: deque[_Slot] = field(default_factory=deque)
-    _starting: dict[Any, _Slot] = field(default_factory=dict)
-    _calls: dict[Any, _Call] = field(default_factory=dict)
-    _failed_starts: int = 0
-
-    def __post_init__(self) -> None:
+    def __init__(self, jobs: int | None, address: str | None = None, *, most: int | None = None,
+                 shipment: Shipment | None = None, notice: Callable[[str], None] = _stderr) -> None:
         self._ray = _import_ray()
-        self._ours = connect(self.address, self.shipment)
+        self.shipment, self.notice = shipment, notice
+        self._idle: deque[_Slot] = deque()
+        self._starting: dict[Any, _Slot] = {}
+        self._calls: dict[Any, _Call] = {}
+        self._failed_starts = 0
+        self._ours = connect(address, shipment)
         try:
-            if self.jobs is None:
+            if jobs is None:
                 cpus = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
-                self.jobs = cpus if self.most is None else max(1, min(cpus, self.most))
-            options: dict[str, Any] = {"num_cpus": 1, "max_restarts": 0}
-            self._class = self._ray.remote(MatchActor).options(**options)
-            for _ in range(self.jobs):
+                jobs = cpus if most is None else max(1, min(cpus, most))
+            self.jobs = jobs
+            self._class = self._ray.remote(MatchActor).options(num_cpus=1, max_restarts=0)
+            for _ in range(jobs):
                 self._start()
         except WorkerError:
             self.abort()
