@@ -55,13 +55,21 @@ def tournament(tmp: Path, deals: int, hog: bool) -> Path:
         shutil.copy(ROOT / "bots" / name, bots / name)
     for name in ("common.py", "memhog.py"):
         shutil.copy(HERE / "gamebots" / name, bots / name)
+    (bots / "nice.py").write_text("import os, sys, common\n"
+                                  "sys.stderr.write(f'niceness {os.getpriority(os.PRIO_PROCESS, 0)}\\n')\n"
+                                  "sys.stderr.flush()\ncommon.run()\n")
     tag = f"env: {{ARENA_TEST_TAG: {json.dumps(str(tmp))}}}"
     python = json.dumps(sys.executable)
     hogs = f"""
   - name: memhog
     command: [{python}, bots/memhog.py]
     {tag}
-    limits: {{memory_mb: 200}}""" if hog else """
+    limits: {{memory_mb: 200}}
+  - name: nice
+    command: [{python}, bots/nice.py]
+    {tag}""" if hog else """
+  - name: greedy-builtin
+    builtin: greedy
   - name: random-builtin
     builtin: random"""
     path = tmp / "t.yaml"
@@ -74,8 +82,6 @@ bots:
   - name: random
     command: [{python}, bots/random_bot.py]
     {tag}{hogs}
-  - name: greedy-builtin
-    builtin: greedy
 players: 3
 rules:
   contracts: [2S3, S3+R4, 2R4]
@@ -131,6 +137,10 @@ def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path) -> Non
     assert hogged == fault_kinds(local) and {k for _, _, k in hogged} == {"crash"}  # the memory limit held
     logs = stderr_logs(out)
     assert logs and all(p.startswith(str(out / "logs") + "/") and os.path.exists(p) for p in logs)
+    # bots run at the arena's niceness, not at the 15 Ray gives its workers (time limits are wall-clock)
+    # (a bot reused from the pool wrote its line in the log of the match that started it)
+    nice = {Path(p).read_text() for p in logs if p.endswith("-nice.stderr.log")} - {""}
+    assert nice == {f"niceness {os.getpriority(os.PRIO_PROCESS, 0)}\n"}
     assert wait_gone(tmp_path) == []
 
 

@@ -53,6 +53,11 @@ MAX_ATTEMPTS = 3          # plays of one match whose actor is lost, before it fa
 POLL_SECONDS = 1.0        # ray.wait's timeout: how often the loop looks up
 STOP_SECONDS = 30.0       # for actors to close their workers after a complete run
 MAX_FAILED_STARTS = 3     # actors in a row that die starting: the cluster cannot run arena
+# Ray starts its workers at niceness 15 (its daemons come first), and the
+# worker processes and bots an actor starts would inherit it: on a busy node
+# they would lose the CPU to everything else, and bots would time out where
+# they do not locally.  Ray's own job supervisor is started with this too.
+NICENESS_ENV = {"env_vars": {"RAY_worker_niceness": "0"}}
 # Never shipped to a Ray cluster: version control (which holds the tournament
 # file's history, hence the seed) and Python virtual environments.
 NOT_SHIPPED = (".git", ".hg", ".svn", ".venv", "venv", ".ci-venv", "__pycache__")
@@ -252,7 +257,7 @@ class RayExecutor:
                 cpus = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
                 jobs = cpus if most is None else max(1, min(cpus, most))
             self.jobs = jobs
-            self._class = self._ray.remote(MatchActor).options(num_cpus=1, max_restarts=0)
+            self._class = self._ray.remote(MatchActor).options(num_cpus=1, max_restarts=0, runtime_env=NICENESS_ENV)
             for _ in range(jobs):
                 self._start()
         except WorkerError:
@@ -397,7 +402,7 @@ def check_on_ray(bot: BotSpec, address: str | None, *, time_control: TimeControl
     shipment = Shipment(root, NOT_SHIPPED) if ship else None
     ours = connect(address, shipment)
     try:
-        task = ray.remote(num_cpus=1, max_retries=0)(_check_here)
+        task = ray.remote(num_cpus=1, max_retries=0, runtime_env=NICENESS_ENV)(_check_here)
         return ray.get(task.remote(bot, root if ship else None, time_control))
     except ray.exceptions.RayTaskError as exc:
         cause = exc.cause if isinstance(exc.cause, BaseException) else exc
