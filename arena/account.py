@@ -6,7 +6,8 @@ as a live one.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from tabulate import tabulate
 

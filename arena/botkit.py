@@ -55,13 +55,28 @@ import json
 import random
 import sys
 import traceback
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, TextIO
+from typing import Any, TextIO
 
 from .protocol.replies import PROTOCOL_VERSION, reply_from_action
 from .shanghai.actions import (
-    BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, GoDown, LayOff, MeldCards, Play, Step, Swap,
-    action_from_json, discard_only,
+    BUY,
+    DRAW,
+    PLAY,
+    STOCK,
+    UPCARD,
+    Action,
+    Buy,
+    Draw,
+    GoDown,
+    LayOff,
+    MeldCards,
+    Play,
+    Step,
+    Swap,
+    action_from_json,
+    discard_only,
 )
 from .shanghai.cards import JOKER, JOKER_RANK, Card, cards_text, parse_card, parse_cards, sort_key
 from .shanghai.events import Event
@@ -234,7 +249,7 @@ class MatchInfo:
     raw: Mapping[str, Any] = field(repr=False)
 
     @classmethod
-    def from_message(cls, msg: Mapping[str, Any]) -> "MatchInfo":
+    def from_message(cls, msg: Mapping[str, Any]) -> MatchInfo:
         return cls(
             match=str(msg.get("match", "")),
             seat=int(msg.get("seat", 0)),
@@ -372,7 +387,7 @@ class BotSession:
         if kind == "event":
             event = msg.get("event")
             try:
-                self.history.add(event)
+                self.history.add(event)  # type: ignore[arg-type]  # checked by add, caught below
             except Exception:  # a notice botkit cannot read must not stop the bot
                 self.log(f"botkit: cannot read the event {event!r:.200}:\n{traceback.format_exc()}")
             self._hook("on_event", event)

@@ -26,8 +26,8 @@ from .match import FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
 from .players.registry import BUILTIN_PLAYERS
 from .process import BotStartupError, TimeControl, sandbox
 from .shanghai.errors import ShanghaiError
-from .tournament.config import ConfigError
 from .tournament.bounded import load_data
+from .tournament.config import ConfigError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -61,7 +61,7 @@ def _sandbox_mode(mode: str) -> str:
 def _confine(seats: tuple[SeatSpec, ...], mode: str, hide: tuple[Path | None, ...] = ()) -> tuple[SeatSpec, ...]:
     """Each bot program in ``mode``, not seeing the other programs' directories
     nor the ``hide`` files (a deal file holds the cards to come)."""
-    places = {i: sandbox.bot_places(s.bot.argv, s.bot.cwd and os.fspath(s.bot.cwd))
+    places = {i: sandbox.bot_places(s.bot.argv, os.fspath(s.bot.cwd) if s.bot.cwd else None)
               for i, s in enumerate(seats) if s.bot is not None}
     out = []
     for i, seat in enumerate(seats):

@@ -41,8 +41,8 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 HERE = Path(__file__).resolve().parent.parent
 SUBJECTS = (("random", 4), ("random", 8), ("greedy", 4))

@@ -42,9 +42,10 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from tabulate import tabulate
 
@@ -53,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from rankbench import methods  # noqa: E402
 from rankbench.evaluate import SeedResult, StopSummary, Summary, run_seed, summarise, summarise_stops  # noqa: E402
 from rankbench.formats import Format, Rounds, default_budget, round_robin, swiss  # noqa: E402
-from rankbench.graded import Field, SPREADS, field_for  # noqa: E402
+from rankbench.graded import SPREADS, Field, field_for  # noqa: E402
 from rankbench.methods import METHODS  # noqa: E402
 from rankbench.reference import FieldCheck, check_field, references  # noqa: E402
 from rankbench.simulate import TABLE_SIZE, Simulator  # noqa: E402

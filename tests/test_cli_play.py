@@ -12,7 +12,7 @@ from arena.cli import main
 from arena.shanghai.game import Game
 
 
-def run(*args: str) -> "object":
+def run(*args: str) -> object:
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 

@@ -28,22 +28,31 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_strict_replies import FULL, HOSTILE_VALUES, KIND_OF, _line_with, paths, random_json, replaced
 
 from arena.match import FaultPolicy, MatchSpec, SeatSpec, fallback_action, run_match
 from arena.process import SandboxPolicy, TimeControl
 from arena.process.jsonline import JSONLineError, decode_object
 from arena.protocol.encoder import MatchEncoder, encode_end, encode_error, encode_start
-from arena.protocol.messages import (ProtocolError, TimeLimits, decode_reply_line, end_message,
-                                     error_message, event_message, parse_ready_message, parse_reply,
-                                     reply_action, request_message, start_message)
+from arena.protocol.messages import (
+    ProtocolError,
+    TimeLimits,
+    decode_reply_line,
+    end_message,
+    error_message,
+    event_message,
+    parse_ready_message,
+    parse_reply,
+    reply_action,
+    request_message,
+    start_message,
+)
 from arena.protocol.schemas import load_schema
 from arena.protocol.wire import decode_reply_fast
 from arena.shanghai.actions import Draw
 from arena.shanghai.errors import MalformedInput
 from arena.shanghai.game import Game
 from arena.shanghai.ruleset import Ruleset
-
-from test_strict_replies import FULL, HOSTILE_VALUES, KIND_OF, _line_with, paths, random_json, replaced
 
 GAMEBOTS = Path(__file__).parent / "gamebots"
 RULES = {"contracts": ["2S3", "S3+R4"], "turn_cap_per_player": 15}

@@ -16,7 +16,7 @@ import dataclasses
 import json
 import pickle
 import random
-from typing import Sequence
+from collections.abc import Sequence
 
 import pytest
 
@@ -24,7 +24,16 @@ from arena.players.greedy import HandShape, is_wild
 from arena.players.registry import make_player
 from arena.shanghai import errors
 from arena.shanghai.actions import (
-    STOCK, UPCARD, Buy, Draw, GoDown, LayOff, MeldCards, Play, Swap, action_from_json,
+    STOCK,
+    UPCARD,
+    Buy,
+    Draw,
+    GoDown,
+    LayOff,
+    MeldCards,
+    Play,
+    Swap,
+    action_from_json,
 )
 from arena.shanghai.cards import ALL_CARDS, JOKER, RANK_TEXT, SUITS, Card, make_shoe, parse_cards
 from arena.shanghai.errors import IllegalAction
@@ -32,7 +41,13 @@ from arena.shanghai.events import Event
 from arena.shanghai.fastinit import fast_init
 from arena.shanghai.game import Game
 from arena.shanghai.melds import (
-    lay_off, lay_off_or_reason, make_run, make_set, meld_or_reason, swap_or_reason, swap_wild,
+    lay_off,
+    lay_off_or_reason,
+    make_run,
+    make_set,
+    meld_or_reason,
+    swap_or_reason,
+    swap_wild,
     try_swap_wild,
 )
 from arena.shanghai.ruleset import Contract, Ruleset

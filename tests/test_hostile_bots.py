@@ -17,12 +17,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_match import assert_no_processes
 
 from arena.cli import main
 from arena.match import MatchSpec, SeatSpec, run_match
 from arena.process import TimeControl
-
-from test_match import assert_no_processes
 
 GAMEBOTS = Path(__file__).parent / "gamebots"
 RULES = {"contracts": ["2S3", "S3+R4"], "turn_cap_per_player": 15}

@@ -16,18 +16,26 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from arena.players.greedy import GreedyPlayer
 from arena.players.random_player import RandomPlayer
 from arena.protocol.messages import (
-    TimeLimits, end_message, error_message, event_message, parse_ready_message, parse_reply, quit_message,
-    request_message, start_message,
+    TimeLimits,
+    end_message,
+    error_message,
+    event_message,
+    parse_ready_message,
+    parse_reply,
+    quit_message,
+    request_message,
+    start_message,
 )
-from arena.shanghai.actions import Draw, STOCK
+from arena.shanghai.actions import STOCK, Draw
 from arena.shanghai.errors import IllegalAction, MalformedInput
 from arena.shanghai.game import Game
 from arena.shanghai.ruleset import Ruleset

@@ -17,11 +17,19 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.match import (BotPool, FaultPolicy, MatchResult, MatchSpec, SeatSpec, fallback_action,
-                         forfeit_places, run_match)
-from arena.protocol.encoder import MatchEncoder
+from arena.match import (
+    BotPool,
+    FaultPolicy,
+    MatchResult,
+    MatchSpec,
+    SeatSpec,
+    fallback_action,
+    forfeit_places,
+    run_match,
+)
 from arena.process import BotStartupError, SandboxPolicy, TimeControl, group_members
 from arena.protocol import request_message
+from arena.protocol.encoder import MatchEncoder
 from arena.shanghai.game import Game
 from arena.shanghai.ruleset import Ruleset
 

@@ -20,9 +20,21 @@ from pathlib import Path
 
 import pytest
 
-from arena.process import (BotCrashed, BotFailure, BotMalformed, BotProcess, BotSpec,
-                           BotStartupError, BotTimeout, DecisionStats, LineSplitter,
-                           SandboxPolicy, TimeControl, describe_exit, group_members)
+from arena.process import (
+    BotCrashed,
+    BotFailure,
+    BotMalformed,
+    BotProcess,
+    BotSpec,
+    BotStartupError,
+    BotTimeout,
+    DecisionStats,
+    LineSplitter,
+    SandboxPolicy,
+    TimeControl,
+    describe_exit,
+    group_members,
+)
 
 BOTS = Path(__file__).parent / "bots"
 REPO = Path(__file__).parent.parent

@@ -17,8 +17,9 @@ import io
 import json
 import random
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -26,9 +27,21 @@ from arena import botkit
 from arena.players.greedy import GreedyPlayer
 from arena.players.random_player import RandomPlayer
 from arena.protocol.messages import (
-    PROTOCOL_VERSION, ProtocolError, Ready, TimeLimits, end_message, error_message, event_message, parse_ready,
-    parse_ready_message, parse_reply, quit_message, reply_from_action, request_message, start_message,
+    PROTOCOL_VERSION,
+    ProtocolError,
+    Ready,
+    TimeLimits,
+    end_message,
+    error_message,
+    event_message,
+    parse_ready,
+    parse_ready_message,
+    parse_reply,
+    quit_message,
+    request_message,
+    start_message,
 )
+from arena.protocol.replies import reply_from_action
 from arena.protocol.schemas import load_schema, schema_names
 from arena.shanghai import events as ev
 from arena.shanghai.actions import DRAW, PLAY, STOCK, Buy, Draw, GoDown, LayOff, MeldCards, Play, Swap
@@ -336,7 +349,7 @@ def test_parse_ready() -> None:
 
 
 def test_reply_from_action_round_trips() -> None:
-    for kind, reply, action in GOOD_REPLIES:
+    for kind, _reply, action in GOOD_REPLIES:
         again = reply_from_action(9, action)
         assert parse_reply(json.loads(json.dumps(again)), 9, kind) == action
 

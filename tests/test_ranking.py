@@ -12,9 +12,16 @@ from pathlib import Path
 import pytest
 import trueskill
 
-from arena.tournament.leaderboard import (FORMATS, format_head_to_head, format_leaderboard,
-                                          format_seat_effect, head_to_head, leaderboard, report,
-                                          seat_effect)
+from arena.tournament.leaderboard import (
+    FORMATS,
+    format_head_to_head,
+    format_leaderboard,
+    format_seat_effect,
+    head_to_head,
+    leaderboard,
+    report,
+    seat_effect,
+)
 from arena.tournament.ranking import conservative, make_env, match_ranks, rate
 from arena.tournament.store import ResultStore, StoredMatch
 

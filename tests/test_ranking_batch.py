@@ -90,7 +90,7 @@ def test_intervals_resample_duplicate_groups_and_separate_what_differs():
     games = thurstone_games(strong_field, rounds=6, seed=4)
     a = assess(games, seed=5)
     assert a.order == ["a", "b", "c", "d"]
-    for name, row in a.rows.items():
+    for _name, row in a.rows.items():
         assert row.low < row.mu < row.high
     # b and c are close; a and d are far from them
     assert a.separated[0] and a.separated[2] and not a.separated[1]

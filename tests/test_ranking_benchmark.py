@@ -12,6 +12,22 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
+from rankbench.evaluate import (  # noqa: E402
+    SeedPoint,
+    SeedResult,
+    SeedStop,
+    covered,
+    exactly_right,
+    matches_until,
+    matches_until_stays,
+    summarise,
+    summarise_stops,
+)
+from rankbench.formats import POLICIES, Checkpoint, Rounds, Stop  # noqa: E402
+from rankbench.graded import Field, GradedPlayer, field_for  # noqa: E402
+from rankbench.methods import dense_ranks, hand_games, match_games, mean_place, score_per_hand  # noqa: E402
+from rankbench.simulate import MatchRecord, Simulator, play_entry, tournament_config  # noqa: E402
+
 from arena.players import play_match  # noqa: E402
 from arena.players.greedy import GreedyPlayer  # noqa: E402
 from arena.shanghai.game import Game  # noqa: E402
@@ -19,12 +35,6 @@ from arena.shanghai.ruleset import Ruleset  # noqa: E402
 from arena.tournament.config import SWISS  # noqa: E402
 from arena.tournament.rounds import round_entries  # noqa: E402
 from arena.tournament.schedule import ScheduleEntry  # noqa: E402
-from rankbench.evaluate import (SeedPoint, SeedResult, SeedStop, covered, exactly_right,  # noqa: E402
-                                matches_until, matches_until_stays, summarise, summarise_stops)
-from rankbench.formats import POLICIES, Checkpoint, Rounds, Stop  # noqa: E402
-from rankbench.graded import Field, GradedPlayer, field_for  # noqa: E402
-from rankbench.methods import dense_ranks, hand_games, match_games, mean_place, score_per_hand  # noqa: E402
-from rankbench.simulate import MatchRecord, Simulator, play_entry, tournament_config  # noqa: E402
 
 
 @pytest.mark.parametrize("seed", [1, 2])

@@ -22,7 +22,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from test_tournament import ROOT, board, cli, describe, match_rows, small_tournament, wait_gone
 
 FAILING = "t001-r1-d0"

@@ -16,7 +16,18 @@ import pytest
 
 from arena.shanghai import events as ev
 from arena.shanghai.actions import (
-    BUY, DRAW, PLAY, STOCK, UPCARD, Buy, Draw, GoDown, LayOff, MeldCards, Play, Swap,
+    BUY,
+    DRAW,
+    PLAY,
+    STOCK,
+    UPCARD,
+    Buy,
+    Draw,
+    GoDown,
+    LayOff,
+    MeldCards,
+    Play,
+    Swap,
 )
 from arena.shanghai.cards import JOKER, make_shoe, parse_card, parse_cards
 from arena.shanghai.errors import IllegalAction

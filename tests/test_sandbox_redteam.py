@@ -26,7 +26,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from test_sandbox import Server
 
 HOSTILE = Path(__file__).parent / "hostile"

@@ -21,7 +21,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from test_sandbox_redteam import PY, arena, bot_dir, faults, tournament
 
 

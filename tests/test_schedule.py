@@ -13,8 +13,16 @@ from pathlib import Path
 import pytest
 
 from arena.tournament.config import GAUNTLET, BotConfig, ConfigError, TournamentConfig, load_config
-from arena.tournament.schedule import (ScheduleEntry, build_schedule, check_schedule_size, derive_seed,
-                                       estimate_seconds, iter_schedule, schedule_size, table_count)
+from arena.tournament.schedule import (
+    ScheduleEntry,
+    build_schedule,
+    check_schedule_size,
+    derive_seed,
+    estimate_seconds,
+    iter_schedule,
+    schedule_size,
+    table_count,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 

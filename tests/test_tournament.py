@@ -61,7 +61,7 @@ seed: 11
     return path
 
 
-def cli(*args: str) -> "object":
+def cli(*args: str) -> object:
     return CliRunner().invoke(main, list(args), catch_exceptions=False)
 
 

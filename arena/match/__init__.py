@@ -46,9 +46,23 @@ restarted for its next match without a fault.
 from .pool import BotHandle, BotPool
 from .runner import run_match
 from .seats import fallback_action
-from .spec import (CRASH, FAULT_KINDS, ILLEGAL, MALFORMED, START, TIMEOUT, WRONG_ID, Fault,
-                   FaultPolicy, MatchResult, MatchSpec, SeatSpec, SeatStats, bot_key,
-                   forfeit_places)
+from .spec import (
+                   CRASH,
+                   FAULT_KINDS,
+                   ILLEGAL,
+                   MALFORMED,
+                   START,
+                   TIMEOUT,
+                   WRONG_ID,
+                   Fault,
+                   FaultPolicy,
+                   MatchResult,
+                   MatchSpec,
+                   SeatSpec,
+                   SeatStats,
+                   bot_key,
+                   forfeit_places,
+)
 
 __all__ = [
     "run_match", "BotPool", "BotHandle", "MatchSpec", "MatchResult", "SeatSpec", "FaultPolicy",

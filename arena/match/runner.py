@@ -6,7 +6,6 @@ import logging
 import os
 import random
 import time
-from typing import Any, Union
 
 from ..players.registry import make_player
 from ..protocol import PROTOCOL_VERSION, TimeLimits
@@ -34,7 +33,7 @@ def _injected_failure(match_id: str) -> None:
     if wanted and match_id in wanted.split(","):
         raise InjectedFailure(f"{TEST_FAIL_ENV} asked match {match_id} to fail")
 
-Seat = Union[LocalSeat, RemoteSeat]
+Seat = LocalSeat | RemoteSeat
 
 
 def run_match(spec: MatchSpec, pool: BotPool | None = None) -> MatchResult:

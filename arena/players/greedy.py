@@ -9,9 +9,9 @@ the greedy player never misses a possible contract, wild swaps included.
 from __future__ import annotations
 
 import random
-from typing import Sequence
+from collections.abc import Sequence
 
-from ..shanghai.actions import Buy, Draw, GoDown, MeldCards, Play, Step, Swap, UPCARD, STOCK
+from ..shanghai.actions import STOCK, UPCARD, Buy, Draw, GoDown, MeldCards, Play, Step, Swap
 from ..shanghai.cards import JOKER_RANK, Card, sort_key
 from ..shanghai.finder import could_go_down, find_best_contract
 from ..shanghai.game import View

@@ -43,9 +43,10 @@ from typing import Any
 
 from . import sandbox
 from .errors import BotFailure, BotStartupError, BotTimeout
-from .exchange import Decode, JSONObject, LineExchange
+from .exchange import Decode, LineExchange
 from .exits import emergency_kill
 from .interrupts import interrupts_deferred
+from .jsonline import JSONObject
 from .limits import WATCHDOG, apply_limits, kill_group, pid_namespace
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats

@@ -17,11 +17,11 @@ import queue
 import select
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from .errors import BotMalformed, BotTimeout, excerpt
 from .exits import ProcessExits
-from .jsonline import NO_ID, JSONLineError, JSONObject, decode_object
+from .jsonline import NO_ID, JSONLineError, decode_object
 from .streams import EXIT, LINE, TOOLONG, Event, log_text
 
 LOG = logging.getLogger(__name__)
@@ -143,7 +143,7 @@ class LineExchange(ProcessExits):
                     continue
                 return value, max(0.0, stamp - t0)
             if kind == TOOLONG:
-                head, _size = payload  # type: ignore[misc]
+                head, _size = cast("tuple[bytes, int]", payload)
                 raise BotMalformed(f"line too long (more than {self.spec.max_line_bytes} bytes)",
                                    head, bot=self.name)
             raise self._died(kind)

@@ -52,12 +52,15 @@ class ProcessExits:
     exit_description: str | None
     cpu_seconds_used: float | None
     peak_rss_mb: float | None
-    stderr_tail: str
     _proc: subprocess.Popen[bytes] | None
     _wake: Wakeup
     _stdout: StdoutReader | None
     _stderr: StderrReader | None
     _finalizer: weakref.finalize | None
+
+    @property
+    def stderr_tail(self) -> str:  # BotProcess reads it from its stderr reader
+        raise NotImplementedError
     _reaped: bool
     _failure: BotFailure | None
     _kill_reasons: list[str]

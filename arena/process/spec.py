@@ -42,7 +42,7 @@ class BotSpec:
     cwd: str | os.PathLike[str] | None = None
     env: Mapping[str, str] | None = None
     memory_mb: int | None = None
-    cpu_seconds: int | None = None
+    cpu_seconds: float | None = None
     max_line_bytes: int = MiB
     stderr_max_bytes: int = MiB
     max_processes: int | None = DEFAULT_MAX_PROCESSES

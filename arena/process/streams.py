@@ -27,7 +27,7 @@ import queue
 import select
 import threading
 import time
-from typing import BinaryIO
+from typing import IO, BinaryIO, cast
 
 from .errors import excerpt
 
@@ -135,7 +135,7 @@ class Wakeup:
 class StdoutReader(threading.Thread):
     """Turns the bot's stdout into LINE / TOOLONG / EOF / EXIT events."""
 
-    def __init__(self, name: str, stream: BinaryIO, pidfd: int | None, wake: Wakeup,
+    def __init__(self, name: str, stream: IO[bytes], pidfd: int | None, wake: Wakeup,
                  max_line_bytes: int, events: queue.SimpleQueue[Event]) -> None:
         super().__init__(name=f"bot-{name}-stdout", daemon=True)
         self.bot = name
@@ -153,7 +153,7 @@ class StdoutReader(threading.Thread):
             if debug and kind == LINE:
                 LOG.debug("%s << %s", self.bot, log_text(payload))  # type: ignore[arg-type]
             elif debug:
-                head, size = payload  # type: ignore[misc]
+                head, size = cast("tuple[bytes, int]", payload)
                 LOG.debug("%s << [line too long, %d bytes so far] %s", self.bot, size,
                           excerpt(head))
             self.events.put((kind, payload, stamp))
@@ -217,7 +217,7 @@ class StdoutReader(threading.Thread):
 class StderrReader(threading.Thread):
     """Copies the bot's stderr to its log (bounded), counts what is dropped."""
 
-    def __init__(self, name: str, stream: BinaryIO, wake: Wakeup, log_file: BinaryIO | None,
+    def __init__(self, name: str, stream: IO[bytes], wake: Wakeup, log_file: BinaryIO | None,
                  max_bytes: int) -> None:
         super().__init__(name=f"bot-{name}-stderr", daemon=True)
         self.bot = name

@@ -10,10 +10,26 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .messages import (
-        DEFAULT_READY_PROTOCOL, PROTOCOL_VERSION, PROTOCOLS, ProtocolError, Ready, ReplyLine, TimeLimits,
-        decode_reply_line, end_message, error_message, event_message, parse_ready, parse_ready_message,
-        parse_reply, quit_message, reply_action, reply_from_action, request_message, start_message,
+        DEFAULT_READY_PROTOCOL,
+        PROTOCOL_VERSION,
+        PROTOCOLS,
+        ProtocolError,
+        Ready,
+        ReplyLine,
+        TimeLimits,
+        decode_reply_line,
+        end_message,
+        error_message,
+        event_message,
+        parse_ready,
+        parse_ready_message,
+        parse_reply,
+        quit_message,
+        reply_action,
+        request_message,
+        start_message,
     )
+    from .replies import reply_from_action
 
 __all__ = [
     "DEFAULT_READY_PROTOCOL", "PROTOCOL_VERSION", "PROTOCOLS", "ProtocolError", "Ready", "ReplyLine",

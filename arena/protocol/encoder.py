@@ -25,8 +25,7 @@ from ..shanghai import events as ev
 from ..shanghai.cards import Card
 from ..shanghai.events import Event
 from ..shanghai.game import Decision, Game, TableMeld, View
-from .messages import (V1_ONLY_VIEW_FIELDS, TimeLimits, end_message, error_message,
-                       request_message, start_message)
+from .messages import V1_ONLY_VIEW_FIELDS, TimeLimits, end_message, error_message, request_message, start_message
 from .wire import End, ErrorNotice, EventNotice, RequestV2, Start, TimeJSON, ViewV2, encode
 
 # The bot already learns these from 'start' and 'end'; match_start also

@@ -37,19 +37,19 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ..process.jsonline import NO_ID, JSONLineError, decode_object
-
 from ..shanghai.actions import BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, action_from_json
 from ..shanghai.errors import MalformedInput
 from ..shanghai.events import Event
 from ..shanghai.game import Decision, View
 from ..shanghai.ruleset import Ruleset
+from .replies import DEFAULT_READY_PROTOCOL, PROTOCOL_VERSION, PROTOCOLS
 from .wire import UNSET, Reply, decode_reply_fast, reply_fields
 
-from .replies import DEFAULT_READY_PROTOCOL, PROTOCOL_VERSION, PROTOCOLS, reply_from_action
 # Only in protocol 1 views: the history (events sent as notices anyway), the
 # scores of past hands (in the hand_end notices) and the decision (the same
 # as the request's kind and options).
@@ -253,10 +253,10 @@ def reply_action(line: ReplyLine, req_id: int, kind: str) -> Action:
     if typed is not None and typed.id == req_id:
         if kind == DRAW:                    # as action_from_json decodes them
             if typed.draw in _SOURCES and typed.buy is UNSET and _no_play_fields(typed):
-                return _SOURCES[typed.draw]  # type: ignore[index]
+                return _SOURCES[typed.draw]
         elif kind == BUY:
             if typed.buy is not UNSET and typed.draw is UNSET and _no_play_fields(typed):
-                return _BUYS[typed.buy]      # type: ignore[index]
+                return _BUYS[typed.buy]
         else:
             fields = reply_fields(typed)
             del fields["id"]

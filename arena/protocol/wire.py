@@ -20,7 +20,7 @@ Knows nothing of processes: bytes in, typed values out, and back.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Union
+from typing import Annotated, Any
 
 import msgspec
 from msgspec import UNSET, Meta, Raw, Struct, UnsetType
@@ -114,29 +114,29 @@ class Quit(Struct, tag="quit", tag_field="type"):
 
 
 class MeldObject(Struct, forbid_unknown_fields=True):
-    cards: Union[list[_STRING], _STRING]
-    kind: Union[_STRING, None, UnsetType] = UNSET
+    cards: list[_STRING] | _STRING
+    kind: _STRING | None | UnsetType = UNSET
 
 
-MeldForm = Union[list[_STRING], _STRING, MeldObject]
+MeldForm = list[_STRING] | _STRING | MeldObject
 
 
 class LayOffObject(Struct, forbid_unknown_fields=True):
     meld: _INT
     card: _STRING
-    end: Union[_STRING, None, UnsetType] = UNSET
+    end: _STRING | None | UnsetType = UNSET
 
 
 class SwapObject(Struct, forbid_unknown_fields=True):
     meld: _INT
     card: _STRING
-    take: Union[_STRING, None, UnsetType] = UNSET
+    take: _STRING | None | UnsetType = UNSET
 
 
 class StepObject(Struct, forbid_unknown_fields=True):
-    swap: Union[SwapObject, UnsetType] = UNSET
-    go_down: Union[list[MeldForm], UnsetType] = UNSET
-    lay_off: Union[LayOffObject, UnsetType] = UNSET
+    swap: SwapObject | UnsetType = UNSET
+    go_down: list[MeldForm] | UnsetType = UNSET
+    lay_off: LayOffObject | UnsetType = UNSET
 
 
 class Reply(Struct, forbid_unknown_fields=True):
@@ -144,14 +144,14 @@ class Reply(Struct, forbid_unknown_fields=True):
     checked after decoding (``messages.REPLY_FIELDS``)."""
 
     id: _INT
-    type: Union[_STRING, UnsetType] = UNSET
-    draw: Union[_STRING, UnsetType] = UNSET
-    buy: Union[bool, UnsetType] = UNSET
-    go_down: Union[list[MeldForm], None, UnsetType] = UNSET
-    lay_off: Union[list[LayOffObject], None, UnsetType] = UNSET
-    swap: Union[list[SwapObject], None, UnsetType] = UNSET
-    steps: Union[list[StepObject], UnsetType] = UNSET
-    discard: Union[_STRING, None, UnsetType] = UNSET
+    type: _STRING | UnsetType = UNSET
+    draw: _STRING | UnsetType = UNSET
+    buy: bool | UnsetType = UNSET
+    go_down: list[MeldForm] | None | UnsetType = UNSET
+    lay_off: list[LayOffObject] | None | UnsetType = UNSET
+    swap: list[SwapObject] | None | UnsetType = UNSET
+    steps: list[StepObject] | UnsetType = UNSET
+    discard: _STRING | None | UnsetType = UNSET
 
 
 _REPLY = msgspec.json.Decoder(Reply)

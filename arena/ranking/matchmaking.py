@@ -14,7 +14,7 @@ round robin, so seat and card luck still cancel within a table.
 from __future__ import annotations
 
 import random
-from typing import Sequence
+from collections.abc import Sequence
 
 __all__ = ["cover", "windows"]
 

@@ -22,15 +22,16 @@ have a row per (replica, game) with a non-zero weight.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Sequence
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .gaussian import draw_moments, win_moments
 from .games import Game, canonical, draw_rate, players_of
+from .gaussian import draw_moments, win_moments
 
 __all__ = ["Rating", "Prior", "Fit", "fit", "solve", "Problem", "draw_probability"]
 
@@ -67,7 +68,7 @@ class Fit:
     ratings: dict[str, Rating]
     draw_probability: float
     sweeps: int
-    messages: list["Messages"]      # to start replicas of the same games from (``solve``)
+    messages: list[Messages]      # to start replicas of the same games from (``solve``)
 
 
 def draw_probability(games: Sequence[Game]) -> float:
@@ -160,8 +161,8 @@ def solve(problem: Problem, weights: NDArray[np.int64], prior: Prior, draw_p: fl
         played[s.slots.ravel()] = True
     played = played.reshape(shape)
     counted = np.maximum(played.sum(axis=1, keepdims=True), 1)
-    level = np.zeros(shape)
-    sigma = np.full(shape, prior.sigma)
+    level: Array = np.zeros(shape)
+    sigma: Array = np.full(shape, prior.sigma)
     for sweep in range(1, max_sweeps + 1):
         pi = np.full(replicas * n_players, pi0)
         eta = np.full(replicas * n_players, eta0)
@@ -249,7 +250,7 @@ class _State:
         s0[:, j[:-1], j[:-1] + 1] = -c[:, 1:-1]
         s0[:, j[:-1] + 1, j[:-1]] = -c[:, 1:-1]
         s0_inv = np.linalg.inv(s0)
-        cov = np.linalg.inv(s0_inv + _diag(self.d_tau))
+        cov = cast(Array, np.linalg.inv(s0_inv + _diag(self.d_tau)))  # numpy types inv loosely
         mean = np.einsum("rij,rj->ri", cov, np.einsum("rij,rj->ri", s0_inv, d_mean) + self.d_rho)
         for _ in range(self.passes):
             for f in j:

@@ -8,13 +8,14 @@ into an action or raises ``MalformedInput`` saying what is wrong.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Union
+from typing import Any
 
 from .cards import Card, parse_card
 from .errors import MalformedInput
-from .ruleset import RUN, SET
 from .fastinit import fast_init
+from .ruleset import RUN, SET
 
 DRAW = "draw"
 BUY = "buy"
@@ -93,7 +94,7 @@ class Swap:
         return {"swap": out}
 
 
-Step = Union[GoDown, LayOff, Swap]
+Step = GoDown | LayOff | Swap
 
 
 @fast_init
@@ -112,7 +113,7 @@ class Play:
         }
 
 
-Action = Union[Draw, Buy, Play]
+Action = Draw | Buy | Play
 
 
 def discard_only(c: Card) -> Play:

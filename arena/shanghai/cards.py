@@ -9,8 +9,8 @@ comparisons by identity are also valid.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from .errors import MalformedInput
 
@@ -26,7 +26,7 @@ _RANK_PARSE["1"] = 1  # never printed; harmless alias for the ace
 JOKER_RANK = 0
 
 
-_INTERNED: dict[tuple[int, str], "Card"] = {}
+_INTERNED: dict[tuple[int, str], Card] = {}
 
 
 _PENALTY: dict[int, int] = {JOKER_RANK: 25, 1: 15, 2: 20, 10: 10, 11: 10, 12: 10, 13: 10}
@@ -52,7 +52,7 @@ class Card:
     index: int = field(init=False, repr=False, compare=False)  # dense 0..52, joker 52
     points: int = field(init=False, repr=False, compare=False)  # penalty when left in hand
 
-    def __new__(cls, rank: int, suit: str) -> "Card":
+    def __new__(cls, rank: int, suit: str) -> Card:
         found = _INTERNED.get((rank, suit))
         return found if found is not None else object.__new__(cls)
 

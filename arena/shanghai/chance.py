@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from .cards import Card, cards_text, parse_cards
 from .errors import MalformedInput
@@ -53,16 +54,16 @@ def order_from_parts(
     """Build a full top-first shoe order from a deal-plan entry."""
     pool: Counter[Card] = Counter(cards)
     if "order" in spec:
-        order = _cards(spec["order"], f"{where} order")
-        if Counter(order) != pool:
-            missing = pool - Counter(order)
-            extra = Counter(order) - pool
+        given = _cards(spec["order"], f"{where} order")
+        if Counter(given) != pool:
+            missing = pool - Counter(given)
+            extra = Counter(given) - pool
             raise MalformedInput(
                 f"{where}: 'order' must hold exactly the shoe's {len(cards)} cards"
                 f" (missing: {cards_text(missing.elements()) or 'none'};"
                 f" extra: {cards_text(extra.elements()) or 'none'})"
             )
-        return order
+        return given
     unknown = set(spec) - {"hands", "upcard", "stock"}
     if unknown:
         raise MalformedInput(f"{where}: unknown keys {sorted(unknown)}; expected order, or hands/upcard/stock")

@@ -45,7 +45,7 @@ class Event:
         out.update(self.data)
         return out
 
-    def public(self) -> "Event":
+    def public(self) -> Event:
         if not self.secret:
             return self
         return Event(
@@ -54,7 +54,7 @@ class Event:
         )
 
     @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> "Event":
+    def from_json(cls, obj: dict[str, Any]) -> Event:
         data = {k: v for k, v in obj.items() if k not in ("type", "hand", "seat")}
         return cls(obj["type"], obj["hand"], obj.get("seat"), data, secret_keys(obj["type"], data))
 

@@ -25,7 +25,8 @@ def fast_init(cls: type[T]) -> type[T]:
     ``__post_init__``; anything else is refused, so the swap cannot drop work.
     """
     params = dataclasses.fields(cls)  # type: ignore[arg-type]
-    if not getattr(cls, "__dataclass_params__").frozen or "__slots__" not in cls.__dict__:
+    frozen = cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    if not frozen or "__slots__" not in cls.__dict__:
         raise TypeError(f"{cls.__name__}: fast_init is for frozen, slotted dataclasses")
     if hasattr(cls, "__post_init__") or not all(f.init for f in params):
         raise TypeError(f"{cls.__name__}: fast_init does not handle __post_init__ or init=False fields")
@@ -49,5 +50,5 @@ def fast_init(cls: type[T]) -> type[T]:
     init = scope["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     init.__doc__ = cls.__init__.__doc__
-    cls.__init__ = init  # type: ignore[misc]
+    cls.__init__ = init  # type: ignore[method-assign]
     return cls

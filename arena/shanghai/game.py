@@ -18,14 +18,15 @@ yes wins and the window closes.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
+from . import events as ev
 from .actions import BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, Play, action_from_json
 from .cards import Card, make_shoe, sort_key
 from .chance import Chance, RecordedChance, SeededChance
 from .errors import IllegalAction, RulesetError
 from .events import Event, secret_keys
-from . import events as ev
 from .plays import Staged, check_play
 from .ruleset import Ruleset
 from .view import Decision, History, TableMeld, View, places_of
@@ -84,7 +85,7 @@ class Game:
     @classmethod
     def seeded(
         cls, rules: Ruleset, players: int, seed: int, plan: Mapping[str, Any] | None = None,
-    ) -> "Game":
+    ) -> Game:
         return cls(rules, players, SeededChance(seed, plan), seed=seed)
 
     # -- queries ---------------------------------------------------------------
@@ -191,7 +192,8 @@ class Game:
             return "the match is over"
         if seat is not None and seat != d.seat:
             return f"it is seat {d.seat}'s decision ({d.kind}), not seat {seat}'s"
-        kind = DRAW if isinstance(action, Draw) else BUY if isinstance(action, Buy) else PLAY if isinstance(action, Play) else None
+        kind = (DRAW if isinstance(action, Draw) else BUY if isinstance(action, Buy)
+                else PLAY if isinstance(action, Play) else None)
         if kind != d.kind:
             return f"seat {d.seat} is asked to {d.kind}, so a {type(action).__name__.lower()} action is not allowed now"
         return None
@@ -379,7 +381,7 @@ class Game:
         }
 
     @classmethod
-    def from_record(cls, record: Mapping[str, Any]) -> "Game":
+    def from_record(cls, record: Mapping[str, Any]) -> Game:
         """Replay a record: same deals and reshuffles, same actions, same events."""
         events = record["events"]
         start = events[0]

@@ -8,13 +8,13 @@ the high ace.  Every function either returns a new frozen ``Meld`` or raises
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .cards import JOKER_RANK, RANK_TEXT, Card, card, cards_text
 from .errors import IllegalAction
-from .ruleset import RUN, SET
 from .fastinit import fast_init
+from .ruleset import RUN, SET
 
 SUIT_NAMES = {"C": "club", "D": "diamond", "H": "heart", "S": "spade"}
 
@@ -140,7 +140,7 @@ def make_set(cards: Sequence[Card], wild_deuces: bool = True) -> Meld:
 def _run_start(cards: tuple[Card, ...], wild_deuces: bool) -> tuple[int, str] | str:
     """The run's suit and the value of its first position from its first
     natural, or the reason (without the label) there is none."""
-    for i, anchor in enumerate(cards):
+    for i, anchor in enumerate(cards):  # noqa: B007 (i is the anchor's position, used below)
         if not _is_wild_candidate(anchor, wild_deuces):
             break
     else:

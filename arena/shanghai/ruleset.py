@@ -12,8 +12,9 @@ of at least 4, a leading count repeats a term and ``+`` joins terms, so hand
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import RulesetError
 
@@ -160,11 +161,11 @@ class Ruleset:
         }
 
     @classmethod
-    def preset(cls, name: str) -> "Ruleset":
+    def preset(cls, name: str) -> Ruleset:
         return cls.from_mapping({"preset": name})
 
     @classmethod
-    def from_mapping(cls, mapping: Mapping[str, Any] | None = None) -> "Ruleset":
+    def from_mapping(cls, mapping: Mapping[str, Any] | None = None) -> Ruleset:
         data = dict(mapping or {})
         preset = data.pop("preset", "shanghai")
         if not isinstance(preset, str) or preset not in PRESETS:

@@ -7,15 +7,16 @@ public forms of this hand's events, and nothing else.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, Iterator, Sequence, overload
+from typing import Any, overload
 
 from .cards import Card
 from .events import Event
+from .fastinit import fast_init
 from .melds import Meld
 from .ruleset import Contract, Ruleset
-from .fastinit import fast_init
 
 
 @fast_init

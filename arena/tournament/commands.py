@@ -188,7 +188,7 @@ def matches(results: str, bot: str | None) -> None:
         if bot and not rows:
             known = ", ".join(store.bots())
             raise click.ClickException(f"no matches of bot {bot!r} in {results} (bots: {known})")
-        rows.sort(key=lambda r: r[0])
+        rows.sort(key=lambda r: int(r[0]))  # type: ignore[call-overload]
         click.echo(tabulate(rows, headers=["#", "match", "status", "faults", "seconds",
                                            "result (place. bot total)"]))
     except StoreError as err:

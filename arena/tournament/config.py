@@ -286,7 +286,7 @@ class TournamentConfig:
                 self.dir / "arena-results"]          # other tournaments' results too
         for other in self.bots:
             if other.name != name and other.command is not None:
-                hide += bot_places(other.command, os.fspath(other.dir) if other.dir else None)
+                hide += map(Path, bot_places(other.command, os.fspath(other.dir) if other.dir else None))
         return SandboxPolicy(mode or self.sandbox, tuple(map(str, bot.sandbox.read)),
                              tuple(map(str, bot.sandbox.write)), tuple(map(str, hide)),
                              scratch=str(self.scratch_dir(name)) if bot.sandbox.scratch else None)
@@ -325,7 +325,7 @@ class TournamentConfig:
 
     def with_overrides(self, *, seed: int | None = None, jobs: int | None = None,
                        output: str | os.PathLike[str] | None = None, executor: str | None = None,
-                       address: str | None = None) -> "TournamentConfig":
+                       address: str | None = None) -> TournamentConfig:
         """Command-line overrides (``--seed``, ``--jobs``, ``--out``,
         ``--executor``, ``--address``); ``output`` is taken relative to the
         current directory, as on a command line.  An address alone means Ray."""
@@ -387,8 +387,8 @@ def load_config(path: str | os.PathLike[str], *, max_matches: int | None = MAX_M
     """
     shown = os.fspath(path)
     p = Path(shown)
-    from .configreader import Reader, compose  # configreader imports this module
     from .bounded import read_text  # a regular file, not too large, UTF-8
+    from .configreader import Reader, compose  # configreader imports this module
     root = compose(shown, read_text(shown, "a YAML file"))
     reader = Reader(shown, Path(os.path.normpath(os.path.abspath(p.parent))))
     config = reader.tournament(root, default_name=p.stem)

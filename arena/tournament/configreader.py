@@ -14,8 +14,9 @@ from __future__ import annotations
 import difflib
 import re
 import shlex
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -25,9 +26,25 @@ from ..process import TimeControl
 from ..process.sandbox import MODES as SANDBOX_MODES
 from ..shanghai.errors import RulesetError
 from ..shanghai.ruleset import MAX_PLAYERS, MIN_PLAYERS, Ruleset
-from .config import (DEFAULT_PLAYERS, EXECUTORS, FILE_MODES, FORMATS, GAUNTLET, MAX_MATCHES, RATINGS, ROUND_ROBIN,
-                     SWISS, BotConfig, BotLimits, BotSandbox, ConfigError, ExecutorSettings, FaultSettings, Settle,
-                     TournamentConfig)
+from .config import (
+    DEFAULT_PLAYERS,
+    EXECUTORS,
+    FILE_MODES,
+    FORMATS,
+    GAUNTLET,
+    MAX_MATCHES,
+    RATINGS,
+    ROUND_ROBIN,
+    SWISS,
+    BotConfig,
+    BotLimits,
+    BotSandbox,
+    ConfigError,
+    ExecutorSettings,
+    FaultSettings,
+    Settle,
+    TournamentConfig,
+)
 from .yamlreader import NodeReader, _line, _suggest, _yaml_error, compose
 
 __all__ = ["Reader", "compose"]
@@ -87,7 +104,7 @@ class Reader(NodeReader):
         if "faults" in top:
             values["faults"] = self.faults(top["faults"][1])
 
-        fmt = ROUND_ROBIN
+        fmt: Any = ROUND_ROBIN   # a string once checked against FORMATS below
         if "format" in top:
             node = top["format"][1]
             fmt = self.value(node) if isinstance(node, ScalarNode) else None

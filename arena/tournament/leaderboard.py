@@ -25,8 +25,9 @@ import csv
 import dataclasses
 import io
 import json
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, Union
+from typing import TYPE_CHECKING, Any
 
 from .config import RATE_HANDS, RATE_MATCHES, RATINGS
 from .ranking import assess_matches, duplicate_group, match_ranks
@@ -42,7 +43,7 @@ __all__ = [
 
 FORMATS = ("plain", "markdown", "csv", "json")
 
-Source = Union[ResultStore, Iterable[StoredMatch]]
+Source = ResultStore | Iterable[StoredMatch]
 
 
 CONFIDENCE = 0.95
@@ -216,7 +217,8 @@ def head_to_head(source: Source) -> list[HeadToHead]:
         # The rotations of one deal share their cards: one vote per deal, not per match.
         won = sum(1 for v in nets[(a, b)].values() if v > 0)
         lost = sum(1 for v in nets[(a, b)].values() if v < 0)
-        out.append(HeadToHead(a, b, *c, p_value=sign_test(won, lost)))
+        played, ahead, behind, tied = c
+        out.append(HeadToHead(a, b, played, ahead, behind, tied, p_value=sign_test(won, lost)))
     return out
 
 

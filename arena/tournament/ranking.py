@@ -25,7 +25,8 @@ environment; its global environment is never set up or consulted.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from ..ranking.games import Game
 from .config import RATE_HANDS, RATE_MATCHES

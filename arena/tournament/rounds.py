@@ -40,7 +40,10 @@ from .schedule import ScheduleEntry, derive_seed
 if TYPE_CHECKING:  # numpy loads when the rounds are assessed, not with the tournament runner
     from ..ranking import Assessment
 
-__all__ = ["STOP_LOOKS", "StopRule", "stop_confidence", "swiss_tables", "check_rounds", "first_rounds", "match_budget", "round_entries", "round_size_hint"]
+__all__ = [
+    "STOP_LOOKS", "StopRule", "stop_confidence", "swiss_tables", "check_rounds", "first_rounds", "match_budget",
+    "round_entries", "round_size_hint",
+]
 
 
 STOP_LOOKS = 10

@@ -23,21 +23,22 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Iterator, TextIO
+from typing import TextIO
 
 from ..match import FaultPolicy, MatchResult, MatchSpec
 from ..process import sandbox
 from ..ranking.games import Game
 from .config import RATE_HANDS, TournamentConfig
-from .ranking import games_of, rated_games
 from .executors import AnyExecutor, MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make
+from .ranking import games_of, rated_games
 from .rounds import StopRule, check_rounds, first_rounds, match_budget, round_entries
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size
-from .store import DEFAULT_DB_NAME, FailedMatch, ResultStore, StoreError, StoredMatch
+from .store import DEFAULT_DB_NAME, FailedMatch, ResultStore, StoredMatch, StoreError
 
 ERROR_LOG = "errors.log"   # in the results' logs directory
 
@@ -530,6 +531,6 @@ def _play(config: TournamentConfig, todo: list[ScheduleEntry], jobs: int | None,
 
 
 __all__ = [
-    "TournamentError", "RunSummary", "STOP_REASONS", "run_tournament", "run_rounds", "plan", "entry_spec", "stored_match", "record_failure",
-    "db_path", "check_bots", "run_builds", "Progress", "SerialExecutor", "ProcessExecutor",
+    "TournamentError", "RunSummary", "STOP_REASONS", "run_tournament", "run_rounds", "plan", "entry_spec", "stored_match",
+    "record_failure", "db_path", "check_bots", "run_builds", "Progress", "SerialExecutor", "ProcessExecutor",
 ]

@@ -29,8 +29,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
 
 from .config import GAUNTLET, MAX_MATCHES, ConfigError, TournamentConfig
 
@@ -116,6 +116,7 @@ def iter_schedule(config: TournamentConfig) -> Iterator[ScheduleEntry]:
     index = 0
     for table, (bots, seed_table) in enumerate(_tables(config)):
         for deal in range(config.deals):
+            assert config.seed is not None, "a schedule needs the tournament seed"
             deal_seed = derive_seed(config.seed, seed_table, deal) if config.duplicate else None
             for rotation in range(k):
                 seats = [""] * k

@@ -30,11 +30,11 @@ import json
 import sqlite3
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from .stored import FAULT_KEYS, FAULT_KINDS, STAT_KEYS, FailedMatch, StoredMatch, StoreError
 
@@ -264,7 +264,7 @@ class ResultStore:
         with self._lock:
             self._conn.close()
 
-    def __enter__(self) -> "ResultStore":
+    def __enter__(self) -> ResultStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -489,6 +489,7 @@ class ResultStore:
         return problems
 
     def _load(self, bot: str | None, match_id: str | None, with_record: bool) -> list[StoredMatch]:
+        params: tuple[str, ...]
         if match_id is not None:
             sel, params = "m.match_id = ?", (match_id,)
         elif bot is not None:

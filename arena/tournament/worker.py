@@ -25,7 +25,7 @@ import pickle
 import signal
 import traceback
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from ..match import BotPool, MatchResult, MatchSpec, run_match
 from . import channel
@@ -48,13 +48,13 @@ class MatchFailure:
     traceback: str = ""
 
     @classmethod
-    def of(cls, match_id: str, exc: BaseException) -> "MatchFailure":
+    def of(cls, match_id: str, exc: BaseException) -> MatchFailure:
         text = " ".join(str(exc).split())
         reason = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
         return cls(match_id, reason, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
 
 
-Outcome = Union[MatchResult, MatchFailure]
+Outcome = MatchResult | MatchFailure
 
 
 def play(spec: MatchSpec, pool: BotPool) -> Outcome:

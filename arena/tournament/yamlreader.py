@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import yaml
 from yaml.constructor import SafeConstructor

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
 
-from .graded import Field
-from .formats import Format, Played, Stop
 from . import methods
+from .formats import Format, Played, Stop
+from .graded import Field
 from .methods import METHODS
 from .simulate import MatchRecord, Memo, Simulator
 

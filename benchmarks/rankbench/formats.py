@@ -23,8 +23,9 @@ the signature of ``arena.tournament.rounds.round_entries``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Callable, Iterator, Protocol, Sequence, Union
+from typing import Protocol
 
 from arena.ranking import Assessment, assess
 from arena.tournament import rounds
@@ -36,7 +37,7 @@ from .methods import hand_games, match_games
 from .simulate import MatchRecord, Memo, Simulator, tournament_config
 
 #: (config, round number, assessment of the rounds before or None, first index) -> the round's matches.
-RoundPolicy = Callable[[TournamentConfig, int, Union[Assessment, None], int], list[ScheduleEntry]]
+RoundPolicy = Callable[[TournamentConfig, int, Assessment | None, int], list[ScheduleEntry]]
 
 POLICIES: dict[str, tuple[str, RoundPolicy]] = {
     "round-robin": (ROUND_ROBIN, rounds.round_entries),
@@ -65,7 +66,7 @@ class Played:
     records: list[MatchRecord]
 
 
-Event = Union[Checkpoint, Stop, Played]
+Event = Checkpoint | Stop | Played
 
 
 class Format(Protocol):

@@ -7,10 +7,9 @@ adjacent pairs are separated) from ``arena.ranking.assess``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Sequence
-
 import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from arena.ranking import Game, assess, confidence, fit, trueskill_batch
 from arena.tournament.ranking import conservative, rate

@@ -9,9 +9,9 @@ enter its reference.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean, stdev
-from typing import Callable, Mapping, Sequence
 
 from arena.ranking import Game, fit
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from arena.match.spec import forfeit_places
 from arena.players.base import play_match
@@ -48,7 +49,7 @@ class MatchRecord:
     hand_scores: tuple[tuple[int, ...], ...]
 
     @classmethod
-    def from_json(cls, d: dict) -> "MatchRecord":
+    def from_json(cls, d: dict) -> MatchRecord:
         return cls(d["match_id"], d["seed"], d["table"], d["rotation"], d["deal"], d["group"], tuple(d["seats"]),
                    tuple(d["totals"]), tuple(d["places"]), tuple(tuple(h) for h in d["hand_scores"]))
 

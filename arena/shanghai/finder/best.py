@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations, combinations_with_replacement
-from typing import Sequence
 
 from ..cards import SUITS, Card, card
 from ..melds import Meld

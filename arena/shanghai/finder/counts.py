@@ -6,7 +6,7 @@ suit's presence mask has bit v set when a natural of value v is in hand.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..cards import Card
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..ruleset import RUN, SET, Contract, Ruleset
 from .counts import _State

@@ -3,8 +3,8 @@ it is exact), with sets solved at every node and leaf."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import combinations
-from typing import Callable, Iterator
 
 from .counts import _RBITS, _VOFF, _VRANK, _State, _windows
 from .plan import _Plan
@@ -113,7 +113,7 @@ def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
     def leaf(pool: int) -> bool:
         if not has_sets:
             return on_leaf(runs, [], [], used_wilds)
-        if set_cost(nat, None) <= pool:
+        if set_cost(nat, None) <= pool:  # type: ignore[misc]  # has_sets: not None
             if not build:
                 return True
             lens = plan.set_len
@@ -139,7 +139,7 @@ def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
         pool = J - used_wilds + (nat[2] if wd else 0)
         if pool < 0:
             return False
-        sets_need = set_cost(nat, extra_naturals() if runs else None) if has_sets else 0
+        sets_need = set_cost(nat, extra_naturals() if runs else None) if has_sets else 0  # type: ignore[misc]  # has_sets: not None
         if sets_need > pool:
             return False
         if ri == nruns:
@@ -194,17 +194,17 @@ def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
                 optional = [v for v in seg[1:-1] if not own >> v & 1]
                 b_min = max(0, (ln + 1) // 2 - own_in - len(need))
                 lenders = [r for r in runs if r.s == s and r.held]
-                ways = _borrow_plans(need, optional, b_min, lenders, exhaustive)
+                ways: Iterable[Sequence[tuple[int, _Run]]] = _borrow_plans(need, optional, b_min, lenders, exhaustive)
             else:
                 ways = ((),)
             for way in ways:
                 for v in mine:
                     idx = sbase + _VOFF[v]
-                    r = _VRANK[v]
+                    rk = _VRANK[v]
                     cnt[idx] -= 1
-                    nat[r] -= 1
+                    nat[rk] -= 1
                     if not cnt[idx]:
-                        masks[s] &= ~_RBITS[r]
+                        masks[s] &= ~_RBITS[rk]
                 held = {v for v in mine if lo < v < hi}
                 for v, lender in way:
                     lender.held.discard(v)
@@ -223,11 +223,11 @@ def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
                     lender.k += 1
                 for v in mine:
                     idx = sbase + _VOFF[v]
-                    r = _VRANK[v]
+                    rk = _VRANK[v]
                     if not cnt[idx]:
-                        masks[s] |= _RBITS[r]
+                        masks[s] |= _RBITS[rk]
                     cnt[idx] += 1
-                    nat[r] += 1
+                    nat[rk] += 1
                 if ok:
                     return True
         return False

@@ -8,7 +8,8 @@ executor is imported only when chosen: Ray is an optional extra.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable, Union
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Union
 
 from ..config import RAY, SHIP, TournamentConfig
 from .local import Executor, MatchFailure, Outcome, ProcessExecutor, SerialExecutor, WorkerError, make_executor

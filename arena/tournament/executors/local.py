@@ -37,9 +37,10 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, Protocol
+from typing import Protocol
 
 from ...match import BotPool, MatchSpec
 from .. import channel

@@ -38,8 +38,9 @@ import os
 import socket
 import sys
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from ...match import MatchResult, MatchSpec, SeatSpec
 from ...process import BotSpec, TimeControl
