@@ -157,8 +157,7 @@ def main() -> None:
     if not args.in_netns:  # again, in a network namespace of our own with loopback up
         argv = [sys.executable, *sys.argv, "--in-netns"]
         env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
-        sys.exit(subprocess.call(["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *argv],
-                                 env=env))
+        sys.exit(subprocess.call([sys.executable, str(ROOT / "tests" / "netns.py"), *argv], env=env))
     with tempfile.TemporaryDirectory() as out:
         config = load_config(args.file).with_overrides(output=out)
         specs = specs_of(Path(args.file), out, args.rounds)

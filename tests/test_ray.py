@@ -1,7 +1,7 @@
 """The Ray executor, on a real Ray (issue 12).
 
 Every Ray run happens inside a private network namespace that the test makes
-(``unshare -n``, loopback up): there Ray binds 127.0.0.1 and can reach
+(tests/netns.py: unshare(2), loopback up): there Ray binds 127.0.0.1 and can reach
 nothing else.  The tournament's files sit in a temporary directory, which
 the Ray executor ships to the nodes (Ray's working_dir), so the bots run
 from a copy of it, as on a real cluster.
@@ -37,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 
 def in_netns(argv: list[str]) -> list[str]:
     """``argv`` run in a new network namespace with only loopback, up (exec: same pid)."""
-    return ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *argv]
+    return [sys.executable, str(HERE / "netns.py"), *argv]
 
 
 def netns_env() -> dict[str, str]:
@@ -119,7 +119,7 @@ def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path) -> Non
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=netns_env())
     count = wait_for_stored(out / "results.sqlite", proc, 2)
     assert proc.poll() is None, proc.communicate()[0].decode()
-    os.kill(proc.pid, signal.SIGINT)  # the pid is arena's: unshare and sh exec it
+    os.kill(proc.pid, signal.SIGINT)  # the pid is arena's: netns.py execs it
     output = proc.communicate(timeout=120)[0].decode()
     assert proc.returncode == 1, output
     assert "interrupted: the matches already finished are stored" in output
