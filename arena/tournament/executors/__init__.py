@@ -22,6 +22,7 @@ __all__ = ["Executor", "MatchFailure", "Outcome", "ProcessExecutor", "SerialExec
 
 AnyExecutor = Union[SerialExecutor, ProcessExecutor, "RayExecutor"]
 
+
 def ship_root(config: TournamentConfig) -> str:
     """The directory Ray copies to every node: the deepest one holding the
     tournament file and every bot's directory.  WorkerError if that is ``/``."""
@@ -49,9 +50,6 @@ def make(config: TournamentConfig, jobs: int | None, most: int,
         inside = os.path.commonpath([root, output]) == root
         excludes = NOT_SHIPPED + ((os.path.relpath(output, root),) if inside else ())
         shipment = Shipment(root, excludes)
-    if notice is None:
-        return RayExecutor(None if jobs is None else min(jobs, most), config.executor.address, most=most,
-                           shipment=shipment)
     return RayExecutor(None if jobs is None else min(jobs, most), config.executor.address, most=most,
                        shipment=shipment, notice=notice)
 

@@ -242,12 +242,12 @@ class RayExecutor:
     """Runs matches on ``jobs`` Ray actors (None: one per CPU of the cluster,
     at most ``most``) of the cluster at ``address`` (see ``connect``), with
     ``shipment`` copied to its nodes (None: shared paths).  ``notice`` gets a
-    line for each match played again."""
+    line for each match played again (default: stderr)."""
 
     def __init__(self, jobs: int | None, address: str | None = None, *, most: int | None = None,
-                 shipment: Shipment | None = None, notice: Callable[[str], None] = _stderr) -> None:
+                 shipment: Shipment | None = None, notice: Callable[[str], None] | None = None) -> None:
         self._ray = _import_ray()
-        self.shipment, self.notice = shipment, notice
+        self.shipment, self.notice = shipment, notice or _stderr
         self._idle: deque[_Slot] = deque()
         self._starting: dict[Any, _Slot] = {}
         self._calls: dict[Any, _Call] = {}
