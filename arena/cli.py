@@ -275,8 +275,12 @@ class _CheckCommand(click.Command):
               help="Directory for the bot's stderr logs (default: a new temporary directory).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object (for autograders).")
 @_SANDBOX_OPTION
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Check here, or on a node of a Ray cluster (the current directory is shipped there).")
+@click.option("--address", default=None, help="The Ray cluster (host:port, ray://host:port, auto); implies ray.")
 def check(bot: tuple[str, ...], startup: float, per_decision: float, time_bank: float | None,
-          log_dir: Path | None, sandbox_mode: str, as_json: bool = False) -> None:
+          log_dir: Path | None, sandbox_mode: str, executor: str, address: str | None,
+          as_json: bool = False) -> None:
     """Check that a bot program speaks the protocol and plays legally.
 
     BOT is the command line of the program, quoted as one argument, e.g.
@@ -288,8 +292,17 @@ def check(bot: tuple[str, ...], startup: float, per_decision: float, time_bank: 
     seat = _check_seat(bot, click.get_current_context().meta.get("arena.after_dashes", 0))
     seat = _confine((seat,), _sandbox_mode(sandbox_mode))[0]
     assert seat.bot is not None
-    report = check_bot(seat.bot, time_control=_time_control(startup, per_decision, time_bank),
-                       log_dir=str(log_dir) if log_dir is not None else None)
+    time_control = _time_control(startup, per_decision, time_bank)
+    if executor == "ray" or address is not None:
+        from .tournament.executors.ray import WorkerError, check_on_ray
+        try:
+            report = check_on_ray(dataclasses.replace(seat.bot, cwd=os.getcwd()), address,
+                                  time_control=time_control)
+        except WorkerError as err:
+            raise click.ClickException(str(err)) from None
+    else:
+        report = check_bot(seat.bot, time_control=time_control,
+                           log_dir=str(log_dir) if log_dir is not None else None)
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))
     else:

@@ -12,7 +12,7 @@ import pytest
 from arena.players.registry import BUILTIN_PLAYERS
 from arena.process import BotSpec, TimeControl
 from arena.shanghai.ruleset import Ruleset
-from arena.tournament.config import GAUNTLET, ROUND_ROBIN, BotLimits, ConfigError, FaultSettings, load_config
+from arena.tournament.config import GAUNTLET, ROUND_ROBIN, BotLimits, ConfigError, ExecutorSettings, FaultSettings, load_config
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -180,6 +180,20 @@ def test_overrides_and_mapping(tmp_path: Path) -> None:
     assert Ruleset.from_mapping(data["rules"]) == config.rules
 
 
+def test_executor_from_the_file_and_the_command_line(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, THREE_BOTS + "players: 3\nexecutor: {backend: ray, address: 'h:6379', files: shared}\n"))
+    assert config.executor == ExecutorSettings("ray", "h:6379", "shared")
+    assert "executor" not in config.to_mapping()  # where matches ran changes no result: resuming elsewhere works
+    plain = load_config(write(tmp_path, THREE_BOTS + "players: 3\nexecutor: ray\n"))
+    assert plain.executor == ExecutorSettings("ray", None, "ship")
+    local = load_config(write(tmp_path, THREE_BOTS + "players: 3\n"))
+    assert local.executor == ExecutorSettings()
+    assert local.with_overrides(address="x:1").executor == ExecutorSettings("ray", "x:1", "ship")
+    assert plain.with_overrides(executor="local").executor.backend == "local"
+    with pytest.raises(ValueError, match="an address is for the ray executor"):
+        local.with_overrides(executor="local", address="x:1")
+
+
 def test_empty_rules_and_null_bank(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, THREE_BOTS + "players: 3\nrules:\ntime: {bank: null}\njobs:\n"))
     assert config.rules == Ruleset() and config.time.bank_seconds is None and config.jobs is None
@@ -215,7 +229,7 @@ CASES = {
     "unknown key without a close match": (
         THREE_BOTS + "colour: red\n",
         ":5: colour: unknown key; expected one of: name, bots, players, rules, time, faults, format, "
-        "challengers, deals, settle, rating, duplicate, seed, jobs, output, sandbox"),
+        "challengers, deals, settle, rating, duplicate, seed, jobs, output, sandbox, executor"),
     "rating that is not hands or matches": (
         THREE_BOTS + "players: 3\nrating: games\n",
         ":6: rating: expected 'hands' (each hand is a ranked game) or 'matches' (each match is one), "
@@ -391,6 +405,19 @@ CASES = {
         THREE_BOTS + "players: 3\nseed: !!python/object:os.system x\n",
         ":6: not valid YAML: could not determine a constructor for the tag "
         "'tag:yaml.org,2002:python/object:os.system'"),
+    "unknown executor": (
+        THREE_BOTS + "players: 3\nexecutor: spark\n",
+        ":6: executor: expected 'local' or 'ray', got 'spark'"),
+    "executor files not a mode": (
+        THREE_BOTS + "players: 3\nexecutor: {backend: ray, files: nfs}\n",
+        ":6: executor.files: expected 'ship' (Ray copies the tournament's directory to every node) or "
+        "'shared' (the same paths on every node), got 'nfs'"),
+    "executor address for local": (
+        THREE_BOTS + "players: 3\nexecutor: {backend: local, address: 'head:6379'}\n",
+        ":6: executor: address and files are for 'backend: ray'"),
+    "executor without backend": (
+        THREE_BOTS + "players: 3\nexecutor: {address: 'head:6379'}\n",
+        ":6: executor.backend: missing; 'local', 'ray' or a mapping (backend, address, files) needs 'backend'"),
     "empty file": (
         "",
         ":1: the file is empty; expected a mapping of tournament settings with at least 'bots'"),

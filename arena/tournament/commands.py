@@ -21,7 +21,7 @@ from ..clicommon import UsageLine, verbosity
 from ..logsetup import is_quiet, status
 from ..match import IgnoredLines
 from ..words import plural
-from .config import RATINGS, ConfigError, TournamentConfig, load_config
+from .config import EXECUTORS, RATINGS, RAY, ConfigError, TournamentConfig, load_config
 from .leaderboard import FORMATS, Column, format_table, report
 from .rounds import match_budget
 from .runner import STOP_REASONS, RunSummary, TournamentError, db_path, plan, run_tournament, settle_seed
@@ -105,19 +105,25 @@ def _key(row: dict[str, Any], key: str) -> Any:
     return row.get(key)
 
 
-def _announce(config: TournamentConfig, entries: list[ScheduleEntry], jobs_used: int) -> None:
+def _parallel(jobs: int | None, on_ray: bool) -> str:
+    if jobs is None:
+        return "one per CPU of the Ray cluster in parallel"
+    return f"{jobs} in parallel" + (" on Ray" if on_ray else "")
+
+
+def _announce(config: TournamentConfig, entries: list[ScheduleEntry], jobs_used: int, parallel: str) -> None:
     has_bots = any(not b.is_builtin for b in config.bots)
     per_match = SECONDS_BOT_MATCH if has_bots else SECONDS_BUILTIN_MATCH
     estimate = estimate_seconds(len(entries), per_match, jobs_used)
     if config.settle is None:
         status(f"{config.name}: {plural(len(entries), 'match', 'matches')} ({config.format}, "
-               f"{config.players} players per table, {len(config.bots)} bots), {jobs_used} in parallel; "
+               f"{config.players} players per table, {len(config.bots)} bots), {parallel}; "
                f"estimated {estimate / 60:.1f} min")
     else:
         budget = match_budget(config)
         minutes = "" if config.settle.max_minutes is None else f" or {config.settle.max_minutes:g} min"
         status(f"{config.name}: rounds of matches ({config.format}, {config.players} players per table, "
-               f"{len(config.bots)} bots), {jobs_used} in parallel, until every adjacent pair is separated "
+               f"{len(config.bots)} bots), {parallel}, until every adjacent pair is separated "
                f"at {config.settle.confidence:.0%} or {budget} matches{minutes} are used; "
                f"the first {len(entries)} take about {estimate / 60:.1f} min")
 
@@ -148,22 +154,33 @@ def _played_line(summary: RunSummary) -> str:
                    "status and progress go to stderr.")
 @click.option("--section", "sections", multiple=True, type=click.Choice(SECTIONS),
               help="Which final tables (default: all three; csv: the leaderboard; repeat to add).")
+@click.option("--executor", type=click.Choice(EXECUTORS), default=None,
+              help="Where matches run: local worker processes, or a Ray cluster (default: the file's 'executor', "
+                   "else local).")
+@click.option("--address", default=None,
+              help="The Ray cluster to join (host:port, ray://host:port, auto); implies --executor ray.")
 def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path | None, fmt: str,
-        sections: tuple[str, ...]) -> None:
+        sections: tuple[str, ...], executor: str | None, address: str | None) -> None:
     """Run the tournament described by FILE (YAML); resume if it was interrupted.
 
     The final tables go to stdout, everything else (what is being played,
     the progress, the fault summary) to stderr."""
     chosen = _sections(sections, fmt, SECTIONS)
     try:
-        config = load_config(file).with_overrides(seed=seed, jobs=jobs, output=out)
+        config = load_config(file).with_overrides(seed=seed, jobs=jobs, output=out, executor=executor,
+                                                  address=address)
         unseeded = config.seed is None
         config = settle_seed(config)
         entries = plan(config)
     except ConfigError as err:
         raise click.ClickException(str(err)) from None
+    except ValueError as err:
+        raise click.UsageError(str(err)) from None
+    on_ray = config.executor.backend == RAY
+    # On Ray, "auto" is one match per CPU of the cluster, known once joined.
+    jobs_run = None if on_ray and config.jobs is None else config.job_count
     jobs_used = config.job_count
-    _announce(config, entries, jobs_used)
+    _announce(config, entries, jobs_used, _parallel(jobs_run, on_ray))
     if dry_run:
         click.echo(format_schedule(entries, fmt))
         if unseeded and not db_path(config).exists():
@@ -172,7 +189,7 @@ def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path
         return
     stream: TextIO = sys.stderr if not is_quiet() else _NoLiveLine(sys.stderr)  # type: ignore[assignment]
     try:
-        summary = run_tournament(config, jobs_used, echo=status, progress_stream=stream)
+        summary = run_tournament(config, jobs_run, echo=status, progress_stream=stream)
     except KeyboardInterrupt:
         raise click.ClickException(
             f"interrupted: the matches already finished are stored in {db_path(config)}; "

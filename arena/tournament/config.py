@@ -41,7 +41,8 @@ from ..shanghai.ruleset import Ruleset
 __all__ = [
     "ConfigError", "BotLimits", "BotSandbox", "BotConfig", "FaultSettings", "TournamentConfig", "load_config",
     "ROUND_ROBIN", "GAUNTLET", "SWISS", "FORMATS", "DEFAULT_PLAYERS", "MAX_MATCHES", "Settle",
-    "RATE_HANDS", "RATE_MATCHES", "RATINGS",
+    "RATE_HANDS", "RATE_MATCHES", "RATINGS", "ExecutorSettings", "LOCAL", "RAY", "EXECUTORS", "SHIP", "SHARED",
+    "FILE_MODES",
 ]
 
 ROUND_ROBIN = "round_robin"
@@ -54,6 +55,16 @@ RATE_HANDS = "hands"
 RATE_MATCHES = "matches"
 RATINGS = (RATE_HANDS, RATE_MATCHES)
 DEFAULT_PLAYERS = 4
+#: Where matches run (``executor:``, ``arena run --executor``): local worker
+#: processes, or the actors of a Ray cluster.
+LOCAL = "local"
+RAY = "ray"
+EXECUTORS = (LOCAL, RAY)
+#: How a Ray cluster's nodes get the bot programs: shipped by Ray (its
+#: runtime environment's working_dir) or found at the same paths there.
+SHIP = "ship"
+SHARED = "shared"
+FILE_MODES = (SHIP, SHARED)
 #: ``load_config`` refuses schedules with more matches than this (see ``schedule``).
 MAX_MATCHES = 20_000
 
@@ -196,6 +207,19 @@ class Settle:
 
 
 @dataclass(frozen=True)
+class ExecutorSettings:
+    """The ``executor`` key: where matches run.  ``address`` is the Ray
+    cluster's (None: ``RAY_ADDRESS``, else a new Ray on this machine);
+    ``files`` says how its nodes get the tournament's directory (``SHIP``,
+    ``SHARED``).  Not part of the stored description: where a match ran
+    changes nothing of its result."""
+
+    backend: str = LOCAL
+    address: str | None = None
+    files: str = SHIP
+
+
+@dataclass(frozen=True)
 class TournamentConfig:
     """A validated tournament file.
 
@@ -226,6 +250,7 @@ class TournamentConfig:
     jobs: int | None = None
     output: Path = Path("arena-results")
     sandbox: str = AUTO
+    executor: ExecutorSettings = field(default_factory=ExecutorSettings)
     key_lines: tuple[tuple[str, int], ...] = ()
 
     # -- bots -------------------------------------------------------------------
@@ -299,10 +324,20 @@ class TournamentConfig:
         return ConfigError(str(self.path), self.line_of(key) or self.line_of("bots"), key, message)
 
     def with_overrides(self, *, seed: int | None = None, jobs: int | None = None,
-                       output: str | os.PathLike[str] | None = None) -> TournamentConfig:
-        """Command-line overrides (``--seed``, ``--jobs``, ``--out``); ``output``
-        is taken relative to the current directory, as on a command line."""
+                       output: str | os.PathLike[str] | None = None, executor: str | None = None,
+                       address: str | None = None) -> TournamentConfig:
+        """Command-line overrides (``--seed``, ``--jobs``, ``--out``,
+        ``--executor``, ``--address``); ``output`` is taken relative to the
+        current directory, as on a command line.  An address alone means Ray."""
         changes: dict[str, Any] = {}
+        if executor is not None or address is not None:
+            backend = executor or RAY
+            if backend not in EXECUTORS:
+                raise ValueError(f"executor must be one of {', '.join(EXECUTORS)}, got {backend!r}")
+            if backend == LOCAL and address is not None:
+                raise ValueError("an address is for the ray executor (--executor ray), not the local one")
+            changes["executor"] = dataclasses.replace(
+                self.executor, backend=backend, address=address if address is not None else self.executor.address)
         if seed is not None:
             changes["seed"] = seed
         if jobs is not None:

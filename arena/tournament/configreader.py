@@ -28,6 +28,8 @@ from ..shanghai.errors import RulesetError
 from ..shanghai.ruleset import MAX_PLAYERS, MIN_PLAYERS, Ruleset
 from .config import (
     DEFAULT_PLAYERS,
+    EXECUTORS,
+    FILE_MODES,
     FORMATS,
     GAUNTLET,
     MAX_MATCHES,
@@ -38,6 +40,7 @@ from .config import (
     BotLimits,
     BotSandbox,
     ConfigError,
+    ExecutorSettings,
     FaultSettings,
     Settle,
     TournamentConfig,
@@ -47,13 +50,14 @@ from .yamlreader import NodeReader, _line, _suggest, _yaml_error, compose
 __all__ = ["Reader", "compose"]
 
 _TOP_KEYS = ("name", "bots", "players", "rules", "time", "faults", "format", "challengers",
-             "deals", "settle", "rating", "duplicate", "seed", "jobs", "output", "sandbox")
+             "deals", "settle", "rating", "duplicate", "seed", "jobs", "output", "sandbox", "executor")
 _BOT_KEYS = ("name", "command", "builtin", "dir", "env", "build", "limits", "sandbox")
 _BOT_SANDBOX_KEYS = ("read", "write", "scratch")
 _LIMIT_KEYS = ("memory_mb", "cpu_seconds", "max_line_bytes", "stderr_max_bytes", "processes")
 _TIME_KEYS = ("startup", "per_move", "bank")
 _FAULT_KEYS = ("max_strikes", "strict")
 _SETTLE_KEYS = ("confidence", "max_matches", "max_minutes")
+_EXECUTOR_KEYS = ("backend", "address", "files")
 _RULE_KEYS = tuple(Ruleset().to_mapping())  # "preset" and every setting
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$")
@@ -166,6 +170,9 @@ class Reader(NodeReader):
         if "sandbox" in top:
             values["sandbox"] = self.choice(top["sandbox"][1], "sandbox", SANDBOX_MODES,
                                             ", ".join(map(repr, SANDBOX_MODES)))
+
+        if "executor" in top:
+            values["executor"] = self.executor(top["executor"][1])
 
         if "output" in top:
             values["output"] = self.directory(top["output"][1], "output")
@@ -425,6 +432,27 @@ class Reader(NodeReader):
             values["max_minutes"] = self.number(entries["max_minutes"][1], "settle.max_minutes",
                                                 positive=True, hi=100_000)
         return Settle(**values)
+
+    def executor(self, node: Node) -> ExecutorSettings:
+        """``executor: ray``, or a mapping (backend, address, files)."""
+        backends = "'local' or 'ray'"
+        if isinstance(node, ScalarNode):
+            return ExecutorSettings(self.choice(node, "executor", EXECUTORS, backends))
+        entries = self.mapping(node, "executor", _EXECUTOR_KEYS, what="'local', 'ray' or a mapping "
+                               "(backend, address, files)", required=("backend",))
+        values: dict[str, Any] = {"backend": self.choice(entries["backend"][1], "executor.backend", EXECUTORS,
+                                                         backends)}
+        if "address" in entries:
+            address = self.string(entries["address"][1], "executor.address",
+                                  "a Ray cluster's address (host:port, ray://host:port or auto)").strip()
+            values["address"] = address or None
+        if "files" in entries:
+            values["files"] = self.choice(entries["files"][1], "executor.files", FILE_MODES,
+                                          "'ship' (Ray copies the tournament's directory to every node) or "
+                                          "'shared' (the same paths on every node)")
+        if values["backend"] != "ray" and len(values) > 1:
+            raise self.fail(node, "executor", "address and files are for 'backend: ray'")
+        return ExecutorSettings(**values)
 
     def faults(self, node: Node) -> FaultSettings:
         entries = self.mapping(node, "faults", _FAULT_KEYS, what="a mapping (max_strikes, strict)")

@@ -36,7 +36,7 @@ from ..process import sandbox
 from ..ranking.games import Game
 from ..words import plural
 from .config import RATE_HANDS, TournamentConfig
-from .executor import MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make_executor
+from .executors import AnyExecutor, MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make
 from .faultsummary import FaultTally
 from .ranking import games_of, rated_games
 from .rounds import StopRule, check_rounds, first_rounds, match_budget, round_entries
@@ -339,11 +339,12 @@ def record_failure(store: ResultStore, log_dir: Path, entry: ScheduleEntry, fail
 
 def run_tournament(
     config: TournamentConfig,
-    jobs: int,
+    jobs: int | None,
     echo: Callable[[str], None] = print,
     progress_stream: TextIO | None = None,
 ) -> RunSummary:
-    """Play every scheduled match not yet stored (failed ones again); store each as it finishes."""
+    """Play every scheduled match not yet stored (failed ones again); store each as it finishes.
+    ``jobs``: matches in parallel (None: the executor's default, see ``executors.make``)."""
     config = settle_seed(config)
     if config.settle is not None:
         return run_rounds(config, jobs, echo, progress_stream)
@@ -378,7 +379,7 @@ def run_tournament(
         store.close()
 
 
-def run_rounds(config: TournamentConfig, jobs: int, echo: Callable[[str], None] = print,
+def run_rounds(config: TournamentConfig, jobs: int | None, echo: Callable[[str], None] = print,
                progress_stream: TextIO | None = None) -> RunSummary:
     """Play rounds (``rounds``) until the order is settled or a budget is used up."""
     config.output.mkdir(parents=True, exist_ok=True)
@@ -408,7 +409,7 @@ class _Rounds:
     """The state of a settling run: one executor (started when a first match
     is due) for all its rounds, so bots are not restarted between rounds."""
 
-    def __init__(self, config: TournamentConfig, jobs: int, store: ResultStore,
+    def __init__(self, config: TournamentConfig, jobs: int | None, store: ResultStore,
                  echo: Callable[[str], None], stream: TextIO) -> None:
         assert config.settle is not None
         self.config, self.settle, self.jobs, self.store = config, config.settle, jobs, store
@@ -417,7 +418,7 @@ class _Rounds:
         self.log_dir = config.output / "logs"
         self.log_dir.mkdir(exist_ok=True)
         self.stack = ExitStack()
-        self.executor: SerialExecutor | ProcessExecutor | None = None
+        self.executor: AnyExecutor | None = None
         self.progress: Progress | None = None
         self.sandbox_mode = ""
         self.played = 0
@@ -477,7 +478,7 @@ class _Rounds:
             self.progress = Progress(total=self.budget, done=done, stream=self.stream, games=games,
                                      unsettled=self.unsettled, rating=self.config.rating)
         if self.executor is None:
-            self.executor = self.stack.enter_context(_executor(min(self.jobs, self.budget)))
+            self.executor = self.stack.enter_context(_executor(self.config, self.jobs, self.budget))
         _feed(self.executor, self.config, todo, self.store, self.log_dir, self.progress, self.sandbox_mode)
         self.played += len(todo)
 
@@ -494,12 +495,12 @@ class _Rounds:
 
 
 @contextmanager
-def _executor(jobs: int) -> Iterator[SerialExecutor | ProcessExecutor]:
-    """An executor that is closed after a complete run, and aborted after
-    anything else (Ctrl-C, a store error, a bug here): then running matches
-    are interrupted and their bots killed."""
+def _executor(config: TournamentConfig, jobs: int | None, most: int) -> Iterator[AnyExecutor]:
+    """The tournament's executor (``jobs`` in parallel, at most ``most``), closed
+    after a complete run, and aborted after anything else (Ctrl-C, a store
+    error, a bug here): then running matches are interrupted and their bots killed."""
     try:
-        executor = make_executor(jobs)
+        executor = make(config, jobs, most, notice=_warn)
     except WorkerError as err:
         raise TournamentError(str(err)) from None
     complete = False
@@ -513,7 +514,7 @@ def _executor(jobs: int) -> Iterator[SerialExecutor | ProcessExecutor]:
             executor.abort()
 
 
-def _feed(executor: SerialExecutor | ProcessExecutor, config: TournamentConfig, todo: list[ScheduleEntry],
+def _feed(executor: AnyExecutor, config: TournamentConfig, todo: list[ScheduleEntry],
           store: ResultStore, log_dir: Path, progress: Progress, sandbox_mode: str) -> None:
     """Run ``todo`` on ``executor`` and store every outcome as it comes."""
     by_id = {e.match_id: e for e in todo}
@@ -531,11 +532,11 @@ def _feed(executor: SerialExecutor | ProcessExecutor, config: TournamentConfig, 
         raise TournamentError(str(err)) from None
 
 
-def _play(config: TournamentConfig, todo: list[ScheduleEntry], jobs: int, store: ResultStore,
+def _play(config: TournamentConfig, todo: list[ScheduleEntry], jobs: int | None, store: ResultStore,
           log_dir: Path, progress: Progress, sandbox_mode: str) -> None:
     """Run ``todo`` and store every outcome; the executor is stopped whatever happens."""
     try:
-        with _executor(min(jobs, len(todo))) as executor:
+        with _executor(config, jobs, len(todo)) as executor:
             _feed(executor, config, todo, store, log_dir, progress, sandbox_mode)
     finally:
         progress.finish()

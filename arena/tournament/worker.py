@@ -66,6 +66,21 @@ def play(spec: MatchSpec, pool: BotPool) -> Outcome:
         return MatchFailure.of(spec.match_id, exc)
 
 
+def unplayable(spec: MatchSpec) -> str | None:
+    """Why this machine cannot play ``spec`` as it asks (its bots' sandbox
+    mode cannot run here), in one line; None when it can.  The arena resolved
+    the mode on its own machine: a remote worker must not let a bot run with
+    less isolation than that, nor let every bot fail to start."""
+    from ..process import sandbox  # only remote workers ask
+
+    if any(s.bot is not None and s.bot.sandbox.mode == sandbox.BWRAP for s in spec.seats):
+        try:
+            sandbox.resolve(sandbox.BWRAP)
+        except sandbox.SandboxUnavailable as exc:
+            return str(exc)
+    return None
+
+
 def packed_outcome(task: bytes, pool: BotPool) -> bytes:
     """The outcome of the pickled spec ``task``, pickled here so that a result
     that cannot be pickled is a failure of its match, not a lost message."""

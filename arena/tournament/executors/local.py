@@ -1,0 +1,295 @@
+"""Executors: where ``run_match`` runs.
+
+A match is a plain function, ``run_match(MatchSpec) -> MatchResult``.  An
+executor takes specs and yields outcomes as matches finish (completion order;
+callers that need schedule order sort by it).  ``SerialExecutor`` runs in
+this process; ``ProcessExecutor`` runs ``jobs`` worker processes;
+``executors.ray.RayExecutor`` runs them on a Ray cluster, each actor holding
+a ``ProcessExecutor`` of one worker.
+
+An outcome is a ``MatchResult``, or a ``MatchFailure`` when the match raised
+an arena-side exception (bot faults never raise: ``run_match`` turns them into
+faults).  A failure ends that match only; the executor goes on with the
+others, like cutechess-cli's ``-recover``.  A worker process that dies in a
+match fails that match too, and a new worker takes its place.
+
+Each worker keeps a ``BotPool`` so a bot program plays its consecutive
+matches without being restarted.  A worker is a lean interpreter of its own
+(``worker``: it imports what playing a match needs and nothing of the CLI),
+started with ``subprocess`` and spoken to over a socket pair, one per worker,
+that carries one match at a time: so the parent always knows which match a
+worker is playing, and a worker that dies shows as the end of its socket.
+An interrupted run stops the workers deliberately: SIGTERM (or the
+terminal's SIGINT) becomes KeyboardInterrupt in the worker, which
+``run_match`` handles by killing its bots, and the worker then closes its
+pool before exiting.  No bot outlives its worker.
+
+Callers must end every executor with ``close()`` (after a complete run) or
+``abort()`` (after anything else, a KeyboardInterrupt or an exception of
+their own): both stop and reap every worker.
+"""
+
+from __future__ import annotations
+
+import pickle
+import select
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ...match import BotPool, MatchSpec
+from .. import channel
+from ..worker import STOP, MatchFailure, Outcome, play
+
+__all__ = ["Executor", "SerialExecutor", "ProcessExecutor", "MatchFailure", "Outcome", "WorkerError",
+           "make_executor", "worker_command"]
+
+POLL_SECONDS = 1.0        # how often the parent checks that busy workers are alive
+# The directory holding this ``arena`` package: workers import the same code as their arena.
+PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
+
+
+class Executor(Protocol):
+    def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]: ...
+
+    def close(self) -> None: ...
+
+    def abort(self) -> None: ...
+
+
+class SerialExecutor:
+    """Runs matches one after another in this process, with one bot pool."""
+
+    def __init__(self) -> None:
+        self.pool = BotPool()
+
+    def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
+        for spec in specs:
+            yield play(spec, self.pool)
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def abort(self) -> None:
+        self.pool.close()
+
+
+class WorkerError(RuntimeError):
+    """Worker processes cannot be started (a bug or the system, not a bot fault)."""
+
+
+def worker_command(fd: int) -> list[str]:
+    """The command line of a worker serving the socket ``fd``: this interpreter,
+    importing ``arena.tournament.worker`` from this package's directory."""
+    code = (f"import sys; sys.path.insert(0, {PACKAGE_ROOT!r}); "
+            f"from arena.tournament.worker import main; main({fd})")
+    return [sys.executable, "-c", code]
+
+
+@dataclass
+class _Slot:
+    """One worker process, the socket to it and the match it holds (None: idle)."""
+
+    process: subprocess.Popen[bytes]
+    conn: socket.socket
+    match_id: str | None = None
+
+    def readable(self) -> bool:
+        """A message, or the end of the socket, is waiting."""
+        return bool(_readable([self.conn.fileno()], 0))
+
+
+def _exit_text(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+class ProcessExecutor:
+    """Runs matches in ``jobs`` worker processes."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = max(1, jobs)
+        self.slots: list[_Slot] = []
+        self._more = True
+        try:
+            for _ in range(self.jobs):
+                self.slots.append(self._start())
+        except BaseException:
+            self.abort()
+            raise
+
+    @property
+    def workers(self) -> list[subprocess.Popen[bytes]]:
+        return [s.process for s in self.slots]
+
+    def _start(self) -> _Slot:
+        ours, theirs = socket.socketpair()
+        fd = theirs.fileno()
+        try:
+            # Same process group as the arena: a terminal's Ctrl-C reaches the workers too.
+            proc = subprocess.Popen(worker_command(fd), pass_fds=(fd,), stdin=subprocess.DEVNULL)
+        except OSError as exc:
+            ours.close()
+            raise WorkerError(f"cannot start a worker process: {exc}") from None
+        finally:
+            theirs.close()  # the worker's end lives in the worker only: its death closes the socket
+        return _Slot(proc, ours)
+
+    def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
+        todo = iter(specs)
+        self._more = True
+        while True:
+            yield from self._fill(todo)
+            busy = [s for s in self.slots if s.match_id is not None]
+            if not busy:
+                if self._more:
+                    continue  # every spec handed out so far failed to be sent
+                return
+            for fd in _readable([s.conn.fileno() for s in busy], POLL_SECONDS):
+                index = next(i for i, s in enumerate(self.slots) if s.conn.fileno() == fd)
+                yield self._receive(index)
+            yield from self._reap_dead()
+
+    def _fill(self, todo: Iterator[MatchSpec]) -> Iterator[Outcome]:
+        """Give every idle worker its next match; a spec that cannot be sent fails its match."""
+        for i in range(len(self.slots)):
+            if not self._more or self.slots[i].match_id is not None:
+                continue
+            spec = next(todo, None)
+            if spec is None:
+                self._more = False
+                return
+            try:
+                task = pickle.dumps(spec)
+            except Exception as exc:  # noqa: BLE001 - this match cannot be played
+                yield MatchFailure.of(spec.match_id, exc)
+                continue
+            self._send(i, task)
+            self.slots[i].match_id = spec.match_id
+
+    def _send(self, index: int, task: bytes) -> None:
+        """Send ``task`` to worker ``index``, replacing it first if it died while idle."""
+        for attempt in (1, 2):
+            slot = self.slots[index]
+            if slot.process.poll() is None:
+                try:
+                    channel.send(slot.conn.fileno(), task)
+                    return
+                except OSError:
+                    if attempt == 2:
+                        raise WorkerError("a new worker process died before its first match") from None
+            self._replace(index)
+
+    def _receive(self, index: int) -> Outcome:
+        """The outcome worker ``index`` sent for its match, or the failure of that
+        match if the worker died (the end of its socket) before sending one."""
+        slot = self.slots[index]
+        match_id = slot.match_id
+        assert match_id is not None
+        try:
+            packed = channel.receive(slot.conn.fileno())
+        except (EOFError, OSError):
+            return self._died(index)
+        slot.match_id = None
+        try:
+            outcome = pickle.loads(packed)
+        except Exception as exc:  # noqa: BLE001 - an outcome we cannot read fails its match
+            return MatchFailure.of(match_id, exc)
+        if isinstance(outcome, MatchFailure) and outcome.match_id != match_id:
+            return MatchFailure(match_id, outcome.reason, outcome.traceback)  # the worker could not read the spec
+        return outcome
+
+    def _reap_dead(self) -> Iterator[Outcome]:
+        """Fail the match of every busy worker that died without closing its
+        socket (a leaked descendant holds it, say), and replace the worker."""
+        for i, slot in enumerate(self.slots):
+            if slot.match_id is not None and slot.process.poll() is not None:
+                if slot.readable():  # what it sent before dying is its match's outcome
+                    yield self._receive(i)
+                else:
+                    yield self._died(i)
+
+    def _died(self, index: int) -> MatchFailure:
+        slot = self.slots[index]
+        assert slot.match_id is not None
+        try:
+            code = slot.process.wait(timeout=1)
+        except subprocess.TimeoutExpired:  # its socket closed, yet it lives on: end it
+            slot.process.kill()
+            code = slot.process.wait()
+        failure = MatchFailure(slot.match_id, f"worker process died ({_exit_text(code)})")
+        self._replace(index)
+        return failure
+
+    def _replace(self, index: int) -> _Slot:
+        old = self.slots[index]
+        old.conn.close()  # an idle worker that lives on sees the end of its socket and stops
+        _wait(old.process, 5)
+        if old.process.poll() is None:
+            old.process.kill()
+            old.process.wait()
+        self.slots[index] = self._start()
+        return self.slots[index]
+
+    def close(self) -> None:
+        """Let idle workers finish (closing their bots), then stop them all."""
+        try:
+            for s in self.slots:
+                if s.process.poll() is None:
+                    try:
+                        channel.send(s.conn.fileno(), STOP)
+                    except OSError:
+                        pass  # it is gone already
+            for s in self.slots:
+                _wait(s.process, 10)
+        finally:
+            self._stop_workers()
+
+    def abort(self) -> None:
+        """Interrupt running matches (their bots are killed) and stop workers."""
+        try:
+            for s in self.slots:
+                if s.process.poll() is None:
+                    try:
+                        s.process.send_signal(signal.SIGTERM)
+                    except ProcessLookupError:
+                        pass
+            for s in self.slots:
+                _wait(s.process, 10)
+        finally:
+            self._stop_workers()
+
+    def _stop_workers(self) -> None:
+        for s in self.slots:
+            if s.process.poll() is None:
+                s.process.kill()
+                _wait(s.process, 5)
+            s.conn.close()
+
+
+def _readable(fds: list[int], timeout: float) -> list[int]:
+    """The fds among ``fds`` with a message or an end of file waiting (poll: no FD_SETSIZE limit)."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    return [fd for fd, _ in poller.poll(timeout * 1000)]
+
+
+def _wait(proc: subprocess.Popen[bytes], seconds: float) -> None:
+    try:
+        proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        pass  # the caller kills what is left
+
+
+def make_executor(jobs: int) -> SerialExecutor | ProcessExecutor:
+    return SerialExecutor() if jobs <= 1 else ProcessExecutor(jobs)

@@ -1,0 +1,429 @@
+"""Running matches on a Ray cluster (``executor: ray``; the extra ``arena[ray]``).
+
+``RayExecutor`` starts ``jobs`` long-lived Ray actors of one CPU each.  An
+actor (``MatchActor``) holds a ``ProcessExecutor`` of one worker process,
+hence one bot pool: bots are reused across matches as with local workers,
+and all a worker does locally (time, memory and CPU limits, the sandbox,
+killing bots) it does on the node, by the same code.  An actor gets its next
+match as soon as it returns one (``ray.wait``) and each outcome is yielded
+as it arrives, so the caller stores it at once, as with local workers.
+
+A node that is lost (or an actor process killed) fails the calls of its
+actors with a ``RayActorError``: such a match is played again on another
+actor, up to ``MAX_ATTEMPTS`` times in all, and a replacement actor is
+started, which takes work once Ray has placed it.  Every match depends on
+its seed only, so the re-run gives what the lost run would have.
+
+The bot programs reach the nodes by a ``Shipment``: Ray uploads its
+``root`` (the runtime environment's ``working_dir``; files matched by a
+``.gitignore`` or ``.rayignore`` are left out) and each actor runs in the
+unpacked copy.  Every path under ``root`` in a spec (the bots' directories,
+absolute arguments, sandbox paths, the log directory) is moved to the copy
+(``Relocation``), and the bots' stderr logs travel back with the outcome to
+be written at the arena's own paths.  Without a shipment the paths are used
+as they are: a file system shared by every node.
+
+``close()`` lets each actor close its worker, which ends its bots;
+``abort()`` kills the actors outright, upon which the kernel sends each
+worker SIGTERM (PR_SET_PDEATHSIG), so it kills its bots as at a Ctrl-C.  An
+arena killed outright takes its actors with it (Ray ends a dead driver's
+actors), and with them every bot.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import socket
+import sys
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ...match import MatchResult, MatchSpec, SeatSpec
+from ...process import BotSpec, TimeControl
+from ..worker import MatchFailure, Outcome, unplayable
+from .local import ProcessExecutor, WorkerError
+
+__all__ = ["RayExecutor", "MatchActor", "Shipment", "Relocation", "MAX_ATTEMPTS", "NOT_SHIPPED", "connect",
+           "check_on_ray"]
+
+MAX_ATTEMPTS = 3          # plays of one match whose actor is lost, before it fails
+POLL_SECONDS = 1.0        # ray.wait's timeout: how often the loop looks up
+STOP_SECONDS = 30.0       # for actors to close their workers after a complete run
+MAX_FAILED_STARTS = 3     # actors in a row that die starting: the cluster cannot run arena
+# Ray starts its workers at niceness 15 (its daemons come first), and the
+# worker processes and bots an actor starts would inherit it: on a busy node
+# they would lose the CPU to everything else, and bots would time out where
+# they do not locally.  Ray's own job supervisor is started with this too.
+NICENESS_ENV = {"env_vars": {"RAY_worker_niceness": "0"}}
+# Never shipped to a Ray cluster: version control (which holds the tournament
+# file's history, hence the seed) and Python virtual environments.
+NOT_SHIPPED = (".git", ".hg", ".svn", ".venv", "venv", ".ci-venv", "__pycache__")
+
+
+@dataclass(frozen=True)
+class Shipment:
+    """The directory Ray copies to every node (``root``, absolute), with
+    ``excludes`` (gitignore-style patterns relative to it: the results, VCS)."""
+
+    root: str
+    excludes: tuple[str, ...] = ()
+
+    def runtime_env(self) -> dict[str, Any]:
+        return {"working_dir": self.root, "excludes": list(self.excludes)}
+
+
+@dataclass(frozen=True)
+class Relocation:
+    """Paths under ``head`` (the arena's shipped directory) and their places
+    under ``here`` (its copy on this node)."""
+
+    head: str
+    here: str
+
+    def there(self, path: str) -> str:
+        return _move(path, self.head, self.here)
+
+    def back(self, path: str) -> str:
+        return _move(path, self.here, self.head)
+
+    def spec(self, spec: MatchSpec) -> MatchSpec:
+        """``spec`` with every path under ``head`` moved to ``here``."""
+        log_dir = None if spec.log_dir is None else self.there(spec.log_dir)
+        return dataclasses.replace(spec, seats=tuple(self._seat(s) for s in spec.seats), log_dir=log_dir)
+
+    def _seat(self, seat: SeatSpec) -> SeatSpec:
+        return seat if seat.bot is None else dataclasses.replace(seat, bot=self.bot(seat.bot))
+
+    def bot(self, bot: BotSpec) -> BotSpec:
+        box = bot.sandbox.replace(read=tuple(map(self.there, bot.sandbox.read)),
+                                  write=tuple(map(self.there, bot.sandbox.write)),
+                                  hide=tuple(map(self.there, bot.sandbox.hide)),
+                                  scratch=None if bot.sandbox.scratch is None else self.there(bot.sandbox.scratch))
+        argv = tuple(self._program(a) for a in bot.argv)
+        cwd = None if bot.cwd is None else self.there(os.fspath(bot.cwd))
+        return dataclasses.replace(bot, argv=argv, cwd=cwd, sandbox=box)
+
+
+    def _program(self, arg: str) -> str:
+        """An absolute argument's copy if it was shipped; an interpreter in a
+        virtual environment under the directory is not (nor needed: the
+        nodes have their own, at the same path or not at all)."""
+        if not os.path.isabs(arg):
+            return arg
+        there = self.there(arg)
+        return there if there != arg and os.path.lexists(there) else arg
+
+
+def _move(path: str, old: str, new: str) -> str:
+    if path == old:
+        return new
+    prefix = old.rstrip("/") + "/"
+    return new.rstrip("/") + "/" + path[len(prefix):] if path.startswith(prefix) else path
+
+
+@dataclass(frozen=True)
+class Played:
+    """What an actor returns for a match: its outcome, with the stderr logs
+    (arena path -> bytes) when they were written on a copy of the files."""
+
+    outcome: Outcome
+    logs: tuple[tuple[str, bytes], ...] = ()
+
+
+@dataclass(frozen=True)
+class Refused:
+    """This node cannot play the match as asked (one line: why)."""
+
+    reason: str
+
+
+class MatchActor:
+    """A Ray actor: plays matches in its own worker process, as a local
+    ``ProcessExecutor`` slot does.  ``head_root``: the arena's shipped
+    directory, whose copy is this actor's working directory (None: shared paths)."""
+
+    def __init__(self, head_root: str | None) -> None:
+        self.relocation = None if head_root is None else Relocation(head_root, os.getcwd())
+        self.executor = ProcessExecutor(1)
+        self.checked = False
+
+    def node(self) -> str:
+        """Where this actor runs, for messages."""
+        return socket.gethostname()
+
+    def play(self, spec: MatchSpec) -> Played | Refused:
+        if not self.checked:
+            reason = unplayable(spec)
+            if reason is not None:
+                return Refused(f"Ray node {self.node()}: {reason}")
+            self.checked = True
+        if self.relocation is not None:
+            spec = self.relocation.spec(spec)
+        outcomes = list(self.executor.run([spec]))
+        outcome = outcomes[0]
+        if self.relocation is None or not isinstance(outcome, MatchResult):
+            return Played(outcome)
+        logs = []
+        for path in outcome.stderr_logs:
+            if path is not None:
+                try:
+                    with open(path, "rb") as f:
+                        logs.append((self.relocation.back(path), f.read()))
+                except OSError:
+                    pass  # a bot that never started has no log
+        back = tuple(None if p is None else self.relocation.back(p) for p in outcome.stderr_logs)
+        return Played(dataclasses.replace(outcome, stderr_logs=back), tuple(logs))
+
+    def close(self) -> None:
+        self.executor.close()
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise WorkerError("the ray executor needs Ray on this machine: pip install 'arena[ray]'") from None
+    return ray
+
+
+def connect(address: str | None, shipment: Shipment | None = None) -> bool:
+    """Join the Ray cluster at ``address`` (None: ``RAY_ADDRESS``, else a new
+    Ray on this machine), shipping ``shipment`` to its nodes, unless this
+    process has joined one; True if it joined here (and must leave it:
+    ``ray.shutdown``).  Ray ships a directory for a whole job only: a process
+    that joined already must have given it (``ray.init(runtime_env=...)``)."""
+    ray = _import_ray()
+    if ray.is_initialized():
+        if shipment is not None and not ray.get_runtime_context().runtime_env.get("working_dir"):
+            raise WorkerError(f"Ray was joined without the tournament's files: ray.init(runtime_env="
+                              f"{{'working_dir': {shipment.root!r}}}) first, or use 'files: shared'")
+        return False
+    env = None if shipment is None else shipment.runtime_env()
+    try:
+        ray.init(address=address, runtime_env=env, include_dashboard=False, log_to_driver=False,
+                 logging_level=logging.WARNING, configure_logging=True)
+    except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
+        where = f" at {address}" if address else ""
+        raise WorkerError(f"cannot join the Ray cluster{where}: {_line(exc)}") from None
+    return True
+
+
+def _line(exc: BaseException) -> str:
+    """One line of a (Ray's often long) error message."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    text = lines[0] if lines else type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+@dataclass
+class _Slot:
+    """One actor; ``node`` is known once Ray has placed and started it."""
+
+    actor: Any
+    node: str | None = None
+
+
+@dataclass
+class _Call:
+    slot: _Slot
+    spec: MatchSpec
+    attempt: int
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+class RayExecutor:
+    """Runs matches on ``jobs`` Ray actors (None: one per CPU of the cluster,
+    at most ``most``) of the cluster at ``address`` (see ``connect``), with
+    ``shipment`` copied to its nodes (None: shared paths).  ``notice`` gets a
+    line for each match played again (default: stderr)."""
+
+    def __init__(self, jobs: int | None, address: str | None = None, *, most: int | None = None,
+                 shipment: Shipment | None = None, notice: Callable[[str], None] | None = None) -> None:
+        self._ray = _import_ray()
+        self.shipment, self.notice = shipment, notice or _stderr
+        self._idle: deque[_Slot] = deque()
+        self._starting: dict[Any, _Slot] = {}
+        self._calls: dict[Any, _Call] = {}
+        self._failed_starts = 0
+        self._ours = connect(address, shipment)
+        try:
+            if jobs is None:
+                cpus = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+                jobs = cpus if most is None else max(1, min(cpus, most))
+            self.jobs = jobs
+            self._class = self._ray.remote(MatchActor).options(num_cpus=1, max_restarts=0, runtime_env=NICENESS_ENV)
+            for _ in range(jobs):
+                self._start()
+        except WorkerError:
+            self.abort()
+            raise
+        except Exception as exc:  # noqa: BLE001 - Ray's own errors (an upload refused...): one line
+            self.abort()
+            raise WorkerError(f"cannot start Ray actors: {_line(exc)}") from None
+        except BaseException:
+            self.abort()
+            raise
+
+    def _start(self) -> None:
+        root = None if self.shipment is None else self.shipment.root
+        slot = _Slot(self._class.remote(root))
+        self._starting[slot.actor.node.remote()] = slot
+
+    def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
+        todo = iter(specs)
+        retry: deque[tuple[MatchSpec, int]] = deque()
+        more = True
+        while True:
+            while self._idle and (retry or more):
+                if retry:
+                    spec, attempt = retry.popleft()
+                else:
+                    nxt = next(todo, None)
+                    if nxt is None:
+                        more = False
+                        break
+                    spec, attempt = nxt, 1
+                slot = self._idle.popleft()
+                self._calls[slot.actor.play.remote(spec)] = _Call(slot, spec, attempt)
+            if not self._calls and not retry and not more:
+                return
+            waiting = [*self._calls, *self._starting]
+            if not waiting:
+                raise WorkerError("no Ray actor is left to play the remaining matches")
+            done, _ = self._ray.wait(waiting, num_returns=1, timeout=POLL_SECONDS)
+            for ref in done:
+                if ref in self._starting:
+                    self._started(ref)
+                else:
+                    yield from self._returned(ref, retry)
+
+    def _started(self, ref: Any) -> None:
+        slot = self._starting.pop(ref)
+        try:
+            slot.node = self._ray.get(ref)
+        except self._ray.exceptions.RayError as exc:
+            self._failed_starts += 1
+            if self._failed_starts >= MAX_FAILED_STARTS and not self._idle and not self._calls:
+                raise WorkerError(f"Ray actors die as they start: {_line(exc)}") from None
+            self._start()
+            return
+        self._failed_starts = 0
+        self._idle.append(slot)
+
+    def _returned(self, ref: Any, retry: deque[tuple[MatchSpec, int]]) -> Iterator[Outcome]:
+        call = self._calls.pop(ref)
+        errors = self._ray.exceptions
+        try:
+            back = self._ray.get(ref)
+        except errors.RayTaskError as exc:  # play() raised: an arena bug fails this match only
+            self._idle.append(call.slot)
+            yield MatchFailure.of(call.spec.match_id, exc.cause if isinstance(exc.cause, BaseException) else exc)
+            return
+        except errors.RayError as exc:  # the actor is gone: its node lost, its process killed
+            yield from self._lost(call, exc, retry)
+            return
+        if isinstance(back, Refused):
+            raise WorkerError(back.reason)
+        self._idle.append(call.slot)
+        self._write_logs(back.logs)
+        yield back.outcome
+
+    def _lost(self, call: _Call, exc: BaseException, retry: deque[tuple[MatchSpec, int]]) -> Iterator[Outcome]:
+        where = f" on {call.slot.node}" if call.slot.node else ""
+        try:
+            self._ray.kill(call.slot.actor, no_restart=True)
+        except Exception:  # noqa: BLE001, S110 - gone with its node, as expected
+            pass
+        self._start()
+        match_id = call.spec.match_id
+        if call.attempt >= MAX_ATTEMPTS:
+            yield MatchFailure(match_id, f"its Ray actor was lost {call.attempt} times (last{where}: {_line(exc)})")
+            return
+        self.notice(f"{match_id}: its Ray actor{where} was lost ({_line(exc)}); playing the match again")
+        retry.appendleft((call.spec, call.attempt + 1))
+
+    def _write_logs(self, logs: tuple[tuple[str, bytes], ...]) -> None:
+        for path, data in logs:
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "wb") as f:
+                    f.write(data)
+            except OSError as err:
+                self.notice(f"cannot write the stderr log {path}: {err.strerror or err}")
+
+    def _slots(self) -> list[_Slot]:
+        return [*self._placed(), *self._starting.values()]
+
+    def _placed(self) -> list[_Slot]:
+        return [*self._idle, *(c.slot for c in self._calls.values())]
+
+    def close(self) -> None:
+        """Let every actor close its worker (ending its bots), then end them all
+        (an actor Ray could not place yet, the cluster being short of CPUs, too)."""
+        try:
+            refs = [s.actor.close.remote() for s in self._placed()]
+            if refs:
+                self._ray.wait(refs, num_returns=len(refs), timeout=STOP_SECONDS)
+        finally:
+            self.abort()
+
+    def abort(self) -> None:
+        """Kill every actor: each worker gets SIGTERM and kills its bots."""
+        try:
+            for slot in self._slots():
+                try:
+                    self._ray.kill(slot.actor, no_restart=True)
+                except Exception:  # noqa: BLE001, S110 - already gone, or the cluster with it
+                    pass
+            self._idle.clear()
+            self._starting.clear()
+            self._calls.clear()
+        finally:
+            if self._ours:
+                self._ours = False
+                self._ray.shutdown()
+
+
+# -- arena check on a node ------------------------------------------------------
+
+def check_on_ray(bot: BotSpec, address: str | None, *, time_control: TimeControl | None = None,
+                 ship: bool = True) -> Any:
+    """``arena check`` of ``bot`` on a node of the Ray cluster at ``address``:
+    its ``CheckReport``.  ``ship``: the bot's directory (else the current one)
+    is shipped there, as a tournament's is; else the paths are the node's own."""
+    ray = _import_ray()
+    root = os.path.abspath(os.fspath(bot.cwd or os.getcwd()))
+    shipment = Shipment(root, NOT_SHIPPED) if ship else None
+    ours = connect(address, shipment)
+    try:
+        task = ray.remote(num_cpus=1, max_retries=0, runtime_env=NICENESS_ENV)(_check_here)
+        return ray.get(task.remote(bot, root if ship else None, time_control))
+    except ray.exceptions.RayTaskError as exc:
+        cause = exc.cause if isinstance(exc.cause, BaseException) else exc
+        raise WorkerError(f"the check failed on the Ray node: {_line(cause)}") from None
+    except ray.exceptions.RayError as exc:
+        raise WorkerError(f"the check could not run on Ray: {_line(exc)}") from None
+    finally:
+        if ours:
+            ray.shutdown()
+
+
+def _check_here(bot: BotSpec, head_root: str | None, time_control: TimeControl | None) -> Any:
+    """Runs on the node: the check of ``bot`` moved to this node's copy of its files."""
+    from ...check import check_bot
+    from ...process import sandbox
+
+    if head_root is not None:
+        bot = Relocation(head_root, os.getcwd()).bot(bot)
+    if bot.sandbox.mode == sandbox.BWRAP:
+        sandbox.resolve(sandbox.BWRAP)  # SandboxUnavailable: one line, on the arena's screen
+    report = check_bot(bot, time_control=time_control)
+    report.containment = f"{report.containment}; on Ray node {socket.gethostname()}".lstrip("; ")
+    return report

@@ -1,0 +1,260 @@
+"""The Ray executor, on a real Ray (issue 12).
+
+Every Ray run happens inside a private network namespace that the test makes
+(tests/netns.py: unshare(2), loopback up): there Ray binds 127.0.0.1 and can reach
+nothing else.  The tournament's files sit in a temporary directory, which
+the Ray executor ships to the nodes (Ray's working_dir), so the bots run
+from a copy of it, as on a real cluster.
+
+- A local Ray (started by ``arena run --executor ray``, 2 CPUs in CI): a
+  Ctrl-C stops it cleanly and kills every bot, the same command resumes, and
+  the stored results equal those of ``--jobs 2`` on this machine, memory
+  limit fault included; the bots' stderr logs come back to the results.
+- Several nodes (``ray.cluster_utils.Cluster``, tests/ray_cluster.py): a node
+  lost in mid-match has its match played again, a SIGKILLed arena resumes on
+  what is left of the cluster, the results still equal ``--jobs 2``, and
+  ``arena check`` runs on a node.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_tournament import board, cli, describe, match_rows, wait_for_stored, wait_gone
+
+from arena.tournament.store import ResultStore, StoredMatch
+
+ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+
+
+def in_netns(argv: list[str]) -> list[str]:
+    """``argv`` run in a new network namespace with only loopback, up (exec: same pid)."""
+    return [sys.executable, str(HERE / "netns.py"), *argv]
+
+
+def netns_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["RAY_USAGE_STATS_ENABLED"] = "0"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
+    return env
+
+
+def tournament(tmp: Path, deals: int, hog: bool) -> Path:
+    """Bots copied into ``tmp`` (shipped to Ray from there), tagged for ``wait_gone``."""
+    bots = tmp / "bots"
+    bots.mkdir()
+    for name in ("greedy_bot.py", "random_bot.py"):
+        shutil.copy(ROOT / "bots" / name, bots / name)
+    for name in ("common.py", "memhog.py"):
+        shutil.copy(HERE / "gamebots" / name, bots / name)
+    (bots / "nice.py").write_text("import os, sys, common\n"
+                                  "sys.stderr.write(f'niceness {os.getpriority(os.PRIO_PROCESS, 0)}\\n')\n"
+                                  "sys.stderr.flush()\ncommon.run()\n")
+    tag = f"env: {{ARENA_TEST_TAG: {json.dumps(str(tmp))}}}"
+    python = json.dumps(sys.executable)
+    hogs = f"""
+  - name: memhog
+    command: [{python}, bots/memhog.py]
+    {tag}
+    limits: {{memory_mb: 200}}
+  - name: nice
+    command: [{python}, bots/nice.py]
+    {tag}""" if hog else """
+  - name: greedy-builtin
+    builtin: greedy
+  - name: random-builtin
+    builtin: random"""
+    path = tmp / "t.yaml"
+    path.write_text(f"""
+name: on-ray
+bots:
+  - name: greedy
+    command: [{python}, bots/greedy_bot.py]
+    {tag}
+  - name: random
+    command: [{python}, bots/random_bot.py]
+    {tag}{hogs}
+players: 3
+rules:
+  contracts: [2S3, S3+R4, 2R4]
+time: {{startup: 30, per_move: 10}}
+deals: {deals}
+seed: 5
+""")
+    return path
+
+
+def stored(out: Path) -> list[StoredMatch]:
+    store = ResultStore(out / "results.sqlite", create=False)
+    try:
+        return sorted(store.matches(), key=lambda m: m.match_id)
+    finally:
+        store.close()
+
+
+def fault_kinds(out: Path) -> list[tuple[str, int, str]]:
+    return [(m.match_id, f["seat"], f["kind"]) for m in stored(out) for f in m.faults]
+
+
+def stderr_logs(out: Path) -> list[str]:
+    return [p for m in stored(out) for p in m.stderr_logs if p]
+
+
+def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path) -> None:
+    path = tournament(tmp_path, deals=1, hog=True)
+    local = tmp_path / "local"
+    assert cli("run", str(path), "--out", str(local), "--jobs", "2").exit_code == 0
+
+    out = tmp_path / "ray"
+    command = in_netns([sys.executable, "-m", "arena", "run", str(path), "--executor", "ray", "--jobs", "2",
+                        "--out", str(out)])
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=netns_env())
+    count = wait_for_stored(out / "results.sqlite", proc, 2)
+    assert proc.poll() is None, proc.communicate()[0].decode()
+    os.kill(proc.pid, signal.SIGINT)  # the pid is arena's: netns.py execs it
+    output = proc.communicate(timeout=120)[0].decode()
+    assert proc.returncode == 1, output
+    assert "interrupted: the matches already finished are stored" in output
+    assert "Traceback" not in output
+    assert 2 <= count < 12
+    left = wait_gone(tmp_path)
+    assert left == [], f"bots outlived an interrupted Ray run:\n{describe(left)}"
+
+    resumed = subprocess.run(command, capture_output=True, text=True, env=netns_env(), timeout=300)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "resuming" in resumed.stdout
+    assert match_rows(out) == match_rows(local)
+    assert board(out) == board(local)
+    hogged = fault_kinds(out)
+    assert hogged == fault_kinds(local) and {k for _, _, k in hogged} == {"crash"}  # the memory limit held
+    logs = stderr_logs(out)
+    assert logs and all(p.startswith(str(out / "logs") + "/") and os.path.exists(p) for p in logs)
+    # bots run at the arena's niceness, not at the 15 Ray gives its workers (time limits are wall-clock)
+    # (a bot reused from the pool wrote its line in the log of the match that started it)
+    nice = {Path(p).read_text() for p in logs if p.endswith("-nice.stderr.log")} - {""}
+    assert nice == {f"niceness {os.getpriority(os.PRIO_PROCESS, 0)}\n"}
+    assert wait_gone(tmp_path) == []
+
+
+def test_cluster_node_lost_head_killed_and_check_on_a_node(tmp_path: Path) -> None:
+    path = tournament(tmp_path, deals=2, hog=False)
+    local = tmp_path / "local"
+    assert cli("run", str(path), "--out", str(local), "--jobs", "2").exit_code == 0
+
+    out, report_path = tmp_path / "ray", tmp_path / "report.json"
+    scenario = subprocess.run(in_netns([sys.executable, str(HERE / "ray_cluster.py"), str(path), str(out),
+                                        str(report_path)]),
+                              capture_output=True, text=True, env=netns_env(), timeout=600)
+    assert report_path.exists(), scenario.stdout[-3000:] + scenario.stderr[-3000:]
+    report = json.loads(report_path.read_text())
+    first = report["first_run_stderr"]
+    assert report["node_found"], first
+    assert "playing the match again" in first, first     # a lost node's match is re-run...
+    assert report["first_run_exit"] is None, first       # ...and the run goes on
+    assert report["stored_before_node_lost"] < report["stored_after_head_killed"] < 24, report
+    assert report["resume_exit"] == 0, report["resume_output"]
+    assert "resuming" in report["resume_output"]
+    assert match_rows(out) == match_rows(local)
+    assert board(out) == board(local)
+    assert wait_gone(tmp_path) == []
+    assert report["check_exit"] == 0, report["check_output"]
+    assert "on Ray node" in report["check_output"] and "result: PASS" in report["check_output"]
+
+
+def test_relocation_moves_every_path_under_the_shipped_directory_and_back(tmp_path: Path) -> None:
+    from arena.match import MatchSpec, SeatSpec
+    from arena.process import BotSpec, SandboxPolicy
+    from arena.tournament.executors.ray import Relocation
+
+    head, here = "/srv/t", str(tmp_path)
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "bot").write_text("")
+    box = SandboxPolicy("bwrap", read=("/srv/t/data", "/usr/share/dict"), write=("/srv/t/out",),
+                        hide=("/srv/t/t.yaml", "/srv/tother"), scratch="/srv/t/res/scratch/a")
+    bot = BotSpec(["/srv/t/bin/bot", "/srv/t/venv/bin/python", "x.py"], cwd="/srv/t/bots/a", sandbox=box)
+    spec = MatchSpec("m", (SeatSpec("a", bot=bot), SeatSpec.builtin("greedy")), log_dir="/srv/t/res/logs")
+    moved = Relocation(head, here).spec(spec)
+    b = moved.seats[0].bot
+    assert b is not None and moved.seats[1] == spec.seats[1]
+    # a shipped program moves; one that was not shipped (a venv's python) stays, as do relative arguments
+    assert b.argv == (f"{here}/bin/bot", "/srv/t/venv/bin/python", "x.py")
+    assert b.cwd == f"{here}/bots/a" and moved.log_dir == f"{here}/res/logs"
+    assert b.sandbox.read == (f"{here}/data", "/usr/share/dict") and b.sandbox.write == (f"{here}/out",)
+    assert b.sandbox.hide == (f"{here}/t.yaml", "/srv/tother")  # a sibling with the same prefix is not inside
+    assert b.sandbox.scratch == f"{here}/res/scratch/a" and b.sandbox.mode == "bwrap"
+    assert Relocation(head, here).back(f"{here}/res/logs/m-seat0-a.stderr.log") == "/srv/t/res/logs/m-seat0-a.stderr.log"
+
+
+def test_ship_root_is_the_directory_of_the_file_and_the_bots_and_never_slash(tmp_path: Path) -> None:
+    from arena.tournament.config import load_config
+    from arena.tournament.executors import WorkerError, ship_root
+
+    config = load_config(tournament(tmp_path, deals=1, hog=False))
+    assert ship_root(config) == str(tmp_path)
+    far = tmp_path / "far.yaml"
+    far.write_text(config.path.read_text().replace("  - name: random\n", "  - name: random\n    dir: /usr\n"))
+    with pytest.raises(WorkerError, match="share no directory but /"):
+        ship_root(load_config(far))
+
+
+def test_an_actor_plays_from_its_copy_and_sends_the_logs_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MatchActor without Ray: a spec made on the arena's paths is played from
+    the copy in the actor's working directory, logs come back by value."""
+    from arena.match import MatchResult, MatchSpec, SeatSpec
+    from arena.process import BotSpec
+    from arena.tournament.executors.ray import MatchActor, Played
+
+    head, copy = tmp_path / "head", tmp_path / "copy"
+    (copy / "bots").mkdir(parents=True)
+    shutil.copy(HERE / "gamebots" / "common.py", copy / "bots")
+    (copy / "bots" / "talker.py").write_text("import sys, common\nsys.stderr.write('hello from the copy\\n')\n"
+                                             "sys.stderr.flush()\ncommon.run()\n")
+    bot = BotSpec([sys.executable, "bots/talker.py"], cwd=str(head))
+    spec = MatchSpec("m1", (SeatSpec("talker", bot=bot), SeatSpec.builtin("greedy")),
+                     rules={"contracts": ["2S3"]}, seed=3, log_dir=str(head / "out" / "logs"))
+    monkeypatch.chdir(copy)
+    actor = MatchActor(str(head))
+    try:
+        played = actor.play(spec)
+    finally:
+        actor.close()
+    assert isinstance(played, Played) and isinstance(played.outcome, MatchResult)
+    assert not played.outcome.faults
+    log = str(head / "out" / "logs" / "m1-seat0-talker.stderr.log")
+    assert played.outcome.stderr_logs == (log, None)
+    assert played.logs == ((log, b"hello from the copy\n"),)
+    assert not head.exists()  # nothing was written on the arena's paths on the node
+
+
+def test_a_node_that_cannot_sandbox_refuses_to_play(monkeypatch: pytest.MonkeyPatch) -> None:
+    from arena.match import MatchSpec, SeatSpec
+    from arena.process import BotSpec, SandboxPolicy, sandbox
+    from arena.tournament.executors.ray import MatchActor, Refused
+
+    def unavailable(mode: str) -> object:
+        raise sandbox.SandboxUnavailable("sandbox 'bwrap' cannot run here: no bwrap found")
+
+    monkeypatch.setattr(sandbox, "resolve", unavailable)
+    bot = BotSpec([sys.executable, "-c", "pass"], sandbox=SandboxPolicy("bwrap"))
+    actor = MatchActor(None)
+    try:
+        refused = actor.play(MatchSpec("m", (SeatSpec("b", bot=bot), SeatSpec.builtin("greedy"))))
+    finally:
+        actor.close()
+    assert isinstance(refused, Refused) and "cannot run here: no bwrap found" in refused.reason
+
+
+def test_without_ray_installed_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
+    path = tournament(tmp_path, deals=1, hog=False)
+    result = cli("run", str(path), "--out", str(tmp_path / "out"), "--executor", "ray")
+    assert result.exit_code == 1
+    assert result.output.splitlines()[-1] == "Error: the ray executor needs Ray on this machine: pip install 'arena[ray]'"
