@@ -130,7 +130,7 @@ def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path) -> Non
 
     resumed = subprocess.run(command, capture_output=True, text=True, env=netns_env(), timeout=300)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert "resuming" in resumed.stdout
+    assert "resuming" in resumed.stderr
     assert match_rows(out) == match_rows(local)
     assert board(out) == board(local)
     hogged = fault_kinds(out)

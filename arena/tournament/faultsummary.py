@@ -15,6 +15,16 @@ from ..words import plural
 __all__ = ["FaultTally"]
 
 
+# Each fault kind as a counted noun: "7 crashes", "1 illegal move".
+FAULT_NOUNS: dict[str, tuple[str, str | None]] = {
+    "crash": ("crash", "crashes"),
+    "illegal": ("illegal move", None),
+    "malformed": ("malformed reply", "malformed replies"),
+    "timeout": ("timeout", None),
+    "wrong_id": ("reply with a wrong id", "replies with a wrong id"),
+}
+
+
 @dataclass
 class FaultTally:
     """Faults by bot and kind, forfeits, ignored lines and failed matches of one run."""
@@ -41,8 +51,7 @@ class FaultTally:
         out = ["Faults this run (`arena show RESULTS MATCH` has the details):"]
         for bot in bots:
             kinds = self.faults.get(bot, Counter())
-            parts = [plural(kinds[k], k if k != "wrong_id" else "wrong id")
-                     for k in FAULT_KINDS if kinds[k]]
+            parts = [plural(kinds[k], *FAULT_NOUNS.get(k, (k, None))) for k in FAULT_KINDS if kinds[k]]
             if self.forfeits[bot]:
                 parts.append(f"forfeited {plural(self.forfeits[bot], 'match', 'matches')}")
             if self.ignored[bot]:
