@@ -211,7 +211,7 @@ class ProcessExits:
         for t in readers:
             t.join(timeout=1.0)
         if any(t.is_alive() for t in readers):
-            LOG.warning("%s: reader threads still blocked; a process outside its group "
+            LOG.warning("%s: stderr reader thread still blocked; a process outside its group "
                         "holds its pipes", self.name)
             return
         assert self._proc is not None
