@@ -145,9 +145,12 @@ def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path) -> Non
 
 
 def test_cluster_node_lost_head_killed_and_check_on_a_node(tmp_path: Path) -> None:
-    path = tournament(tmp_path, deals=2, hog=False)
+    # Enough matches that the node is found and removed, and the head killed,
+    # well before the last one is stored, even on a quiet machine.
+    path = tournament(tmp_path, deals=5, hog=False)
     local = tmp_path / "local"
     assert cli("run", str(path), "--out", str(local), "--jobs", "2").exit_code == 0
+    total = len({row[0] for row in match_rows(local)})   # rows are seats; row[0] the match id
 
     out, report_path = tmp_path / "ray", tmp_path / "report.json"
     scenario = subprocess.run(in_netns([sys.executable, str(HERE / "ray_cluster.py"), str(path), str(out),
@@ -159,7 +162,7 @@ def test_cluster_node_lost_head_killed_and_check_on_a_node(tmp_path: Path) -> No
     assert report["node_found"], first
     assert "playing the match again" in first, first     # a lost node's match is re-run...
     assert report["first_run_exit"] is None, first       # ...and the run goes on
-    assert report["stored_before_node_lost"] < report["stored_after_head_killed"] < 24, report
+    assert report["stored_before_node_lost"] < report["stored_after_head_killed"] < total, report
     assert report["resume_exit"] == 0, report["resume_output"]
     assert "resuming" in report["resume_output"]
     assert match_rows(out) == match_rows(local)
