@@ -123,7 +123,7 @@ def main(tournament: str, out: str, report_path: str) -> None:
                                 "--address", address], capture_output=True, text=True, timeout=DEADLINE,
                                cwd=os.path.dirname(tournament))
         report["check_exit"] = check.returncode
-        report["check_output"] = check.stdout[-3000:] + check.stderr[-3000:]
+        report["check_output"] = check.stdout[:3000] + check.stdout[-3000:] + check.stderr[-3000:]  # head: containment
     finally:
         cluster.shutdown()
         Path(report_path).write_text(json.dumps(report), encoding="utf-8")
