@@ -59,3 +59,20 @@ def test_a_ruleset_that_cannot_deal_the_table_fails_at_load_naming_the_file(tmp_
     assert not logs.exists()        # checked before any bot started
     ok = CliRunner().invoke(main, ["play", "-n", "4", "--rules", str(rules), "--seed", "1"])
     assert ok.exit_code == 0, ok.output   # one deck deals 4 players: fine at that table size
+
+
+
+def test_version_in_one_place_and_license_matches() -> None:
+    """The version lives in arena/__init__.py only; LICENSE is the license pyproject declares."""
+    import importlib.metadata
+    import re
+
+    import arena
+
+    root = Path(__file__).resolve().parent.parent
+    pyproject = (root / "pyproject.toml").read_text(encoding="utf-8")
+    project = pyproject.split("\n[project]\n", 1)[1].split("\n[", 1)[0]
+    assert re.search(r"^version\s*=", project, re.M) is None and 'dynamic = ["version"]' in project
+    assert importlib.metadata.version("arena") == arena.__version__
+    assert 'license = { text = "MIT" }' in pyproject
+    assert (root / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")

@@ -10,9 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .messages import (
-        DEFAULT_READY_PROTOCOL,
-        PROTOCOL_VERSION,
-        PROTOCOLS,
         ProtocolError,
         Ready,
         ReplyLine,
@@ -29,7 +26,7 @@ if TYPE_CHECKING:
         request_message,
         start_message,
     )
-    from .replies import reply_from_action
+    from .replies import DEFAULT_READY_PROTOCOL, PROTOCOL_VERSION, PROTOCOLS, reply_from_action
 
 __all__ = [
     "DEFAULT_READY_PROTOCOL", "PROTOCOL_VERSION", "PROTOCOLS", "ProtocolError", "Ready", "ReplyLine",

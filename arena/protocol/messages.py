@@ -41,6 +41,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from msgspec import UNSET
+
 from ..process.jsonline import NO_ID, JSONLineError, decode_object
 from ..shanghai.actions import BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, Play, action_from_json
 from ..shanghai.cards import parse_card
@@ -49,7 +51,7 @@ from ..shanghai.events import Event
 from ..shanghai.game import Decision, View
 from ..shanghai.ruleset import Ruleset
 from .replies import DEFAULT_READY_PROTOCOL, PROTOCOL_VERSION, PROTOCOLS
-from .wire import UNSET, Reply, decode_reply_fast, reply_fields
+from .wire import Reply, decode_reply_fast, reply_fields
 
 # Only in protocol 1 views: the history (events sent as notices anyway), the
 # scores of past hands (in the hand_end notices) and the decision (the same

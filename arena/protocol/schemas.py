@@ -31,4 +31,5 @@ def load_schema(name: str) -> dict[str, Any]:
     path = _files().joinpath(f"{name}.json")
     if not path.is_file():
         raise KeyError(f"no schema named {name!r}; known: {', '.join(schema_names())}")
-    return json.loads(path.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return schema

@@ -202,4 +202,5 @@ def _nested_keys(value: Any) -> int:
 
 def reply_fields(reply: Reply) -> dict[str, Any]:
     """The fields the reply set, as plain values (the engine's decoder takes these)."""
-    return msgspec.to_builtins(reply)   # UNSET fields are left out
+    fields: dict[str, Any] = msgspec.to_builtins(reply)   # UNSET fields are left out
+    return fields
