@@ -47,29 +47,34 @@ def test_every_scenario_deal_is_valid_and_named_once() -> None:
     assert shapes == {"2S3", "S3+R4", "2R4", "3S3", "2S3+R4", "S3+2R4", "3R4", "4S3", "3S3+R4", "2S3+2R4"}
 
 
-# (bot, the first scenario it must fail, a fragment of the message naming the rule)
+# (bot, the first scenario it must fail or warn at, a fragment of the message naming the rule, status)
+# Lines a tournament only ignores (a second reply, an unasked buy) warn; faults fail.
 BUGGY = [
-    ("upcard_after_buy", "draw: stock only", "there is no upcard to take now"),
-    ("wild_high", "lay off: wild on an ace-high run", "nothing goes above AH"),
-    ("duplicate", "draw: upcard or stock", "twice"),
-    ("unknown_field", "draw: upcard or stock", "unknown field(s) ['why'] in a draw reply"),
-    ("unasked_buy", "buy: not offered", "a buy nobody asked for"),
-    ("counts_ids", "buy: offered", "wrong id: a buy reply carried id 1 while request"),
+    ("upcard_after_buy", "draw: stock only", "there is no upcard to take now", FAIL),
+    ("wild_high", "lay off: wild on an ace-high run", "nothing goes above AH", FAIL),
+    ("duplicate", "draw: upcard or stock", "twice", WARN),
+    ("unknown_field", "draw: upcard or stock", "unknown field(s) ['why'] in a draw reply", FAIL),
+    ("unasked_buy", "buy: not offered", "a buy nobody asked for", WARN),
+    ("counts_ids", "buy: offered", "wrong id: a buy reply carried id 1 while request", FAIL),
 ]
 
 
-@pytest.mark.parametrize("name,scenario,message", BUGGY, ids=[b[0] for b in BUGGY])
-def test_buggy_bots_are_flagged_at_the_right_scenario(tmp_path, name, scenario, message) -> None:
+@pytest.mark.parametrize("name,scenario,message,status", BUGGY, ids=[b[0] for b in BUGGY])
+def test_buggy_bots_are_flagged_at_the_right_scenario(tmp_path, name, scenario, message, status) -> None:
     report = run_check([sys.executable, str(CHECKBOTS / f"{name}.py")], tmp_path)
-    assert not report.ok
-    failed = [s for s in report.steps if s.status == FAIL]
-    first = failed[0]
+    if status == FAIL:
+        assert not report.ok
+    # A duplicate can also land where the arena counts it as a wrong id: flagged either way.
+    flagged = [s for s in report.steps if s.status in ((FAIL,) if status == FAIL else (WARN, FAIL))]
+    first = flagged[0]
     assert first.name == scenario, report.lines()
     assert message in first.summary, first.summary
     assert "timeout" not in first.summary
     # The report shows the rule, and the line the bot wrote.
     assert first.rule and "docs/RULES.md" in first.rule
     assert first.reply.startswith("{"), first
+    if status == WARN:
+        assert report.ignored_lines > 0
 
 
 def test_the_scenario_before_the_bug_passes(tmp_path) -> None:

@@ -7,8 +7,9 @@ Steps, each PASS / FAIL (WARN and SKIP do not fail the check):
 - scenarios  fixed deals with scripted opponents (``scenarios.py``) lead the
              bot to each kind of decision and rule area; every reply in the
              hand must parse and be legal, and every line the bot writes must
-             answer a request (a reply sent twice, a buy nobody asked for, an
-             id the bot counted itself: FAIL).  Each scenario reports the rule,
+             answer a request (an id the bot counted itself: FAIL; a reply
+             sent twice or a buy nobody asked for, which a tournament ignores:
+             WARN, counted).  Each scenario reports the rule,
              the request it is about and the reply;
 - match      a short match against the built-in players, strict;
 - quit       after ``quit`` the bot exits by itself (WARN if it must be killed).

@@ -59,11 +59,26 @@ def _replay(scenario: Scenario, spec: MatchSpec, result: MatchResult
     return out
 
 
+# Lines a tournament throws away without a fault: they turn PASS into WARN.
+# A wrong id is a fault in a tournament, so it fails the step.
+IGNORED_KINDS = frozenset({"duplicate", "unasked buy", "unsolicited"})
+
+
+def _ignored_note(ignored: list[Issue]) -> tuple[str, list[str]]:
+    """The WARN text and evidence for lines a tournament would ignore."""
+    first = ignored[0]
+    note = (f"; but {len(ignored)} line(s) a tournament would ignore (not a fault, but the bot is "
+            f"confused): {first.what}: {first.detail}")
+    return note, [f"ignored: {i.what}: {i.line}" for i in ignored[:4]]
+
+
 def judge_scenario(report: CheckReport, scenario: Scenario, spec: MatchSpec,
                    result: MatchResult, lines: list[tuple[str, str]], seen: set[str]) -> None:
     exchanges, issues = read(lines, seen)
     requests = [e for e in exchanges if e.kind != "start"]
     report.ignored_lines += len(issues)
+    ignored = [i for i in issues if i.what in IGNORED_KINDS]
+    issues = [i for i in issues if i.what not in IGNORED_KINDS]
     decisions = _replay(scenario, spec, result)
     faults = result.faults_of(scenario.seat)
     rule = scenario.rule
@@ -112,6 +127,10 @@ def judge_scenario(report: CheckReport, scenario: Scenario, spec: MatchSpec,
                    "stderr can lag, so the failure may be in the step before",
                    [f"stderr (end of {path}):", *(f"  | {line}" for line in trace)],
                    rule=rule, request=request, reply=reply)
+        return
+    if ignored:
+        note, more = _ignored_note(ignored)
+        report.add(scenario.name, WARN, said + note, more, rule=rule, request=request, reply=reply)
         return
     report.add(scenario.name, PASS, said, rule=rule, request=request, reply=reply)
 
@@ -194,6 +213,8 @@ def match_step(report: CheckReport, result: MatchResult, lines: list[tuple[str, 
     what = f"{hands} hands against {' and '.join(opponents)}, strict"
     _exchanges, issues = read(lines, seen)
     report.ignored_lines += len(issues)
+    ignored = [i for i in issues if i.what in IGNORED_KINDS]
+    issues = [i for i in issues if i.what not in IGNORED_KINDS]
     faults = result.faults_of(0)
     if issues:
         report.add("match", FAIL, f"{what}: {issues[0].what}: {issues[0].detail}",
@@ -207,8 +228,12 @@ def match_step(report: CheckReport, result: MatchResult, lines: list[tuple[str, 
         return
     s = result.stats[0]
     timing = f"; {s.count} decisions, mean {_ms(s.mean)}, max {_ms(s.max)}" if s.count else ""
-    report.add("match", PASS, f"{what}: no faults; total {result.totals[0]}, place "
-                              f"{result.places[0]} of {len(result.names)}{timing}")
+    said = f"{what}: no faults; total {result.totals[0]}, place {result.places[0]} of {len(result.names)}{timing}"
+    if ignored:
+        note, more = _ignored_note(ignored)
+        report.add("match", WARN, said + note, more)
+        return
+    report.add("match", PASS, said)
 
 
 def quit_step(report: CheckReport, pool: BotPool, bot: BotSpec, name: str,
