@@ -423,3 +423,27 @@ def _cmdline(pid: int) -> bytes:
             return f.read()
     except OSError:
         return b""
+
+
+def test_an_arena_checkout_and_venv_under_tmp_are_shown_to_bots(monkeypatch: pytest.MonkeyPatch) -> None:
+    """/tmp is private in the sandbox: an arena installed there (a CI clone, say)
+    must still be importable by bots that use its botkit, as the shipped ones do."""
+    import tempfile
+
+    from arena.process import sandbox_policy
+
+    root = tempfile.mkdtemp(dir="/tmp")
+    try:
+        package = os.path.join(root, "checkout", "arena")
+        os.makedirs(os.path.join(package, "process"))
+        venv = os.path.join(root, "venv")
+        os.makedirs(venv)
+        monkeypatch.setattr(sandbox_policy, "__file__", os.path.join(package, "process", "sandbox_policy.py"))
+        monkeypatch.setattr(sys, "prefix", venv)
+        shown = sandbox_policy.runtime_paths()
+        assert package in shown and venv in shown
+        # Shown read-only, like the bot's own folders.
+        ops = mount_options([root, *shown], SandboxPolicy("bwrap"), sized=False)
+        assert all(any(o[i:i + 3] == ["--ro-bind", p, p] for i in range(len(o))) for p in shown for o in [ops])
+    finally:
+        shutil.rmtree(root)

@@ -53,6 +53,7 @@ from .sandbox_policy import (
     mount_options,
     own_paths,
     program_path,
+    runtime_paths,
 )
 
 __all__ = ["AUTO", "BWRAP", "NONE", "MODES", "SandboxPolicy", "SandboxUnavailable",
@@ -212,6 +213,7 @@ def command(bwrap: str, argv: Sequence[str], *, cwd: str, env: Mapping[str, str]
     line, ``GATE_LINE``, from the bot's stdin (the shell's ``read`` takes
     that line only); see ``Gates`` for why."""
     folders, files = own_paths(argv, cwd, env)
+    folders += [p for p in runtime_paths() if p not in folders]
     options = [*_base_options(), *mount_options(folders, policy, sized, files),
                "--chdir", cwd, "--info-fd", str(gates.info_w), "--block-fd", str(gates.block_r)]
     if gates.seccomp_fd is not None:

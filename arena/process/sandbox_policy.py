@@ -18,6 +18,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import sys
+import sysconfig
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -95,6 +97,17 @@ def program_path(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> str |
     if "/" in first:
         return os.path.normpath(os.path.join(cwd, first))
     return shutil.which(first, path=env.get("PATH", os.defpath))
+
+
+def runtime_paths() -> list[str]:
+    """The arena package and this interpreter's environment (a venv's root,
+    whose pyvenv.cfg tells Python it is one, and its site-packages), where
+    they lie under a private tmpfs (a checkout or venv in /tmp): elsewhere the
+    bot sees them anyway, read-only with the host.  Without them a bot that
+    imports arena's botkit, as the shipped bots do, cannot start there."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = [package, sys.prefix, *{sysconfig.get_paths()[k] for k in ("purelib", "platlib")}]
+    return [p for p in found if os.path.isdir(p) and any(_within(p, t) for t in _PRIVATE_TMPFS)]
 
 
 def own_paths(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> tuple[list[str], list[str]]:
