@@ -88,21 +88,14 @@ class LineExchange(ProcessExits):
             self._stdout.writable(fd, remaining)
         return time.monotonic()
 
-    def _wait_leader(self, timeout: float) -> bool:
-        """``ProcessExits._wait_leader``, throwing stdout away meanwhile: a
-        bot blocked on a full stdout would never exit."""
+    def _pause_for_exit(self, seconds: float) -> None:
+        """Throw stdout away while waiting for the bot to exit: a bot blocked
+        on a full stdout would never exit."""
         reader = self._stdout
         if reader is None or reader.ended:
-            return super()._wait_leader(timeout)
-        deadline = time.monotonic() + timeout
-        pause = 0.001
-        while not self._leader_exited():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            reader.discard(min(pause, remaining))
-            pause = min(pause * 2, 0.02)
-        return True
+            time.sleep(seconds)
+        else:
+            reader.discard(seconds)
 
     def _drain_pending(self) -> None:
         """Throw away lines nobody asked for; a pending death is raised now."""

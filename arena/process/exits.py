@@ -103,9 +103,12 @@ class ProcessExits:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
-            time.sleep(min(pause, remaining))
+            self._pause_for_exit(min(pause, remaining))
             pause = min(pause * 2, 0.02)
         return True
+
+    def _pause_for_exit(self, seconds: float) -> None:
+        time.sleep(seconds)
 
     def _reap(self) -> None:
         """Collect the exit status.  Only call once the leader is dead or killed."""
