@@ -171,3 +171,40 @@ def test_a_swiss_round_goes_on_until_the_stopping_level_and_is_never_empty():
     assert not rule.settled(0, almost) and rule.next_look == 10
     assert not rule.settled(5, clear)          # not a look yet
     assert rule.settled(10, clear)
+
+
+def test_every_swiss_round_after_the_first_has_a_random_cover_of_the_field_besides_the_windows(tmp_path):
+    """Windows alone let each bot meet only its neighbours (and then its
+    rating depends on the path the run took, which the intervals cannot
+    see): every later round also holds a random cover of the whole field."""
+    from arena.ranking import Assessment
+    from arena.tournament.rounds import round_entries
+    bots = [(f"b{i:02d}", "greedy") for i in range(12)]
+    config = load_config(tournament(tmp_path, bots, "format: swiss", players=4))
+    order = list(config.bot_names)
+    margins = [9.0] * 11
+    margins[5] = 0.0                            # only b05-b06 in doubt: one window
+    assessed = Assessment(order, {}, margins, 0.95, 200, 0.01, 50)
+    rounds = [round_entries(config, r, assessed, 0) for r in (config.deals, config.deals + 1)]
+    covers = []
+    for entries in rounds:
+        tables = {}
+        for e in entries:
+            tables.setdefault(e.table, set()).add(e.seats)
+        assert all(len(rotations) == 4 for rotations in tables.values())     # every table in every rotation
+        members = [frozenset(next(iter(rotations))) for rotations in tables.values()]
+        assert {b for m in members for b in m} == set(order)                  # every bot plays every round
+        assert frozenset(["b04", "b05", "b06", "b07"]) in members            # and the window is still there
+        covers.append({m for m in members if m != frozenset(["b04", "b05", "b06", "b07"])})
+    assert covers[0] != covers[1]                                             # drawn anew each round
+
+
+def test_a_window_that_is_already_a_cover_table_is_played_once():
+    from arena.ranking import Assessment
+    from arena.tournament.rounds import swiss_round_tables
+    order = ["a", "b", "c", "d", "e", "f"]
+    assessed = Assessment(order, {}, [9.0, 0.0, 9.0, 9.0, 9.0], 0.95, 200, 0.01, 50)
+    balance = [("a", "b", "c", "d"), ("b", "d", "e", "f")]
+    assert swiss_round_tables(assessed, 0.95, 4, balance) == balance
+    assessed = Assessment(order, {}, [9.0, 9.0, 9.0, 0.0, 9.0], 0.95, 200, 0.01, 50)
+    assert swiss_round_tables(assessed, 0.95, 4, balance) == [*balance, ("c", "d", "e", "f")]
