@@ -8,8 +8,8 @@ the bot's mu?  Only the TrueSkill-by-hands and mean-place methods are judged
 (the costly part is assessing the run before each round). Two references,
 each leaving the judged seed's own matches out:
 
-* round robin: batch TrueSkill on the pooled deal round 0 of every
-  round-robin seed in ``--rr-seeds`` but the judged one (the design that
+* round robin: batch TrueSkill on the pooled deal rounds of every
+  round-robin seed in ``--rr-seeds`` (``--rr-rounds`` deal rounds each) but the judged one (the design that
   treats every bot alike, so what a user reads as "the" rating);
 * own: pooled on the Swiss matches of every other Swiss seed.
 """
@@ -61,10 +61,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--bots", type=int, default=12)
     ap.add_argument("--seeds", type=int, default=4)
     ap.add_argument("--rr-seeds", type=int, default=6, help="round-robin seeds (one deal round each) for the reference")
+    ap.add_argument("--rr-rounds", type=int, default=1, help="deal rounds of each round-robin seed (default 1)")
     ap.add_argument("--every", type=int, default=240, help="checkpoint step in matches")
     ap.add_argument("--max", type=int, default=None, help="Swiss budget (default: arena's)")
     ap.add_argument("--replicas", type=int, default=200)
     ap.add_argument("--cache", type=Path, required=True)
+    ap.add_argument("--keep-judged", action="store_true", help="as in ranking.py: cache the judgements too")
     args = ap.parse_args(argv)
     for name in list(METHODS):
         if name not in KEEP:
@@ -77,16 +79,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     start = time.process_time()
     results = []
     for s in seeds:
-        results.append(run_seed(field, s, [fmt], args.cache, args.replicas))
+        results.append(run_seed(field, s, [fmt], args.cache, args.replicas, args.keep_judged))
         print(f"seed {s} done, {time.process_time() - start:.0f} CPU-s", file=sys.stderr, flush=True)
-    rr: dict[int, Sequence[MatchRecord]] = {s: Simulator(field, s, args.cache).round_robin(1)
+    rr: dict[int, Sequence[MatchRecord]] = {s: Simulator(field, s, args.cache).round_robin(args.rr_rounds)
                                             for s in range(1, args.rr_seeds + 1)}
     refs: Mapping[str, Mapping[int, Mapping[str, float]]] = {
         "round robin": leave_one_out(field, rr, seeds),
         "own": leave_one_out(field, {r.seed: r.final["swiss"] for r in results}, seeds),
     }
     print(f"{args.bots} bots, seeds {seeds}, budget {budget}, {args.replicas} replicas, "
-          f"round-robin reference from seeds 1-{args.rr_seeds} ({sum(map(len, rr.values()))} matches)")
+          f"round-robin reference from {args.rr_rounds} deal round(s) of seeds 1-{args.rr_seeds} "
+          f"({sum(map(len, rr.values()))} matches)")
     stop = summarise_stops(results, "swiss")
     assert stop is not None
     print(f"settled in {100 * stop.settled:.0f} % of seeds; stops at {stop.matches}; "
