@@ -40,12 +40,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
+from ..jsonline import JSONObject
 from . import sandbox
 from .errors import BotFailure, BotStartupError, BotTimeout
 from .exchange import Decode, LineExchange
 from .exits import emergency_kill
 from .interrupts import interrupts_deferred
-from .jsonline import JSONObject
 from .limits import WATCHDOG, apply_limits, kill_group, pid_namespace
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats
