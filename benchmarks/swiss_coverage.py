@@ -98,6 +98,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         s = summarise(results, "swiss", method, None)
         print(f"{method}: right by matches: " + ", ".join(f"{m}: {100 * f:.0f}" for m, f in zip(s.matches, s.right))
               + f"; 95 % at {s.until}, stays from {s.until_stays}")
+    s = summarise(results, "swiss", "trueskill-hand", None)
+    assert s.settled is not None and s.settled_right is not None
+    print("every adjacent pair separated at 95 % (settled; then right): " + ", ".join(
+        f"{m}: {100 * f:.0f}; {'-' if r is None else f'{100 * r:.0f}'}"
+        for m, f, r in zip(s.matches, s.settled, s.settled_right)))
     w = widths(results, "swiss")
     for name, ref in refs.items():
         s = summarise(results, "swiss", "trueskill-hand", ref)
