@@ -36,7 +36,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reaping import reap_orphans  # noqa: E402 (benchmarks/ is on sys.path)
+from figures import Figure  # noqa: E402 (benchmarks/ is on sys.path)
+from reaping import reap_orphans  # noqa: E402
 
 from arena.match import MatchResult, run_match
 from arena.tournament.config import load_config
@@ -129,6 +130,23 @@ def run_pairs(file: Path, pairs: int, echo=print) -> list[tuple[Run, Run]]:
         echo(f"  {show(one)}\n  {show(two)}")
         out.append((one, two))
     return out
+
+
+def results(pairs_n: int = 5, file: Path = ROOT / "tournaments" / "demo.yaml") -> list[Figure]:
+    """The start-up share with process reuse at --jobs 1 and 2 (informational:
+    the issue sets no aim), from ``pairs_n`` interleaved pairs of runs."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1)   # best effort: only the CPU figures need it
+    pairs = run_pairs(file, pairs_n, echo=lambda _line: None)
+    try:
+        shown = str(file.resolve().relative_to(ROOT))
+    except ValueError:
+        shown = str(file)
+    command = f"python benchmarks/tournament.py {shown} --pairs {pairs_n}"
+    return [Figure(f"start-up share of match time, process reuse, --jobs {jobs}",
+                   tuple(run.startup_share for run in runs), "%", None, higher_is_better=False,
+                   command=command)
+            for jobs, runs in ((1, [a for a, _ in pairs]), (2, [b for _, b in pairs]))]
 
 
 def main() -> None:
