@@ -72,8 +72,10 @@ def _cpu_now() -> float:
 def _summary(jobs: int, results: list[MatchResult], wall: float, cpu: float) -> Run:
     total = sum(r.wall_seconds for r in results)
     startup = sum(r.startup_seconds for r in results)
+    # A bot seat has a pid (a built-in one has none); not its stderr log, which
+    # exists only once the bot has written to stderr.
     starts = sum(1 for r in results for i, reused in enumerate(r.reused)
-                 if not reused and r.stderr_logs[i] is not None)
+                 if not reused and r.pids[i] is not None)
     return Run(jobs, len(results), wall, cpu, startup / total if total else 0.0, starts)
 
 
