@@ -29,6 +29,9 @@ of /proc).  Per pair:
 
 Printed: each figure's median with min and max over the pairs, and the
 request sizes (the request line alone, and all bytes written per decision).
+``results()`` returns the figures with issue 9's aims (arena CPU per
+decision, the mean request line of each match, the rate ratio), for
+``benchmarks/all.py``.
 """
 
 from __future__ import annotations

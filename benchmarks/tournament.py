@@ -22,6 +22,8 @@ Prints each pair, the ratio subject/floor of matches per CPU-second with its
 median, min and max, and the start-up share's median, min and max.
 ``--without-reuse`` adds one run with a new pool for every match, the way
 this benchmark measured the share before (it overstated it several times).
+``results()`` returns the start-up shares as figures (no aim), for
+``benchmarks/all.py``.
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ Plays the tournament FILE (default: tournaments/demo.yaml) through the real
 
 Prints the runs, then per pair the ratio subject/floor of each CPU figure,
 and their median with min and max; and the median (min, max) peak PSS.
+``results()`` returns the peak PSS at --jobs 2 and the CPU ratios as
+figures with issue 9's aims, for ``benchmarks/all.py``.
 
 ``--cpu N`` runs every process of every run on CPU N alone.  CPU time is not
 a pure count of work: on a busy machine two processes of one run running at
