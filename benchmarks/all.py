@@ -100,15 +100,23 @@ def benches(pairs: int, quick: bool, tmp: Path) -> list[Bench]:
     ]
 
 
-def run_all(pairs: int, quick: bool, echo: Callable[[str], None] = print) -> list[Figure]:
+def run_all(pairs: int, quick: bool, echo: Callable[[str], None] = print) -> tuple[list[Figure], list[str]]:
+    """The figures, and a line for each benchmark that failed (the others still run)."""
     figures: list[Figure] = []
+    failed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bench-all-") as tmp:
         for name, measure in benches(pairs, quick, Path(tmp)):
             t0 = time.perf_counter()
-            got = measure()
+            try:
+                got = measure()
+            except (Exception, SystemExit) as exc:   # a benchmark's sys.exit("why") too
+                reason = " ".join(str(exc).split()) or type(exc).__name__
+                failed.append(f"{name}: failed: {reason}")
+                echo(failed[-1])
+                continue
             echo(f"{name}: {len(got)} figures in {time.perf_counter() - t0:.0f} s wall")
             figures += got
-    return figures
+    return figures, failed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,19 +132,21 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     print(f"issue 9's figures: {args.pairs} pairs per benchmark{', quick workloads' if args.quick else ''}; "
           "run the benchmarks on a quiet machine", flush=True)
-    figures = run_all(args.pairs, args.quick, echo=lambda line: print(line, flush=True))
+    figures, failed = run_all(args.pairs, args.quick, echo=lambda line: print(line, flush=True))
     print(table(figures))
     missed = [f.name for f in figures if f.met is False]
     print(f"{sum(f.met is True for f in figures)} of {sum(f.met is not None for f in figures)} targets met"
           f"{'; not met: ' + '; '.join(missed) if missed else ''} ({time.perf_counter() - start:.0f} s wall)")
+    for line in failed:
+        print(f"error: {line}", file=sys.stderr)
     if args.json is not None:
         try:
-            args.json.write_text(json.dumps({"pairs": args.pairs, "quick": args.quick,
+            args.json.write_text(json.dumps({"pairs": args.pairs, "quick": args.quick, "failed": failed,
                                              "figures": [f.to_json() for f in figures]}, indent=1) + "\n")
         except OSError as exc:
             print(f"error: cannot write {args.json}: {exc.strerror}", file=sys.stderr)
             return 1
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -76,6 +76,24 @@ def test_main_prints_the_table_and_writes_every_sample_to_json(monkeypatch: pyte
     assert data["figures"][0]["samples"] == [10.0, 12.0, 11.0, 9.0, 30.0]
 
 
+def test_a_failing_benchmark_is_one_line_and_the_others_still_reach_the_table(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    def broken() -> list[Figure]:
+        sys.exit("arena run --jobs 2 failed (1): bad\nthings")      # as workers.py says it
+
+    def buggy() -> list[Figure]:
+        raise RuntimeError("no CPU report in /tmp/x.log")
+
+    after = [fig("after", (1.0, 2.0, 3.0), 5.0, higher=False)]
+    monkeypatch.setattr(bench_all, "benches", lambda pairs, quick, tmp: [
+        ("workers", broken), ("protocol", buggy), ("engine", lambda: after)])
+    assert bench_all.main([]) == 1
+    out, err = capsys.readouterr()
+    assert "| after " in out and "1 of 1 targets met" in out
+    assert err.splitlines() == ["error: workers: failed: arena run --jobs 2 failed (1): bad things",
+                                "error: protocol: failed: no CPU report in /tmp/x.log"]
+
+
 def test_main_refuses_fewer_than_five_pairs_and_a_json_file_it_cannot_write(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
