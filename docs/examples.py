@@ -298,7 +298,8 @@ def v1_request_example() -> str:
 
 
 # The events shown in the doc's list, in the order a hand brings them: the
-# key is the type, and for draws and hand ends the source or reason too.
+# key is the type, with a draw's source, a hand end's reason, and whether a
+# lay-off went onto a run (it has an end) or a set.
 EVENT_KEYS = ("deal", "decline", "draw/stock", "draw/upcard", "buy", "lay_off/run", "swap", "go_out",
               "hand_end/out", "reshuffle", "hand_end/turn_cap")
 
@@ -364,6 +365,8 @@ def doc_with(text: str, name: str, generated: str) -> str:
     if begin not in text:
         raise ValueError(f"{DOC.relative_to(ROOT)}: no marker {begin.strip()}")
     start = text.index(begin)
+    if END not in text[start:]:
+        raise ValueError(f"{DOC.relative_to(ROOT)}: {begin.strip()} has no {END.strip()} after it")
     end = text.index(END, start) + len(END)
     return text[:start] + begin + generated + END + text[end:]
 
