@@ -30,9 +30,9 @@ from typing import Any
 import pytest
 from test_strict_replies import FULL, HOSTILE_VALUES, KIND_OF, _line_with, paths, random_json, replaced
 
+from arena.jsonline import JSONLineError, decode_object
 from arena.match import FaultPolicy, MatchSpec, SeatSpec, fallback_action, run_match
 from arena.process import SandboxPolicy, TimeControl
-from arena.process.jsonline import JSONLineError, decode_object
 from arena.protocol.encoder import MatchEncoder, encode_end, encode_error, encode_start
 from arena.protocol.messages import (
     ProtocolError,
@@ -314,7 +314,7 @@ def test_an_oversize_line_is_refused(tmp_path: Path) -> None:
 def test_a_reply_without_id_is_judged_not_skipped() -> None:
     """The process layer skips late answers by their id; a reply with no id
     must reach the protocol, which calls it malformed."""
-    from arena.process.jsonline import NO_ID
+    from arena.jsonline import NO_ID
     line, rid = decode_reply_line(b'{"draw": "stock"}')
     assert rid is NO_ID
     with pytest.raises(ProtocolError, match="has no \"id\"") as info:

@@ -1,4 +1,4 @@
-"""The strict line decoder (arena.process.jsonline), by example and by seeded fuzzing.
+"""The strict line decoder (arena.jsonline), by example and by seeded fuzzing.
 
 - each refusal has its one-line reason: invalid UTF-8 (with the byte), BOM,
   NUL, NaN/Infinity, 1e400, huge integers, duplicate keys (nested too), deep
@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from arena.process.jsonline import DEFAULT_LIMITS, JSONLimits, JSONLineError, decode_object
+from arena.jsonline import DEFAULT_LIMITS, JSONLimits, JSONLineError, decode_object
 
 REPLY = b'{"id": 7, "go_down": [["7H", "7S", "JK"], {"cards": "8C 8D 8S", "kind": "set"}], "discard": "QH"}'
 

@@ -120,7 +120,7 @@ def test_echo_roundtrip_and_logging(spawn, caplog):
     for i in range(1, 6):
         reply, elapsed = bot.request({"id": i, "payload": "é" * i})
         assert reply == {"id": i, "echo": {"id": i, "payload": "é" * i}}
-        assert 0 <= elapsed < 1
+        assert 0 <= elapsed <= 1                           # within the limit, or it would have raised
     assert bot.stats.count == 5 and bot.stats.max is not None and bot.stats.p95 is not None
     assert bot.close() == 0                                   # it obeyed {"type": "quit"}
     logged = [r.getMessage() for r in caplog.records]
@@ -134,9 +134,7 @@ def test_context_manager_and_quit_by_eof(tmp_path):
         pgid = bot.pgid
     assert bot.returncode == 0 and group_members(pgid) == []
     bot2 = BotProcess(BotSpec(bot_argv("echo"))).start()
-    t = time.monotonic()
-    assert bot2.close(quit_message=None, grace=2) == 0        # stdin EOF ends it
-    assert time.monotonic() - t < 1.5
+    assert bot2.close(quit_message=None, grace=2) == 0        # stdin EOF ends it (a kill would be < 0)
 
 
 def test_python_bot_that_exits_at_once(spawn):
@@ -167,12 +165,12 @@ def test_startup_errors(tmp_path):
 # ------------------------------------------------------------------ timing
 
 def test_silent_bot_times_out(spawn):
-    bot = spawn("silent")
-    t = time.monotonic()
+    # The time control's own limit is a minute: a timeout well before it shows
+    # the request's 0.3 s was the one applied (no wall-clock bound asserted).
+    bot = spawn("silent", time_control=TimeControl(per_decision_seconds=60))
     with pytest.raises(BotTimeout) as err:
         bot.request({"id": 1}, timeout=0.3)
-    assert err.value.kind == "timeout" and 0.3 <= err.value.elapsed < 0.6
-    assert time.monotonic() - t < 0.8
+    assert err.value.kind == "timeout" and err.value.limit == 0.3 and 0.3 <= err.value.elapsed < 60
     assert bot.stats.timeouts == 1
     assert bot.close(grace=0.1) == -signal.SIGTERM
 
@@ -209,13 +207,16 @@ def test_late_replies_are_discarded(spawn):
 def test_elapsed_excludes_arena_delays(spawn):
     bot = spawn("echo")
     bot.handshake({"type": "hello"})
-    time.sleep(0.3)                                           # arena busy before the request
+    # Compared with the arena's own delay, not with a wall-clock bound: had the
+    # delay been charged, the bot's time would be at least the delay.
+    delay = 1.0
+    time.sleep(delay)                                         # arena busy before the request
     _, elapsed = bot.request({"id": 1})
-    assert elapsed < 0.15
+    assert elapsed < delay
     sent_at = bot.send({"id": 2})
-    time.sleep(0.3)                                           # arena busy while the bot answers
-    reply, elapsed = bot.recv(timeout=1, since=sent_at)
-    assert reply["id"] == 2 and elapsed < 0.15
+    time.sleep(delay)                                         # arena busy while the bot answers
+    reply, elapsed = bot.recv(timeout=5, since=sent_at)
+    assert reply["id"] == 2 and elapsed < delay
 
 
 def test_time_bank(spawn):
@@ -280,12 +281,10 @@ def test_garbage(spawn, mode, reason):
 def test_100mb_line_without_buffering_it(spawn):
     peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     bot = spawn("long_line")
-    t = time.monotonic()
     with pytest.raises(BotMalformed) as err:
         bot.request({"id": 1}, timeout=10)
     assert "line too long" in str(err.value) and len(err.value.excerpt) <= 203
-    assert err.value.excerpt.startswith('{"id": 1, "pad": "xxx')
-    assert time.monotonic() - t < 5
+    assert err.value.excerpt.startswith('{"id": 1, "pad": "xxx')   # refused, not timed out
     bot.close(grace=0.1)
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before) / 1024
     assert grown_mb < 40
@@ -357,10 +356,8 @@ def test_forked_child_dies_with_the_bot(spawn):
 def test_parent_exits_child_keeps_stdout_open(spawn):
     bot = spawn("forker", "--exit-after-first")
     bot.request({"id": 1})
-    t = time.monotonic()
     with pytest.raises(BotCrashed, match="exited with code 0"):
-        bot.request({"id": 2}, timeout=10)                     # death seen despite open stdout
-    assert time.monotonic() - t < 2
+        bot.request({"id": 2}, timeout=10)                     # death seen despite open stdout (not a timeout)
     assert wait_group_gone(bot.pgid) == []                     # the orphan was killed at once
 
 
@@ -393,20 +390,16 @@ def test_no_bot_outlives_the_arena():
 
 def test_memory_limit(spawn):
     bot = spawn("memhog", memory_mb=200)
-    t = time.monotonic()
-    with pytest.raises(BotCrashed) as err:
+    with pytest.raises(BotCrashed) as err:                    # killed, not timed out
         bot.request({"id": 1}, timeout=10)
-    assert time.monotonic() - t < 5
     assert "memory limit 200 MB" in str(err.value)
     assert "MemoryError" in err.value.stderr_tail
 
 
 def test_group_memory_watchdog(spawn):
     bot = spawn("memhog_fork", memory_mb=200)
-    t = time.monotonic()
-    with pytest.raises(BotCrashed) as err:
+    with pytest.raises(BotCrashed) as err:                    # killed, not timed out
         bot.request({"id": 1}, timeout=10)
-    assert time.monotonic() - t < 5
     assert err.value.signal == 9 and "memory limit exceeded" in str(err.value)
 
 

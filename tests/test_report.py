@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from report_fixtures import GAMEBOTS, cli, run_tournament
 
-from arena.report.html import replay_page
+from arena.report.html import replay_data, replay_page
 from arena.report.replay import _game, _snapshot, build_replay, patch
 from arena.shanghai.actions import action_from_json
 from arena.tournament.store import ResultStore
@@ -111,7 +111,7 @@ def test_show_html_of_a_stored_match_and_of_a_play_log(results, tmp_path):
     res = cli("show", str(log), "--html")
     assert res.exit_code == 0, res.output
     page = (tmp_path / "m.html").read_text()
-    data = json.loads(re.search(r'<script type="application/json" id="replay-data">(.*?)</script>', page, re.S).group(1))
+    data = replay_data(page)
     fault = data["faults"][0]
     assert fault["kind"] == "illegal" and "go_down" in fault["reply"]
     assert fault["stderr"].startswith("thinking about request ")
@@ -192,3 +192,17 @@ def test_only_bots_that_wrote_on_stderr_have_a_log(results):
             else:
                 assert path is None          # minimal wrote nothing, the built-in is no process
     assert all("chatty" in p.name for p in (results / "logs").glob("*.stderr.log"))
+
+
+def test_a_replay_page_carries_its_data_compressed_and_whole():
+    """A ten-hand match's data is mostly request lines (1-2 MB as JSON): the page
+    embeds it gzipped, several times smaller, and gives back exactly the data."""
+    from arena.match import MatchSpec, SeatSpec, run_match
+    result = run_match(MatchSpec("m", tuple(SeatSpec.builtin(p) for p in ("greedy", "random", "greedy")),
+                                 {}, seed=5))
+    data = build_replay(result.record, ["a", "b", "c"], title="m")
+    page = replay_page(data)
+    assert replay_data(page) == json.loads(json.dumps(data))
+    assert len(page.encode()) * 5 < len(json.dumps(data, separators=(",", ":")).encode())
+    with pytest.raises(ValueError, match="no replay data"):
+        replay_data("<html></html>")

@@ -68,6 +68,12 @@ class Page:
     def __enter__(self) -> Any:
         return self
 
+    def open_replay(self, url: str) -> None:
+        """Open a replay page and wait until it has unpacked its data and drawn a step."""
+        self.page.goto("about:blank")
+        self.page.goto(url)
+        self.page.wait_for_selector("body[data-ready]", state="attached")
+
     def __exit__(self, *exc: object) -> None:
         self.page.close()
 
@@ -119,7 +125,7 @@ def test_replay_steps_jumps_and_shows_what_the_record_holds(browser, results):
     expected = _expected_after_each_action(record)
     with Page(browser) as p:
         page = p.page
-        page.goto(url)
+        p.open_replay(url)
         # the arrow keys step
         for i in range(1, 6):
             page.keyboard.press("ArrowRight")
@@ -133,22 +139,19 @@ def test_replay_steps_jumps_and_shows_what_the_record_holds(browser, results):
         assert "Hand 2" in page.inner_text("#event")
         # cards in every hand, after a sample of actions, as the engine has them
         for step, hands in expected[:: max(1, len(expected) // 12)]:
-            page.goto("about:blank")
-            page.goto(f"{url}#step={step}")
+            p.open_replay(f"{url}#step={step}")
             for seat, cards in enumerate(hands):
                 assert _seat_cards(page, seat) == cards, (step, seat)
         # a meld on the table after the first go-down
         down = next(i for i, e in enumerate(events) if e["type"] == "go_down")
-        page.goto("about:blank")
-        page.goto(f"{url}#step={down}")
+        p.open_replay(f"{url}#step={down}")
         for meld in events[down]["melds"]:
             shown = page.eval_on_selector_all(f'#melds .meld[data-meld-id="{meld["id"]}"] .card',
                                               "els => els.map(e => e.dataset.card)")
             assert shown == meld["cards"]
         # the scores of hand 1 at its end, as stored
         end = next(i for i, e in enumerate(events) if e["type"] == "hand_end")
-        page.goto("about:blank")
-        page.goto(f"{url}#step={end}")
+        p.open_replay(f"{url}#step={end}")
         row = page.eval_on_selector_all('#scores tr[data-hand="1"] td[data-seat]', "tds => tds.map(t => t.textContent)")
         assert [int(x) for x in row] == m.hand_scores[0] == events[end]["scores"]
         assert p.errors == []
@@ -171,7 +174,7 @@ def test_a_seats_view_shows_only_its_cards_and_the_request_as_sent(browser, resu
     step = before          # the first event it caused (or, if none, the next one)
     with Page(browser) as p:
         page = p.page
-        page.goto(f"{url}#step={step}")
+        p.open_replay(f"{url}#step={step}")
         page.select_option("#view", str(seat))
         others = [s for s in range(len(m.bots)) if s != seat]
         for s in others:
@@ -192,7 +195,7 @@ def test_a_fault_shows_where_it_happened_with_the_reply_and_stderr(browser, resu
     url = (results / "report" / "replays" / f"{fault['match_id']}.html").as_uri()
     with Page(browser) as p:
         page = p.page
-        page.goto(url)
+        p.open_replay(url)
         page.click("#faultlist a")
         box = page.locator("#faults .fault")
         assert box.count() == 1

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from arena.process.jsonline import JSONLineError, decode_object
+from arena.jsonline import JSONLineError, decode_object
 from arena.protocol.messages import ProtocolError, parse_ready, parse_reply
 from arena.protocol.schemas import load_schema
 from arena.shanghai.errors import MalformedInput
@@ -256,7 +256,7 @@ def test_decoded_replies_of_every_kind_parse(name: str) -> None:
 def test_protocol_doc_states_the_limits_and_reasons() -> None:
     from pathlib import Path
 
-    from arena.process.jsonline import DEFAULT_LIMITS
+    from arena.jsonline import DEFAULT_LIMITS
     doc = (Path(__file__).parent.parent / "docs" / "PROTOCOL.md").read_text(encoding="utf-8")
     section = doc.split("## How replies are checked", 1)[1].split("\n## ", 1)[0]
     limits = DEFAULT_LIMITS

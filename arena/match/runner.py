@@ -136,7 +136,7 @@ def _seat_trace(seat: Seat) -> dict[str, Any]:
     out: dict[str, Any] = {"decisions": seat.trace}
     if isinstance(seat, RemoteSeat):
         out["protocol"] = seat.protocol
-        out["stderr_end"] = seat.proc.stderr_mark()
+        out["stderr_end"] = seat.proc.stderr_mark(drain=True)
     return out
 
 

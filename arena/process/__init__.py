@@ -13,9 +13,9 @@ Modules: ``spec`` (BotSpec, TimeControl), ``bot`` (BotProcess), ``exchange``
 Every line in and out is logged at DEBUG level on the ``arena.process`` logger.
 """
 
+from ..jsonline import DEFAULT_LIMITS, JSONLimits, JSONLineError, decode_object
 from .bot import QUIT_MESSAGE, BotProcess
 from .errors import BotCrashed, BotFailure, BotMalformed, BotStartupError, BotTimeout, describe_exit
-from .jsonline import DEFAULT_LIMITS, JSONLimits, JSONLineError, decode_object
 from .limits import group_members, kill_group
 from .sandbox import Containment, SandboxPolicy, SandboxUnavailable
 from .spec import BotSpec, TimeControl

@@ -40,12 +40,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
+from ..jsonline import JSONObject
 from . import sandbox
 from .errors import BotFailure, BotStartupError, BotTimeout
 from .exchange import Decode, LineExchange
 from .exits import emergency_kill
 from .interrupts import interrupts_deferred
-from .jsonline import JSONObject
 from .limits import WATCHDOG, apply_limits, kill_group, pid_namespace
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats
@@ -195,9 +195,10 @@ class BotProcess(LineExchange):
         except (AttributeError, OSError):      # no pidfd (old kernel): poll instead
             pidfd = None
         self._has_pidfd = pidfd is not None
-        self._stdout = StdoutReader(self.name, proc.stdout, pidfd, spec.max_line_bytes)
         self._stderr = StderrReader(self.name, proc.stderr, self._wake, log_file,
                                     spec.stderr_max_bytes)
+        self._stdout = StdoutReader(self.name, proc.stdout, pidfd, spec.max_line_bytes,
+                                    self._stderr)
         self._stderr.start()
         if spec.memory_mb is not None or spec.max_processes is not None:
             pidns = pid_namespace(self._sandbox_init) if self._sandbox_init else None
@@ -353,11 +354,11 @@ class BotProcess(LineExchange):
             if log_file is not None:      # the reader has finished: nothing to copy any more
                 log_file.close()
 
-    def stderr_mark(self) -> int | None:
+    def stderr_mark(self, drain: bool = False) -> int | None:
         """Offset in the stderr log where what the bot writes next begins
         (None without a log): taken before each request, it ties stderr
-        lines to decisions."""
-        return self._stderr.mark() if self._stderr is not None else None
+        lines to decisions.  ``drain``: take in what the pipe holds first."""
+        return self._stderr.mark(drain) if self._stderr is not None else None
 
     def recv(self, timeout: float, *, since: float | None = None) -> tuple[JSONObject, float]:
         """Wait for the next line (no request sent).  Elapsed time is counted

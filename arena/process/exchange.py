@@ -17,9 +17,9 @@ import time
 from collections.abc import Callable
 from typing import Any, cast
 
+from ..jsonline import NO_ID, JSONLineError, decode_object
 from .errors import BotMalformed, BotTimeout, excerpt
 from .exits import ProcessExits
-from .jsonline import NO_ID, JSONLineError, decode_object
 from .streams import EXIT, LINE, TOOLONG, StdoutReader, log_text
 
 LOG = logging.getLogger(__name__)

@@ -157,7 +157,7 @@ class StdoutReader:
     the caller's thread (see the module docstring).  Owns the pidfd."""
 
     def __init__(self, name: str, stream: IO[bytes], pidfd: int | None,
-                 max_line_bytes: int) -> None:
+                 max_line_bytes: int, stderr: StderrReader | None = None) -> None:
         self.bot = name
         self.stream = stream            # kept referenced: its fd must stay open while we read
         self.fd = stream.fileno()
@@ -170,6 +170,12 @@ class StdoutReader:
         self._poller.register(self.fd, _POLL_READY)
         if pidfd is not None:
             self._poller.register(pidfd, select.POLLIN)
+        # stderr is watched too while we wait: what a bot writes there before
+        # its reply is then taken in as the reply comes, so the next decision's
+        # stderr mark needs no read of its own (see StderrReader.mark).
+        self._stderr = stderr
+        if stderr is not None:
+            self._poller.register(stderr.fd, _POLL_READY)
         os.set_blocking(self.fd, False)
 
     def get(self, timeout: float) -> Event | None:
@@ -211,6 +217,11 @@ class StdoutReader:
         self.events.clear()
 
     def _ready(self, ready: list[tuple[int, int]]) -> None:
+        stderr = self._stderr
+        if stderr is not None and any(fd == stderr.fd for fd, _mask in ready):
+            if not stderr.drain():          # its end: nothing more to watch
+                self._poller.unregister(stderr.fd)
+                self._stderr = None
         if ready[0][0] == self.fd or len(ready) > 1:
             self._read(None)
         if self.pidfd is not None and any(fd == self.pidfd for fd, _mask in ready):
@@ -351,26 +362,43 @@ class StderrReader(threading.Thread):
         finally:
             self._finish()
 
-    def mark(self) -> int | None:
+    def mark(self, drain: bool = False) -> int | None:
         """The log's offset where the next decision's stderr starts (None
-        without a log).  Takes in what the pipe holds first: a bot writes its
-        stderr before its reply, so the bytes of the last decision are in the
-        pipe by now even if this thread has not read them yet."""
+        without a log).  A bot writes its stderr before its reply, and what was
+        in the pipe when the reply came was taken in then (``StdoutReader``
+        watches stderr while it waits): no read is needed here, only the lock,
+        so a chunk this thread has read is stored before the offset is taken.
+        ``drain`` takes in what the pipe holds first (the end of a match: the
+        bot may write after its last reply)."""
         with self._lock:
-            if self.log_file is None:
-                return None
-            for _ in range(64):         # bounded: a bot may write without pause
-                if not self._read_chunk(draining=True):
-                    break
+            if drain:
+                self._drain()
             return self.log_file.offset if self.log_file is not None else None
 
-    def _read_chunk(self, draining: bool = False) -> bool:
-        """Read and store one chunk; False at end of stream (or, when
-        ``draining``, when the pipe is empty).  Caller holds the lock."""
+    def drain(self) -> bool:
+        """Take in what the pipe holds now; False at its end."""
+        with self._lock:
+            return self._drain()
+
+    def _drain(self) -> bool:
+        for _ in range(DRAIN_CHUNKS):       # bounded: a bot may write without pause
+            try:
+                chunk = os.read(self.fd, CHUNK)
+            except BlockingIOError:
+                return True
+            except OSError:
+                return False
+            if not chunk:
+                return False
+            self._store(chunk)
+        return True
+
+    def _read_chunk(self) -> bool:
+        """Read and store one chunk; False at end of stream.  Caller holds the lock."""
         try:
             chunk = os.read(self.fd, CHUNK)
         except BlockingIOError:
-            return not draining
+            return True             # taken in by ``drain`` meanwhile
         except OSError as exc:
             LOG.debug("%s: stderr read failed: %s", self.bot, exc)
             return False

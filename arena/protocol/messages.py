@@ -43,7 +43,7 @@ from typing import Any
 
 from msgspec import UNSET
 
-from ..process.jsonline import NO_ID, JSONLineError, decode_object
+from ..jsonline import NO_ID, JSONLineError, decode_object
 from ..shanghai.actions import BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, Play, action_from_json
 from ..shanghai.cards import parse_card
 from ..shanghai.errors import MalformedInput

@@ -11,7 +11,7 @@ Bot -> arena lines (``ready`` and replies) are decoded here too:
   strict reader would accept (see ``tests/test_codec.py``).
 - **Replies, reference path**: anything the fast path does not take (a bad
   line, a wrong type, a misspelt field) is read again by the strict line
-  decoder (``process.jsonline``) and ``messages.parse_reply``, which give the
+  decoder (``arena.jsonline``) and ``messages.parse_reply``, which give the
   documented one-line reasons and fault kinds.  Only faulty replies pay for it.
 
 Knows nothing of processes: bytes in, typed values out, and back.
@@ -27,7 +27,7 @@ from msgspec import UNSET, Meta, Raw, Struct, UnsetType
 
 # The reference decoder's limits (docs/PROTOCOL.md, "How replies are checked"):
 # the typed fast path accepts nothing beyond them.
-from ..process.jsonline import DEFAULT_LIMITS
+from ..jsonline import DEFAULT_LIMITS
 
 _STRING = Annotated[str, Meta(max_length=DEFAULT_LIMITS.max_string_chars)]
 # msgspec would take integers of any size; bounds must fit in 64 bits, which

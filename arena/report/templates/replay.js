@@ -1,9 +1,18 @@
 // The replay viewer: steps through the events of a match (data made by
 // arena/report/replay.py). Every state is rebuilt from the steps' deltas once,
 // at load; drawing a step only reads them.
+// The data comes gzipped and base64-encoded (arena/report/html.py: a match's
+// data is 10-20 times smaller so); the browser's own DecompressionStream
+// unpacks it. document.body.dataset.ready is set once the first step is drawn.
 "use strict";
-(function () {
-  const R = JSON.parse(document.getElementById("replay-data").textContent);
+async function readReplayData(node) {
+  if (node.type === "application/json") return JSON.parse(node.textContent);
+  const bytes = Uint8Array.from(atob(node.textContent.trim()), c => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return JSON.parse(await new Response(stream).text());
+}
+(async function () {
+  const R = await readReplayData(document.getElementById("replay-data"));
   const N = R.steps.length;
   const SUITS = { C: "\u2663", D: "\u2666", H: "\u2665", S: "\u2660" };
 
@@ -248,4 +257,5 @@
   }
   const start = Number(new URLSearchParams(location.hash.slice(1)).get("step"));
   show(Number.isFinite(start) ? start : 0);
+  document.body.dataset.ready = "1";
 })();

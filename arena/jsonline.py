@@ -19,6 +19,9 @@ The line length itself is capped earlier, by the reader (``max_line_bytes``).
 It is the reference reader of the protocol: the typed msgspec codec
 (``arena/protocol/wire.py``) reads well-formed replies faster, and hands every
 line it does not take whole to this decoder, whose reasons the docs quote.
+
+Shared by the process layer (a handshake, a bare ``BotProcess.request``) and
+the protocol layer (replies): neither imports the other.
 """
 
 from __future__ import annotations
