@@ -44,6 +44,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from figures import Figure  # noqa: E402 (benchmarks/ is on sys.path)
+
 HERE = Path(__file__).resolve().parent.parent
 SUBJECTS = (("random", 4), ("random", 8), ("greedy", 4))
 AIMS = {("random", 4): 40_000, ("random", 8): 30_000, ("greedy", 4): 20_000}
@@ -136,9 +138,12 @@ def measure_subjects(pairs_n: int, matches: int, preset: str) -> list[dict[str, 
     return rows
 
 
-def results(pairs_n: int = 5, matches: int = 10, preset: str = "shanghai") -> list[dict[str, object]]:
-    """Figure, target, measured (median), met: one row per subject."""
-    return [{k: r[k] for k in ("figure", "target", "measured", "met")}
+def results(pairs_n: int = 5, matches: int = 10, preset: str = "shanghai") -> list[Figure]:
+    """One figure per subject: decisions per CPU-second, every pair's sample, with its aim."""
+    command = f"python benchmarks/engine.py --pairs {pairs_n} --matches {matches}"
+    return [Figure(f"decisions per CPU-second, {r['kind']} players x{r['seats']} (in-process)",
+                   tuple(r["samples"]), "", float(AIMS[(r["kind"], r["seats"])]),  # type: ignore[arg-type,index]
+                   higher_is_better=True, command=command, fmt=",.0f")
             for r in measure_subjects(pairs_n, matches, preset)]
 
 

@@ -29,6 +29,9 @@ of /proc).  Per pair:
 
 Printed: each figure's median with min and max over the pairs, and the
 request sizes (the request line alone, and all bytes written per decision).
+``results()`` returns the figures with issue 9's aims (arena CPU per
+decision, the mean request line of each match, the rate ratio), for
+``benchmarks/all.py``.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from figures import Figure  # noqa: E402 (benchmarks/ is on sys.path)
 
 from arena.match import BotPool, MatchSpec, SeatSpec, run_match
 from arena.process import BotProcess, SandboxPolicy, TimeControl
@@ -173,7 +178,9 @@ def subject(spec: MatchSpec, pool: BotPool) -> tuple[int, float, list[float], fl
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     assert all(result.reused) and not result.faults, (result.reused, result.faults)
     arena = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
-    after = [stats_cpu(path) for path in result.stderr_logs]
+    # The paths the match writes to, not ``result.stderr_logs``: a log exists only once its
+    # reader thread has written the bot's first stderr byte, which may come after run_match returns.
+    after = [stats_cpu(spec.stderr_log(i)) for i in range(len(spec.seats))]
     return result.decisions, arena, after, result.wall_seconds - result.startup_seconds
 
 
@@ -241,6 +248,65 @@ def spread(values: list[float], fmt: str) -> str:
             f"(min {format(min(values), fmt)}, max {format(max(values), fmt)})")
 
 
+@dataclass
+class Measured:
+    requests: list[int]           # every request line's size, sorted
+    written: list[int]            # all bytes written per decision (notices + request)
+    match_request_means: list[float]   # each match's mean request line
+    pairs: list[Pair]
+
+
+def measure(pairs_n: int, seats: int, protocol: int, echo: Any = print) -> Measured:
+    """Record one match per seed, then ``pairs_n`` interleaved floor/subject pairs."""
+    tmp = tempfile.mkdtemp(prefix="bench-protocol-")
+    bot = Path(tmp) / "bench_bot.py"
+    bot.write_text(BOT)
+    seeds = list(range(1, pairs_n + 1))
+    recorded = {s: record(spec_for(bot, s, seats, protocol, f"{tmp}/rec")) for s in seeds}
+    requests = sorted(size for s in seeds for _, _, size in recorded[s])
+    written = [len(data) for s in seeds for _, data, _ in recorded[s]]
+    means = [statistics.fmean(size for _, _, size in recorded[s]) for s in seeds]
+    pairs: list[Pair] = []
+    floor = EchoFloor(bot, seats)
+    with BotPool() as pool:
+        warm_spec = spec_for(bot, 0, seats, protocol, f"{tmp}/warm")
+        run_match(warm_spec, pool)
+        cpu = [stats_cpu(warm_spec.stderr_log(i)) for i in range(seats)]
+        try:
+            for seed in seeds:
+                batches = recorded[seed]
+                parent, children, floor_wall = floor.run(batches)
+                n, arena, after, wall = subject(spec_for(bot, seed, seats, protocol, f"{tmp}/s"), pool)
+                assert n == len(batches), (n, len(batches))
+                bots = sum(after) - sum(cpu)
+                cpu = after
+                floor_rate = n / (parent + children)
+                match_rate = n / (arena + bots)
+                pairs.append(Pair(match_rate / floor_rate, arena / n * 1e6, parent / n * 1e6,
+                                  bots / n * 1e6, children / n * 1e6, floor_wall / wall))
+                echo(f"  seed {seed}: {n} decisions; arena {arena / n * 1e6:5.1f} us, bots "
+                     f"{bots / n * 1e6:5.1f} us | echo parent {parent / n * 1e6:5.1f} us, children "
+                     f"{children / n * 1e6:5.1f} us per decision; ratio {pairs[-1].ratio:.2f}")
+        finally:
+            floor.close()
+    return Measured(requests, written, means, pairs)
+
+
+def results(pairs_n: int = 5, seats: int = 4, protocol: int = 2) -> list[Figure]:
+    """Arena CPU per decision, mean request line (one sample per match) and
+    match rate / echo rate, with the issue's aims."""
+    m = measure(pairs_n, seats, protocol, echo=lambda _line: None)
+    command = f"python benchmarks/protocol.py --pairs {pairs_n} --seats {seats} --protocol {protocol}"
+    return [
+        Figure(f"arena CPU per decision, {seats} seats (subprocess bots)", tuple(p.arena_us for p in m.pairs),
+               "us", 40.0, higher_is_better=False, command=command),
+        Figure("mean request line, per match", tuple(m.match_request_means), "B", 2048.0,
+               higher_is_better=False, command=command, fmt=",.0f"),
+        Figure("match decision rate / echo round-trip rate, per CPU-second", tuple(p.ratio for p in m.pairs),
+               "x", 0.8, higher_is_better=True, command=command, fmt=".2f"),
+    ]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pairs", type=int, default=7, help="floor/subject pairs, at least 5")
@@ -249,49 +315,19 @@ def main() -> None:
     args = ap.parse_args()
     if args.pairs < 5:
         ap.error("--pairs: at least 5")
-    tmp = tempfile.mkdtemp(prefix="bench-protocol-")
-    bot = Path(tmp) / "bench_bot.py"
-    bot.write_text(BOT)
     print(f"{args.seats} seats, protocol {args.protocol}, contracts {RULES['contracts']}, "
           f"{args.pairs} floor/subject pairs, one match each")
-
-    seeds = list(range(1, args.pairs + 1))
-    recorded = {s: record(spec_for(bot, s, args.seats, args.protocol, f"{tmp}/rec")) for s in seeds}
-    requests = sorted(size for s in seeds for _, _, size in recorded[s])
-    written = [len(data) for s in seeds for _, data, _ in recorded[s]]
+    m = measure(args.pairs, args.seats, args.protocol)
+    requests, pairs = m.requests, m.pairs
     p95 = requests[int(0.95 * (len(requests) - 1))]
     print(f"request line: mean {statistics.fmean(requests):,.0f} B, p95 {p95:,} B, max {requests[-1]:,} B; "
-          f"all bytes written per decision (notices + request): mean {statistics.fmean(written):,.0f} B")
-
-    pairs: list[Pair] = []
-    floor = EchoFloor(bot, args.seats)
-    with BotPool() as pool:
-        warm = run_match(spec_for(bot, 0, args.seats, args.protocol, f"{tmp}/warm"), pool)
-        cpu = [stats_cpu(p) for p in warm.stderr_logs]
-        try:
-            for seed in seeds:
-                batches = recorded[seed]
-                parent, children, floor_wall = floor.run(batches)
-                n, arena, after, wall = subject(spec_for(bot, seed, args.seats, args.protocol, f"{tmp}/s"),
-                                                pool)
-                assert n == len(batches), (n, len(batches))
-                bots = sum(after) - sum(cpu)
-                cpu = after
-                floor_rate = n / (parent + children)
-                match_rate = n / (arena + bots)
-                pairs.append(Pair(match_rate / floor_rate, arena / n * 1e6, parent / n * 1e6,
-                                  bots / n * 1e6, children / n * 1e6, floor_wall / wall))
-                print(f"  seed {seed}: {n} decisions; arena {arena / n * 1e6:5.1f} us, bots "
-                      f"{bots / n * 1e6:5.1f} us | echo parent {parent / n * 1e6:5.1f} us, children "
-                      f"{children / n * 1e6:5.1f} us per decision; ratio {pairs[-1].ratio:.2f}")
-        finally:
-            floor.close()
+          f"all bytes written per decision (notices + request): mean {statistics.fmean(m.written):,.0f} B")
     print(f"arena CPU per decision:        {spread([p.arena_us for p in pairs], '.1f')} us "
           f"(echo parent per round trip: {spread([p.parent_us for p in pairs], '.1f')} us)")
     print(f"bots' CPU per decision:        {spread([p.bots_us for p in pairs], '.1f')} us "
           f"(echo children per round trip: {spread([p.children_us for p in pairs], '.1f')} us)")
     print(f"match rate / floor rate, per CPU-second of all processes: {spread([p.ratio for p in pairs], '.2f')}")
-    codec, engine = in_process(seeds, args.seats, args.protocol)
+    codec, engine = in_process(list(range(1, args.pairs + 1)), args.seats, args.protocol)
     print(f"of the arena's CPU, measured in-process on the same matches: codec {codec:.1f} us, "
           f"engine (decision, view, apply) {engine:.1f} us per decision; the rest is the process "
           f"layer (pipes, polls, stamps) and the match loop")

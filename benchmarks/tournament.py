@@ -22,6 +22,8 @@ Prints each pair, the ratio subject/floor of matches per CPU-second with its
 median, min and max, and the start-up share's median, min and max.
 ``--without-reuse`` adds one run with a new pool for every match, the way
 this benchmark measured the share before (it overstated it several times).
+``results()`` returns the start-up shares as figures (no aim), for
+``benchmarks/all.py``.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from reaping import reap_orphans  # noqa: E402 (benchmarks/ is on sys.path)
+from figures import Figure  # noqa: E402 (benchmarks/ is on sys.path)
+from reaping import reap_orphans  # noqa: E402
 
 from arena.match import MatchResult, run_match
 from arena.tournament.config import load_config
@@ -71,8 +74,10 @@ def _cpu_now() -> float:
 def _summary(jobs: int, results: list[MatchResult], wall: float, cpu: float) -> Run:
     total = sum(r.wall_seconds for r in results)
     startup = sum(r.startup_seconds for r in results)
+    # A bot seat has a pid (a built-in one has none); not its stderr log, which
+    # exists only once the bot has written to stderr.
     starts = sum(1 for r in results for i, reused in enumerate(r.reused)
-                 if not reused and r.stderr_logs[i] is not None)
+                 if not reused and r.pids[i] is not None)
     return Run(jobs, len(results), wall, cpu, startup / total if total else 0.0, starts)
 
 
@@ -129,6 +134,23 @@ def run_pairs(file: Path, pairs: int, echo=print) -> list[tuple[Run, Run]]:
         echo(f"  {show(one)}\n  {show(two)}")
         out.append((one, two))
     return out
+
+
+def results(pairs_n: int = 5, file: Path = ROOT / "tournaments" / "demo.yaml") -> list[Figure]:
+    """The start-up share with process reuse at --jobs 1 and 2 (informational:
+    the issue sets no aim), from ``pairs_n`` interleaved pairs of runs."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1)   # best effort: only the CPU figures need it
+    pairs = run_pairs(file, pairs_n, echo=lambda _line: None)
+    try:
+        shown = str(file.resolve().relative_to(ROOT))
+    except ValueError:
+        shown = str(file)
+    command = f"python benchmarks/tournament.py {shown} --pairs {pairs_n}"
+    return [Figure(f"start-up share of match time, process reuse, --jobs {jobs}",
+                   tuple(run.startup_share for run in runs), "%", None, higher_is_better=False,
+                   command=command)
+            for jobs, runs in ((1, [a for a, _ in pairs]), (2, [b for _, b in pairs]))]
 
 
 def main() -> None:

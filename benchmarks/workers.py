@@ -22,6 +22,8 @@ Plays the tournament FILE (default: tournaments/demo.yaml) through the real
 
 Prints the runs, then per pair the ratio subject/floor of each CPU figure,
 and their median with min and max; and the median (min, max) peak PSS.
+``results()`` returns the peak PSS at --jobs 2 and the CPU ratios as
+figures with issue 9's aims, for ``benchmarks/all.py``.
 
 ``--cpu N`` runs every process of every run on CPU N alone.  CPU time is not
 a pure count of work: on a busy machine two processes of one run running at
@@ -57,7 +59,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reaping import reap_orphans  # noqa: E402 (benchmarks/ is on sys.path)
+from figures import Figure  # noqa: E402 (benchmarks/ is on sys.path)
+from reaping import reap_orphans  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_SECONDS = 0.02
@@ -240,6 +243,30 @@ def prepare(cpu: int | None) -> None:
         print("warning: cannot become a child subreaper; orphaned helpers' CPU is not counted")
     if cpu is not None:
         os.sched_setaffinity(0, {cpu})
+
+
+def results(pairs_n: int = 5, file: Path = ROOT / "tournaments" / "demo.yaml") -> list[Figure]:
+    """Arena's peak PSS at --jobs 2 and the CPU ratio --jobs 2 / --jobs 1 (all
+    processes, with the issue's aim; arena's own processes, for information)."""
+    prepare(None)
+    pairs = run_pairs(file, pairs_n, dict(os.environ), echo=lambda _line: None)
+    command = f"python benchmarks/workers.py {_shown(file)} --pairs {pairs_n}"
+    return [
+        Figure("arena's peak PSS at --jobs 2 (workers, helpers; bots excluded)",
+               tuple(b.peak_pss_mb for _, b in pairs), "MB", 60.0, higher_is_better=False, command=command),
+        Figure("CPU --jobs 2 / --jobs 1, all processes", tuple(b.cpu_all / a.cpu_all for a, b in pairs),
+               "x", 1.03, higher_is_better=False, command=command, fmt=".3f"),
+        Figure("CPU --jobs 2 / --jobs 1, arena's processes only", tuple(b.cpu_arena / a.cpu_arena for a, b in pairs),
+               "x", None, higher_is_better=False, command=command, fmt=".3f"),
+    ]
+
+
+def _shown(file: Path) -> str:
+    """The file as a command line run from the repository's root gives it."""
+    try:
+        return str(file.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(file)
 
 
 def main() -> None:

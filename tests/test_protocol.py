@@ -579,15 +579,42 @@ def test_botkit_answers_even_an_unreadable_request() -> None:
     assert stderr.getvalue().count("sending a safe move") == 3
 
 
-def test_doc_play_example_and_recorded_session_are_generated_by_the_engine() -> None:
-    """docs/PROTOCOL.md's play request (with its reply and events) and
-    examples/session.jsonl are what ``python docs/examples.py`` makes from
-    seeded matches through the arena's codec: regenerated and compared."""
+def protocol_examples() -> Any:
     spec = importlib.util.spec_from_file_location("protocol_examples", REPO / "docs" / "examples.py")
     assert spec is not None and spec.loader is not None
     examples = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(examples)
+    return examples
+
+
+def test_doc_examples_and_recorded_session_are_generated_by_the_engine() -> None:
+    """docs/PROTOCOL.md's examples of what the arena sends (start, the play
+    request with its reply and events, the error notices of a real match,
+    end, a protocol 1 request) and examples/session.jsonl are what
+    ``python docs/examples.py`` makes through the arena's codec: regenerated
+    and compared."""
+    examples = protocol_examples()
     doc = DOC.read_text(encoding="utf-8")
-    assert examples.doc_with(doc, examples.play_example()) == doc, "run python docs/examples.py"
+    assert examples.regenerated(doc) == doc, "run python docs/examples.py"
     assert examples.session() == (REPO / "examples" / "session.jsonl").read_bytes(), \
         "run python docs/examples.py"
+
+
+def test_doc_error_example_shows_each_fault_as_a_match_sends_it() -> None:
+    """The error notices come from a real match: one of each fault a reply can
+    earn, each with the fallback the arena played; and a stale hand-written
+    block between the markers is found and replaced."""
+    examples = protocol_examples()
+    block = examples.error_example()
+    notices = [json.loads(line) for line in block.splitlines()[1:-1]]
+    assert sorted(n["fault"] for n in notices) == ["illegal", "malformed", "timeout"]
+    by_fault = {n["fault"]: n for n in notices}
+    assert by_fault["timeout"]["reason"] == "no reply within 1.000 s"
+    assert by_fault["timeout"]["fallback"] == {"type": "draw", "source": "stock"}
+    assert by_fault["malformed"]["fallback"] == {"type": "buy", "buy": False}
+    assert by_fault["illegal"]["fallback"]["steps"] == []
+    stale = examples.marker("the error notices") + '```json\n{"type": "error"}\n```\n' + examples.END
+    assert examples.doc_with("before\n" + stale + "after\n", "the error notices", block) == \
+        "before\n" + examples.marker("the error notices") + block + examples.END + "after\n"
+    with pytest.raises(ValueError, match="no marker"):
+        examples.doc_with("no markers here", "the error notices", block)
