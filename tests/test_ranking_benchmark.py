@@ -178,3 +178,29 @@ def test_rounds_yield_exact_prefixes_a_stop_and_then_the_final_matches() -> None
     # interval: the order settles at the 4th round's 16 matches, recorded once; play goes on.
     assert [(s.reason, s.matches) for s in stops] == [("settled", 16)]
     assert events.index(stops[0]) == 2
+
+
+def test_a_remembered_assessment_is_keyed_by_the_matches_not_only_their_number():
+    """Which tables a Swiss run plays depends on arena's round policy: an
+    assessment judged on other tables (a cache from before a policy change)
+    must not be taken for this run's."""
+    from rankbench.simulate import Memo
+
+    class Spy(Memo):
+        def __init__(self) -> None:
+            super().__init__(None)
+            self.keys: list[str] = []
+
+        def get(self, key: str) -> object:
+            self.keys.append(key)
+            return {"order": ["a", "b"], "margins": [], "groups": [[0], [1]]}
+
+    def record(mid: str, seats: tuple[str, ...]) -> MatchRecord:
+        return MatchRecord(mid, 0, 0, 0, 0, "g", seats, (1, 2), (1, 2), ((1, 2),))
+
+    spy = Spy()
+    fmt = Rounds("swiss", (), 100)
+    fmt._assess(None, [record("m1", ("a", "b"))], spy)          # type: ignore[arg-type]
+    fmt._assess(None, [record("m1", ("a", "c"))], spy)          # type: ignore[arg-type]
+    fmt._assess(None, [record("m1", ("a", "b"))], spy)          # type: ignore[arg-type]
+    assert spy.keys[0] != spy.keys[1] and spy.keys[0] == spy.keys[2]

@@ -23,6 +23,7 @@ the signature of ``arena.tournament.rounds.round_entries``.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -94,7 +95,11 @@ class Rounds:
     def _assess(self, config: TournamentConfig, played: list[MatchRecord], memo: Memo) -> Assessment:
         """The stopping rule's assessment, as arena's settling run makes it (remembered in ``memo``:
         in a Swiss run of 12 bots these take most of the time)."""
-        key = f"{self.name}/{self.rating}/assess-t/{len(played)}/{self.replicas}/{methods.assess_source()}"
+        # The matches themselves are in the key, not only their number: which tables a Swiss run
+        # played depends on the round policy (arena/tournament/rounds.py), and a cached assessment
+        # of other tables must not be reused when that policy changes.
+        tables = hashlib.sha1(repr([(r.match_id, r.seats) for r in played]).encode()).hexdigest()[:16]
+        key = f"{self.name}/{self.rating}/assess-t/{len(played)}/{tables}/{self.replicas}/{methods.assess_source()}"
         known = memo.get(key)
         if known is not None:
             return Assessment(known["order"], {}, known["margins"], 0.95, self.replicas, 0.0, known["groups"])
