@@ -41,7 +41,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from protocol import BOT, RULES, EchoFloor, record, spec_for  # noqa: E402
+from protocol import BOT, RULES, EchoFloor, minimal_reply, record, spec_for  # noqa: E402
 
 from arena.match import BotPool, run_match  # noqa: E402
 from arena.process import BotProcess, BotSpec, SandboxPolicy  # noqa: E402
@@ -68,10 +68,7 @@ def decisions(rules: Ruleset) -> Iterator[Callable[[], None]]:
                 sent[d.seat] = len(game.log)
                 req_id = len(game.actions) + 1
                 encoder.request(req_id, d, 2)
-                reply = ({"id": req_id, "draw": "stock"} if d.kind == "draw"
-                         else {"id": req_id, "buy": False} if d.kind == "buy"
-                         else {"id": req_id, "discard": d.options[0].text})
-                line, _ = decode_reply_line(json.dumps(reply).encode())
+                line, _ = decode_reply_line(minimal_reply(d, req_id))
                 game.apply(reply_action(line, req_id, d.kind), d.seat)
             yield step
         seed += 1

@@ -198,6 +198,15 @@ def stats_cpu(path: str | None) -> float:
         time.sleep(0.005)
 
 
+def minimal_reply(d: Any, req_id: int) -> bytes:
+    """The reply the benchmark bots give to decision ``d``: the stock, no buy, the first card."""
+    if d.kind == "draw":
+        return b'{"id": %d, "draw": "stock"}' % req_id
+    if d.kind == "buy":
+        return b'{"id": %d, "buy": false}' % req_id
+    return b'{"id": %d, "discard": "%s"}' % (req_id, d.options[0].text.encode())
+
+
 def in_process(seeds: list[int], seats: int, protocol: int) -> tuple[float, float]:
     """(codec, engine) CPU per decision of the same matches without processes:
     the codec makes the notices and the request and reads a minimal reply;
@@ -230,9 +239,7 @@ def in_process(seeds: list[int], seats: int, protocol: int) -> tuple[float, floa
             sent[d.seat] = len(game.log)
             enc.request(decisions, d, protocol)
             action = fallback_action(d)
-            raw = (b'{"id": %d, "draw": "stock"}' if d.kind == "draw" else b'{"id": %d, "buy": false}'
-                   if d.kind == "buy" else b'{"id": %%d, "discard": "%s"}' % d.options[0].text.encode())
-            line, _ = decode_reply_line(raw % decisions)
+            line, _ = decode_reply_line(minimal_reply(d, decisions))
             action = reply_action(line, decisions, d.kind)
             t2 = clock()
             game.apply(action, d.seat)

@@ -357,7 +357,7 @@ class StderrReader(threading.Thread):
                 # Read and stored under the lock: mark() must not slip in
                 # between a read and its store, or bytes would land after it.
                 with self._lock:
-                    if not self._read_chunk():
+                    if not self._drain():
                         return
         finally:
             self._finish()
@@ -381,30 +381,20 @@ class StderrReader(threading.Thread):
             return self._drain()
 
     def _drain(self) -> bool:
-        for _ in range(DRAIN_CHUNKS):       # bounded: a bot may write without pause
+        """Read and store what the pipe holds (at most ``DRAIN_CHUNKS`` chunks:
+        a bot may write without pause); False at end of stream.  Caller holds
+        the lock."""
+        for _ in range(DRAIN_CHUNKS):
             try:
                 chunk = os.read(self.fd, CHUNK)
             except BlockingIOError:
-                return True
-            except OSError:
+                return True             # empty now (or taken in by the other thread)
+            except OSError as exc:
+                LOG.debug("%s: stderr read failed: %s", self.bot, exc)
                 return False
             if not chunk:
                 return False
             self._store(chunk)
-        return True
-
-    def _read_chunk(self) -> bool:
-        """Read and store one chunk; False at end of stream.  Caller holds the lock."""
-        try:
-            chunk = os.read(self.fd, CHUNK)
-        except BlockingIOError:
-            return True             # taken in by ``drain`` meanwhile
-        except OSError as exc:
-            LOG.debug("%s: stderr read failed: %s", self.bot, exc)
-            return False
-        if not chunk:
-            return False
-        self._store(chunk)
         return True
 
     def _store(self, chunk: bytes) -> None:

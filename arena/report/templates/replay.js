@@ -6,7 +6,6 @@
 // unpacks it. document.body.dataset.ready is set once the first step is drawn.
 "use strict";
 async function readReplayData(node) {
-  if (node.type === "application/json") return JSON.parse(node.textContent);
   const bytes = Uint8Array.from(atob(node.textContent.trim()), c => c.charCodeAt(0));
   const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
   return JSON.parse(await new Response(stream).text());
