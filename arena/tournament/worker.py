@@ -23,39 +23,18 @@ import ctypes
 import os
 import pickle
 import signal
-import traceback
-from dataclasses import dataclass
 from typing import Any
 
 from ..logsetup import configure_worker
-from ..match import BotPool, MatchResult, MatchSpec, run_match
+from ..match.pool import BotPool
+from ..match.runner import run_match
+from ..match.spec import MatchSpec
 from . import channel
+from .outcome import STOP, MatchFailure, Outcome
 
 PR_SET_PDEATHSIG = 1
-STOP = b""          # the message that tells a worker to finish
 
-
-@dataclass(frozen=True)
-class MatchFailure:
-    """A match that raised an arena-side exception: no result, a reason.
-
-    ``reason`` is one line (``"ZeroDivisionError: division by zero"``);
-    ``traceback`` is the full text, for a log file (empty when there is none,
-    e.g. a worker process that died).
-    """
-
-    match_id: str
-    reason: str
-    traceback: str = ""
-
-    @classmethod
-    def of(cls, match_id: str, exc: BaseException) -> MatchFailure:
-        text = " ".join(str(exc).split())
-        reason = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-        return cls(match_id, reason, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
-
-
-Outcome = MatchResult | MatchFailure
+__all__ = ["STOP", "MatchFailure", "Outcome", "play", "packed_outcome", "unplayable", "main"]
 
 
 def play(spec: MatchSpec, pool: BotPool) -> Outcome:

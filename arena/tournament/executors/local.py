@@ -40,11 +40,14 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ...match import BotPool, MatchSpec
 from .. import channel
-from ..worker import STOP, MatchFailure, Outcome, play
+from ..outcome import STOP, MatchFailure, Outcome
+
+if TYPE_CHECKING:
+    from ...match.pool import BotPool
+    from ...match.spec import MatchSpec
 
 __all__ = ["Executor", "SerialExecutor", "ProcessExecutor", "MatchFailure", "Outcome", "WorkerError",
            "make_executor", "worker_command"]
@@ -66,9 +69,15 @@ class SerialExecutor:
     """Runs matches one after another in this process, with one bot pool."""
 
     def __init__(self) -> None:
-        self.pool = BotPool()
+        # Here, not at the top: a parent with worker processes plays no match
+        # itself and must not load the runner, the engine or the codec.
+        from ...match.pool import BotPool
+
+        self.pool: BotPool = BotPool()
 
     def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
+        from ..worker import play
+
         for spec in specs:
             yield play(spec, self.pool)
 

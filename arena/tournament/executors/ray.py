@@ -44,7 +44,8 @@ from typing import Any
 
 from ...match import MatchResult, MatchSpec, SeatSpec
 from ...process import BotSpec, TimeControl
-from ..worker import MatchFailure, Outcome, unplayable
+from ..outcome import MatchFailure, Outcome
+from ..worker import unplayable
 from .local import ProcessExecutor, WorkerError
 
 __all__ = ["RayExecutor", "MatchActor", "Shipment", "Relocation", "MAX_ATTEMPTS", "NOT_SHIPPED", "connect",
