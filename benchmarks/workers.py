@@ -70,6 +70,8 @@ TICK = os.sysconf("SC_CLK_TCK")
 # Command-line marks of arena's own child processes (workers and helpers);
 # anything else below the arena process is a bot (or its sandbox).
 ARENA_MARKS = ("arena.tournament.worker", "multiprocessing")
+# A worker forked from the arena has the arena's command line and this name.
+FORKED_WORKER = "arena-worker"
 
 
 @dataclass
@@ -110,6 +112,8 @@ def _role(pid: int) -> str | None:
     cmd = _read(f"/proc/{pid}/cmdline")
     if cmd is None:
         return None
+    if (_read(f"/proc/{pid}/comm") or "").strip() == FORKED_WORKER:
+        return "worker"
     if "resource_tracker" in cmd or "forkserver" in cmd:
         return "helper"
     return "worker" if any(mark in cmd for mark in ARENA_MARKS) else None

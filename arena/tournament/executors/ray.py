@@ -46,7 +46,7 @@ from ...match import MatchResult, MatchSpec, SeatSpec
 from ...process import BotSpec, TimeControl
 from ..outcome import MatchFailure, Outcome
 from ..worker import unplayable
-from .local import ProcessExecutor, WorkerError
+from .local import EXEC, ProcessExecutor, WorkerError
 
 __all__ = ["RayExecutor", "MatchActor", "Shipment", "Relocation", "MAX_ATTEMPTS", "NOT_SHIPPED", "connect",
            "check_on_ray"]
@@ -149,7 +149,7 @@ class MatchActor:
 
     def __init__(self, head_root: str | None) -> None:
         self.relocation = None if head_root is None else Relocation(head_root, os.getcwd())
-        self.executor = ProcessExecutor(1)
+        self.executor = ProcessExecutor(1, start=EXEC)   # an actor has threads: never fork it
         self.checked = False
 
     def node(self) -> str:
