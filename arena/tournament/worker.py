@@ -25,6 +25,7 @@ import ctypes
 import os
 import pickle
 import signal
+import sys
 from typing import Any
 
 from ..logsetup import configure_worker
@@ -120,6 +121,9 @@ def _forked() -> None:
     null = os.open(os.devnull, os.O_RDONLY)   # as an exec'd worker: stdin is not the arena's terminal
     os.dup2(null, 0)
     os.close(null)
+    # The process's own streams, as an exec'd worker has: not whatever the
+    # arena had put in their place (a test runner's capture, say).
+    sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
 
 
 def main(fd: int, forked_from: int | None = None) -> None:
