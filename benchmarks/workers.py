@@ -8,8 +8,10 @@ Plays the tournament FILE (default: tournaments/demo.yaml) through the real
 ``--pairs`` times, each into a fresh results directory.  For every run:
 
 - arena's PSS: every 20 ms, the sum of ``Pss`` in /proc/PID/smaps_rollup over
-  arena's own processes (the ``arena`` process, its worker processes and any
-  multiprocessing helper: resource tracker, forkserver), bots excluded; the
+  arena's own processes (the ``arena`` process, its worker processes, forked
+  (named ``arena-worker``) or exec'd (``arena.tournament.worker`` on their
+  command line), and any multiprocessing helper: resource tracker,
+  forkserver), bots excluded; the
   peak of that sum over the run.  PSS charges shared pages to each process in
   proportion, so the sum is what arena's processes cost the machine together.
 - CPU, two figures:

@@ -23,16 +23,17 @@ its socket.  A worker is started one of two ways (``start``):
   a child of this process, after this process has imported what playing a
   match needs (``worker.preload``).  The workers then share this process's
   memory pages (the interpreter, the libraries, the engine) until they write
-  to them, so each costs only what it changes: about 8 MB of PSS instead of
-  17.  The child never returns into this process's code: it serves matches
-  and ends with ``os._exit``, so nothing inherited (the results database's
-  connection, the progress line, buffered output) is used, flushed or
-  closed there.
+  to them: ``arena run --jobs 2`` takes about 51 MB of PSS in all, against
+  63 with exec'd workers (``benchmarks/workers.py``).  The child never
+  returns into this process's code: it serves matches and ends with
+  ``os._exit``, so nothing inherited (the results database's connection,
+  the progress line, buffered output) is used, flushed or closed there.
 - ``exec`` (elsewhere, and in a process with threads, such as a Ray actor:
   a fork copies only the forking thread, and a lock another thread held
   stays locked in the child): a fresh interpreter started with
   ``subprocess`` that imports ``worker``, which imports what playing a
   match needs and nothing of the CLI.
+
 An interrupted run stops the workers deliberately: SIGTERM (or the
 terminal's SIGINT) becomes KeyboardInterrupt in the worker, which
 ``run_match`` handles by killing its bots, and the worker then closes its
@@ -54,7 +55,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import traceback
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from .. import channel
 from ..outcome import STOP, MatchFailure, Outcome
+from .forked import ForkedWorker, WorkerProcess, can_fork
 
 if TYPE_CHECKING:
     from ...match.pool import BotPool
@@ -120,82 +121,6 @@ def worker_command(fd: int) -> list[str]:
     code = (f"import sys; sys.path.insert(0, {PACKAGE_ROOT!r}); "
             f"from arena.tournament.worker import main; main({fd})")
     return [sys.executable, "-c", code]
-
-
-class WorkerProcess(Protocol):
-    """What the executor uses of a worker process: ``subprocess.Popen``'s
-    calls (an exec'd worker is one; a forked one is a ``ForkedWorker``)."""
-
-    pid: int
-
-    def poll(self) -> int | None: ...
-
-    def wait(self, timeout: float | None = None) -> int: ...
-
-    def send_signal(self, sig: int) -> None: ...
-
-    def kill(self) -> None: ...
-
-
-class ForkedWorker:
-    """A worker forked from this process, seen as ``subprocess.Popen`` sees
-    its child: ``returncode`` is the exit code, or minus the signal that
-    killed it."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.returncode: int | None = None
-
-    def poll(self) -> int | None:
-        if self.returncode is None:
-            try:
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
-            except ChildProcessError:   # reaped by someone else: its status is lost
-                self.returncode = 0
-                return self.returncode
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-        return self.returncode
-
-    def wait(self, timeout: float | None = None) -> int:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        pause = 0.001
-        while (code := self.poll()) is None:
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout or 0.0)
-            time.sleep(pause if left is None else min(pause, left))
-            pause = min(pause * 2, 0.05)
-        return code
-
-    def send_signal(self, sig: int) -> None:
-        if self.poll() is None:
-            try:
-                os.kill(self.pid, sig)
-            except ProcessLookupError:
-                pass  # it ended just now: the next poll reaps it
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
-
-
-def thread_count() -> int:
-    """This process's threads, as the kernel counts them (those of C
-    libraries too, which ``threading`` does not see); 0 if unknown."""
-    try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
-            for line in status:
-                if line.startswith("Threads:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
-def can_fork() -> bool:
-    """Whether a worker forked from this process now is safe: Linux, and no
-    thread but this one (a fork copies only the thread that forks)."""
-    return sys.platform == "linux" and hasattr(os, "fork") and thread_count() == 1
 
 
 @dataclass
