@@ -102,3 +102,42 @@ def test_auto_forks_a_single_threaded_arena_and_execs_a_threaded_one(tmp_path: P
     for facts in threaded["facts"]:
         assert "arena.tournament.worker" in facts["cmdline"] and facts["comm"] != "arena-worker"
     assert threaded["outcomes"] == single["outcomes"]
+
+
+CTRL_C_AT_FORK = """
+import json, os, signal
+from arena.tournament.executors.local import FORK, ProcessExecutor
+
+real_fork = os.fork
+
+
+def fork_with_ctrl_c():
+    os.kill(os.getpid(), signal.SIGINT)     # held (blocked) until the arena's side of the fork is set
+    return real_fork()
+
+
+os.fork = fork_with_ctrl_c
+try:
+    ProcessExecutor(2, start=FORK)
+    interrupted = False
+except KeyboardInterrupt:
+    interrupted = True
+children = []
+for name in os.listdir("/proc"):
+    if name.isdigit():
+        try:
+            stat = open(f"/proc/{name}/stat").read()
+        except OSError:
+            continue
+        if int(stat[stat.rfind(")") + 2:].split()[1]) == os.getpid():
+            children.append(int(name))
+print(json.dumps({"interrupted": interrupted, "children": children}))
+"""
+
+
+def test_a_ctrl_c_during_a_fork_leaves_no_worker_behind(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-c", CTRL_C_AT_FORK], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report == {"interrupted": True, "children": []}

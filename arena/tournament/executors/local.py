@@ -201,8 +201,15 @@ class ProcessExecutor:
             raise WorkerError(f"cannot start a worker process: {exc}") from None
         if pid == 0:
             self._serve(ours, theirs, arena)
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         theirs.close()   # the worker's end lives in the worker only: its death closes the socket
+        try:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)   # a Ctrl-C held since the fork is raised here
+        except BaseException:
+            # Not a slot yet, so nothing else would stop this worker.
+            ForkedWorker(pid).kill()
+            os.waitpid(pid, 0)
+            ours.close()
+            raise
         return _Slot(ForkedWorker(pid), ours)
 
     def _serve(self, ours: socket.socket, theirs: socket.socket, arena: int) -> NoReturn:
