@@ -103,27 +103,26 @@ def spec_for(bot: Path, seed: int, seats: int, protocol: int, log_dir: str) -> M
 
 
 def record(spec: MatchSpec) -> list[Batch]:
-    """Play once with ``BotProcess._write_lines`` wrapped to keep what is written."""
+    """Play once with ``BotProcess._write_data`` wrapped to keep what is written."""
     batches: list[Batch] = []
     pending: dict[int, bytes] = {}
-    original = BotProcess._write_lines
+    original = BotProcess._write_data
     seats = {f"bot{i}": i for i in range(len(spec.seats))}
 
-    def spy(self: BotProcess, objs: list[Any], deadline: float, limit: float) -> float:
+    def spy(self: BotProcess, data: bytes, deadline: float, limit: float) -> float:
         seat = seats[self.name]
-        lines = [o for o in objs if isinstance(o, bytes)]
-        data = b"".join(line + b"\n" for line in lines)
+        lines = data.split(b"\n")[:-1]
         if lines and lines[-1].startswith(b'{"type":"request"'):
             batches.append((seat, pending.pop(seat, b"") + data, len(lines[-1]) + 1))
         elif lines and lines[-1].startswith(b'{"type":"event"'):
             pending[seat] = pending.get(seat, b"") + data
-        return original(self, objs, deadline, limit)
+        return original(self, data, deadline, limit)
 
-    BotProcess._write_lines = spy  # type: ignore[method-assign]
+    BotProcess._write_data = spy  # type: ignore[method-assign]
     try:
         run_match(spec)
     finally:
-        BotProcess._write_lines = original  # type: ignore[method-assign]
+        BotProcess._write_data = original  # type: ignore[method-assign]
     return batches
 
 

@@ -183,12 +183,19 @@ class StdoutReader:
         there now); None if there is none by then."""
         events = self.events
         if not events:
-            ready = self._poller.poll(max(0, math.ceil(timeout * 1000)))
+            ready = self._poller.poll(math.ceil(timeout * 1000) if timeout > 0 else 0)
             if ready:
                 self._ready(ready)
             if not events:
                 return None
         return events.popleft()
+
+    def ready_now(self) -> bool:
+        """Whether anything is waiting now (output, an exit), taken in as events."""
+        ready = self._poller.poll(0)
+        if ready:
+            self._ready(ready)
+        return bool(self.events)
 
     def waiting(self, floor: float) -> None:
         """Read what the pipe holds now, before a wait that no drain preceded:
@@ -217,14 +224,18 @@ class StdoutReader:
         self.events.clear()
 
     def _ready(self, ready: list[tuple[int, int]]) -> None:
+        if len(ready) == 1 and ready[0][0] == self.fd:
+            self._read(None)                # the usual case: a reply, nothing else
+            return
+        fds = [fd for fd, _mask in ready]
         stderr = self._stderr
-        if stderr is not None and any(fd == stderr.fd for fd, _mask in ready):
+        if stderr is not None and stderr.fd in fds:
             if not stderr.drain():          # its end: nothing more to watch
                 self._poller.unregister(stderr.fd)
                 self._stderr = None
         if ready[0][0] == self.fd or len(ready) > 1:
             self._read(None)
-        if self.pidfd is not None and any(fd == self.pidfd for fd, _mask in ready):
+        if self.pidfd is not None and self.pidfd in fds:
             # Main process gone.  Everything it wrote is already in the pipe:
             # read it (bounded, a child may keep writing) so the reply it sent
             # just before dying comes first.
