@@ -48,7 +48,8 @@ TraceEntry = list[Any]
 
 
 def _ms(seconds: float) -> float:
-    return round(seconds * 1000, 3)
+    # Not round(x, 3): that formats the float in decimal, once a decision.
+    return int(seconds * 1_000_000 + 0.5) / 1000
 
 
 def fallback_action(d: Decision) -> Action:

@@ -299,22 +299,18 @@ class LazyLog:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.name = os.fspath(path)
         self._file: BinaryIO | None = None
+        # Bytes in the file so far (where the next byte will go); read once a decision.
         try:
-            self._size = os.path.getsize(self.name)   # appending to an existing log
+            self.offset = os.path.getsize(self.name)   # appending to an existing log
         except OSError:
-            self._size = 0
-
-    @property
-    def offset(self) -> int:
-        """Bytes in the file so far (where the next byte will go)."""
-        return self._size
+            self.offset = 0
 
     def write(self, data: bytes) -> None:
         if self._file is None:
             self._file = open(self.name, "ab")  # noqa: SIM115 - closed by close()
         self._file.write(data)
         self._file.flush()
-        self._size += len(data)
+        self.offset += len(data)
 
     def close(self) -> None:
         if self._file is not None:

@@ -83,10 +83,12 @@ class MatchEncoder:
         """Notice lines of the public events from ``game.log[since]`` on."""
         log = self.game.log
         made = self._notices
-        for e in log[len(made):]:
-            made.append(None if e.kind in NOT_NOTICED
-                        else encode(EventNotice(e.public().to_json())))
-        return [line for line in made[since:len(log)] if line is not None]
+        if len(made) < len(log):
+            for e in log[len(made):]:
+                made.append(None if e.kind in NOT_NOTICED
+                            else encode(EventNotice(e.public().to_json())))
+        lines = made[since:]
+        return lines if None not in lines else [line for line in lines if line is not None]
 
     # ----------------------------------------------------------------- requests
     def request(self, req_id: int, d: Decision, protocol: int = 2) -> bytes:
