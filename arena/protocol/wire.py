@@ -77,9 +77,9 @@ class ViewV2(Struct):
     pile_top: str | None
     pile_size: int
     stock_size: int
-    card_counts: list[int]
-    buys_left: list[int]
-    down: list[bool]
+    card_counts: tuple[int, ...]   # the view's own tuples: encoded as arrays, not copied
+    buys_left: tuple[int, ...]
+    down: tuple[bool, ...]
     turn: int
     turns_taken: int
     totals: Raw               # the same bytes for the whole hand
