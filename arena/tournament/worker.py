@@ -32,6 +32,7 @@ from ..logsetup import configure_worker
 from ..match.pool import BotPool
 from ..match.runner import run_match
 from ..match.spec import MatchSpec
+from ..process import affinity
 from . import channel
 from .outcome import STOP, MatchFailure, Outcome
 
@@ -126,9 +127,10 @@ def _forked() -> None:
     sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
 
 
-def main(fd: int, forked_from: int | None = None) -> None:
+def main(fd: int, cpu: int | None = None, forked_from: int | None = None) -> None:
     """Serve matches on the socket ``fd`` until told to stop or the arena is
-    gone.  ``forked_from``: the arena's pid, in a worker forked from it (which
+    gone; on ``cpu`` alone, with every bot it starts, unless None.
+    ``forked_from``: the arena's pid, in a worker forked from it (which
     starts with SIGINT and SIGTERM blocked, until its handlers are set)."""
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
@@ -138,6 +140,7 @@ def main(fd: int, forked_from: int | None = None) -> None:
         if os.getppid() != forked_from:
             return   # the arena died before PR_SET_PDEATHSIG could tie this worker to it
         _forked()
+    affinity.pin(cpu)
     configure_worker()      # the arena's -v and --log-file, passed in the environment
     pool = BotPool()
     try:

@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, Protocol
 
+from ...process import affinity
 from .. import channel
 from ..outcome import STOP, MatchFailure, Outcome
 from .forked import ForkedWorker, WorkerProcess, can_fork
@@ -91,18 +92,26 @@ class Executor(Protocol):
 class SerialExecutor:
     """Runs matches one after another in this process, with one bot pool."""
 
-    def __init__(self) -> None:
+    def __init__(self, pin: bool = True) -> None:
         # Here, not at the top: a parent with worker processes plays no match
         # itself and must not load the runner, the engine or the codec.
         from ...match.pool import BotPool
 
         self.pool: BotPool = BotPool()
+        self.cpu = affinity.plan(1)[0] if pin else None
 
     def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
         from ..worker import play
 
+        # Pinned while a match plays (its bots inherit the CPU); between
+        # matches this thread is the tournament's again.
         for spec in specs:
-            yield play(spec, self.pool)
+            before = affinity.pin(self.cpu)
+            try:
+                outcome = play(spec, self.pool)
+            finally:
+                affinity.unpin(before)
+            yield outcome
 
     def close(self) -> None:
         self.pool.close()
@@ -115,11 +124,12 @@ class WorkerError(RuntimeError):
     """Worker processes cannot be started (a bug or the system, not a bot fault)."""
 
 
-def worker_command(fd: int) -> list[str]:
-    """The command line of a worker serving the socket ``fd``: this interpreter,
-    importing ``arena.tournament.worker`` from this package's directory."""
+def worker_command(fd: int, cpu: int | None = None) -> list[str]:
+    """The command line of a worker serving the socket ``fd`` (on ``cpu``
+    alone, with its bots, unless None): this interpreter, importing
+    ``arena.tournament.worker`` from this package's directory."""
     code = (f"import sys; sys.path.insert(0, {PACKAGE_ROOT!r}); "
-            f"from arena.tournament.worker import main; main({fd})")
+            f"from arena.tournament.worker import main; main({fd}, {cpu!r})")
     return [sys.executable, "-c", code]
 
 
@@ -150,16 +160,19 @@ class ProcessExecutor:
     ``exec``, or ``auto`` (fork when ``can_fork()`` says so at that moment,
     else exec).  ``fork`` where forking is not possible is ``exec``."""
 
-    def __init__(self, jobs: int, start: str = AUTO) -> None:
+    def __init__(self, jobs: int, pin: bool = True, start: str = AUTO) -> None:
         if start not in (AUTO, FORK, EXEC):
             raise ValueError(f"start must be {AUTO}, {FORK} or {EXEC}, not {start!r}")
         self.jobs = max(1, jobs)
         self.start = start
+        # Worker i plays on cpus[i] (with its bots) for the whole run, even
+        # after a replacement: a dead worker's successor takes its CPU.
+        self.cpus = affinity.plan(self.jobs) if pin else [None] * self.jobs
         self.slots: list[_Slot] = []
         self._more = True
         try:
-            for _ in range(self.jobs):
-                self.slots.append(self._start())
+            for i in range(self.jobs):
+                self.slots.append(self._start(self.cpus[i]))
         except BaseException:
             self.abort()
             raise
@@ -168,11 +181,11 @@ class ProcessExecutor:
     def workers(self) -> list[WorkerProcess]:
         return [s.process for s in self.slots]
 
-    def _start(self) -> _Slot:
+    def _start(self, cpu: int | None) -> _Slot:
         forking = self.start == FORK and sys.platform == "linux" or self.start == AUTO and can_fork()
-        return self._fork() if forking else self._exec()
+        return self._fork(cpu) if forking else self._exec(cpu)
 
-    def _fork(self) -> _Slot:
+    def _fork(self, cpu: int | None) -> _Slot:
         """A worker forked from this process (see the module's docstring)."""
         from .. import worker
 
@@ -200,7 +213,7 @@ class ProcessExecutor:
             theirs.close()
             raise WorkerError(f"cannot start a worker process: {exc}") from None
         if pid == 0:
-            self._serve(ours, theirs, arena)
+            self._serve(ours, theirs, arena, cpu)
         theirs.close()   # the worker's end lives in the worker only: its death closes the socket
         try:
             signal.pthread_sigmask(signal.SIG_SETMASK, mask)   # a Ctrl-C held since the fork is raised here
@@ -212,7 +225,7 @@ class ProcessExecutor:
             raise
         return _Slot(ForkedWorker(pid), ours)
 
-    def _serve(self, ours: socket.socket, theirs: socket.socket, arena: int) -> NoReturn:
+    def _serve(self, ours: socket.socket, theirs: socket.socket, arena: int, cpu: int | None) -> NoReturn:
         """The forked child of ``arena``: serve matches on ``theirs``, then end
         this process without returning into the code that forked it."""
         code = 1
@@ -222,7 +235,7 @@ class ProcessExecutor:
             ours.close()
             for slot in self.slots:   # the other workers' sockets: theirs must end when the arena's do
                 slot.conn.close()
-            worker.main(theirs.fileno(), forked_from=arena)
+            worker.main(theirs.fileno(), cpu, forked_from=arena)
             code = 0
         except Exception:  # noqa: BLE001 - an arena bug: shown, and this worker ends
             traceback.print_exc()
@@ -231,13 +244,13 @@ class ProcessExecutor:
         finally:
             os._exit(code)
 
-    def _exec(self) -> _Slot:
+    def _exec(self, cpu: int | None) -> _Slot:
         """A worker in a fresh interpreter (see the module's docstring)."""
         ours, theirs = socket.socketpair()
         fd = theirs.fileno()
         try:
             # Same process group as the arena: a terminal's Ctrl-C reaches the workers too.
-            proc = subprocess.Popen(worker_command(fd), pass_fds=(fd,), stdin=subprocess.DEVNULL)
+            proc = subprocess.Popen(worker_command(fd, cpu), pass_fds=(fd,), stdin=subprocess.DEVNULL)
         except OSError as exc:
             ours.close()
             raise WorkerError(f"cannot start a worker process: {exc}") from None
@@ -338,7 +351,7 @@ class ProcessExecutor:
         if old.process.poll() is None:
             old.process.kill()
             old.process.wait()
-        self.slots[index] = self._start()
+        self.slots[index] = self._start(self.cpus[index])
         return self.slots[index]
 
     def close(self) -> None:
@@ -392,5 +405,6 @@ def _wait(proc: WorkerProcess, seconds: float) -> None:
         pass  # the caller kills what is left
 
 
-def make_executor(jobs: int) -> SerialExecutor | ProcessExecutor:
-    return SerialExecutor() if jobs <= 1 else ProcessExecutor(jobs)
+def make_executor(jobs: int, pin: bool = True) -> SerialExecutor | ProcessExecutor:
+    """``jobs`` matches at once; ``pin``: each on a CPU of its own (``process.affinity``)."""
+    return SerialExecutor(pin) if jobs <= 1 else ProcessExecutor(jobs, pin)

@@ -149,7 +149,9 @@ class MatchActor:
 
     def __init__(self, head_root: str | None) -> None:
         self.relocation = None if head_root is None else Relocation(head_root, os.getcwd())
-        self.executor = ProcessExecutor(1, start=EXEC)   # an actor has threads: never fork it
+        # Ray places its actors (pinned, every one would take CPU 0), and an
+        # actor has threads: its worker is exec'd, never forked.
+        self.executor = ProcessExecutor(1, pin=False, start=EXEC)
         self.checked = False
 
     def node(self) -> str:
