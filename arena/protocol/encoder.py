@@ -85,8 +85,7 @@ class MatchEncoder:
         made = self._notices
         if len(made) < len(log):
             for e in log[len(made):]:
-                made.append(None if e.kind in NOT_NOTICED
-                            else encode(EventNotice(e.public().to_json())))
+                made.append(None if e.kind in NOT_NOTICED else encode(EventNotice(e.public_json())))
         lines = made[since:]
         if None in lines:
             return [line for line in lines if line is not None]
