@@ -25,7 +25,7 @@ import click
 from . import __version__, logsetup
 from .botcommand import BotCommandError, split_command, unquoted_problem
 from .clicommon import ArenaGroup, UsageLine, verbosity
-from .match import FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
+from .match import FaultPolicy, MatchResult, MatchSpec, SeatSpec
 from .players.registry import BUILTIN_PLAYERS
 from .process import BotStartupError, TimeControl, sandbox
 from .shanghai.errors import ShanghaiError
@@ -209,6 +209,8 @@ def _ruleset(preset: str, rules_file: Path | None, players: int) -> dict[str, An
 
 
 def _play_match(spec: MatchSpec) -> MatchResult:
+    from .match.runner import run_match  # the engine, the codec, the process layer: only where played
+
     try:
         return run_match(spec)
     except BotStartupError as err:

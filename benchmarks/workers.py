@@ -8,8 +8,10 @@ Plays the tournament FILE (default: tournaments/demo.yaml) through the real
 ``--pairs`` times, each into a fresh results directory.  For every run:
 
 - arena's PSS: every 20 ms, the sum of ``Pss`` in /proc/PID/smaps_rollup over
-  arena's own processes (the ``arena`` process, its worker processes and any
-  multiprocessing helper: resource tracker, forkserver), bots excluded; the
+  arena's own processes (the ``arena`` process, its worker processes, forked
+  (named ``arena-worker``) or exec'd (``arena.tournament.worker`` on their
+  command line), and any multiprocessing helper: resource tracker,
+  forkserver), bots excluded; the
   peak of that sum over the run.  PSS charges shared pages to each process in
   proportion, so the sum is what arena's processes cost the machine together.
 - CPU, two figures:
@@ -70,6 +72,8 @@ TICK = os.sysconf("SC_CLK_TCK")
 # Command-line marks of arena's own child processes (workers and helpers);
 # anything else below the arena process is a bot (or its sandbox).
 ARENA_MARKS = ("arena.tournament.worker", "multiprocessing")
+# A worker forked from the arena has the arena's command line and this name.
+FORKED_WORKER = "arena-worker"
 
 
 @dataclass
@@ -110,6 +114,8 @@ def _role(pid: int) -> str | None:
     cmd = _read(f"/proc/{pid}/cmdline")
     if cmd is None:
         return None
+    if (_read(f"/proc/{pid}/comm") or "").strip() == FORKED_WORKER:
+        return "worker"
     if "resource_tracker" in cmd or "forkserver" in cmd:
         return "helper"
     return "worker" if any(mark in cmd for mark in ARENA_MARKS) else None

@@ -1,10 +1,11 @@
 """Lean --jobs workers: what a worker process imports and what the executor starts.
 
-The worker processes are started from a parent script that, like the
+The exec'd worker processes are started from a parent script that, like the
 ``arena`` console script, has the whole CLI and the heavy libraries loaded;
 the workers report every module they import (PYTHONPROFILEIMPORTTIME), and
-none of the CLI's libraries may be among them.  Run in a subprocess with a
-timeout, so a hang fails the test instead of stalling the suite.
+none of the CLI's libraries may be among them.  (Forked workers, which import
+nothing of their own, are tested in test_forked_workers.py.)  Run in a
+subprocess with a timeout, so a hang fails the test instead of stalling the suite.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import json, os, sys
 from arena.cli import main                 # the console script's import: the whole CLI
 import click, numpy, tabulate, trueskill, yaml
 from arena.match import MatchSpec, SeatSpec
-from arena.tournament.executor import MatchFailure, ProcessExecutor
+from arena.tournament.executors.local import EXEC, MatchFailure, ProcessExecutor
 
 
 def children(pid):
@@ -51,7 +52,7 @@ if __name__ == "__main__":
     if "unpicklable" in sys.argv:
         specs.insert(1, MatchSpec("bad", seats, {"contracts": ["2S3"], "x": lambda: 0}))
     os.environ["PYTHONPROFILEIMPORTTIME"] = "1"   # workers print every import to stderr
-    executor = ProcessExecutor(2)
+    executor = ProcessExecutor(2, start=EXEC)
     try:
         started = len(children(os.getpid()))
         outcomes = {o.match_id: (o.reason if isinstance(o, MatchFailure) else list(o.places))

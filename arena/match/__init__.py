@@ -43,30 +43,48 @@ the match and closed (``quit``, then killed) at its end.  Bots are told that
 restarted for its next match without a fault.
 """
 
-from .pool import BotHandle, BotPool
-from .runner import run_match
-from .seats import fallback_action
-from .spec import (
-                   CRASH,
-                   FAULT_KINDS,
-                   ILLEGAL,
-                   MALFORMED,
-                   START,
-                   TIMEOUT,
-                   WRONG_ID,
-                   Fault,
-                   FaultPolicy,
-                   IgnoredLines,
-                   MatchResult,
-                   MatchSpec,
-                   SeatSpec,
-                   SeatStats,
-                   bot_key,
-                   forfeit_places,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .pool import BotHandle, BotPool
+    from .runner import run_match
+    from .seats import fallback_action
+    from .spec import (
+                       CRASH,
+                       FAULT_KINDS,
+                       ILLEGAL,
+                       MALFORMED,
+                       START,
+                       TIMEOUT,
+                       WRONG_ID,
+                       Fault,
+                       FaultPolicy,
+                       IgnoredLines,
+                       MatchResult,
+                       MatchSpec,
+                       SeatSpec,
+                       SeatStats,
+                       bot_key,
+                       forfeit_places,
+    )
 
 __all__ = [
     "run_match", "BotPool", "BotHandle", "MatchSpec", "MatchResult", "SeatSpec", "FaultPolicy",
     "Fault", "IgnoredLines", "SeatStats", "fallback_action", "forfeit_places", "bot_key", "FAULT_KINDS",
     "TIMEOUT", "CRASH", "MALFORMED", "WRONG_ID", "ILLEGAL", "START",
 ]
+
+# Where each name lives; anything not listed is in ``spec``.  The names are
+# loaded on first use (PEP 562): the tournament's parent process needs the
+# plain data (``spec``) but not the runner, the engine, the protocol codec or
+# the process layer, which only the processes that play matches load.
+_MODULE_OF = {"BotHandle": "pool", "BotPool": "pool", "run_match": "runner", "fallback_action": "seats"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{_MODULE_OF.get(name, 'spec')}", __name__), name)
+    globals()[name] = value
+    return value

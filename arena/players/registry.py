@@ -4,16 +4,34 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from .base import Player
-from .greedy import GreedyPlayer
-from .passive import PassivePlayer
-from .random_player import RandomPlayer
+if TYPE_CHECKING:
+    from .base import Player
+
+
+# Each player's module is imported when a player is made, not with the names:
+# a process that only checks names (the CLI, the tournament's parent) does
+# not load the engine and the players' move search.
+def _random(rng: random.Random) -> Player:
+    from .random_player import RandomPlayer
+    return RandomPlayer(rng)
+
+
+def _greedy(rng: random.Random) -> Player:
+    from .greedy import GreedyPlayer
+    return GreedyPlayer(rng)
+
+
+def _passive(rng: random.Random) -> Player:
+    from .passive import PassivePlayer
+    return PassivePlayer(rng)
+
 
 BUILTIN_PLAYERS: dict[str, Callable[[random.Random], Player]] = {
-    "random": lambda rng: RandomPlayer(rng),
-    "greedy": lambda rng: GreedyPlayer(rng),
-    "passive": lambda rng: PassivePlayer(rng),
+    "random": _random,
+    "greedy": _greedy,
+    "passive": _passive,
 }
 
 

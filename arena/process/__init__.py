@@ -13,14 +13,18 @@ Modules: ``spec`` (BotSpec, TimeControl), ``bot`` (BotProcess), ``exchange``
 Every line in and out is logged at DEBUG level on the ``arena.process`` logger.
 """
 
-from ..jsonline import DEFAULT_LIMITS, JSONLimits, JSONLineError, decode_object
-from .bot import QUIT_MESSAGE, BotProcess
-from .errors import BotCrashed, BotFailure, BotMalformed, BotStartupError, BotTimeout, describe_exit
-from .limits import group_members, kill_group
-from .sandbox import Containment, SandboxPolicy, SandboxUnavailable
-from .spec import BotSpec, TimeControl
-from .stats import DecisionStats
-from .streams import LineSplitter
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..jsonline import DEFAULT_LIMITS, JSONLimits, JSONLineError, decode_object
+    from .bot import QUIT_MESSAGE, BotProcess
+    from .errors import BotCrashed, BotFailure, BotMalformed, BotStartupError, BotTimeout, describe_exit
+    from .limits import group_members, kill_group
+    from .sandbox import Containment, SandboxPolicy, SandboxUnavailable
+    from .spec import BotSpec, TimeControl
+    from .stats import DecisionStats
+    from .streams import LineSplitter
 
 __all__ = [
     "QUIT_MESSAGE", "BotProcess", "BotSpec", "TimeControl", "DecisionStats",
@@ -29,3 +33,24 @@ __all__ = [
     "Containment", "SandboxPolicy", "SandboxUnavailable",
     "decode_object", "JSONLimits", "JSONLineError", "DEFAULT_LIMITS",
 ]
+
+# Where each name lives (PEP 562: loaded on first use).  A process that only
+# describes bots (a tournament's parent: ``BotSpec``, ``TimeControl``, the
+# sandbox mode) must not load what runs them (threads, ctypes, rlimits).
+_MODULE_OF = {
+    "DEFAULT_LIMITS": "..jsonline", "JSONLimits": "..jsonline", "JSONLineError": "..jsonline",
+    "decode_object": "..jsonline", "QUIT_MESSAGE": ".bot", "BotProcess": ".bot", "BotFailure": ".errors",
+    "BotTimeout": ".errors", "BotCrashed": ".errors", "BotMalformed": ".errors", "BotStartupError": ".errors",
+    "describe_exit": ".errors", "group_members": ".limits", "kill_group": ".limits",
+    "Containment": ".sandbox", "SandboxPolicy": ".sandbox", "SandboxUnavailable": ".sandbox",
+    "BotSpec": ".spec", "TimeControl": ".spec", "DecisionStats": ".stats", "LineSplitter": ".streams",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value

@@ -1,12 +1,14 @@
 """A tournament worker process: plays the matches its arena sends, nothing else.
 
-``ProcessExecutor`` starts each worker as ``python -c "...; main(FD)"``: a
-fresh interpreter that imports this module, hence the match runner, the
-process layer, the engine and the reference players, and nothing of the
-command line, the configuration reader, the store or the ranking (no click,
-yaml, tabulate, numpy or trueskill).  Not multiprocessing's spawn: that would
-run the ``arena`` script again in every worker (the whole CLI, twice the
-memory) and start a resource-tracker process besides.
+``ProcessExecutor`` forks each worker from the arena (``main(FD,
+forked_from=...)`` in the child, after ``preload`` in the arena), or, where
+forking is not safe, starts it as ``python -c "...; main(FD)"``: a fresh
+interpreter that imports this module, hence the match runner, the process
+layer, the engine and the reference players, and nothing of the command
+line, the configuration reader, the store or the ranking (no click, yaml,
+tabulate, numpy or trueskill).  Not multiprocessing's spawn: that would run
+the ``arena`` script again in every worker (the whole CLI, twice the memory)
+and start a resource-tracker process besides.
 
 The worker talks to its arena over one socket (FD, see ``channel``): it
 receives a pickled ``MatchSpec`` (an empty message: stop), plays it with its
@@ -23,40 +25,29 @@ import ctypes
 import os
 import pickle
 import signal
-import traceback
-from dataclasses import dataclass
+import sys
 from typing import Any
 
 from ..logsetup import configure_worker
-from ..match import BotPool, MatchResult, MatchSpec, run_match
+from ..match.pool import BotPool
+from ..match.runner import run_match
+from ..match.spec import MatchSpec
 from ..process import affinity
 from . import channel
+from .outcome import STOP, MatchFailure, Outcome
 
 PR_SET_PDEATHSIG = 1
-STOP = b""          # the message that tells a worker to finish
+PR_SET_NAME = 15
+NAME = b"arena-worker"   # a forked worker's name in ps and /proc/PID/comm (its command line is the arena's)
+
+__all__ = ["STOP", "MatchFailure", "Outcome", "play", "packed_outcome", "unplayable", "main"]
 
 
-@dataclass(frozen=True)
-class MatchFailure:
-    """A match that raised an arena-side exception: no result, a reason.
-
-    ``reason`` is one line (``"ZeroDivisionError: division by zero"``);
-    ``traceback`` is the full text, for a log file (empty when there is none,
-    e.g. a worker process that died).
-    """
-
-    match_id: str
-    reason: str
-    traceback: str = ""
-
-    @classmethod
-    def of(cls, match_id: str, exc: BaseException) -> MatchFailure:
-        text = " ".join(str(exc).split())
-        reason = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-        return cls(match_id, reason, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
-
-
-Outcome = MatchResult | MatchFailure
+def preload() -> None:
+    """Import what playing a match needs beyond this module (the players are
+    imported by name, when a match seats one): in an arena about to fork
+    workers, so that they share these modules rather than each import them."""
+    from ..players import greedy, passive, random_player  # noqa: F401
 
 
 def play(spec: MatchSpec, pool: BotPool) -> Outcome:
@@ -122,12 +113,33 @@ def _die_with_parent() -> None:
         pass  # not Linux: the closed socket still ends an idle worker
 
 
-def main(fd: int, cpu: int | None = None) -> None:
+def _forked() -> None:
+    """What a worker forked from the arena sets apart from its arena."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NAME, NAME)
+    except (OSError, AttributeError):
+        pass
+    null = os.open(os.devnull, os.O_RDONLY)   # as an exec'd worker: stdin is not the arena's terminal
+    os.dup2(null, 0)
+    os.close(null)
+    # The process's own streams, as an exec'd worker has: not whatever the
+    # arena had put in their place (a test runner's capture, say).
+    sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+
+
+def main(fd: int, cpu: int | None = None, forked_from: int | None = None) -> None:
     """Serve matches on the socket ``fd`` until told to stop or the arena is
-    gone; on ``cpu`` alone, with every bot it starts, unless None."""
+    gone; on ``cpu`` alone, with every bot it starts, unless None.
+    ``forked_from``: the arena's pid, in a worker forked from it (which
+    starts with SIGINT and SIGTERM blocked, until its handlers are set)."""
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     _die_with_parent()
+    if forked_from is not None:
+        if os.getppid() != forked_from:
+            return   # the arena died before PR_SET_PDEATHSIG could tie this worker to it
+        _forked()
     affinity.pin(cpu)
     configure_worker()      # the arena's -v and --log-file, passed in the environment
     pool = BotPool()

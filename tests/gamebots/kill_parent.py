@@ -11,7 +11,8 @@ import common
 def kill_worker(msg):
     parent = os.getppid()
     cmdline = Path(f"/proc/{parent}/cmdline").read_bytes()
-    if b"arena.tournament.worker" in cmdline:
+    name = Path(f"/proc/{parent}/comm").read_text().strip()
+    if b"arena.tournament.worker" in cmdline or name == "arena-worker":   # exec'd or forked
         os.kill(parent, signal.SIGKILL)
     sys.exit(5)
 

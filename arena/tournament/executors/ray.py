@@ -44,8 +44,9 @@ from typing import Any
 
 from ...match import MatchResult, MatchSpec, SeatSpec
 from ...process import BotSpec, TimeControl
-from ..worker import MatchFailure, Outcome, unplayable
-from .local import ProcessExecutor, WorkerError
+from ..outcome import MatchFailure, Outcome
+from ..worker import unplayable
+from .local import EXEC, ProcessExecutor, WorkerError
 
 __all__ = ["RayExecutor", "MatchActor", "Shipment", "Relocation", "MAX_ATTEMPTS", "NOT_SHIPPED", "connect",
            "check_on_ray"]
@@ -148,7 +149,9 @@ class MatchActor:
 
     def __init__(self, head_root: str | None) -> None:
         self.relocation = None if head_root is None else Relocation(head_root, os.getcwd())
-        self.executor = ProcessExecutor(1, pin=False)   # Ray places its actors; every one would take CPU 0
+        # Ray places its actors (pinned, every one would take CPU 0), and an
+        # actor has threads: its worker is exec'd, never forked.
+        self.executor = ProcessExecutor(1, pin=False, start=EXEC)
         self.checked = False
 
     def node(self) -> str:
