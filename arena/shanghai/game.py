@@ -27,7 +27,7 @@ from .actions import BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, Play, ac
 from .cards import Card, make_shoe, sort_key
 from .chance import Chance, RecordedChance, SeededChance
 from .errors import IllegalAction, RulesetError
-from .events import Event, secret_keys
+from .events import DRAW_SECRET, SECRETS, Event
 from .plays import Staged, check_play
 from .ruleset import Ruleset
 from .view import Decision, History, TableMeld, View, places_of
@@ -35,6 +35,9 @@ from .view import Decision, History, TableMeld, View, places_of
 __all__ = ["Game", "Decision", "TableMeld", "View", "places_of", "OVER"]
 
 OVER = "over"
+
+# Which decision each action type answers (exact types: action classes cannot be subclassed).
+_KIND_OF: dict[type, str] = {Draw: DRAW, Buy: BUY, Play: PLAY}
 
 
 class Game:
@@ -203,22 +206,25 @@ class Game:
 
     def apply(self, action: Action, seat: int | None = None) -> None:
         """Apply the current decision's action, or raise IllegalAction and change nothing."""
-        d = self.decision()
-        reason = self._turn_reason(d, action, seat)
-        if reason is not None or d is None:
-            raise IllegalAction(reason or "the match is over")
-        if isinstance(action, Draw):
-            reason = self._draw_reason(action)
+        d = self._decision
+        if d is None:
+            d = self.decision()
+        kind = _KIND_OF.get(type(action))
+        if d is None or kind != d.kind or (seat is not None and seat != d.seat):
+            # the reason is only worded on refusal
+            raise IllegalAction(self._turn_reason(d, action, seat) or "the match is over")
+        if kind == DRAW:
+            reason = self._draw_reason(action)  # type: ignore[arg-type]  # kind DRAW: a Draw
             if reason is not None:
                 raise IllegalAction(reason)
-            self._draw(action)
-        elif isinstance(action, Buy):
-            self._buy(action)
+            self._draw(action)  # type: ignore[arg-type]
+        elif kind == BUY:
+            self._buy(action)  # type: ignore[arg-type]  # kind BUY: a Buy
         else:
-            staged = self._check_play(action)
+            staged = self._check_play(action)  # type: ignore[arg-type]  # kind PLAY: a Play
             if isinstance(staged, str):
                 raise IllegalAction(staged)
-            self._commit_play(action, staged)
+            self._commit_play(action, staged)  # type: ignore[arg-type]
         self._decision = None
         self.actions.append((d.seat, action))
 
@@ -410,9 +416,11 @@ class Game:
             self._start_hand()
 
     def _emit(self, kind: str, seat: int | None, **data: Any) -> None:
-        e = Event(kind, self.hand_no, seat, data, secret_keys(kind, data))
+        # secret_keys and Event.public, inlined: every action emits an event or two
+        secret = SECRETS.get(kind, ()) if kind != ev.DRAW or data["source"] != STOCK else DRAW_SECRET
+        e = Event(kind, self.hand_no, seat, data, secret)
         self.log.append(e)
-        self.public.append(e.public())
+        self.public.append(e.public() if secret else e)
 
     # -- records and replay ------------------------------------------------------
     def to_record(self) -> dict[str, Any]:
