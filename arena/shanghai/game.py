@@ -278,15 +278,16 @@ class Game:
         return self._orders[first % self.n]
 
     def _open_buy_window(self) -> None:
-        limit = self.rules.buy_limit(self.hand_no - 1)
+        queue: list[int] = []
         if self.upcard_live and len(self.stock) >= self.rules.buy_penalty:
-            self.buy_queue = [
-                s for s in self._buy_order()
-                if s != self.turn and s != self.discarder and not self.down[s] and self.buys[s] < limit
-            ]
-        else:
-            self.buy_queue = []
-        if self.buy_queue:
+            # a loop, not a comprehension: this runs after every discard
+            limit = self.rules.buy_limits[self.hand_no - 1]
+            turn, discarder, down, buys = self.turn, self.discarder, self.down, self.buys
+            for s in self._buy_order():
+                if s != turn and s != discarder and not down[s] and buys[s] < limit:
+                    queue.append(s)
+        self.buy_queue = queue
+        if queue:
             self.phase = BUY
         else:
             self._close_buy_window()
