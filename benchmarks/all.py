@@ -9,7 +9,10 @@ other down), each with its floor and subject interleaved in ``--pairs`` pairs:
 
 - benchmarks/protocol.py: the arena's CPU per decision at 4 seats (<= 40 us),
   the mean request line (<= 2 KB), and a match's decision rate against a bare
-  echo loop moving the same bytes (>= 0.8x);
+  echo loop moving the same bytes (>= 0.8x); on one CPU, as a tournament
+  plays a match, and again with no affinity (floor and subject alike);
+- benchmarks/affinity.py: the same match pinned against free, as ratios of
+  the arena's CPU, the bots' CPU and the wall time (information; no aim);
 - benchmarks/workers.py: arena's peak PSS at --jobs 2 (<= 60 MB) and the CPU
   of --jobs 2 against --jobs 1 (<= 1.03x), playing tournaments/demo.yaml
   through the ``arena`` command;
@@ -80,6 +83,7 @@ Bench = tuple[str, Callable[[], list[Figure]]]
 
 def benches(pairs: int, quick: bool, tmp: Path) -> list[Bench]:
     """(name, the call that measures it), in the order they run."""
+    import affinity
     import engine
     import protocol
     import tournament
@@ -97,6 +101,8 @@ def benches(pairs: int, quick: bool, tmp: Path) -> list[Bench]:
 
     return [
         ("protocol", lambda: protocol.results(pairs)),
+        ("protocol", lambda: [f for f in protocol.results(pairs, pin=False) if f.unit != "B"]),
+        ("affinity", lambda: affinity.results(pairs)),
         ("workers", on(workers.results)),
         ("engine", lambda: engine.results(pairs, matches)),
         ("tournament", on(tournament.results)),

@@ -1,6 +1,6 @@
 """Where the arena's CPU per decision goes: a match taken apart into its layers.  Not a test.
 
-Run: python benchmarks/decision_floor.py [--reps 7]
+Run: python benchmarks/decision_floor.py [--reps 7] [--no-affinity]
 
 ``protocol.py`` compares a whole match with a bare echo loop.  This script
 builds the match up from that loop, one layer at a time, on the same bytes,
@@ -19,7 +19,8 @@ recorded match (``protocol.record``).  Variants, interleaved, ``--reps`` times:
 - ``process + engine``: both;
 - ``match``: ``run_match`` on the recorded match, its bots kept in a pool.
 
-Each figure is the arena process's CPU (every thread, ``process_time``) per
+Everything runs on one CPU, as a tournament plays a match
+(``--no-affinity``: where the scheduler puts it).  Each figure is the arena process's CPU (every thread, ``process_time``) per
 decision, median with min and max over the repetitions.  The gap between
 ``echo + engine`` and the sum of ``echo`` and ``engine`` is what interleaving
 costs (each wake-up finds the caches cold); the gap between ``process +
@@ -44,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from protocol import BOT, RULES, EchoFloor, minimal_reply, record, spec_for  # noqa: E402
 
 from arena.match import BotPool, run_match  # noqa: E402
-from arena.process import BotProcess, BotSpec, SandboxPolicy  # noqa: E402
+from arena.process import BotProcess, BotSpec, SandboxPolicy, affinity  # noqa: E402
 from arena.protocol.encoder import MatchEncoder  # noqa: E402
 from arena.protocol.messages import decode_reply_line, reply_action  # noqa: E402
 from arena.shanghai.game import Game  # noqa: E402
@@ -77,9 +78,13 @@ def decisions(rules: Ruleset) -> Iterator[Callable[[], None]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reps", type=int, default=7, help="repetitions of every variant, at least 5")
+    ap.add_argument("--no-affinity", dest="pin", action="store_false",
+                    help="leave the processes to the scheduler (default: all on one CPU, as a tournament plays)")
     args = ap.parse_args()
     if args.reps < 5:
         ap.error("--reps: at least 5")
+    if args.pin:
+        affinity.pin(affinity.plan(1)[0])     # before any child starts: they inherit it
     rules = Ruleset.from_mapping(RULES)
     tmp = tempfile.mkdtemp(prefix="bench-floor-")
     bot = Path(tmp) / "bench_bot.py"

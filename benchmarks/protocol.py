@@ -1,7 +1,7 @@
 """Protocol overhead: the arena's CPU per decision, and a match's decision
 rate next to a bare echo loop that moves the same bytes.  Not a test.
 
-Run: python benchmarks/protocol.py [--pairs 7] [--seats 4] [--protocol 2]
+Run: python benchmarks/protocol.py [--pairs 7] [--seats 4] [--protocol 2] [--no-affinity]
 
 Four (``--seats``) subprocess bots that do only the JSON work (parse every
 line with ``json.loads``, answer each request with a minimal reply) play
@@ -17,9 +17,15 @@ matches of three hands.  For each seed:
    warm in a ``BotPool`` (as a tournament's workers keep them).
 
 Floor and subject alternate, one pair per seed, ``--pairs`` pairs (at least
-5).  CPU is counted per process: the arena's own (``getrusage``, every
-thread), the echo parent's (``process_time``), and each child's and bot's,
-which they report themselves (``process_time``, exact; not the 10 ms ticks
+5).  Both run on one CPU, as a tournament plays each match (its worker and
+its bots pinned to a CPU of their own, ``arena.process.affinity``): this
+script pins itself before it starts any child, so the floor's parent and
+children share one CPU exactly as the arena and its bots do.
+``--no-affinity`` leaves both to the scheduler (``affinity: false``).
+
+CPU is counted per process: the arena's own (``getrusage``, every thread),
+the echo parent's (``process_time``), and each child's and bot's, which they
+report themselves (``process_time``, exact; not the 10 ms ticks
 of /proc).  Per pair:
 
 - rate ratio = (subject decisions per CPU-second of arena + bots) /
@@ -51,7 +57,7 @@ from typing import Any
 from figures import Figure  # noqa: E402 (benchmarks/ is on sys.path)
 
 from arena.match import BotPool, MatchSpec, SeatSpec, run_match
-from arena.process import BotProcess, SandboxPolicy, TimeControl
+from arena.process import BotProcess, SandboxPolicy, TimeControl, affinity
 
 RULES = {"contracts": ["2S3", "S3+R4", "2R4"]}
 # Bots and echo children do the same work per line; both report their CPU.
@@ -97,27 +103,26 @@ def spec_for(bot: Path, seed: int, seats: int, protocol: int, log_dir: str) -> M
 
 
 def record(spec: MatchSpec) -> list[Batch]:
-    """Play once with ``BotProcess._write_lines`` wrapped to keep what is written."""
+    """Play once with ``BotProcess._write_data`` wrapped to keep what is written."""
     batches: list[Batch] = []
     pending: dict[int, bytes] = {}
-    original = BotProcess._write_lines
+    original = BotProcess._write_data
     seats = {f"bot{i}": i for i in range(len(spec.seats))}
 
-    def spy(self: BotProcess, objs: list[Any], deadline: float, limit: float) -> float:
+    def spy(self: BotProcess, data: bytes, deadline: float, limit: float) -> float:
         seat = seats[self.name]
-        lines = [o for o in objs if isinstance(o, bytes)]
-        data = b"".join(line + b"\n" for line in lines)
+        lines = data.split(b"\n")[:-1]
         if lines and lines[-1].startswith(b'{"type":"request"'):
             batches.append((seat, pending.pop(seat, b"") + data, len(lines[-1]) + 1))
         elif lines and lines[-1].startswith(b'{"type":"event"'):
             pending[seat] = pending.get(seat, b"") + data
-        return original(self, objs, deadline, limit)
+        return original(self, data, deadline, limit)
 
-    BotProcess._write_lines = spy  # type: ignore[method-assign]
+    BotProcess._write_data = spy  # type: ignore[method-assign]
     try:
         run_match(spec)
     finally:
-        BotProcess._write_lines = original  # type: ignore[method-assign]
+        BotProcess._write_data = original  # type: ignore[method-assign]
     return batches
 
 
@@ -263,8 +268,17 @@ class Measured:
     pairs: list[Pair]
 
 
-def measure(pairs_n: int, seats: int, protocol: int, echo: Any = print) -> Measured:
-    """Record one match per seed, then ``pairs_n`` interleaved floor/subject pairs."""
+def measure(pairs_n: int, seats: int, protocol: int, echo: Any = print, pin: bool = True) -> Measured:
+    """Record one match per seed, then ``pairs_n`` interleaved floor/subject
+    pairs; ``pin``: all on one CPU, as a tournament's worker plays."""
+    before = affinity.pin(affinity.plan(1)[0]) if pin else None
+    try:
+        return _measure(pairs_n, seats, protocol, echo)
+    finally:
+        affinity.unpin(before)
+
+
+def _measure(pairs_n: int, seats: int, protocol: int, echo: Any) -> Measured:
     tmp = tempfile.mkdtemp(prefix="bench-protocol-")
     bot = Path(tmp) / "bench_bot.py"
     bot.write_text(BOT)
@@ -299,17 +313,20 @@ def measure(pairs_n: int, seats: int, protocol: int, echo: Any = print) -> Measu
     return Measured(requests, written, means, pairs)
 
 
-def results(pairs_n: int = 5, seats: int = 4, protocol: int = 2) -> list[Figure]:
+def results(pairs_n: int = 5, seats: int = 4, protocol: int = 2, pin: bool = True) -> list[Figure]:
     """Arena CPU per decision, mean request line (one sample per match) and
-    match rate / echo rate, with the issue's aims."""
-    m = measure(pairs_n, seats, protocol, echo=lambda _line: None)
-    command = f"python benchmarks/protocol.py --pairs {pairs_n} --seats {seats} --protocol {protocol}"
+    match rate / echo rate, with the issue's aims; ``pin``: as tournaments
+    play (one CPU per match), else as the scheduler places the processes."""
+    m = measure(pairs_n, seats, protocol, echo=lambda _line: None, pin=pin)
+    command = (f"python benchmarks/protocol.py --pairs {pairs_n} --seats {seats} --protocol {protocol}"
+               + ("" if pin else " --no-affinity"))
+    where = "one CPU per match" if pin else "no affinity"
     return [
-        Figure(f"arena CPU per decision, {seats} seats (subprocess bots)", tuple(p.arena_us for p in m.pairs),
-               "us", 40.0, higher_is_better=False, command=command),
+        Figure(f"arena CPU per decision, {seats} seats (subprocess bots, {where})",
+               tuple(p.arena_us for p in m.pairs), "us", 40.0, higher_is_better=False, command=command),
         Figure("mean request line, per match", tuple(m.match_request_means), "B", 2048.0,
                higher_is_better=False, command=command, fmt=",.0f"),
-        Figure("match decision rate / echo round-trip rate, per CPU-second", tuple(p.ratio for p in m.pairs),
+        Figure(f"match decision rate / echo round-trip rate, per CPU-second ({where})", tuple(p.ratio for p in m.pairs),
                "x", 0.8, higher_is_better=True, command=command, fmt=".2f"),
     ]
 
@@ -319,12 +336,15 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=7, help="floor/subject pairs, at least 5")
     ap.add_argument("--seats", type=int, default=4)
     ap.add_argument("--protocol", type=int, choices=(1, 2), default=2, help="what the bots ask for")
+    ap.add_argument("--no-affinity", dest="pin", action="store_false",
+                    help="leave the processes to the scheduler (default: all on one CPU, as a tournament plays)")
     args = ap.parse_args()
     if args.pairs < 5:
         ap.error("--pairs: at least 5")
     print(f"{args.seats} seats, protocol {args.protocol}, contracts {RULES['contracts']}, "
-          f"{args.pairs} floor/subject pairs, one match each")
-    m = measure(args.pairs, args.seats, args.protocol)
+          f"{args.pairs} floor/subject pairs, one match each, "
+          + ("all on one CPU (as a tournament plays)" if args.pin else "no affinity"))
+    m = measure(args.pairs, args.seats, args.protocol, pin=args.pin)
     requests, pairs = m.requests, m.pairs
     p95 = requests[int(0.95 * (len(requests) - 1))]
     print(f"request line: mean {statistics.fmean(requests):,.0f} B, p95 {p95:,} B, max {requests[-1]:,} B; "

@@ -276,6 +276,22 @@ def test_duplicate_keys_never_take_the_fast_path(raw: bytes) -> None:
         decode_reply_line(raw)
 
 
+@pytest.mark.parametrize("raw", [
+    b'{"id":5,"discard":"9D"}',
+    b'{"id" : 5, "draw": "stock"}',                  # a space before a colon
+    b'{"id": 5, "type": "a:b", "draw": "stock"}',    # a colon in a string
+    b'{"id": 5, "type": "a\\":", "draw": "stock"}',  # an escaped quote and a colon: refused, never let through
+])
+def test_the_key_count_takes_any_spacing_and_colons_in_strings(raw: bytes) -> None:
+    typed = decode_reply_fast(raw)
+    line, rid = decode_reply_line(raw)
+    assert rid == 5
+    if b'\\"' in raw:
+        assert typed is None and line.obj is not None       # judged by the reference path
+    else:
+        assert typed is not None and typed.id == 5
+
+
 def test_unknown_fields_and_big_numbers_go_to_the_reference() -> None:
     line, rid = decode_reply_line(b'{"id": 5, "draw": "stock", "ende": 1}')
     assert rid == 5 and line.typed is None

@@ -229,7 +229,10 @@ CASES = {
     "unknown key without a close match": (
         THREE_BOTS + "colour: red\n",
         ":5: colour: unknown key; expected one of: name, bots, players, rules, time, faults, format, "
-        "challengers, deals, settle, rating, duplicate, seed, jobs, output, sandbox, executor"),
+        "challengers, deals, settle, rating, duplicate, seed, jobs, affinity, output, sandbox, executor"),
+    "affinity that is not a boolean": (
+        THREE_BOTS + "players: 3\naffinity: sometimes\n",
+        ":6: affinity: expected true or false, got 'sometimes'"),
     "rating that is not hands or matches": (
         THREE_BOTS + "players: 3\nrating: games\n",
         ":6: rating: expected 'hands' (each hand is a ranked game) or 'matches' (each match is one), "

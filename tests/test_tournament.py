@@ -140,7 +140,7 @@ def tagged_processes(tag: Path) -> list[int]:
 
 
 def wait_for_stored(db: Path, proc: subprocess.Popen, at_least: int) -> int:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 240     # a bound for a hung run, not a speed test: Ray starts slowly on a busy machine
     stored = 0
     while time.monotonic() < deadline and proc.poll() is None:
         if db.exists():

@@ -48,7 +48,8 @@ TraceEntry = list[Any]
 
 
 def _ms(seconds: float) -> float:
-    return round(seconds * 1000, 3)
+    # Not round(x, 3): that formats the float in decimal, once a decision.
+    return int(seconds * 1_000_000 + 0.5) / 1000
 
 
 def fallback_action(d: Decision) -> Action:
@@ -165,17 +166,19 @@ class RemoteSeat:
             return
         index = len(game.actions)
         handle = self.handle
+        proc = handle.proc
         req_id: int | None = None
         reply: ReplyLine | None = None
-        entry: TraceEntry = [index, None, None, self.proc.stderr_mark()]
+        entry: TraceEntry = [index, None, None, proc.stderr_mark()]
         self.trace.append(entry)
         try:
             notices = self._take_notices()
             req_id = entry[1] = handle.new_id()
-            reply, elapsed = self.proc.request(
+            reply, elapsed = proc.request(
                 self.encoder.request(req_id, d, self.protocol), before=notices, reply_id=req_id,
                 is_stale_id=handle.is_stale_id, decode=decode_reply_line)
-            self.note_ignored(game.hand_no, index)
+            if proc.ignored_since:
+                self.note_ignored(game.hand_no, index)
             entry[2] = _ms(elapsed)
             action = reply_action(reply, req_id, d.kind)
             game.apply(action, d.seat)      # IllegalAction leaves the game unchanged

@@ -89,7 +89,7 @@ class BotProcess(LineExchange):
         self._scratch_dir: str | None = None     # this process's scratch (no sandbox)
         self.stale_lines = 0                 # unsolicited / late / wrong-id lines thrown away
         self.ignored: list[str] = []         # the first of them since the last take_ignored()
-        self._ignored_count = 0
+        self.ignored_since = 0               # how many of them (a match looks at it after each request)
         # Filled in when the process has been reaped:
         self.returncode: int | None = None
         self.exit_description: str | None = None
@@ -407,7 +407,8 @@ class BotProcess(LineExchange):
         it returns ``(value, id)`` (see ``exchange.Decode``), and the value is
         what this returns.
         """
-        self._check_usable()
+        if self._failure is not None or self._closed or self._proc is None:
+            self._check_usable()
         if timeout is not None:
             allowance, bank = timeout, None
         else:
@@ -416,7 +417,14 @@ class BotProcess(LineExchange):
         self._drain_pending()
         t_start = time.monotonic()
         try:
-            t_sent = self._write_lines([*before, obj], t_start + limit, limit)
+            lines = [*before, obj]
+            for line in lines:
+                if type(line) is not bytes:
+                    t_sent = self._write_lines(lines, t_start + limit, limit)
+                    break
+            else:       # the match's path: every line already encoded, joined once
+                lines.append(b"")
+                t_sent = self._write_data(b"\n".join(lines), t_start + limit, limit)
             expect = reply_id if reply_id is not None else _request_id(obj)
             value, elapsed = self._await(t_sent, limit, expect, t_start, is_stale_id, decode)
         except BotTimeout:
@@ -428,7 +436,7 @@ class BotProcess(LineExchange):
             self.bank_remaining = max(0.0, bank - (elapsed - allowance))
             LOG.debug("%s: %.3f s over the per-decision time, bank now %.3f s",
                       self.name, elapsed - allowance, self.bank_remaining)
-        self.stats.record(elapsed)
+        self.stats.times.append(elapsed)     # DecisionStats.record, without the call
         return value, elapsed
 
     def _check_usable(self) -> None:

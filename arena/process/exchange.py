@@ -38,23 +38,28 @@ class LineExchange(ProcessExits):
     stale_lines: int
     _stdout: StdoutReader | None
     ignored: list[str]          # the first few lines thrown away since the last ``take_ignored``
-    _ignored_count: int
+    ignored_since: int          # lines thrown away since the last ``take_ignored``
     _has_pidfd: bool
 
     def _write(self, obj: Any, deadline: float, limit: float) -> float:
         return self._write_lines([obj], deadline, limit)
 
     def _write_lines(self, objs: list[Any], deadline: float, limit: float) -> float:
+        """Write ``objs`` as lines in one system call if the pipe takes them;
+        the ``time.monotonic()`` when all of it was written."""
         lines = [obj if isinstance(obj, bytes)
                  else json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
                  for obj in objs]
-        if LOG.isEnabledFor(logging.DEBUG):
-            for data in lines:
-                LOG.debug("%s >> %s", self.name, log_text(data))
-        assert self._proc is not None and self._proc.stdin is not None
-        fd = self._proc.stdin.fileno()
         lines.append(b"")
-        data = b"\n".join(lines)
+        return self._write_data(b"\n".join(lines), deadline, limit)
+
+    def _write_data(self, data: bytes, deadline: float, limit: float) -> float:
+        """Write ``data``, whole lines each ending in a newline (see ``_write_lines``)."""
+        if LOG.isEnabledFor(logging.DEBUG):
+            for line in data.split(b"\n")[:-1]:
+                LOG.debug("%s >> %s", self.name, log_text(line))
+        assert self._proc is not None and self._proc.stdin is not None
+        fd = self._proc.stdin.fileno()      # not kept: raises once stdin is closed
         try:
             written = os.write(fd, data)      # the usual case: all of it at once
         except BlockingIOError:
@@ -99,8 +104,11 @@ class LineExchange(ProcessExits):
 
     def _drain_pending(self) -> None:
         """Throw away lines nobody asked for; a pending death is raised now."""
-        assert self._stdout is not None
-        while (event := self._stdout.get(0)) is not None:
+        reader = self._stdout
+        assert reader is not None
+        if not reader.events and not reader.ready_now():
+            return                      # the usual case: nothing came since the last reply
+        while (event := reader.get(0)) is not None:
             kind, payload, _stamp = event
             if kind == LINE:
                 if payload.strip():  # type: ignore[attr-defined]
@@ -169,15 +177,15 @@ class LineExchange(ProcessExits):
         not as a warning: the match reports it, and a bot that repeats every
         reply must not flood the console."""
         self.stale_lines += 1
-        self._ignored_count += 1
+        self.ignored_since += 1
         if len(self.ignored) < IGNORED_KEPT:
             self.ignored.append(what)
         LOG.info("%s: ignoring %s", self.name, what)
 
     def take_ignored(self) -> tuple[int, list[str]]:
         """How many lines were thrown away since the last call, and the first of them."""
-        count, kept = self._ignored_count, self.ignored
-        self._ignored_count, self.ignored = 0, []
+        count, kept = self.ignored_since, self.ignored
+        self.ignored_since, self.ignored = 0, []
         return count, kept
 
     def _parse(self, raw: bytes, decode: Decode | None) -> tuple[Any, Any]:

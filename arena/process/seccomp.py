@@ -12,6 +12,9 @@ write, no network and no process.
   bot would share it, and keys outlive the process that added them.
 * ``memfd_create``: memory on no size-bounded file system and in no
   process's resident set, so neither the data limit nor the watchdog sees it.
+* ``sched_setaffinity``: a match plays on a CPU of its own
+  (``affinity.py``); a bot that moved to another CPU would take it from
+  the match playing there, in the middle of another bot's timed decision.
 
 Each is refused with EPERM (the program sees a failed call, not a kill).  The
 filter is compiled by libseccomp (the ``pyseccomp`` binding) once per
@@ -26,7 +29,7 @@ import functools
 import os
 
 DENIED_CALLS = ("flock", "inotify_init", "inotify_init1", "fanotify_init",
-                "add_key", "keyctl", "request_key", "memfd_create")
+                "add_key", "keyctl", "request_key", "memfd_create", "sched_setaffinity")
 # fcntl commands that take, test or drop a lock (F_GETLK, F_SETLK, F_SETLKW
 # and their open-file-description forms); other fcntl calls stay allowed.
 LOCK_COMMANDS = (5, 6, 7, 36, 37, 38)

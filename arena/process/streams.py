@@ -183,12 +183,19 @@ class StdoutReader:
         there now); None if there is none by then."""
         events = self.events
         if not events:
-            ready = self._poller.poll(max(0, math.ceil(timeout * 1000)))
+            ready = self._poller.poll(math.ceil(timeout * 1000) if timeout > 0 else 0)
             if ready:
                 self._ready(ready)
             if not events:
                 return None
         return events.popleft()
+
+    def ready_now(self) -> bool:
+        """Whether anything is waiting now (output, an exit), taken in as events."""
+        ready = self._poller.poll(0)
+        if ready:
+            self._ready(ready)
+        return bool(self.events)
 
     def waiting(self, floor: float) -> None:
         """Read what the pipe holds now, before a wait that no drain preceded:
@@ -217,14 +224,18 @@ class StdoutReader:
         self.events.clear()
 
     def _ready(self, ready: list[tuple[int, int]]) -> None:
+        if len(ready) == 1 and ready[0][0] == self.fd:
+            self._read(None)                # the usual case: a reply, nothing else
+            return
+        fds = [fd for fd, _mask in ready]
         stderr = self._stderr
-        if stderr is not None and any(fd == stderr.fd for fd, _mask in ready):
+        if stderr is not None and stderr.fd in fds:
             if not stderr.drain():          # its end: nothing more to watch
                 self._poller.unregister(stderr.fd)
                 self._stderr = None
         if ready[0][0] == self.fd or len(ready) > 1:
             self._read(None)
-        if self.pidfd is not None and any(fd == self.pidfd for fd, _mask in ready):
+        if self.pidfd is not None and self.pidfd in fds:
             # Main process gone.  Everything it wrote is already in the pipe:
             # read it (bounded, a child may keep writing) so the reply it sent
             # just before dying comes first.
@@ -288,22 +299,18 @@ class LazyLog:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.name = os.fspath(path)
         self._file: BinaryIO | None = None
+        # Bytes in the file so far (where the next byte will go); read once a decision.
         try:
-            self._size = os.path.getsize(self.name)   # appending to an existing log
+            self.offset = os.path.getsize(self.name)   # appending to an existing log
         except OSError:
-            self._size = 0
-
-    @property
-    def offset(self) -> int:
-        """Bytes in the file so far (where the next byte will go)."""
-        return self._size
+            self.offset = 0
 
     def write(self, data: bytes) -> None:
         if self._file is None:
             self._file = open(self.name, "ab")  # noqa: SIM115 - closed by close()
         self._file.write(data)
         self._file.flush()
-        self._size += len(data)
+        self.offset += len(data)
 
     def close(self) -> None:
         if self._file is not None:

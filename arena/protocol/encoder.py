@@ -17,7 +17,7 @@ for them.  Every line is the JSON object ``messages.request_message`` (or
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from msgspec import Raw
 
@@ -83,10 +83,13 @@ class MatchEncoder:
         """Notice lines of the public events from ``game.log[since]`` on."""
         log = self.game.log
         made = self._notices
-        for e in log[len(made):]:
-            made.append(None if e.kind in NOT_NOTICED
-                        else encode(EventNotice(e.public().to_json())))
-        return [line for line in made[since:len(log)] if line is not None]
+        if len(made) < len(log):
+            for e in log[len(made):]:
+                made.append(None if e.kind in NOT_NOTICED else encode(EventNotice(e.public_json())))
+        lines = made[since:]
+        if None in lines:
+            return [line for line in lines if line is not None]
+        return cast("list[bytes]", lines)
 
     # ----------------------------------------------------------------- requests
     def request(self, req_id: int, d: Decision, protocol: int = 2) -> bytes:
@@ -109,8 +112,8 @@ class MatchEncoder:
             self._card_texts(seat, view.hand), self._melds_raw(view.melds),
             view.upcard.text if view.upcard is not None else None,
             view.pile_top.text if view.pile_top is not None else None,
-            view.pile_size, view.stock_size, list(view.card_counts), list(view.buys_left),
-            list(view.down), view.turn, view.turns_taken, self._totals)))
+            view.pile_size, view.stock_size, view.card_counts, view.buys_left,
+            view.down, view.turn, view.turns_taken, self._totals)))
 
     def _new_hand(self, view: View) -> None:
         self._hand_no = view.hand_no

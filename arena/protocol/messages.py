@@ -244,8 +244,10 @@ def decode_reply_line(raw: bytes) -> tuple[ReplyLine, Any]:
     """``(line, its id)``; raises ``JSONLineError`` for a line that is not one
     acceptable JSON object (a ``malformed`` reply whatever it was meant for)."""
     typed = decode_reply_fast(raw)
-    line = ReplyLine(raw, typed, None if typed is not None else decode_object(raw))
-    return line, line.id
+    if typed is not None:
+        return ReplyLine(raw, typed, None), typed.id
+    obj = decode_object(raw)
+    return ReplyLine(raw, None, obj), obj.get("id", NO_ID)
 
 
 def reply_action(line: ReplyLine, req_id: int, kind: str) -> Action:

@@ -77,9 +77,9 @@ class ViewV2(Struct):
     pile_top: str | None
     pile_size: int
     stock_size: int
-    card_counts: list[int]
-    buys_left: list[int]
-    down: list[bool]
+    card_counts: tuple[int, ...]   # the view's own tuples: encoded as arrays, not copied
+    buys_left: tuple[int, ...]
+    down: tuple[bool, ...]
     turn: int
     turns_taken: int
     totals: Raw               # the same bytes for the whole hand
@@ -167,7 +167,12 @@ def decode_reply_fast(raw: bytes) -> Reply | None:
         reply = _REPLY.decode(raw)
     except _DECODE_ERRORS:
         return None
-    if len(_KEY_END.findall(raw)) != _keys_in(reply):
+    keys = _keys_in(reply)
+    # Every colon right after a quote (the usual line: no space before a
+    # colon, none in a string) counts exactly as the pattern would.
+    if raw.count(b":") == keys and raw.count(b'":') == keys:
+        return reply
+    if len(_KEY_END.findall(raw)) != keys:
         return None             # a duplicate key (or an escaped quote and colon in a string)
     return reply
 

@@ -39,11 +39,7 @@ class Event:
     secret: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.kind, "hand": self.hand}
-        if self.seat is not None:
-            out["seat"] = self.seat
-        out.update(self.data)
-        return out
+        return self._json(self.data)
 
     def public(self) -> Event:
         if not self.secret:
@@ -52,6 +48,21 @@ class Event:
             self.kind, self.hand, self.seat,
             {k: v for k, v in self.data.items() if k not in self.secret},
         )
+
+    def public_json(self) -> dict[str, Any]:
+        """``public().to_json()``, without making the public event: every
+        notice to a bot is one, so it is made once per event and cheaply."""
+        data = self.data
+        if self.secret:
+            data = {k: v for k, v in data.items() if k not in self.secret}
+        return self._json(data)
+
+    def _json(self, data: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.kind, "hand": self.hand}
+        if self.seat is not None:
+            out["seat"] = self.seat
+        out.update(data)
+        return out
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Event:

@@ -144,6 +144,9 @@ def _played_line(summary: RunSummary) -> str:
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
               help="Matches played in parallel (default: the file's 'jobs', else the number of cores).")
+@click.option("--affinity/--no-affinity", default=None,
+              help="Play each match, its bots included, on a CPU of its own when there are at least as many "
+                   "CPUs as jobs (default: the file's 'affinity', else on); off, the system places them.")
 @click.option("--dry-run", is_flag=True, help="Print the schedule and stop.")
 @click.option("--seed", type=click.IntRange(-(2**63), 2**63 - 1), default=None,
               help="Override the file's seed (a 64-bit whole number, as in the file).")
@@ -159,8 +162,8 @@ def _played_line(summary: RunSummary) -> str:
                    "else local).")
 @click.option("--address", default=None,
               help="The Ray cluster to join (host:port, ray://host:port, auto); implies --executor ray.")
-def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path | None, fmt: str,
-        sections: tuple[str, ...], executor: str | None, address: str | None) -> None:
+def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed: int | None, out: Path | None,
+        fmt: str, sections: tuple[str, ...], executor: str | None, address: str | None) -> None:
     """Run the tournament described by FILE (YAML); resume if it was interrupted.
 
     The final tables go to stdout, everything else (what is being played,
@@ -168,7 +171,7 @@ def run(file: Path, jobs: int | None, dry_run: bool, seed: int | None, out: Path
     chosen = _sections(sections, fmt, SECTIONS)
     try:
         config = load_config(file).with_overrides(seed=seed, jobs=jobs, output=out, executor=executor,
-                                                  address=address)
+                                                  address=address, affinity=affinity)
         unseeded = config.seed is None
         config = settle_seed(config)
         entries = plan(config)

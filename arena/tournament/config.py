@@ -248,6 +248,7 @@ class TournamentConfig:
     duplicate: bool = True
     seed: int | None = None        # None: random, chosen by the first run and stored
     jobs: int | None = None
+    affinity: bool = True          # each match on a CPU of its own (process.affinity)
     output: Path = Path("arena-results")
     sandbox: str = AUTO
     executor: ExecutorSettings = field(default_factory=ExecutorSettings)
@@ -325,11 +326,14 @@ class TournamentConfig:
 
     def with_overrides(self, *, seed: int | None = None, jobs: int | None = None,
                        output: str | os.PathLike[str] | None = None, executor: str | None = None,
-                       address: str | None = None) -> TournamentConfig:
+                       address: str | None = None, affinity: bool | None = None) -> TournamentConfig:
         """Command-line overrides (``--seed``, ``--jobs``, ``--out``,
-        ``--executor``, ``--address``); ``output`` is taken relative to the
-        current directory, as on a command line.  An address alone means Ray."""
+        ``--executor``, ``--address``, ``--[no-]affinity``); ``output`` is taken
+        relative to the current directory, as on a command line.  An address
+        alone means Ray."""
         changes: dict[str, Any] = {}
+        if affinity is not None:
+            changes["affinity"] = affinity
         if executor is not None or address is not None:
             backend = executor or RAY
             if backend not in EXECUTORS:

@@ -50,7 +50,7 @@ from .yamlreader import NodeReader, _line, _suggest, _yaml_error, compose
 __all__ = ["Reader", "compose"]
 
 _TOP_KEYS = ("name", "bots", "players", "rules", "time", "faults", "format", "challengers",
-             "deals", "settle", "rating", "duplicate", "seed", "jobs", "output", "sandbox", "executor")
+             "deals", "settle", "rating", "duplicate", "seed", "jobs", "affinity", "output", "sandbox", "executor")
 _BOT_KEYS = ("name", "command", "builtin", "dir", "env", "build", "limits", "sandbox")
 _BOT_SANDBOX_KEYS = ("read", "write", "scratch")
 _LIMIT_KEYS = ("memory_mb", "cpu_seconds", "max_line_bytes", "stderr_max_bytes", "processes")
@@ -155,6 +155,8 @@ class Reader(NodeReader):
                                            "'hands' (each hand is a ranked game) or 'matches' (each match is one)")
         if "duplicate" in top:
             values["duplicate"] = self.boolean(top["duplicate"][1], "duplicate")
+        if "affinity" in top:
+            values["affinity"] = self.boolean(top["affinity"][1], "affinity")
         if "seed" in top:
             values["seed"] = self.integer(top["seed"][1], "seed", -(2**63), 2**63 - 1, "a whole number")
         if "jobs" in top:

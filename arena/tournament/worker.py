@@ -29,6 +29,7 @@ from typing import Any
 
 from ..logsetup import configure_worker
 from ..match import BotPool, MatchResult, MatchSpec, run_match
+from ..process import affinity
 from . import channel
 
 PR_SET_PDEATHSIG = 1
@@ -121,11 +122,13 @@ def _die_with_parent() -> None:
         pass  # not Linux: the closed socket still ends an idle worker
 
 
-def main(fd: int) -> None:
-    """Serve matches on the socket ``fd`` until told to stop or the arena is gone."""
+def main(fd: int, cpu: int | None = None) -> None:
+    """Serve matches on the socket ``fd`` until told to stop or the arena is
+    gone; on ``cpu`` alone, with every bot it starts, unless None."""
     signal.signal(signal.SIGTERM, _interrupt)
     signal.signal(signal.SIGINT, _interrupt)
     _die_with_parent()
+    affinity.pin(cpu)
     configure_worker()      # the arena's -v and --log-file, passed in the environment
     pool = BotPool()
     try:

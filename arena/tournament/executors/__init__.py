@@ -40,7 +40,7 @@ def make(config: TournamentConfig, jobs: int | None, most: int,
     """The executor of ``config``: ``jobs`` in parallel (None: the executor's
     own default, all cores or all the cluster's CPUs), never more than ``most``."""
     if config.executor.backend != RAY:
-        return make_executor(min(jobs if jobs is not None else config.job_count, most))
+        return make_executor(min(jobs if jobs is not None else config.job_count, most), config.affinity)
     from .ray import NOT_SHIPPED, RayExecutor, Shipment
 
     shipment = None

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ...match import BotPool, MatchSpec
+from ...process import affinity
 from .. import channel
 from ..worker import STOP, MatchFailure, Outcome, play
 
@@ -65,12 +66,20 @@ class Executor(Protocol):
 class SerialExecutor:
     """Runs matches one after another in this process, with one bot pool."""
 
-    def __init__(self) -> None:
+    def __init__(self, pin: bool = True) -> None:
         self.pool = BotPool()
+        self.cpu = affinity.plan(1)[0] if pin else None
 
     def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
+        # Pinned while a match plays (its bots inherit the CPU); between
+        # matches this thread is the tournament's again.
         for spec in specs:
-            yield play(spec, self.pool)
+            before = affinity.pin(self.cpu)
+            try:
+                outcome = play(spec, self.pool)
+            finally:
+                affinity.unpin(before)
+            yield outcome
 
     def close(self) -> None:
         self.pool.close()
@@ -83,11 +92,12 @@ class WorkerError(RuntimeError):
     """Worker processes cannot be started (a bug or the system, not a bot fault)."""
 
 
-def worker_command(fd: int) -> list[str]:
-    """The command line of a worker serving the socket ``fd``: this interpreter,
-    importing ``arena.tournament.worker`` from this package's directory."""
+def worker_command(fd: int, cpu: int | None = None) -> list[str]:
+    """The command line of a worker serving the socket ``fd`` (on ``cpu``
+    alone, with its bots, unless None): this interpreter, importing
+    ``arena.tournament.worker`` from this package's directory."""
     code = (f"import sys; sys.path.insert(0, {PACKAGE_ROOT!r}); "
-            f"from arena.tournament.worker import main; main({fd})")
+            f"from arena.tournament.worker import main; main({fd}, {cpu!r})")
     return [sys.executable, "-c", code]
 
 
@@ -116,13 +126,16 @@ def _exit_text(code: int | None) -> str:
 class ProcessExecutor:
     """Runs matches in ``jobs`` worker processes."""
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, pin: bool = True) -> None:
         self.jobs = max(1, jobs)
+        # Worker i plays on cpus[i] (with its bots) for the whole run, even
+        # after a replacement: a dead worker's successor takes its CPU.
+        self.cpus = affinity.plan(self.jobs) if pin else [None] * self.jobs
         self.slots: list[_Slot] = []
         self._more = True
         try:
-            for _ in range(self.jobs):
-                self.slots.append(self._start())
+            for i in range(self.jobs):
+                self.slots.append(self._start(self.cpus[i]))
         except BaseException:
             self.abort()
             raise
@@ -131,12 +144,12 @@ class ProcessExecutor:
     def workers(self) -> list[subprocess.Popen[bytes]]:
         return [s.process for s in self.slots]
 
-    def _start(self) -> _Slot:
+    def _start(self, cpu: int | None) -> _Slot:
         ours, theirs = socket.socketpair()
         fd = theirs.fileno()
         try:
             # Same process group as the arena: a terminal's Ctrl-C reaches the workers too.
-            proc = subprocess.Popen(worker_command(fd), pass_fds=(fd,), stdin=subprocess.DEVNULL)
+            proc = subprocess.Popen(worker_command(fd, cpu), pass_fds=(fd,), stdin=subprocess.DEVNULL)
         except OSError as exc:
             ours.close()
             raise WorkerError(f"cannot start a worker process: {exc}") from None
@@ -237,7 +250,7 @@ class ProcessExecutor:
         if old.process.poll() is None:
             old.process.kill()
             old.process.wait()
-        self.slots[index] = self._start()
+        self.slots[index] = self._start(self.cpus[index])
         return self.slots[index]
 
     def close(self) -> None:
@@ -291,5 +304,6 @@ def _wait(proc: subprocess.Popen[bytes], seconds: float) -> None:
         pass  # the caller kills what is left
 
 
-def make_executor(jobs: int) -> SerialExecutor | ProcessExecutor:
-    return SerialExecutor() if jobs <= 1 else ProcessExecutor(jobs)
+def make_executor(jobs: int, pin: bool = True) -> SerialExecutor | ProcessExecutor:
+    """``jobs`` matches at once; ``pin``: each on a CPU of its own (``process.affinity``)."""
+    return SerialExecutor(pin) if jobs <= 1 else ProcessExecutor(jobs, pin)

@@ -148,7 +148,7 @@ class MatchActor:
 
     def __init__(self, head_root: str | None) -> None:
         self.relocation = None if head_root is None else Relocation(head_root, os.getcwd())
-        self.executor = ProcessExecutor(1)
+        self.executor = ProcessExecutor(1, pin=False)   # Ray places its actors; every one would take CPU 0
         self.checked = False
 
     def node(self) -> str:
