@@ -73,8 +73,8 @@ def fast_init(cls: type[T]) -> type[T]:
         # pickle and copy would otherwise call __new__ without the fields
         return cls, tuple(getattr(self, n) for n in names)
 
-    cls.__new__ = staticmethod(new)  # type: ignore[assignment]
-    cls.__init__ = object.__init__  # type: ignore[assignment,misc]
-    cls.__reduce__ = __reduce__  # type: ignore[assignment,method-assign]
+    cls.__new__ = staticmethod(new)  # type: ignore[method-assign]
+    cls.__init__ = object.__init__  # type: ignore[method-assign]
+    cls.__reduce__ = __reduce__  # type: ignore[method-assign]
     cls.__init_subclass__ = classmethod(_no_subclass)  # type: ignore[assignment,method-assign]
     return cls
