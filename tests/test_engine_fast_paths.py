@@ -12,11 +12,12 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import pickle
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import pytest
 
@@ -35,11 +36,11 @@ from arena.shanghai.actions import (
     Swap,
     action_from_json,
 )
-from arena.shanghai.cards import ALL_CARDS, JOKER, RANK_TEXT, SUITS, Card, make_shoe, parse_cards
+from arena.shanghai.cards import ALL_CARDS, JOKER, RANK_TEXT, SUITS, Card, make_shoe, parse_cards, sort_key
 from arena.shanghai.errors import IllegalAction
 from arena.shanghai.events import Event
 from arena.shanghai.fastinit import fast_init
-from arena.shanghai.game import Game
+from arena.shanghai.game import Decision, Game
 from arena.shanghai.melds import (
     lay_off,
     lay_off_or_reason,
@@ -271,3 +272,58 @@ def test_fast_init_keeps_dataclass_behaviour() -> None:
 
     with pytest.raises(TypeError):
         fast_init(Later)
+
+
+def test_fast_init_builds_the_class_itself_and_refuses_subclasses() -> None:
+    """fast_init builds a plain twin and switches its class: the object must be
+    a true instance, as frozen as ever, copyable, and no subclass may inherit the
+    builder (its layout would differ)."""
+    s = _Sample(2, "y")
+    assert type(s) is _Sample and isinstance(s, _Sample)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.b = "z"  # type: ignore[misc]
+    assert copy.copy(s) == s and copy.deepcopy(_Sample(1, "q", {2: 3})) == _Sample(1, "q", {2: 3})
+    with pytest.raises(TypeError, match="cannot be subclassed"):
+        type("Sub", (_Sample,), {"__slots__": ()})
+
+
+def _every_decision(seed: int, seats: int, preset: str) -> Iterator[tuple[Game, Decision]]:
+    game = Game.seeded(Ruleset.preset(preset), seats, seed)
+    players = [make_player(("random", "greedy")[i % 2], random.Random(f"{seed}/{i}")) for i in range(seats)]
+    while (d := game.decision()) is not None:
+        yield game, d
+        game.apply(getattr(players[d.seat], d.kind)(game.view(d.seat)), d.seat)
+
+
+@pytest.mark.parametrize("seed,seats,preset", [(4, 4, "shanghai"), (5, 6, "pagat")])
+def test_hands_stay_in_hand_order_and_views_copy_them(seed: int, seats: int, preset: str) -> None:
+    """Hands are kept in hand order as cards arrive (draws, buys, swaps), so a
+    view copies instead of sorting; what it shows is what a sort would give."""
+    swaps = buys = 0
+    for game, d in _every_decision(seed, seats, preset):
+        for seat, hand in enumerate(game.hands):
+            assert hand == sorted(hand, key=sort_key), f"seat {seat}'s hand is out of order"
+        view = game.view(d.seat)
+        assert view.hand == tuple(sorted(game.hands[d.seat], key=sort_key))
+        limit = game.rules.buy_limits[game.hand_no - 1]
+        assert view.buys_left == tuple(limit - b for b in game.buys)
+        if d.kind == "play":
+            assert d.options == tuple(sorted(set(game.hands[d.seat]), key=sort_key))
+        buys += sum(game.buys)
+        swaps += sum(1 for e in game.public if e.kind == "swap")
+    assert buys and swaps  # both ways a hand grows mid-turn were seen
+
+
+def test_draw_and_buy_decisions_are_shared_values() -> None:
+    """A draw or buy decision is one of few values: made once per game, not per step."""
+    seen: dict[tuple[int, str, tuple[object, ...]], Decision] = {}
+    reused = 0
+    for _game, d in _every_decision(6, 4, "shanghai"):
+        if d.kind == "play":
+            continue
+        key = (d.seat, d.kind, d.options)
+        if key in seen:
+            assert seen[key] is d
+            reused += 1
+        seen[key] = d
+    assert reused > 100

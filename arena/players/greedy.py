@@ -44,34 +44,37 @@ class HandShape:
         per_card: dict[Card, int] = {}
         suit_values: dict[str, set[int]] = {}
         for o in hand:
-            per_rank[o.rank] += 1
+            r = o.rank
+            per_rank[r] += 1
             per_card[o] = per_card.get(o, 0) + 1
-            if not is_wild(o, wild_deuces):
-                values = suit_values.setdefault(o.suit, set())
-                values.add(o.rank)
-                if o.rank == 1:
+            if r != JOKER_RANK and not (wild_deuces and r == 2):  # not is_wild, inlined
+                values = suit_values.get(o.suit)
+                if values is None:
+                    values = suit_values[o.suit] = set()
+                values.add(r)
+                if r == 1:
                     values.add(14)
         self.per_rank = per_rank
         self.per_card = per_card
         self.suit_values = suit_values
 
     def usefulness(self, c: Card) -> float:
-        if is_wild(c, self.wild_deuces):
+        r = c.rank
+        if r == JOKER_RANK or (self.wild_deuces and r == 2):
             return 100.0
         score = 0.0
         if self.sets:
             # other cards of c's rank; copies of c are the same object, not counted
-            same = self.per_rank[c.rank] - self.per_card.get(c, 0)
+            same = self.per_rank[r] - self.per_card.get(c, 0)
             score += (0.0, 3.0, 6.0)[min(same, 2)]
         if self.runs:
-            # values 1-2 away from c's (an ace is 1 and 14) held by naturals of
-            # its suit; no other rank has one of c's own values
+            # distinct values 1-2 away from c's (an ace is 1 and 14) held by
+            # naturals of its suit; no other rank has one of c's own values
             have = self.suit_values.get(c.suit, ())
-            r = c.rank
-            near = {w for w in (r - 2, r - 1, r + 1, r + 2) if w in have}
-            if r == 1:
-                near.update(w for w in (12, 13) if w in have)
-            score += 2.0 * min(len(near), 3)
+            near = (r - 2 in have) + (r - 1 in have) + (r + 1 in have) + (r + 2 in have)
+            if r == 1:  # also below the high ace (-1, 0, 2, 3 were counted above)
+                near += (12 in have) + (13 in have)
+            score += 2.0 * min(near, 3)
         return score
 
 
@@ -181,7 +184,7 @@ class GreedyPlayer:
     @staticmethod
     def _lay_order(hand: list[Card], wd: bool) -> list[Card]:
         # Naturals first, costliest first: wilds are kept as long as possible.
-        return sorted(hand, key=lambda c: (is_wild(c, wd), -c.penalty()))
+        return sorted(hand, key=lambda c: (c.rank == JOKER_RANK or (wd and c.rank == 2), -c.points))
 
     def _swap_and_lay(self, hand: list[Card], table: list[Meld], wd: bool) -> list[Step]:
         """Swap a natural that cannot be laid off for a table wild, then lay the wild off."""
@@ -214,6 +217,6 @@ class GreedyPlayer:
         wd = view.rules.wild_deuces
         naturals = [c for c in hand if not is_wild(c, wd)] or hand
         if down:
-            return max(naturals, key=lambda c: (c.penalty(), c.rank))
-        shape = HandShape(hand, view.contract, wd)
-        return min(naturals, key=lambda c: (shape.usefulness(c), -c.penalty(), -c.rank))
+            return max(naturals, key=lambda c: (c.points, c.rank))
+        useful = HandShape(hand, view.contract, wd).usefulness
+        return min(naturals, key=lambda c: (useful(c), -c.points, -c.rank))

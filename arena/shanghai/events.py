@@ -70,8 +70,8 @@ class Event:
         return cls(obj["type"], obj["hand"], obj.get("seat"), data, secret_keys(obj["type"], data))
 
 
-# Which keys of each kind are secret; used when reading a log back.
-_SECRETS: dict[str, tuple[str, ...]] = {
+# Which keys of each kind are secret (and of a draw from the stock, DRAW_SECRET).
+SECRETS: dict[str, tuple[str, ...]] = {
     MATCH_START: ("seed",),  # the seed would reveal every shuffle
     DEAL: ("shoe",),
     BUY: ("penalty_cards",),
@@ -79,7 +79,10 @@ _SECRETS: dict[str, tuple[str, ...]] = {
 }
 
 
+DRAW_SECRET = ("card",)
+
+
 def secret_keys(kind: str, data: dict[str, Any]) -> tuple[str, ...]:
     if kind == DRAW and data.get("source") == "stock":
-        return ("card",)
-    return _SECRETS.get(kind, ())
+        return DRAW_SECRET
+    return SECRETS.get(kind, ())

@@ -18,6 +18,7 @@ yes wins and the window closes.
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,7 +27,7 @@ from .actions import BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, Play, ac
 from .cards import Card, make_shoe, sort_key
 from .chance import Chance, RecordedChance, SeededChance
 from .errors import IllegalAction, RulesetError
-from .events import Event, secret_keys
+from .events import DRAW_SECRET, SECRETS, Event
 from .plays import Staged, check_play
 from .ruleset import Ruleset
 from .view import Decision, History, TableMeld, View, places_of
@@ -34,6 +35,9 @@ from .view import Decision, History, TableMeld, View, places_of
 __all__ = ["Game", "Decision", "TableMeld", "View", "places_of", "OVER"]
 
 OVER = "over"
+
+# Which decision each action type answers (exact types: action classes cannot be subclassed).
+_KIND_OF: dict[type, str] = {Draw: DRAW, Buy: BUY, Play: PLAY}
 
 
 class Game:
@@ -56,6 +60,8 @@ class Game:
                 )
         self.hand_no = 0
         self.dealer = -1
+        # Each hand is kept in hand order (sort_key) as cards arrive, so a view
+        # copies it instead of sorting it on every decision.
         self.hands: list[list[Card]] = [[] for _ in range(players)]
         self.stock: list[Card] = []  # top is the last element
         self.pile: list[Card] = []  # top is the last element
@@ -79,6 +85,11 @@ class Game:
         self.public: list[Event] = []
         self.actions: list[tuple[int, Action]] = []
         self._decision: Decision | None = None
+        # Draw and buy decisions are few distinct values: made once, shared.
+        self._decisions: dict[tuple[int, str, bool], Decision] = {}
+        # Buy windows offer seats in an order that only depends on who is first.
+        self._orders = [[(first + i) % players for i in range(players)] for first in range(players)]
+        self._buys_left: tuple[int, ...] | None = None  # view()'s, until a buy or a new hand
         # view()'s tuples of what changes seldom, with what they were made from.
         self._melds_view: tuple[list[TableMeld], tuple[TableMeld, ...]] = ([], ())
         self._scores_view: tuple[int, tuple[tuple[int, ...], ...], tuple[int, ...]] = (-1, (), ())
@@ -104,20 +115,26 @@ class Game:
         return self._decision
 
     def _compute_decision(self) -> Decision | None:
-        if self.phase == OVER:
+        phase = self.phase
+        if phase == PLAY:
+            # the hand is in hand order: its distinct cards, in that order
+            return Decision(self.turn, PLAY, tuple(dict.fromkeys(self.hands[self.turn])))
+        if phase == OVER:
             return None
-        if self.phase == BUY:
-            return Decision(self.buy_queue[0], BUY, (True, False))
-        if self.phase == DRAW:
-            options = (UPCARD, STOCK) if self.upcard_live else (STOCK,)
-            return Decision(self.turn, DRAW, options)
-        return Decision(self.turn, PLAY, tuple(sorted(set(self.hands[self.turn]), key=sort_key)))
+        seat = self.buy_queue[0] if phase == BUY else self.turn
+        key = (seat, phase, self.upcard_live)
+        found = self._decisions.get(key)
+        if found is None:
+            options = (True, False) if phase == BUY else (UPCARD, STOCK) if self.upcard_live else (STOCK,)
+            found = self._decisions[key] = Decision(seat, phase, options)
+        return found
 
     def view(self, seat: int) -> View:
-        d = self.decision()
+        d = self._decision
+        if d is None:
+            d = self.decision()
         rules = self.rules
         hand = self.hand_no - 1
-        limit = rules.buy_limits[hand]
         pile = self.pile
         # What changes only between hands (scores, totals) or when melds are
         # laid (a new list each time) is made into tuples once, not per view.
@@ -130,8 +147,12 @@ class Game:
                                           tuple(self.totals))
         public = self.public
         history = self._history_view
-        if history._events is not public or len(history) != len(public):
+        if history._events is not public or history._n != len(public):
             history = self._history_view = History(public)  # shared: public is only appended to
+        buys_left = self._buys_left
+        if buys_left is None:
+            limit = rules.buy_limits[hand]
+            buys_left = self._buys_left = tuple([limit - b for b in self.buys])
         # Positional, in View's field order: keyword arguments made a frozen
         # dataclass cost twice as much to build, once per decision.
         return View(
@@ -141,14 +162,14 @@ class Game:
             len(rules.contracts),
             self.dealer,
             rules.contracts[hand],
-            tuple(sorted(self.hands[seat], key=sort_key)),
+            tuple(self.hands[seat]),
             melds[1],
             pile[-1] if self.upcard_live and pile else None,  # upcard
             pile[-1] if pile else None,  # pile_top
             len(pile),
             len(self.stock),
             tuple(map(len, self.hands)),  # card_counts
-            tuple([limit - b for b in self.buys]),  # buys_left
+            buys_left,
             tuple(self.down),
             self.turn,
             self.turns,
@@ -185,22 +206,25 @@ class Game:
 
     def apply(self, action: Action, seat: int | None = None) -> None:
         """Apply the current decision's action, or raise IllegalAction and change nothing."""
-        d = self.decision()
-        reason = self._turn_reason(d, action, seat)
-        if reason is not None or d is None:
-            raise IllegalAction(reason or "the match is over")
-        if isinstance(action, Draw):
-            reason = self._draw_reason(action)
+        d = self._decision
+        if d is None:
+            d = self.decision()
+        kind = _KIND_OF.get(type(action))
+        if d is None or kind != d.kind or (seat is not None and seat != d.seat):
+            # the reason is only worded on refusal
+            raise IllegalAction(self._turn_reason(d, action, seat) or "the match is over")
+        if kind == DRAW:
+            reason = self._draw_reason(action)  # type: ignore[arg-type]  # kind DRAW: a Draw
             if reason is not None:
                 raise IllegalAction(reason)
-            self._draw(action)
-        elif isinstance(action, Buy):
-            self._buy(action)
+            self._draw(action)  # type: ignore[arg-type]
+        elif kind == BUY:
+            self._buy(action)  # type: ignore[arg-type]  # kind BUY: a Buy
         else:
-            staged = self._check_play(action)
+            staged = self._check_play(action)  # type: ignore[arg-type]  # kind PLAY: a Play
             if isinstance(staged, str):
                 raise IllegalAction(staged)
-            self._commit_play(action, staged)
+            self._commit_play(action, staged)  # type: ignore[arg-type]
         self._decision = None
         self.actions.append((d.seat, action))
 
@@ -229,7 +253,7 @@ class Game:
         if action.source == UPCARD:
             c = self.pile.pop()
             self.upcard_live = False
-            self.hands[seat].append(c)
+            insort(self.hands[seat], c, key=sort_key)
             self._emit(ev.DRAW, seat, source=UPCARD, card=c.text)
             self.phase = PLAY
             return
@@ -245,24 +269,25 @@ class Game:
         if c is None:
             return  # the hand ended: nothing left to draw
         self.upcard_live = False
-        self.hands[seat].append(c)
+        insort(self.hands[seat], c, key=sort_key)
         self._emit(ev.DRAW, seat, source=STOCK, card=c.text)
         self.phase = PLAY
 
     def _buy_order(self) -> list[int]:
         first = self.dealer + 1 if self.rules.buy_priority == "dealer_left" else self.turn + 1
-        return [(first + i) % self.n for i in range(self.n)]
+        return self._orders[first % self.n]
 
     def _open_buy_window(self) -> None:
-        limit = self.rules.buy_limit(self.hand_no - 1)
+        queue: list[int] = []
         if self.upcard_live and len(self.stock) >= self.rules.buy_penalty:
-            self.buy_queue = [
-                s for s in self._buy_order()
-                if s != self.turn and s != self.discarder and not self.down[s] and self.buys[s] < limit
-            ]
-        else:
-            self.buy_queue = []
-        if self.buy_queue:
+            # a loop, not a comprehension: this runs after every discard
+            limit = self.rules.buy_limits[self.hand_no - 1]
+            turn, discarder, down, buys = self.turn, self.discarder, self.down, self.buys
+            for s in self._buy_order():
+                if s != turn and s != discarder and not down[s] and buys[s] < limit:
+                    queue.append(s)
+        self.buy_queue = queue
+        if queue:
             self.phase = BUY
         else:
             self._close_buy_window()
@@ -284,9 +309,11 @@ class Game:
         c = self.pile.pop()
         self.upcard_live = False
         penalty = [self.stock.pop() for _ in range(self.rules.buy_penalty)]
-        self.hands[seat].append(c)
-        self.hands[seat].extend(penalty)
+        hand = self.hands[seat]
+        for got in (c, *penalty):
+            insort(hand, got, key=sort_key)
         self.buys[seat] += 1
+        self._buys_left = None
         self._emit(
             ev.BUY, seat, card=c.text, penalty=len(penalty), penalty_cards=[p.text for p in penalty],
             buys_left=self.rules.buy_limit(self.hand_no - 1) - self.buys[seat],
@@ -355,6 +382,8 @@ class Game:
             for i in range(self.n):
                 self.hands[(self.dealer + 1 + i) % self.n].append(order[k])
                 k += 1
+        for h in self.hands:
+            h.sort(key=sort_key)
         self.pile = [order[k]]
         self.stock = order[k + 1:][::-1]
         self.upcard_live = True
@@ -362,6 +391,7 @@ class Game:
         self.melds = []
         self.down = [False] * self.n
         self.buys = [0] * self.n
+        self._buys_left = None
         self.turns = 0
         self.reshuffles = 0
         self.turn = (self.dealer + 1) % self.n
@@ -387,9 +417,11 @@ class Game:
             self._start_hand()
 
     def _emit(self, kind: str, seat: int | None, **data: Any) -> None:
-        e = Event(kind, self.hand_no, seat, data, secret_keys(kind, data))
+        # secret_keys and Event.public, inlined: every action emits an event or two
+        secret = SECRETS.get(kind, ()) if kind != ev.DRAW or data["source"] != STOCK else DRAW_SECRET
+        e = Event(kind, self.hand_no, seat, data, secret)
         self.log.append(e)
-        self.public.append(e.public())
+        self.public.append(e.public() if secret else e)
 
     # -- records and replay ------------------------------------------------------
     def to_record(self) -> dict[str, Any]:

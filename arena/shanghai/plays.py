@@ -9,6 +9,7 @@ it.  Nothing here raises on a legal play, nor formats a message for one.
 
 from __future__ import annotations
 
+from bisect import insort
 from collections import Counter
 from typing import Any, NamedTuple
 
@@ -132,7 +133,7 @@ def _swap(step: Swap, hand: list[Card], melds: list[TableMeld], wd: bool) -> dic
         return done
     new, wild = done
     melds[target.id] = TableMeld(target.id, target.owner, new)
-    hand.append(wild)
+    insort(hand, wild, key=sort_key)  # a seat's hand stays in hand order
     return {"meld": target.id, "card": step.card.text, "took": wild.text}
 
 

@@ -149,15 +149,19 @@ def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
         same_next = later > 0 and run_len[ri + 1] == L
         exhaustive = later > 0 or has_sets
         cands: list[tuple[int, int, int, int, int, tuple[int, ...], int]] = []
+        # per suit, the inner cards placed runs could lend (once per node, not per suit)
+        lends = [0, 0, 0, 0]
+        for r in runs:
+            if r.held and r.k > (r.ln + 1) // 2:
+                lend = lends[r.s]
+                for v in r.held:
+                    lend |= 1 << v
+                lends[r.s] = lend
         for s in range(4):
             if (s << 8) + 0xFF < bound:
                 continue
             own = masks[s]
-            lend = 0
-            for r in runs:
-                if r.s == s and r.held and r.k > (r.ln + 1) // 2:
-                    for v in r.held:
-                        lend |= 1 << v
+            lend = lends[s]
             if not lend:
                 sk = s << 8
                 for ln, w, lo, hi, seg in _windows(own, L):
