@@ -5,8 +5,8 @@ arena applies it and writes the next one.  Nothing in it runs in parallel,
 yet left to the scheduler the arena and its bots land on different CPUs,
 and every decision then costs two cross-CPU wake-ups (an inter-processor
 interrupt each, and caches that are cold on arrival).  Kept on one CPU, the
-same match costs the arena and its bots about 40 % less CPU on this kind of
-machine (``benchmarks/protocol.py --affinity``), and matches played in
+same match costs the arena about 30 % less CPU and its bots about 15 % less
+on a quiet 2-core machine (``benchmarks/affinity.py``), and matches played in
 parallel stop taking CPU from each other in the middle of a decision.
 
 ``plan(jobs)`` gives each of ``jobs`` matches played at once a CPU of the

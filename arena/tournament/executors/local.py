@@ -23,8 +23,8 @@ its socket.  A worker is started one of two ways (``start``):
   a child of this process, after this process has imported what playing a
   match needs (``worker.preload``).  The workers then share this process's
   memory pages (the interpreter, the libraries, the engine) until they write
-  to them: ``arena run --jobs 2`` takes about 51 MB of PSS in all, against
-  63 with exec'd workers (``benchmarks/workers.py``).  The child never
+  to them: ``arena run --jobs 2`` takes about 50 MB of PSS in all, against
+  58 with exec'd workers (``benchmarks/workers.py``).  The child never
   returns into this process's code: it serves matches and ends with
   ``os._exit``, so nothing inherited (the results database's connection,
   the progress line, buffered output) is used, flushed or closed there.
