@@ -105,8 +105,10 @@ def test_auto_forks_a_single_threaded_arena_and_execs_a_threaded_one(tmp_path: P
 
 
 CTRL_C_AT_FORK = """
-import json, os, signal
+import json, os, signal, sys
+sys.path.insert(0, "tests")                # run from the repository: proctree
 from arena.tournament.executors.local import FORK, ProcessExecutor
+from proctree import children
 
 real_fork = os.fork
 
@@ -122,16 +124,7 @@ try:
     interrupted = False
 except KeyboardInterrupt:
     interrupted = True
-children = []
-for name in os.listdir("/proc"):
-    if name.isdigit():
-        try:
-            stat = open(f"/proc/{name}/stat").read()
-        except OSError:
-            continue
-        if int(stat[stat.rfind(")") + 2:].split()[1]) == os.getpid():
-            children.append(int(name))
-print(json.dumps({"interrupted": interrupted, "children": children}))
+print(json.dumps({"interrupted": interrupted, "children": children(os.getpid())}))
 """
 
 

@@ -27,23 +27,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 PARENT = """
 import json, os, sys
+sys.path.insert(0, "tests")                # run from the repository: proctree
 from arena.cli import main                 # the console script's import: the whole CLI
 import click, numpy, tabulate, trueskill, yaml
 from arena.match import MatchSpec, SeatSpec
 from arena.tournament.executors.local import EXEC, MatchFailure, ProcessExecutor
-
-
-def children(pid):
-    found = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                stat = open(f"/proc/{name}/stat").read()
-            except OSError:
-                continue
-            if int(stat[stat.rfind(")") + 2:].split()[1]) == pid:
-                found.append(int(name))
-    return found
+from proctree import children
 
 
 if __name__ == "__main__":

@@ -83,9 +83,8 @@ class MatchEncoder:
         """Notice lines of the public events from ``game.log[since]`` on."""
         log = self.game.log
         made = self._notices
-        if len(made) < len(log):
-            for e in log[len(made):]:
-                made.append(None if e.kind in NOT_NOTICED else encode(EventNotice(e.public_json())))
+        for e in log[len(made):]:
+            made.append(None if e.kind in NOT_NOTICED else encode(EventNotice(e.public_json())))
         lines = made[since:]
         if None in lines:
             return [line for line in lines if line is not None]
