@@ -8,6 +8,7 @@
 import java.io.*;
 import java.nio.charset.StandardCharsets;
 import java.util.*;
+import java.util.stream.Collectors;
 
 public class Bot {
     static boolean wildDeuces = true, distinctSetRanks = true;
@@ -288,11 +289,7 @@ public class Bot {
         }
     }
 
-    static List<Meld> copy(List<Meld> melds) {
-        List<Meld> out = new ArrayList<>();
-        for (Meld m : melds) out.add(m.copy());
-        return out;
-    }
+    static List<Meld> copy(List<Meld> melds) { return melds.stream().map(Meld::copy).collect(Collectors.toList()); }
 
     // ---- cards ----------------------------------------------------------------
 
@@ -302,13 +299,7 @@ public class Bot {
     static int rank(String c) {
         if (c.equals("JK")) return 0;
         String r = c.substring(0, c.length() - 1);
-        switch (r) {
-            case "A": return 1;
-            case "J": return 11;
-            case "Q": return 12;
-            case "K": return 13;
-            default: return Integer.parseInt(r);
-        }
+        return r.equals("A") ? 1 : r.equals("J") ? 11 : r.equals("Q") ? 12 : r.equals("K") ? 13 : Integer.parseInt(r);
     }
 
     static String rankName(int p) { return p == 1 || p == 14 ? "A" : p == 11 ? "J" : p == 12 ? "Q" : p == 13 ? "K" : String.valueOf(p); }
@@ -350,11 +341,7 @@ public class Bot {
     @SuppressWarnings("unchecked")
     static List<Object> list(Object o) { return o instanceof List ? (List<Object>) o : List.of(); }
 
-    static List<String> strings(Object o) {
-        List<String> out = new ArrayList<>();
-        for (Object x : list(o)) out.add((String) x);
-        return out;
-    }
+    static List<String> strings(Object o) { return list(o).stream().map(x -> (String) x).collect(Collectors.toList()); }
 
     static String quote(String s) {
         StringBuilder b = new StringBuilder("\"");
@@ -366,11 +353,7 @@ public class Bot {
         return b.append('"').toString();
     }
 
-    static String quoteAll(List<String> cards) {
-        List<String> q = new ArrayList<>();
-        for (String c : cards) q.add(quote(c));
-        return "[" + String.join(",", q) + "]";
-    }
+    static String quoteAll(List<String> cards) { return cards.stream().map(Bot::quote).collect(Collectors.joining(",", "[", "]")); }
 
     /** A small JSON reader: objects become maps, arrays lists, numbers Long or Double. */
     static final class Json {
@@ -411,15 +394,9 @@ public class Bot {
             for (char c; (c = s.charAt(i++)) != '"'; ) {
                 if (c != '\\') { b.append(c); continue; }
                 char e = s.charAt(i++);
-                switch (e) {
-                    case 'n': b.append('\n'); break;
-                    case 't': b.append('\t'); break;
-                    case 'r': b.append('\r'); break;
-                    case 'b': b.append('\b'); break;
-                    case 'f': b.append('\f'); break;
-                    case 'u': b.append((char) Integer.parseInt(s.substring(i, i + 4), 16)); i += 4; break;
-                    default: b.append(e);
-                }
+                if (e == 'u') { b.append((char) Integer.parseInt(s.substring(i, i + 4), 16)); i += 4; continue; }
+                int k = "nrtbf".indexOf(e);   // else \" \\ \/ stand for themselves
+                b.append(k >= 0 ? "\n\r\t\b\f".charAt(k) : e);
             }
             return b.toString();
         }
