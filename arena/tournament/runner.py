@@ -165,9 +165,12 @@ def settle_seed(config: TournamentConfig) -> TournamentConfig:
 
 def prepare_sandbox(config: TournamentConfig, warn: Callable[[str], None] = _warn) -> str:
     """Resolve the file's sandbox mode once, here, so workers need not probe;
-    make the scratch directories.  Returns the mode bots run under."""
+    with bot programs to sandbox, build the seccomp filter too (workers forked
+    from here inherit both); make the scratch directories.  Returns the mode
+    bots run under."""
+    programs = any(bot.command for bot in config.bots)
     try:
-        containment = sandbox.resolve(config.sandbox)
+        containment = (sandbox.prepare if programs else sandbox.resolve)(config.sandbox)
     except sandbox.SandboxUnavailable as exc:
         raise TournamentError(f"{config.path}: sandbox: {exc}") from None
     if containment.warning:
