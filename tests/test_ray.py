@@ -135,8 +135,9 @@ def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path) -> Non
     assert board(out) == board(local)
     hogged = fault_kinds(out)
     assert hogged == fault_kinds(local) and {k for _, _, k in hogged} == {"crash"}  # the memory limit held
-    logs = stderr_logs(out)
-    assert logs and all(p.startswith(str(out / "logs") + "/") and os.path.exists(p) for p in logs)
+    # Every bot seat has a log path; a bot that wrote nothing has no file.
+    logs = [p for p in stderr_logs(out) if os.path.exists(p)]
+    assert logs and all(p.startswith(str(out / "logs") + "/") for p in stderr_logs(out))
     # bots run at the arena's niceness, not at the 15 Ray gives its workers (time limits are wall-clock)
     # (a bot reused from the pool wrote its line in the log of the match that started it)
     nice = {Path(p).read_text() for p in logs if p.endswith("-nice.stderr.log")} - {""}
