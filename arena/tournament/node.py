@@ -1,6 +1,7 @@
 """What a Ray actor does on its node that knows matches and bot processes:
 move a spec's paths to the node's copy of the shipped files (``Relocation``),
-send the stderr logs written there back with the outcome (``sent_back``),
+send the stderr logs written there back with the outcome and at the end
+(``LogShipper``),
 check that the node can sandbox (``worker.unplayable``) and run ``arena
 check`` there (``check_here``).
 
@@ -20,7 +21,7 @@ from ..match import MatchResult, MatchSpec, SeatSpec
 from ..process import BotSpec, TimeControl
 from .outcome import Outcome
 
-__all__ = ["Relocation", "sent_back", "check_here"]
+__all__ = ["Relocation", "LogShipper", "check_here"]
 
 
 @dataclass(frozen=True)
@@ -71,22 +72,51 @@ def _move(path: str, old: str, new: str) -> str:
     return new.rstrip("/") + "/" + path[len(prefix):] if path.startswith(prefix) else path
 
 
-def sent_back(outcome: Outcome, relocation: Relocation) -> tuple[Outcome, tuple[tuple[str, bytes], ...]]:
-    """``outcome`` on the arena's paths, with the stderr logs written on this
-    node's copy (arena path -> bytes); a log that is not there (its bot
-    wrote nothing) is not sent."""
-    if not isinstance(outcome, MatchResult):
-        return outcome, ()
-    logs = []
-    for path in outcome.stderr_logs:
-        if path is not None:
+class LogShipper:
+    """Sends the stderr logs written on this node's copy back to the arena
+    (arena path -> bytes): a match's logs with its outcome, and at the end
+    (``late``) every log that has grown since.  A bot may write after its
+    last decision: on 'end', or as it quits, which a pooled process does
+    when its worker closes, long after its match's outcome was sent."""
+
+    def __init__(self, relocation: Relocation) -> None:
+        self.relocation = relocation
+        self.sent: dict[str, int] = {}      # node path -> bytes sent so far
+
+    def sent_back(self, outcome: Outcome) -> tuple[Outcome, tuple[tuple[str, bytes], ...]]:
+        """``outcome`` on the arena's paths, with its logs; a log that is not
+        there (its bot has written nothing yet) is sent later if it comes."""
+        if not isinstance(outcome, MatchResult):
+            return outcome, ()
+        logs = []
+        for path in outcome.stderr_logs:
+            if path is not None:
+                self.sent[path] = 0
+                logs.extend(self._read(path))
+        back = tuple(None if p is None else self.relocation.back(p) for p in outcome.stderr_logs)
+        return dataclasses.replace(outcome, stderr_logs=back), tuple(logs)
+
+    def late(self) -> tuple[tuple[str, bytes], ...]:
+        """Every log whose size changed since it was sent, whole (call once
+        the worker is closed: its bots have exited)."""
+        logs = []
+        for path, size in self.sent.items():
             try:
-                with open(path, "rb") as f:
-                    logs.append((relocation.back(path), f.read()))
+                grown = os.path.getsize(path) != size
             except OSError:
-                pass  # a bot that never started, or wrote nothing, has no log
-    back = tuple(None if p is None else relocation.back(p) for p in outcome.stderr_logs)
-    return dataclasses.replace(outcome, stderr_logs=back), tuple(logs)
+                continue            # never written
+            if grown:
+                logs.extend(self._read(path))
+        return tuple(logs)
+
+    def _read(self, path: str) -> list[tuple[str, bytes]]:
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return []               # a bot that never started, or wrote nothing, has no log
+        self.sent[path] = len(data)
+        return [(self.relocation.back(path), data)]
 
 
 def check_here(bot: BotSpec, head_root: str | None, time_control: TimeControl | None) -> Any:

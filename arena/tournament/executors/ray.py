@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..node import Relocation, check_here, sent_back
+from ..node import LogShipper, Relocation, check_here
 from ..outcome import MatchFailure, Outcome
 from ..worker import unplayable
 from .local import EXEC, ProcessExecutor, WorkerError
@@ -104,6 +104,7 @@ class MatchActor:
 
     def __init__(self, head_root: str | None) -> None:
         self.relocation = None if head_root is None else Relocation(head_root, os.getcwd())
+        self.logs = None if self.relocation is None else LogShipper(self.relocation)
         # Ray places its actors (pinned, every one would take CPU 0), and an
         # actor has threads: its worker is exec'd, never forked.
         self.executor = ProcessExecutor(1, pin=False, start=EXEC)
@@ -122,12 +123,15 @@ class MatchActor:
         if self.relocation is not None:
             spec = self.relocation.spec(spec)
         outcomes = list(self.executor.run([spec]))
-        if self.relocation is None:
+        if self.logs is None:
             return Played(outcomes[0])
-        return Played(*sent_back(outcomes[0], self.relocation))
+        return Played(*self.logs.sent_back(outcomes[0]))
 
-    def close(self) -> None:
+    def close(self) -> tuple[tuple[str, bytes], ...]:
+        """Close the worker (its bots quit); the logs that grew meanwhile or
+        since their match was sent (arena path -> bytes), to be written."""
         self.executor.close()
+        return () if self.logs is None else self.logs.late()
 
 
 def _import_ray() -> Any:
@@ -318,7 +322,12 @@ class RayExecutor:
         try:
             refs = [s.actor.close.remote() for s in self._placed()]
             if refs:
-                self._ray.wait(refs, num_returns=len(refs), timeout=STOP_SECONDS)
+                done, _ = self._ray.wait(refs, num_returns=len(refs), timeout=STOP_SECONDS)
+                for ref in done:
+                    try:
+                        self._write_logs(self._ray.get(ref))    # what bots wrote after their matches
+                    except self._ray.exceptions.RayError:
+                        pass  # an actor lost as it closed: its late logs with it
         finally:
             self.abort()
 
