@@ -1,0 +1,71 @@
+"""Bots that misbehave on the wire rather than in what they say, end to end.
+
+- A bot that writes to stdout without end, blank lines instead of its reply,
+  junk or the same old reply again between requests, gets its fault (a
+  timeout, or a malformed reply) and the match ends: ``arena play``, in the
+  sandbox and without, with a hard bound on the run only to fail rather than
+  hang.
+- While the arena writes a request the bot does not read, what the bot writes
+  meanwhile is held within a bound, not a list entry per line read (a line
+  of two bytes cost a hundred).
+- Replies written a byte at a time, and a reply with a copy in the same
+  write, are read as one reply each (no fault; the copy is ignored).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+GAMEBOTS = Path(__file__).parent / "gamebots"
+BOTS = Path(__file__).parent / "bots"
+RULES = {"contracts": ["2S3", "S3+R4"], "turn_cap_per_player": 15}
+# Only there to turn a hang into a failure: a match here takes a few seconds.
+HANG = 120
+
+
+def play(tmp_path: Path, mode: str, at: int, sandbox: str, *extra: str) -> tuple[subprocess.CompletedProcess[str], dict]:
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps(RULES))
+    log = tmp_path / "match.json"
+    bot = f"{sys.executable} {GAMEBOTS / 'wire.py'} {mode} {at}"
+    res = subprocess.run(
+        [sys.executable, "-m", "arena", "play", bot, "random", "--seed", "3", "--rules", str(rules),
+         "--time-per-move", "0.6", "--sandbox", sandbox, "--log-dir", str(tmp_path / "logs"), "--log", str(log),
+         *extra],
+        capture_output=True, text=True, timeout=HANG)
+    assert "Traceback" not in res.stdout + res.stderr
+    return res, json.loads(log.read_text())
+
+
+FLOODS = [
+    # (mode, sandbox, fault kind, reason, the request it comes at)
+    ("blank-flood", "auto", "timeout", "no reply within 0.600 s", 3),
+    ("junk-flood", "none", "malformed", "not valid JSON", 4),
+    ("stale-flood", "auto", "timeout", "reply came after", 4),
+]
+
+
+@pytest.mark.parametrize("mode,sandbox,kind,reason,at", FLOODS, ids=[f[0] for f in FLOODS])
+def test_a_bot_writing_without_end_gets_its_fault_and_the_match_ends(
+        tmp_path: Path, mode: str, sandbox: str, kind: str, reason: str, at: int) -> None:
+    res, record = play(tmp_path, mode, 3, sandbox, "--strict")
+    assert res.returncode == 0, res.stderr
+    (fault,) = record["faults"]
+    assert (fault["seat"], fault["kind"], fault["forfeit"]) == (0, kind, True), fault
+    assert reason in fault["detail"] and "\n" not in fault["detail"]
+    requests = [d for d in record["trace"][0]["decisions"] if d[1] is not None]
+    assert requests[at - 1][0] == fault["decision"]          # at the request it began at, or the next
+    assert record["forfeited"] == [True, False]
+
+
+def test_replies_split_into_bytes_or_joined_with_a_copy_are_read_as_one(tmp_path: Path) -> None:
+    for mode, sandbox in (("bytewise", "auto"), ("joined", "none")):
+        res, record = play(tmp_path, mode, 1, sandbox, "--strict")
+        assert res.returncode == 0 and record["faults"] == [], (mode, record["faults"])
+        assert record["forfeited"] == [False, False]
