@@ -69,3 +69,28 @@ def test_replies_split_into_bytes_or_joined_with_a_copy_are_read_as_one(tmp_path
         res, record = play(tmp_path, mode, 1, sandbox, "--strict")
         assert res.returncode == 0 and record["faults"] == [], (mode, record["faults"])
         assert record["forfeited"] == [False, False]
+
+
+# In a child arena: a hang fails the test (HANG) instead of holding the suite.
+BETWEEN = textwrap.dedent("""
+    import sys, time
+    from arena.process import BotMalformed, BotProcess, BotSpec, BotTimeout
+    bot = BotProcess(BotSpec([sys.executable, sys.argv[1], sys.argv[2], "after-first"])).start()
+    assert bot.request({"id": 1}, timeout=30)[0] == {"id": 1}
+    time.sleep(0.2)                      # the arena busy elsewhere: the bot's output piles up
+    try:
+        bot.request({"id": 2}, timeout=0.5)
+    except (BotMalformed, BotTimeout) as exc:
+        print(exc.kind)
+    bot.kill()
+""")
+
+
+@pytest.mark.parametrize("line,kind", [("x", "malformed"), ('{"id": 1}', "timeout"), (" ", "timeout")])
+def test_output_without_end_between_requests_does_not_hold_the_next_request(line: str, kind: str) -> None:
+    """Lines that came between requests are thrown away before the next one,
+    but only what is there then: a bot that writes on and on gets its fault."""
+    res = subprocess.run([sys.executable, "-c", BETWEEN, str(BOTS / "flood.py"), line], capture_output=True,
+                         text=True, timeout=HANG)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == [kind]
