@@ -106,10 +106,13 @@ class LineExchange(ProcessExits):
         """Throw away lines nobody asked for; a pending death is raised now."""
         reader = self._stdout
         assert reader is not None
-        if not reader.events and not reader.ready_now():
+        if not reader.ready_now():
             return                      # the usual case: nothing came since the last reply
-        while (event := reader.get(0)) is not None:
-            kind, payload, _stamp = event
+        # What is there now, once: a bot that writes without pause must not
+        # hold the arena here (what it writes on is judged as its reply).
+        events = reader.events
+        while events:
+            kind, payload, _stamp = events.popleft()
             if kind == LINE:
                 if payload.strip():  # type: ignore[attr-defined]
                     self._ignore(f"unsolicited line: {excerpt(payload)}")  # type: ignore[arg-type]
