@@ -94,3 +94,25 @@ def test_output_without_end_between_requests_does_not_hold_the_next_request(line
                          text=True, timeout=HANG)
     assert res.returncode == 0, res.stderr
     assert res.stdout.split() == [kind]
+
+
+# A child arena, so that its peak memory is its own.
+PEAK = textwrap.dedent("""
+    import resource, sys
+    from arena.process import BotProcess, BotSpec, BotTimeout
+    bot = BotProcess(BotSpec([sys.executable, sys.argv[1], "x"])).start()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    try:
+        bot.request({"id": 1, "pad": "y" * (1 << 20)}, timeout=1.0)      # more than a pipe holds
+    except BotTimeout as exc:
+        assert exc.phase == "write", exc
+    print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
+    bot.kill()
+""")
+
+
+def test_what_a_bot_writes_while_not_reading_is_held_within_a_bound() -> None:
+    res = subprocess.run([sys.executable, "-c", PEAK, str(BOTS / "flood.py")], capture_output=True, text=True,
+                         timeout=HANG)
+    assert res.returncode == 0, res.stderr
+    assert int(res.stdout) < 40         # MB; a list entry per two-byte line read was 300 MB a second
