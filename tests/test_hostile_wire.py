@@ -5,11 +5,11 @@
   timeout, or a malformed reply) and the match ends: ``arena play``, in the
   sandbox and without, with a hard bound on the run only to fail rather than
   hang.
+- Output without end between two requests is thrown away only as far as it
+  has come: the next request gets its fault rather than never being sent.
 - While the arena writes a request the bot does not read, what the bot writes
   meanwhile is held within a bound, not a list entry per line read (a line
   of two bytes cost a hundred).
-- Replies written a byte at a time, and a reply with a copy in the same
-  write, are read as one reply each (no fault; the copy is ignored).
 """
 
 from __future__ import annotations
@@ -64,13 +64,6 @@ def test_a_bot_writing_without_end_gets_its_fault_and_the_match_ends(
     assert record["forfeited"] == [True, False]
 
 
-def test_replies_split_into_bytes_or_joined_with_a_copy_are_read_as_one(tmp_path: Path) -> None:
-    for mode, sandbox in (("bytewise", "auto"), ("joined", "none")):
-        res, record = play(tmp_path, mode, 1, sandbox, "--strict")
-        assert res.returncode == 0 and record["faults"] == [], (mode, record["faults"])
-        assert record["forfeited"] == [False, False]
-
-
 # In a child arena: a hang fails the test (HANG) instead of holding the suite.
 BETWEEN = textwrap.dedent("""
     import sys, time
@@ -86,7 +79,7 @@ BETWEEN = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("line,kind", [("x", "malformed"), ('{"id": 1}', "timeout"), (" ", "timeout")])
+@pytest.mark.parametrize("line,kind", [("x", "malformed"), ('{"id": 1}', "timeout"), (" \r", "timeout")])
 def test_output_without_end_between_requests_does_not_hold_the_next_request(line: str, kind: str) -> None:
     """Lines that came between requests are thrown away before the next one,
     but only what is there then: a bot that writes on and on gets its fault."""

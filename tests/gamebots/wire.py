@@ -2,8 +2,6 @@
 (default 1); plays like the minimal bot otherwise.  Writes with os.write, so
 every write is one system call:
 
-    bytewise        each reply one byte per write (fine: no fault)
-    joined          each reply and a copy of it in one write (the copy is ignored)
     blank-flood     at that request: blank lines without end, and no reply
     junk-flood      answers that request, then writes "x" lines without end
     stale-flood     answers that request, then repeats that reply without end
@@ -35,11 +33,6 @@ def on_request(msg):
     reply = common.minimal_reply(msg)
     if msg["count"] < start:
         os.write(1, line(reply))
-    elif mode == "bytewise":
-        for byte in line(reply):
-            os.write(1, bytes([byte]))
-    elif mode == "joined":
-        os.write(1, line(reply) * 2)
     elif mode == "blank-flood":
         forever(b" \r\n")
     elif mode in ("junk-flood", "stale-flood"):
