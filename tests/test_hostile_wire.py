@@ -109,3 +109,26 @@ def test_what_a_bot_writes_while_not_reading_is_held_within_a_bound() -> None:
                          timeout=HANG)
     assert res.returncode == 0, res.stderr
     assert int(res.stdout) < 40         # MB; a list entry per two-byte line read was 300 MB a second
+
+
+def test_control_characters_a_bot_sends_are_quoted_escaped_not_passed_to_the_terminal(tmp_path: Path) -> None:
+    """What the arena quotes of a bot (a refused line, an ignored one, its
+    last stderr line) is stored and shown as one line of printable text: an
+    escape sequence could hide or rewrite what the console shows."""
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps(RULES))
+    log = tmp_path / "match.json"
+    res = subprocess.run(
+        [sys.executable, "-m", "arena", "play", f"{sys.executable} {GAMEBOTS / 'escapes.py'}", "random",
+         "--seed", "3", "--rules", str(rules), "--time-per-move", "2", "--sandbox", "none",
+         "--log-dir", str(tmp_path / "logs"), "--log", str(log), "-v"],
+        capture_output=True, text=True, timeout=HANG)
+    assert res.returncode == 0, res.stderr
+    record = json.loads(log.read_text())
+    malformed, crash = record["faults"]
+    assert malformed["kind"] == "malformed" and malformed["excerpt"].endswith("\\x1b[8m\\r\\u202e not json")
+    assert crash["kind"] == "crash" and crash["detail"].endswith("stderr: last words \\x1b[8m\\u202e")
+    (ignored,) = record["warnings"]
+    assert ignored["examples"] == ["unsolicited line: stray \\x1b[8m\\r\\u202e"]
+    for text in (res.stdout, res.stderr):
+        assert "\x1b" not in text and "\r" not in text and "\u202e" not in text
