@@ -354,10 +354,13 @@ class StderrReader(threading.Thread):
     def switch_log(self, log_file: LazyLog | None) -> bool:
         """Close the current log (with its truncation note) and continue in
         ``log_file`` with a fresh byte budget.  False if the thread has already
-        finished (the caller keeps ownership of ``log_file`` then)."""
+        finished (the caller keeps ownership of ``log_file`` then).  What the
+        pipe holds now goes to the current log first: the bot wrote it before
+        the switch (after its last match's 'end', say), so it belongs there."""
         with self._lock:
             if self._finished:
                 return False
+            self._drain()
             self._close_log()
             self.log_file = log_file
             self.kept = 0
