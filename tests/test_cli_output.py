@@ -139,3 +139,17 @@ def test_show_json_is_the_whole_match(results: Path) -> None:
     assert m["record"]["events"][0]["type"] == "match_start" and m["warnings"] == []
     missing = cli("show", str(results), "nope", "--json")
     assert missing.exit_code == 1 and "no match 'nope'" in missing.output
+
+
+def test_show_says_where_a_start_up_fault_happened(tmp_path: Path) -> None:
+    """A bot that answers 'start' with garbage is faulted at start-up; 'show'
+    says so in words, not with Python's None for the decision."""
+    garbage = json.dumps([sys.executable, "-c", "print('hello'); import sys; sys.stdin.read()"])
+    path = tournament(tmp_path, extra_bot=f"  - {{name: x, command: {garbage}}}")
+    done = arena("run", str(path), "--jobs", "1", "-q")
+    assert done.returncode == 0, done.stderr
+    listed = json.loads(arena("matches", str(tmp_path / "out"), "--bot", "x", "--format", "json").stdout)
+    shown = arena("show", str(tmp_path / "out"), listed[0]["match_id"])
+    assert shown.returncode == 0, shown.stderr
+    fault = next(line for line in shown.stdout.splitlines() if "(x)" in line and "malformed" in line)
+    assert "at start-up" in fault and "None" not in fault, fault

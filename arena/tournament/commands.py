@@ -388,8 +388,9 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     if m.faults:
         click.echo("\nFaults:")
         for f in m.faults:
-            click.echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} in hand {f['hand']}, "
-                       f"decision {f['decision']} ({f['decision_kind']}): {f['detail']}")
+            where = ("at start-up" if f["decision"] is None
+                     else f"in hand {f['hand']}, decision {f['decision']} ({f['decision_kind']})")
+            click.echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} {where}: {f['detail']}")
             said = None if f["decision"] is None else \
                 decision_stderr(record, f["seat"], f["decision"], m.stderr_logs[f["seat"]])
             if said:
