@@ -109,6 +109,7 @@ def test_an_unflushed_bot_is_told_to_flush_and_flushing_fixes_it(tmp_path: Path)
     assert lost.returncode == 1
     assert "no reply within 2.000 s; does the bot flush stdout after each line?" in lost.stderr
     assert "PYTHONUNBUFFERED=1" in lost.stderr and "flush=True" in lost.stderr
+    assert "Perl: $| = 1" in lost.stderr and "Java: System.out.flush()" in lost.stderr
     fixed = arena("play", bot, "greedy", "--seed", "1", "--startup", "2", "--log-dir", str(tmp_path),
                   env={**env, "PYTHONUNBUFFERED": "1"})
     assert fixed.returncode == 0, fixed.stderr

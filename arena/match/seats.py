@@ -36,7 +36,8 @@ IGNORED_EXAMPLES = 3     # ignored lines quoted in a match record, per seat
 
 # Why a bot misses its start-up time, most often.
 START_TIMEOUT_HINT = ("; does the bot flush stdout after each line? (Python: print(..., flush=True) "
-                      "or PYTHONUNBUFFERED=1; C: fflush(stdout)); a program that starts slowly "
+                      "or PYTHONUNBUFFERED=1; C: fflush(stdout); Perl: $| = 1; Java: System.out.flush()); "
+                      "a program that starts slowly "
                       "(java Bot.java, a JIT) needs precompiling or more start-up time "
                       "(--startup, or time.startup in a tournament)")
 
