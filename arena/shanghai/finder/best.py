@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations, combinations_with_replacement
+from operator import mul
 
-from ..cards import SUITS, Card, card
+from ..cards import JOKER, SUITS, Card, card
 from ..melds import Meld
 from ..ruleset import RUN, SET, Contract, Ruleset
-from .counts import _PEN, _SUIT_BASE, _VOFF, _VRANK, _State
+from .counts import _PEN, _VOFF, _VRANK, _State
 from .find import find_contract
-from .layout import _Draft, _drafts, _finish, _layouts
+from .layout import _Draft, _drafts, _finish, _Layout, _layouts
 from .plan import _Plan, _plan, _quick_no
 from .search import _Run, _search
 
@@ -156,23 +157,51 @@ def _improve(drafts: list[_Draft], cnt: list[int], wd: bool, spare: int) -> int:
     return spare
 
 
-def _score(hand_cnt: list[int], melds: list[Meld], wd: bool) -> tuple[int, int, int]:
-    """(natural points left in hand, wilds used, all points left)."""
-    left = list(hand_cnt)
+# penalty of each card index when left in hand
+_PEN52 = tuple(_PEN[i % 13 + 1] for i in range(52))
+_TWO_IDX = (1, 14, 27, 40)  # the 2 of each suit
+
+
+def _draft_score(drafts: list[_Draft], cnt: list[int], jokers: int, wd: bool) -> tuple[int, int, int]:
+    """(natural points left in hand, wilds used, all points left) of the melds
+    ``_finish`` would build from these drafts, without building them.
+
+    It fills the wild slots the same way (jokers first, then the 2s of the
+    first suits that have one) and counts a card as wild exactly as
+    make_run / make_set mark it: a joker always; a 2 unless it stands for
+    itself (in a set of 2s, or at value 2 of a run of its suit).  Only the
+    best of a leaf's options is then built.
+    """
+    total = sum(map(mul, cnt, _PEN52))
+    twos = [cnt[1], cnt[14], cnt[27], cnt[40]] if wd else [0, 0, 0, 0]
     wilds = 0
-    for m in melds:
-        for c, w in zip(m.cards, m.wild):
-            wilds += w
-            if c.rank:
-                left[_SUIT_BASE[c.suit] + c.rank - 1] -= 1
-    natural = 0
-    total = 0
-    for idx, n in enumerate(left):
-        if n:
-            r = idx % 13 + 1
-            total += n * _PEN[r]
-            if not (wd and r == 2):
-                natural += n * _PEN[r]
+    for d in drafts:
+        slots = d.slots
+        if d.twos:
+            wilds += slots.count(JOKER)
+        if None not in slots:
+            continue
+        run = d.kind == RUN
+        for x, c in enumerate(slots):
+            if c is not None:
+                continue
+            if jokers:
+                jokers -= 1
+                wilds += 1
+                continue
+            for s in range(4):
+                if twos[s]:
+                    twos[s] -= 1
+                    break
+            else:  # pragma: no cover - the search checked the wild budget
+                raise AssertionError("finder: ran out of wild cards (wild accounting bug)")
+            total -= 20
+            if run:
+                if s != d.suit or d.start + x != 2:
+                    wilds += 1
+            elif not d.twos:
+                wilds += 1
+    natural = total - 20 * sum(twos) if wd else total
     return natural, wilds, total
 
 
@@ -191,8 +220,9 @@ def find_best_contract(hand: Sequence[Card], contract: Contract, rules: Ruleset)
     if _quick_no(st, plan):
         return None
     wd = plan.wd
-    hand_cnt = list(st.cnt)
-    best: list[tuple[tuple[int, int, int], list[Meld]]] = []
+    # the best option so far: its score, and its drafts, cards left and
+    # jokers left before the wild slots are filled (built into melds at the end)
+    best: list[tuple[tuple[int, int, int], list[_Draft], list[int], int]] = []
     tried: set[tuple[object, ...]] = set()
     leaves = 0
 
@@ -202,31 +232,41 @@ def find_best_contract(hand: Sequence[Card], contract: Contract, rules: Ruleset)
         leaves += 1
         pool = st.jokers - used + (st.nat[2] if wd else 0)
         options = [(groups, reclaims)] + [(g, []) for g in _set_choices(plan, st.nat, pool)]
+        plain: tuple[tuple[_Layout, ...], list[int]] | None = None  # the runs without reclaims
         for set_groups, back in options:
-            layouts, cnt = _layouts(st, runs, back)
-            # The same layout, sets and cards left give the same melds and
-            # score, which cannot beat itself: a third of the options repeat
-            # (the search's own sets are often among the set choices).
-            key = (tuple(layouts), tuple((r, tuple(m)) for r, m in set_groups), tuple(cnt))
+            if back:
+                layouts, cnt = _layouts(st, runs, back)
+                frozen = tuple(layouts)
+            else:
+                if plain is None:
+                    layouts, cnt = _layouts(st, runs, back)
+                    plain = (tuple(layouts), cnt)
+                frozen, cnt = plain[0], list(plain[1])
+            # The same layout and sets give the same melds and score, which
+            # cannot beat itself: a third of the options repeat (the search's
+            # own sets are often among the set choices).  The cards left are
+            # the hand less the layout's naturals, so they need no place in
+            # the key.
+            key = (frozen, tuple((r, tuple(m)) for r, m in set_groups))
             if key in tried:
                 continue
             tried.add(key)
-            drafts, jokers = _drafts(plan, st.jokers, layouts, cnt, set_groups)
-            twos_left = sum(cnt[s * 13 + 1] for s in range(4)) if wd else 0
+            drafts, jokers = _drafts(plan, st.jokers, frozen, cnt, set_groups)
+            twos_left = cnt[1] + cnt[14] + cnt[27] + cnt[40] if wd else 0
             spare = jokers + twos_left - sum(d.slots.count(None) for d in drafts)
             if spare < 0:
                 continue  # pragma: no cover - the search checked the wild budget
             _improve(drafts, cnt, wd, spare)
-            melds = _finish(drafts, cnt, jokers, wd)
-            score = _score(hand_cnt, melds, wd)
+            score = _draft_score(drafts, cnt, jokers, wd)
             if not best or score < best[0][0]:
-                best[:] = [(score, melds)]
+                best[:] = [(score, drafts, cnt, jokers)]
         # stop at the cap, or when nothing natural is left and no wild was used
         return leaves >= _LEAF_CAP or bool(best) and best[0][0][:2] == (0, 0)
 
     _search(st, plan, on_leaf, best_mode=True)
     if best:
-        return best[0][1]
+        _score_, drafts, cnt, jokers = best[0]
+        return _finish(drafts, cnt, jokers, wd)
     if leaves:  # pragma: no cover - every leaf yields a scored solution
         return find_contract(hand, contract, rules)
     return None

@@ -72,7 +72,7 @@ class _Draft:
         self.twos = False  # a set of 2s: its 2s are natural
 
 
-def _drafts(plan: _Plan, jokers: int, layouts: list[_Layout], cnt: list[int],
+def _drafts(plan: _Plan, jokers: int, layouts: Sequence[_Layout], cnt: list[int],
             groups: list[tuple[int, list[int]]]) -> tuple[list[_Draft], int]:
     """Lay out runs and sets (from groups); sets consume from cnt.
 
