@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from itertools import combinations
+from itertools import combinations, compress
 from operator import itemgetter
 
-from .counts import _RBITS, _VOFF, _VRANK, _Cand, _cells, _State, _suit_cands, _windows
+from .counts import _BIG, _RBITS, _VOFF, _VRANK, _Cand, _cells, _State, _suit_cands, _windows
 from .plan import _Plan
 from .sets import _assign_equal, _sets_dp, _sets_reclaim
 
@@ -103,6 +103,29 @@ def _slots_need(cands: list[_Cand], R: int, cnt: list[int], budget: int) -> bool
         if not need:
             return total > budget
     return True
+
+
+def _with_a_next(cands: list[_Cand], R: int, cnt: list[int], budget: int) -> list[_Cand]:
+    """The candidates after which the R - 1 later runs of their length can
+    still be paid for: those runs come from the candidates with a key (suit,
+    lo, hi) no lower, the candidate itself only when its suit holds a second
+    copy of its lo and hi (or could borrow), and each costs at least the
+    cheapest of them.  ``cands`` is in key order; the order is kept, and a
+    dropped candidate is one whose subtree has no leaf.
+    """
+    nxt = _BIG  # the cheapest candidate after this one
+    keep = [False] * len(cands)
+    for i in range(len(cands) - 1, -1, -1):
+        c = cands[i]
+        w = c[1]
+        cells = c[7]
+        again = nxt
+        if w < again and (cells is None or (cnt[cells[0][0]] > 1 and cnt[cells[-1][0]] > 1)):
+            again = w
+        keep[i] = w + (R - 1) * again <= budget
+        if w < nxt:
+            nxt = w
+    return list(compress(cands, keep))
 
 
 def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
@@ -217,8 +240,12 @@ def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
         R = same_len[ri]
         if R * min(map(_WILDS, cands)) + sets_need > pool:
             return False
-        if R > 1 and _slots_need(cands, R, cnt, pool - sets_need):
-            return False
+        if R > 1:
+            if _slots_need(cands, R, cnt, pool - sets_need):
+                return False
+            cands = _with_a_next(cands, R, cnt, pool - sets_need)
+            if not cands:
+                return False
         if len(cands) > 1:
             if best_mode:
                 cands.sort(key=_BEST_ORDER)
