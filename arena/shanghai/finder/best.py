@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from itertools import combinations, combinations_with_replacement
 from operator import mul
 
-from ..cards import JOKER, SUITS, Card, card
+from ..cards import JOKER, Card
 from ..melds import Meld
 from ..ruleset import RUN, SET, Contract, Ruleset
-from .counts import _PEN, _VOFF, _VRANK, _State
+from .counts import _PEN, _State
 from .find import find_contract
-from .layout import _Draft, _drafts, _finish, _Layout, _layouts
+from .layout import _CARD, _Draft, _drafts, _finish, _Layout, _layouts
 from .plan import _Plan, _plan, _quick_no
 from .search import _Run, _search
 
@@ -71,88 +71,103 @@ def _improve(drafts: list[_Draft], cnt: list[int], wd: bool, spare: int) -> int:
     Returns the spare wild units left.  Every change keeps each draft legal:
     a natural replacing a wild or extending a meld only helps the wild limit,
     and a wild is only added (to bridge a gap) when the limit still holds.
+    A natural 2 at value 2 of its run costs a spare wild unit: it is one.
+    Card index of value v in suit s: s * 13 - 1 + v (the high ace: s * 13).
     """
     runs = [d for d in drafts if d.kind == RUN]
     sets = [d for d in drafts if d.kind == SET]
-
-    def have(s: int, v: int) -> bool:
-        return cnt[s * 13 + _VOFF[v]] > 0
-
-    def grab(s: int, v: int) -> Card:
-        cnt[s * 13 + _VOFF[v]] -= 1
-        return card(_VRANK[v], SUITS[s])
-
-    def counts(d: _Draft) -> tuple[int, int]:
-        w = d.slots.count(None)
-        return len(d.slots) - w, w
-
-    def price(v: int) -> int:
-        """Spare wild units a natural at value v costs: a 2 is also a spare wild."""
-        return 1 if wd and v == 2 else 0
-
     # 1. naturals replace wild slots in runs (a 2 there fills its own slot: even)
     for d in runs:
-        for x, c in enumerate(d.slots):
-            if c is None and have(d.suit, d.start + x):
-                d.slots[x] = grab(d.suit, d.start + x)
-                spare += 1 - price(d.start + x)
+        slots = d.slots
+        if None not in slots:
+            continue
+        base = d.suit * 13 - 1
+        start = d.start
+        for x, c in enumerate(slots):
+            if c is None:
+                v = start + x
+                i = base + (v if v < 14 else 1)
+                if cnt[i]:
+                    cnt[i] -= 1
+                    slots[x] = _CARD[i]
+                    if not (wd and v == 2):
+                        spare += 1
     # 2. extend runs with adjacent naturals, bridging gaps with spare wilds
     changed = True
     while changed:
         changed = False
         for d in runs:
-            n, w = counts(d)
-            hi = d.start + len(d.slots) - 1
+            slots = d.slots
+            base = d.suit * 13 - 1
+            w = slots.count(None)
+            n = len(slots) - w
             lo = d.start
+            hi = lo + len(slots) - 1
             for gap in range(0, spare + 1):
                 v = hi + gap + 1
                 if v > 14 or v - lo + 1 > 13 or w + gap > n + 1:
                     break
-                if have(d.suit, v):
-                    if gap + price(v) <= spare:
-                        d.slots.extend([None] * gap + [grab(d.suit, v)])
-                        spare -= gap + price(v)
+                i = base + (v if v < 14 else 1)
+                if cnt[i]:
+                    cost = gap + 1 if wd and v == 2 else gap
+                    if cost <= spare:
+                        cnt[i] -= 1
+                        if gap:
+                            slots.extend([None] * gap)
+                        slots.append(_CARD[i])
+                        spare -= cost
                         changed = True
                     break
-            n, w = counts(d)
-            hi = d.start + len(d.slots) - 1
+            w = slots.count(None)
+            n = len(slots) - w
+            hi = d.start + len(slots) - 1
             for gap in range(0, spare + 1):
                 v = d.start - gap - 1
                 if v < 1 or hi - v + 1 > 13 or w + gap > n + 1:
                     break
-                if have(d.suit, v):
-                    if gap + price(v) <= spare:
-                        d.slots[:0] = [grab(d.suit, v)] + [None] * gap
+                i = base + v
+                if cnt[i]:
+                    cost = gap + 1 if wd and v == 2 else gap
+                    if cost <= spare:
+                        cnt[i] -= 1
+                        slots[:0] = [_CARD[i]] + [None] * gap
                         d.start = v
-                        spare -= gap + price(v)
+                        spare -= cost
                         changed = True
                     break
     # 3. sets absorb every natural of their rank left (2s only into sets of 2s)
     for d in sets:
         if wd and d.rank == 2:
             continue  # more 2s in a set of 2s shed no natural points, cost wilds
-        for s in range(4):
-            idx = s * 13 + d.rank - 1
-            while cnt[idx]:
-                cnt[idx] -= 1
-                c = card(d.rank, SUITS[s])
-                if None in d.slots:
-                    d.slots[d.slots.index(None)] = c
+        slots = d.slots
+        i0 = d.rank - 1
+        for idx in (i0, i0 + 13, i0 + 26, i0 + 39):
+            k = cnt[idx]
+            if not k:
+                continue
+            cnt[idx] = 0
+            c = _CARD[idx]
+            for _ in range(k):
+                if None in slots:
+                    slots[slots.index(None)] = c
                     spare += 1
                 else:
-                    d.slots.append(c)
+                    slots.append(c)
     # 4. trim wild slots a meld no longer needs
     for d in runs:
-        while len(d.slots) > d.min_len and d.slots[-1] is None:
-            d.slots.pop()
+        slots = d.slots
+        L = d.min_len
+        while len(slots) > L and slots[-1] is None:
+            slots.pop()
             spare += 1
-        while len(d.slots) > d.min_len and d.slots[0] is None:
-            d.slots.pop(0)
+        while len(slots) > L and slots[0] is None:
+            slots.pop(0)
             d.start += 1
             spare += 1
     for d in sets:
-        while len(d.slots) > d.min_len and None in d.slots:
-            d.slots.remove(None)
+        slots = d.slots
+        while len(slots) > d.min_len and None in slots:
+            slots.remove(None)
             spare += 1
     return spare
 
