@@ -36,7 +36,7 @@ class _Run:
         return self.k - (self.ln + 1) // 2
 
 
-_WILDS = itemgetter(1)
+_UNITS = itemgetter(10)  # wild units: wilds and the suit's own 2 as a natural
 _FIND_ORDER = itemgetter(0, 1)   # (length, wilds)
 _BEST_ORDER = itemgetter(9, 1)   # (-naturals in the window, wilds)
 
@@ -81,19 +81,20 @@ def _borrow_plans(need: list[int], optional: list[int], b_min: int, lenders: lis
 
 
 def _slots_need(cands: list[_Cand], R: int, cnt: list[int], budget: int) -> bool:
-    """Whether R runs from ``cands`` surely need more than ``budget`` wilds.
+    """Whether R runs from ``cands`` surely need more than ``budget`` wild units.
 
     This run and the R - 1 later ones of its length all come from these
     candidates: each later run's window (lo, hi) is one of them, as lo and hi
-    are cards still in hand, with at most the wilds it has now.  Two runs on
-    one window each took a copy of lo and of hi, so a window serves at most
-    min(copies of lo, copies of hi) runs (a suit that could borrow: no
-    limit).  So the R cheapest slots bound the wilds from below.
+    are cards still in hand, with at most the wild units it has now (cards
+    only leave the hand deeper down).  Two runs on one window each took a
+    copy of lo and of hi, so a window serves at most min(copies of lo, copies
+    of hi) runs (a suit that could borrow: no limit).  So the R cheapest
+    slots bound the wild units from below.
     """
     need = R
     total = 0
-    for c in sorted(cands, key=_WILDS):
-        w = c[1]
+    for c in sorted(cands, key=_UNITS):
+        w = c[10]
         if total + need * w > budget:
             return True
         cells = c[7]
@@ -110,14 +111,14 @@ def _with_a_next(cands: list[_Cand], R: int, cnt: list[int], budget: int) -> lis
     still be paid for: those runs come from the candidates with a key (suit,
     lo, hi) no lower, the candidate itself only when its suit holds a second
     copy of its lo and hi (or could borrow), and each costs at least the
-    cheapest of them.  ``cands`` is in key order; the order is kept, and a
+    wild units of the cheapest of them (see _slots_need).  ``cands`` is in key order; the order is kept, and a
     dropped candidate is one whose subtree has no leaf.
     """
     nxt = _BIG  # the cheapest candidate after this one
     keep = [False] * len(cands)
     for i in range(len(cands) - 1, -1, -1):
         c = cands[i]
-        w = c[1]
+        w = c[10]
         cells = c[7]
         again = nxt
         if w < again and (cells is None or (cnt[cells[0][0]] > 1 and cnt[cells[-1][0]] > 1)):
@@ -214,12 +215,12 @@ def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
         # runs of equal length come in (suit, lo, hi) order: this one's key >= bound
         bs = bound >> 8
         blohi = bound & 0xFF
-        cpool = pool if pool < 6 else 6  # no window needs more: w <= ln // 2 <= 6
+        cpool = pool if pool < 7 else 7  # no run needs more: w <= ln // 2 <= 6, and a 2
         for s in range(bs, 4):
             own = masks[s]
             lend = lends[s]
             if not lend:
-                keys, suit_cands = _suit_cands(own, L, s, cpool)
+                keys, suit_cands = _suit_cands(own, L, s, cpool, wd)
                 if s == bs and blohi:
                     cands.extend(suit_cands[bisect_left(keys, blohi):])
                 else:
@@ -231,14 +232,15 @@ def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
                 if (s << 8) | (lo << 4) | hi < bound:
                     continue
                 own_in = (own >> lo & ((1 << (hi - lo + 1)) - 1)).bit_count()
-                if ln - own_in > pool:
+                units = ln - own_in + 1 if wd and lo <= 2 <= hi and own & 4 else ln - own_in
+                if units > pool:
                     continue
-                cands.append((ln, ln - own_in, s, lo, hi, seg, own_in, None, seg[1:-1], -len(seg)))
+                cands.append((ln, ln - own_in, s, lo, hi, seg, own_in, None, seg[1:-1], -len(seg), units))
         if not cands:
             return False
         # this run and the later ones of the same length each need >= min wilds
         R = same_len[ri]
-        if R * min(map(_WILDS, cands)) + sets_need > pool:
+        if R * min(map(_UNITS, cands)) + sets_need > pool:
             return False
         if R > 1:
             if _slots_need(cands, R, cnt, pool - sets_need):
@@ -252,7 +254,7 @@ def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
             elif later or has_sets:
                 # short windows first: they leave the most cards for the other melds
                 cands.sort(key=_FIND_ORDER)
-        for ln, w, s, lo, hi, seg, own_in, cells, inner, _ in cands:
+        for ln, w, s, lo, hi, seg, own_in, cells, inner, _, _ in cands:
             if own_in == len(seg):
                 # every natural its own: nothing to borrow (the usual case)
                 if cells is None:
