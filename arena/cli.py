@@ -244,7 +244,12 @@ def _print_match(result: MatchResult, seats: tuple[SeatSpec, ...], verbose: bool
         ignored = sum(w.count for w in result.warnings if w.seat == i)
         click.echo(f"  seat {i} ({names[i]}): {plural(st.count, 'decision')}, mean {_ms(st.mean)}, "
                    f"p95 {_ms(st.p95)}, max {_ms(st.max)}, {plural(st.timeouts, 'timeout')}, "
-                   f"{plural(ignored, 'ignored line')}; stderr log: {result.stderr_logs[i] or 'none (nothing written)'}")
+                   f"{plural(ignored, 'ignored line')}; stderr log: {_written(result.stderr_logs[i])}")
+
+
+def _written(log: str | None) -> str:
+    """A bot's log as shown: it exists only if the bot wrote on stderr."""
+    return log if log is not None and os.path.exists(log) else "none (nothing written)"
 
 
 def _print_faults(result: MatchResult) -> None:

@@ -22,8 +22,19 @@ Plays the tournament FILE (default: tournaments/demo.yaml) through the real
     /proc/PID/stat read at each sample (the last sample of a process can miss
     up to 20 ms of its CPU).
 
+The host's own price for two busy CPUs, measured in the same pairs: the
+same pure-Python work (seeded in-process matches of the built-in greedy
+players, ``HOST_WORK``) as one process alone, then as two processes at once,
+each on a CPU of its own as ``--jobs 2`` runs its workers (in a random order:
+each run starts with one of the two, by coin toss, so a drift in the
+neighbours' load favours neither).  Its ratio, CPU per copy two-at-once over
+alone, is the floor under any ``--jobs 2`` / ``--jobs 1`` ratio on this machine:
+it charges nothing of arena's.  On the 2-vCPU VMs this was developed on it
+is about 1.05 when the host is quiet and far more when it is not.
+
 Prints the runs, then per pair the ratio subject/floor of each CPU figure,
-and their median with min and max; and the median (min, max) peak PSS.
+the host's ratio and the arena's ratio over it, their median with min and
+max; and the median (min, max) peak PSS.
 ``results()`` returns the peak PSS at --jobs 2 and the CPU ratios as
 figures with issue 9's aims, for ``benchmarks/all.py``.
 
@@ -50,6 +61,7 @@ import argparse
 import ctypes
 import os
 import pty
+import random
 import resource
 import shutil
 import statistics
@@ -74,6 +86,48 @@ TICK = os.sysconf("SC_CLK_TCK")
 ARENA_MARKS = ("arena.tournament.worker", "multiprocessing")
 # A worker forked from the arena has the arena's command line and this name.
 FORKED_WORKER = "arena-worker"
+
+
+# The host floor's work: in-process matches, the kind of Python a match runs.
+HOST_WORK = """
+import os, sys, time
+from arena.match import SeatSpec, MatchSpec, run_match
+cpu = int(sys.argv[1])
+if cpu >= 0:
+    os.sched_setaffinity(0, {cpu})
+t0 = time.process_time()
+for seed in range(%d):
+    run_match(MatchSpec(f"host-{seed}", tuple(SeatSpec.builtin("greedy") for _ in range(4)),
+                        {"contracts": ["2S3", "S3+R4", "2R4"]}, seed=seed))
+print(time.process_time() - t0)
+"""
+HOST_MATCHES = 24
+
+
+def host_ratio(env: dict[str, str]) -> float:
+    """CPU per copy of ``HOST_WORK`` run twice at once (CPUs 0 and 1) over
+    the same work alone (on CPU 0, or unpinned with a single usable CPU)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    code = HOST_WORK % HOST_MATCHES
+
+    def start(cpu: int) -> subprocess.Popen[str]:
+        return subprocess.Popen([sys.executable, "-c", code, str(cpu)], stdout=subprocess.PIPE,
+                                text=True, env=env, cwd=ROOT)
+
+    def alone() -> float:
+        return float(start(cpus[0]).communicate()[0])
+
+    def together() -> float:
+        procs = [start(cpus[0]), start(cpus[1] if len(cpus) > 1 else -1)]
+        return statistics.mean(float(p.communicate()[0]) for p in procs)
+
+    if random.random() < 0.5:
+        one = alone()
+        two = together()
+    else:
+        two = together()
+        one = alone()
+    return two / one
 
 
 @dataclass
@@ -229,12 +283,16 @@ def spread(values: list[float], fmt: str = "{:.3f}") -> str:
             f"(min {fmt.format(min(values))}, max {fmt.format(max(values))})")
 
 
-def run_pairs(file: Path, pairs: int, env: dict[str, str], echo=print, tty: bool = False) -> list[tuple[Run, Run]]:
-    """``pairs`` interleaved pairs of runs, --jobs 1 then --jobs 2 (call ``prepare`` first)."""
+def run_pairs(file: Path, pairs: int, env: dict[str, str], echo=print,
+              tty: bool = False) -> list[tuple[Run, Run, float]]:
+    """``pairs`` interleaved pairs of runs, --jobs 1 then --jobs 2, each
+    followed by the host's ratio (``host_ratio``; call ``prepare`` first)."""
     out = []
     for _ in range(pairs):
         one, two = measure(file, 1, env, tty), measure(file, 2, env, tty)
-        out.append((one, two))
+        host = host_ratio(env)
+        out.append((one, two, host))
+        echo(f"  host: the same Python work two at once / alone: {host:.3f}")
         for r in (one, two):
             roles = ", ".join(f"{k} {v:.1f}" for k, v in r.peak_by_role.items())
             echo(f"  --jobs {r.jobs}: wall {r.wall:5.1f} s, CPU all {r.cpu_all:6.2f} s, arena {r.cpu_arena:5.2f} s; "
@@ -259,10 +317,16 @@ def results(pairs_n: int = 5, file: Path = ROOT / "tournaments" / "demo.yaml") -
     command = f"python benchmarks/workers.py {_shown(file)} --pairs {pairs_n}"
     return [
         Figure("arena's peak PSS at --jobs 2 (workers, helpers; bots excluded)",
-               tuple(b.peak_pss_mb for _, b in pairs), "MB", 60.0, higher_is_better=False, command=command),
-        Figure("CPU --jobs 2 / --jobs 1, all processes", tuple(b.cpu_all / a.cpu_all for a, b in pairs),
+               tuple(b.peak_pss_mb for _, b, _ in pairs), "MB", 60.0, higher_is_better=False, command=command),
+        Figure("CPU --jobs 2 / --jobs 1, all processes", tuple(b.cpu_all / a.cpu_all for a, b, _ in pairs),
                "x", 1.03, higher_is_better=False, command=command, fmt=".3f"),
-        Figure("CPU --jobs 2 / --jobs 1, arena's processes only", tuple(b.cpu_arena / a.cpu_arena for a, b in pairs),
+        Figure("CPU --jobs 2 / --jobs 1, arena's processes only",
+               tuple(b.cpu_arena / a.cpu_arena for a, b, _ in pairs),
+               "x", None, higher_is_better=False, command=command, fmt=".3f"),
+        Figure("host floor: the same Python work on 2 CPUs at once / alone", tuple(h for _, _, h in pairs),
+               "x", None, higher_is_better=False, command=command, fmt=".3f"),
+        Figure("CPU --jobs 2 / --jobs 1, all processes, over the host floor",
+               tuple(b.cpu_all / a.cpu_all / h for a, b, h in pairs),
                "x", None, higher_is_better=False, command=command, fmt=".3f"),
     ]
 
@@ -294,12 +358,14 @@ def main() -> None:
           f"bytecode caches {caches}; arena from {args.pythonpath or 'this checkout'}")
     pairs = run_pairs(Path(args.file), args.pairs, env, echo=lambda line: print(line, flush=True), tty=args.tty)
     print("CPU --jobs 2 / --jobs 1, per pair:")
-    print("  all processes (bots included): " + spread([b.cpu_all / a.cpu_all for a, b in pairs]))
-    print("  arena's processes only:        " + spread([b.cpu_arena / a.cpu_arena for a, b in pairs]))
-    print("arena's CPU-seconds: --jobs 1 " + spread([a.cpu_arena for a, _ in pairs], "{:.2f}")
-          + "; --jobs 2 " + spread([b.cpu_arena for _, b in pairs], "{:.2f}"))
-    print("peak PSS of arena's processes (MB): --jobs 1 " + spread([a.peak_pss_mb for a, _ in pairs], "{:.1f}")
-          + "; --jobs 2 " + spread([b.peak_pss_mb for _, b in pairs], "{:.1f}"))
+    print("  all processes (bots included): " + spread([b.cpu_all / a.cpu_all for a, b, _ in pairs]))
+    print("  arena's processes only:        " + spread([b.cpu_arena / a.cpu_arena for a, b, _ in pairs]))
+    print("  the host's floor:              " + spread([h for _, _, h in pairs]))
+    print("  all processes over the floor:  " + spread([b.cpu_all / a.cpu_all / h for a, b, h in pairs]))
+    print("arena's CPU-seconds: --jobs 1 " + spread([a.cpu_arena for a, _, _ in pairs], "{:.2f}")
+          + "; --jobs 2 " + spread([b.cpu_arena for _, b, _ in pairs], "{:.2f}"))
+    print("peak PSS of arena's processes (MB): --jobs 1 " + spread([a.peak_pss_mb for a, _, _ in pairs], "{:.1f}")
+          + "; --jobs 2 " + spread([b.peak_pss_mb for _, b, _ in pairs], "{:.1f}"))
 
 
 if __name__ == "__main__":

@@ -9,12 +9,21 @@ a head without CPUs and two workers of one CPU each), then:
    match is stored, removes the worker node running an actor (as if it
    failed: its raylet and every process on it are killed), while the actor
    is in a match;
-2. once two more matches are stored, SIGKILLs that arena (the head of the
-   tournament) and waits for its bots to be gone;
+2. once the arena has played that match again and stored one more, SIGKILLs
+   that arena (the head of the tournament) and waits for its bots to be gone;
 3. runs the same command again, to the end (the cluster now has one CPU);
 4. runs ``arena check`` of a bot on the cluster.
 
 It writes REPORT (JSON): what each step saw, for the test to assert.
+
+Each step waits for what it needs to see (a stored match, a process, the
+cluster's own view of its nodes), never for a fixed time, and the tournament
+cannot run ahead of it: the arena is stopped (SIGSTOP) from the moment the
+node is chosen until the cluster has seen that node die, which takes Ray a
+while (its health checks) and longer on a loaded machine.  Left running, the
+arena would meanwhile play on with the other node, and on a busy machine could
+finish the tournament before the head is killed.  The match the lost node was
+playing is still played again: the arena learns of the loss once it runs.
 """
 
 from __future__ import annotations
@@ -77,6 +86,18 @@ def children(pid: int) -> list[tuple[int, str]]:
     return found
 
 
+def wait_for_node(cluster: Cluster, proc: subprocess.Popen[bytes]) -> object | None:
+    """A worker node running an actor, once there is one (None if the arena
+    ends first, or after ``DEADLINE``)."""
+    end = time.monotonic() + DEADLINE
+    while time.monotonic() < end and proc.poll() is None:
+        node = node_with_actor(cluster)
+        if node is not None:
+            return node
+        time.sleep(0.05)
+    return None
+
+
 def node_with_actor(cluster: Cluster) -> object | None:
     """A worker node whose raylet runs a MatchActor (Ray names the process after it)."""
     for node in cluster.worker_nodes:
@@ -101,13 +122,15 @@ def main(tournament: str, out: str, report_path: str) -> None:
         with err_path.open("wb") as err:
             proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
             report["stored_before_node_lost"] = wait_stored(db, proc, 1)
-            node = None
-            end = time.monotonic() + 30
-            while node is None and time.monotonic() < end:
-                node = node_with_actor(cluster)
+            node = wait_for_node(cluster, proc)
             report["node_found"] = node is not None
             if node is not None:
-                cluster.remove_node(node, allow_graceful=False)
+                os.kill(proc.pid, signal.SIGSTOP)      # see the module's docstring
+                try:
+                    cluster.remove_node(node, allow_graceful=False)
+                    cluster.wait_for_nodes(timeout=DEADLINE)    # the cluster has seen it die
+                finally:
+                    os.kill(proc.pid, signal.SIGCONT)
                 report["seconds_to_replay"] = wait_for_text(err_path, "playing the match again", proc)
                 report["stored_at_replay"] = stored(db)
             report["stored_before_head_killed"] = wait_stored(db, proc, stored(db) + 1)

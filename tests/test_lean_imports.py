@@ -87,3 +87,49 @@ with contextlib.redirect_stdout(io.StringIO()) as shown:
 assert "grd" in shown.getvalue(), shown.getvalue()
 """)
         assert not loaded & set(PLAYING), (command[0], sorted(loaded & set(PLAYING)))
+
+
+def test_the_live_progress_line_loads_no_numpy(tmp_path: Path) -> None:
+    """On a terminal, ``arena run`` shows the leader while the workers play:
+    its fit must not load numpy into the arena (14 MB the workers do not
+    share).  The final tables, after the workers are gone, still do."""
+    tournament = tmp_path / "t.yaml"
+    tournament.write_text("""
+name: live
+bots:
+  - {name: rnd, builtin: random}
+  - {name: grd, builtin: greedy}
+  - {name: pas, builtin: passive}
+players: 3
+rules: {contracts: [2S3]}
+deals: 2
+seed: 5
+""")
+    code = f"""
+import sys
+from arena.cli import main
+from arena.tournament import runner
+
+class Terminal:
+    def __init__(self):
+        self.lines = []
+    def isatty(self):
+        return True
+    def write(self, text):
+        if "leader" in text:
+            self.lines.append((text.strip(), "numpy" in sys.modules))
+        return len(text)
+    def flush(self):
+        pass
+
+terminal = sys.stderr = Terminal()
+main(["run", {str(tournament)!r}, "--out", {str(tmp_path / "out")!r}, "--jobs", "2"], standalone_mode=False)
+sys.stderr = sys.__stderr__
+import json
+print(json.dumps(terminal.lines))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(lines) == 6 and all("(rating " in line for line, _numpy in lines), lines
+    assert not any(numpy for _line, numpy in lines), lines

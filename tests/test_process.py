@@ -411,6 +411,28 @@ def test_group_memory_watchdog_counts_setsid_children_in_the_sandbox(spawn):
     assert err.value.signal == 9 and "memory limit exceeded" in str(err.value)
 
 
+def test_watchdog_reads_only_the_sandboxed_bots_own_processes(spawn, monkeypatch):
+    """A sandboxed bot's processes are bubblewrap's descendants: no pass over
+    every process of the machine, and the forked child is counted."""
+    from arena.process import limits
+    bot = spawn("forker", memory_mb=500)
+    assert bot.containment is not None and bot.containment.mode == "bwrap"
+    reply, _ = bot.request({"id": 1}, timeout=10)
+    watchdog = limits.MemoryWatchdog()
+    watchdog.register(bot.pid, "forker", 500, lambda reason: None,
+                      limits.pid_namespace(bot._sandbox_init), max_processes=1)
+
+    def no_scan():
+        raise AssertionError("the whole of /proc was scanned")
+    monkeypatch.setattr(limits, "iter_processes", no_scan)
+    killed = []
+    monkeypatch.setattr(limits, "kill_group", lambda pgid, sig: killed.append(pgid))
+    with watchdog._lock:
+        watchdog.check()      # the bot and its forked child: 2, over the 1 allowed
+    assert killed == [bot.pid]
+    watchdog._stop.set()
+
+
 SWARM = ("import os, sys, time\n"
          "sys.stdin.readline()\n"
          "for _ in range(20):\n"

@@ -181,7 +181,7 @@ def test_show_one_decision_prints_the_stderr_the_bot_wrote_during_it(results):
     assert res.exit_code == 1 and "has decisions 0 to" in res.output
 
 
-def test_only_bots_that_wrote_on_stderr_have_a_log(results):
+def test_only_bots_that_wrote_on_stderr_have_a_log_file(results):
     with ResultStore(results / "results.sqlite", create=False) as store:
         matches = store.matches()
     for m in matches:
@@ -189,8 +189,10 @@ def test_only_bots_that_wrote_on_stderr_have_a_log(results):
             path = m.stderr_logs[seat]
             if bot == "chatty":
                 assert path is not None and Path(path).stat().st_size > 0
+            elif bot == "minimal":
+                assert path is not None and not Path(path).exists()     # wrote nothing: no file
             else:
-                assert path is None          # minimal wrote nothing, the built-in is no process
+                assert path is None          # the built-in is no process
     assert all("chatty" in p.name for p in (results / "logs").glob("*.stderr.log"))
 
 

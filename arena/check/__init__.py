@@ -20,6 +20,7 @@ after match on one process (or exits after ``end`` and is restarted).
 
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 from collections.abc import Mapping
@@ -54,6 +55,9 @@ def check_bot(bot: BotSpec, *, time_control: TimeControl | None = None,
                    log_dir or tempfile.mkdtemp(prefix="arena-check-"), pool, transcript)
         if run.scenarios():
             run.match_and_quit()
+    # Each step's log path is known; its file exists only if the bot wrote on
+    # stderr, which it may do up to its exit (the pool has closed it by now).
+    report.stderr_logs = [p for p in report.stderr_logs if os.path.exists(p)]
     return report
 
 

@@ -85,6 +85,10 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
         for seat in seats:
             if isinstance(seat, RemoteSeat):
                 seat.finish(game, spec.match_id, totals, places, forfeited)
+        # Where the match's stderr ends, taken while each log is still open:
+        # a process closed below (no pool) has no log to mark any more.
+        stderr_ends = {seat.seat: seat.proc.stderr_mark(drain=True)
+                       for seat in seats if isinstance(seat, RemoteSeat)}
         wall = time.perf_counter() - t_wall
         for seat in seats:
             if isinstance(seat, RemoteSeat):
@@ -106,7 +110,7 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
     # What the viewer and the report need beyond the game: per-seat decision
     # traces (times, request ids, stderr offsets) and the faults with the line
     # that caused them (the store's fault rows keep only the reason).
-    record["trace"] = [_seat_trace(seat) for seat in seats]
+    record["trace"] = [_seat_trace(seat, stderr_ends.get(seat.seat)) for seat in seats]
     record["faults"] = [dataclasses.asdict(f) for f in faults]
     return MatchResult(
         match_id=spec.match_id,
@@ -118,8 +122,11 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
         forfeited=tuple(forfeited),
         faults=tuple(faults),
         stats=tuple(SeatStats.of(s.stats) for s in seats),
-        # A log is only created by the bot's first byte on stderr: no file, no path.
-        stderr_logs=tuple(p if p is not None and os.path.exists(p) else None for p in logs),
+        # Every bot seat's log path, although a log is only created by the
+        # bot's first byte on stderr: a bot may write after 'end' or as it
+        # quits, after this result is made (a pooled process quits when its
+        # worker ends), and its bytes still go to this log.
+        stderr_logs=logs,
         record=record,
         wall_seconds=wall,
         startup_seconds=startup,
@@ -132,11 +139,11 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
     )
 
 
-def _seat_trace(seat: Seat) -> dict[str, Any]:
+def _seat_trace(seat: Seat, stderr_end: int | None) -> dict[str, Any]:
     out: dict[str, Any] = {"decisions": seat.trace}
     if isinstance(seat, RemoteSeat):
         out["protocol"] = seat.protocol
-        out["stderr_end"] = seat.proc.stderr_mark(drain=True)
+        out["stderr_end"] = stderr_end
     return out
 
 

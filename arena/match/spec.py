@@ -252,7 +252,7 @@ class MatchResult:
     forfeited: tuple[bool, ...]
     faults: tuple[Fault, ...]
     stats: tuple[SeatStats, ...]
-    stderr_logs: tuple[str | None, ...]          # None for built-in seats
+    stderr_logs: tuple[str | None, ...]          # None for built-in seats; the file exists once the bot wrote
     record: dict[str, Any]
     wall_seconds: float
     startup_seconds: float                       # starting processes and handshakes

@@ -18,13 +18,21 @@ EXCERPT_CHARS = 200
 
 
 def excerpt(data: bytes | str, limit: int = EXCERPT_CHARS) -> str:
-    """Readable, bounded excerpt of what a bot sent (for messages and logs)."""
+    """Readable, bounded excerpt of what a bot sent (for messages and logs):
+    one line of printable text.  Control characters and the like are written
+    as escapes (``\\x1b``, ``\\r``, ``\\u202e``): an escape sequence quoted
+    to a terminal could hide or rewrite what it shows."""
     if isinstance(data, bytes):
         # Decode at most a few bytes per character we keep: never the whole line.
         data = data[: limit * 4 + 4].decode("utf-8", errors="replace")
-    if len(data) > limit:
-        return data[:limit] + "..."
-    return data
+    more = len(data) > limit
+    data = data[:limit]
+    if not data.isprintable():
+        data = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                       for c in data)
+        more = more or len(data) > limit
+        data = data[:limit]
+    return data + "..." if more else data
 
 
 def signal_name(signum: int) -> str:

@@ -106,10 +106,13 @@ class LineExchange(ProcessExits):
         """Throw away lines nobody asked for; a pending death is raised now."""
         reader = self._stdout
         assert reader is not None
-        if not reader.events and not reader.ready_now():
+        if not reader.ready_now():
             return                      # the usual case: nothing came since the last reply
-        while (event := reader.get(0)) is not None:
-            kind, payload, _stamp = event
+        # What is there now, once: a bot that writes without pause must not
+        # hold the arena here (what it writes on is judged as its reply).
+        events = reader.events
+        while events:
+            kind, payload, _stamp = events.popleft()
             if kind == LINE:
                 if payload.strip():  # type: ignore[attr-defined]
                     self._ignore(f"unsolicited line: {excerpt(payload)}")  # type: ignore[arg-type]
@@ -143,13 +146,13 @@ class LineExchange(ProcessExits):
                     raise self._died(EXIT) from None
                 if remaining > 0:
                     continue
-                extra = f" (ignored {wrong_ids} replies with another id)" if wrong_ids else ""
-                raise BotTimeout(f"no reply within {limit:.3f} s{extra}", bot=self.name,
-                                 limit=limit, elapsed=time.monotonic() - t0)
+                raise self._no_reply(t0, limit, wrong_ids)
             kind, payload, stamp = event
             if kind == LINE:
                 assert isinstance(payload, bytes)
                 if not payload or payload.isspace():
+                    if stamp > deadline:    # blank lines without end: the time is up all the same
+                        raise self._no_reply(t0, limit, wrong_ids)
                     continue
                 if not_before is not None and stamp < not_before:
                     self._ignore(f"unsolicited line: {excerpt(payload)}")
@@ -170,6 +173,11 @@ class LineExchange(ProcessExits):
                 raise BotMalformed(f"line too long (more than {self.spec.max_line_bytes} bytes)",
                                    head, bot=self.name)
             raise self._died(kind)
+
+    def _no_reply(self, t0: float, limit: float, wrong_ids: int) -> BotTimeout:
+        extra = f" (ignored {wrong_ids} replies with another id)" if wrong_ids else ""
+        return BotTimeout(f"no reply within {limit:.3f} s{extra}", bot=self.name,
+                          limit=limit, elapsed=time.monotonic() - t0)
 
     def _ignore(self, what: str) -> None:
         """A line thrown away: counted, kept for the match record (the first

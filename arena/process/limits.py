@@ -23,8 +23,12 @@ Memory: measured on Linux 6.x, node 20, CPython 3.11 (``measure`` in the report)
   MemoryError and exits 1, C gets malloc() == NULL).
 * It is per process, so a bot that forks can use N x the limit.  A watchdog
   thread (one for all bots) therefore sums the resident memory of each bot's
-  process group every 0.25 s (one pass over /proc/*/stat, ~0.6 ms for 70
-  processes) and SIGKILLs a group above ``memory_mb`` + ``GROUP_SLACK_MB``.  The
+  processes every 0.25 s and SIGKILLs them above ``memory_mb`` +
+  ``GROUP_SLACK_MB``.  A sandboxed bot's processes are bubblewrap's
+  descendants, read from /proc/PID/task/TID/children: a few files per bot,
+  whatever else runs on the machine.  An unsandboxed bot's are its process
+  group, found by one pass over every /proc/*/stat (2-3 ms for 100 processes,
+  and a busy server runs thousands), only when such a bot is watched.  The
   slack keeps a single-process bot on the deterministic RLIMIT_DATA path (RSS
   also counts code and shared libraries, which RLIMIT_DATA does not).  Forked
   children share pages copy-on-write, so the cheap RSS sum is confirmed with
@@ -52,6 +56,8 @@ LOG = logging.getLogger(__name__)
 GROUP_SLACK_MB = 64
 WATCHDOG_INTERVAL = 0.25
 _PAGE = os.sysconf("SC_PAGE_SIZE")
+# Children lists need CONFIG_PROC_CHILDREN (Debian, Ubuntu, Fedora... have it).
+CHILDREN_LISTS = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
 
 
 def _lowered(pid: int, which: int, soft: int, hard: int) -> tuple[int, int]:
@@ -107,6 +113,32 @@ def iter_processes() -> Iterator[ProcInfo]:
             info = _read_stat(name)
             if info is not None:
                 yield info
+
+
+def process_tree(root: int) -> list[ProcInfo]:
+    """``root`` and its live descendants (needs ``CHILDREN_LISTS``).  In a PID
+    namespace of its own that is every process of the namespace: an orphan
+    is adopted by the namespace's init, so a ``setsid()`` child stays in the
+    tree.  A process forked while the lists are read shows up next time."""
+    found: list[ProcInfo] = []
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        info = _read_stat(str(pid))
+        if info is None:
+            continue                # gone meanwhile
+        found.append(info)
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:            # any thread may be a parent
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                    todo.extend(map(int, f.read().split()))
+            except OSError:
+                continue
+    return found
 
 
 def group_members(pgid: int, *, include_zombies: bool = False) -> list[int]:
@@ -217,16 +249,15 @@ class MemoryWatchdog:
     def check(self) -> None:
         """One scan (the lock must be held)."""
         members: dict[int, list[ProcInfo]] = {}
-        by_namespace = {w.pidns: pgid for pgid, w in self._groups.items() if w.pidns is not None}
-        for info in iter_processes():
-            if info.state in "ZX":
-                continue
-            pgid: int | None = info.pgid
-            if pgid not in self._groups:
-                namespace = pid_namespace(info.pid) if by_namespace else None
-                pgid = by_namespace.get(namespace) if namespace is not None else None
-            if pgid is not None:
-                members.setdefault(pgid, []).append(info)
+        scanned: dict[int, _Watched] = {}
+        for pgid, w in self._groups.items():
+            if w.pidns is not None and CHILDREN_LISTS:
+                # The group's leader is bubblewrap: its tree is the namespace, plus itself.
+                members[pgid] = [p for p in process_tree(pgid) if p.state not in "ZX"]
+            else:
+                scanned[pgid] = w
+        if scanned:
+            self._scan(scanned, members)
         for pgid, procs in members.items():
             watched = self._groups[pgid]
             reason = _over_limit(watched, procs)
@@ -236,6 +267,22 @@ class MemoryWatchdog:
             watched.on_kill(reason)
             kill_group(pgid, signal.SIGKILL)
             del self._groups[pgid]
+
+
+    @staticmethod
+    def _scan(groups: dict[int, _Watched], members: dict[int, list[ProcInfo]]) -> None:
+        """The members of ``groups`` found by one pass over /proc: by process
+        group, and by PID namespace for a sandboxed group (no children lists)."""
+        by_namespace = {w.pidns: pgid for pgid, w in groups.items() if w.pidns is not None}
+        for info in iter_processes():
+            if info.state in "ZX":
+                continue
+            pgid: int | None = info.pgid
+            if pgid not in groups:
+                namespace = pid_namespace(info.pid) if by_namespace else None
+                pgid = by_namespace.get(namespace) if namespace is not None else None
+            if pgid is not None:
+                members.setdefault(pgid, []).append(info)
 
 
 def _over_limit(watched: _Watched, procs: list[ProcInfo]) -> str | None:

@@ -52,6 +52,10 @@ LOG_LINE_MAX = 4096      # longer lines are logged truncated (the bot still gets
 STDERR_TAIL = 4096
 
 DRAIN_CHUNKS = 64        # reads in one go before others get a turn (a bot may write without end)
+# Lines read and not yet taken, at most (plus one chunk's): what a bot that
+# writes without end costs the arena.  A line is an entry of a hundred bytes,
+# from as little as two bytes read; blank lines are never kept.
+EVENTS_MAX = 1024
 
 # Event kinds of StdoutReader.
 LINE = "line"            # payload: bytes (without newline)
@@ -211,7 +215,7 @@ class StdoutReader:
         we wait to write to it would never read its stdin."""
         poller = select.poll()
         poller.register(fd, select.POLLOUT)
-        if not self.ended:
+        if not self.ended and len(self.events) < EVENTS_MAX:    # else it waits, as a pipe would make it
             poller.register(self.fd, _POLL_READY)
         for ready_fd, _mask in poller.poll(max(0, math.ceil(timeout * 1000))):
             if ready_fd == self.fd:
@@ -246,7 +250,9 @@ class StdoutReader:
 
     def _read(self, stamp: float | None) -> None:
         """Read what the pipe holds (at most ``DRAIN_CHUNKS`` chunks), stamped
-        ``stamp`` or when read."""
+        ``stamp`` or when read.  Fewer after chunks of many lines
+        (``EVENTS_MAX``): each costs the arena far more than its bytes."""
+        split = 0
         for _ in range(DRAIN_CHUNKS):
             try:
                 chunk = os.read(self.fd, CHUNK)
@@ -265,14 +271,20 @@ class StdoutReader:
                     self._poller.unregister(self.fd)
                 self.events.append((EOF, None, now))
                 return
-            self._emit(self.splitter.feed(chunk), now if stamp is None else stamp)
+            items = self.splitter.feed(chunk)
+            self._emit(items, now if stamp is None else stamp)
             if len(chunk) < CHUNK:      # the pipe held less than a chunk: empty now
                 self.seen_empty = now
                 return
+            split += len(items)
+            if split >= EVENTS_MAX or len(self.events) >= EVENTS_MAX:
+                return                  # many lines: enough to go on with, the rest waits in the pipe
 
     def _emit(self, items: list[tuple[str, object]], stamp: float) -> None:
         debug = LOG.isEnabledFor(logging.DEBUG)
         for kind, payload in items:
+            if kind == LINE and (not payload or payload.isspace()):  # type: ignore[attr-defined]
+                continue                # blank lines are ignored (docs/PROTOCOL.md): not kept
             if debug and kind == LINE:
                 LOG.debug("%s << %s", self.bot, log_text(payload))  # type: ignore[arg-type]
             elif debug:
@@ -342,10 +354,13 @@ class StderrReader(threading.Thread):
     def switch_log(self, log_file: LazyLog | None) -> bool:
         """Close the current log (with its truncation note) and continue in
         ``log_file`` with a fresh byte budget.  False if the thread has already
-        finished (the caller keeps ownership of ``log_file`` then)."""
+        finished (the caller keeps ownership of ``log_file`` then).  What the
+        pipe holds now goes to the current log first: the bot wrote it before
+        the switch (after its last match's 'end', say), so it belongs there."""
         with self._lock:
             if self._finished:
                 return False
+            self._drain()
             self._close_log()
             self.log_file = log_file
             self.kept = 0

@@ -13,21 +13,19 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from .model import ERFC_COEFFS  # Numerical Recipes' erfc: see there
+
 Array = NDArray[np.float64]
 
 _SQRT2 = math.sqrt(2.0)
 _SQRT2PI = math.sqrt(2.0 * math.pi)
-# Numerical Recipes' erfc in Chebyshev form: erfc(z) = t * exp(-z^2 + P(t)),
-# relative error below 1.2e-7 for every z >= 0.  Written as erfcx(z) = t * exp(P(t)).
-_ERFC_COEFFS = (0.17087277, -0.82215223, 1.48851587, -1.13520398, 0.27886807,
-                -0.18628806, 0.09678418, 0.37409196, 1.00002368, -1.26551223)
 
 
 def erfcx(z: Array) -> Array:
     """``exp(z**2) * erfc(z)`` for ``z >= 0``."""
     t = 1.0 / (1.0 + 0.5 * z)
     poly = np.zeros_like(t)
-    for c in _ERFC_COEFFS:
+    for c in ERFC_COEFFS:
         poly = poly * t + c
     return t * np.exp(poly)
 

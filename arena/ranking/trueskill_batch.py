@@ -21,46 +21,27 @@ have a row per (replica, game) with a non-zero weight.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
 from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .games import Game, canonical, draw_rate, players_of
+from .games import Game, canonical, players_of
 from .gaussian import draw_moments, win_moments
+from .model import DAMPING, FIRST_PASSES, FIT_SWEEPS, FIT_TOLERANCE, PASSES, Prior, Rating, draw_margin, draw_probability
 
 __all__ = ["Rating", "Prior", "Fit", "fit", "solve", "Problem", "draw_probability"]
 
 Array = NDArray[np.float64]
-PASSES = 2          # within-game refinements per sweep, once warm (more gains nothing measurable)
 
-# Per-sweep changes below which a fit is done.  Most fits converge in 15-25
-# sweeps; a player who loses nearly everything (or wins) moves slowly, so
-# the tail is long: 700 sweeps to 1e-6 where 1e-5 stops within 0.01 of it.
-# Bootstrap replicas need less: their spread is what counts, and they start
-# from the full fit; a capped replica leaves a hopeless player's level a
-# little short of its own fixed point (its interval a little narrow), but
-# a hopeless player is far from its neighbours anyway.
-FIT_TOLERANCE, FIT_SWEEPS = 1e-5, 1000
+# Bootstrap replicas need less than a fit (``model.FIT_TOLERANCE``): their
+# spread is what counts, and they start from the full fit; a capped replica
+# leaves a hopeless player's level a little short of its own fixed point (its
+# interval a little narrow), but a hopeless player is far from its neighbours
+# anyway.
 REPLICA_TOLERANCE, REPLICA_SWEEPS = 1e-4, 60
-
-
-@dataclass(frozen=True)
-class Rating:
-    mu: float
-    sigma: float
-
-
-@dataclass(frozen=True)
-class Prior:
-    """TrueSkill's usual scale: mu 25, sigma 25/3, beta 25/6."""
-    mu: float = 25.0
-    sigma: float = 25.0 / 3.0
-    beta: float = 25.0 / 6.0
 
 
 @dataclass(frozen=True)
@@ -69,18 +50,6 @@ class Fit:
     draw_probability: float
     sweeps: int
     messages: list[Messages]      # to start replicas of the same games from (``solve``)
-
-
-def draw_probability(games: Sequence[Game]) -> float:
-    """The share of pairs of seats that tie, shrunk towards 1 % by 100 pseudo-pairs
-    (so a handful of games cannot make draws impossible or common)."""
-    ties, pairs = draw_rate(games)
-    return min(max((ties + 1.0) / (pairs + 100.0), 1e-4), 0.5)
-
-
-def _draw_margin(p: float, beta: float) -> float:
-    """The margin at which two equal players draw with probability ``p``."""
-    return NormalDist().inv_cdf((p + 1.0) / 2.0) * math.sqrt(2.0) * beta
 
 
 @dataclass
@@ -151,7 +120,7 @@ def solve(problem: Problem, weights: NDArray[np.int64], prior: Prior, draw_p: fl
     then shifted so that its field (the players with games) averages the
     prior mean, as the exact posterior of equal priors does."""
     replicas, n_players = weights.shape[0], len(problem.players)
-    eps = _draw_margin(draw_p, prior.beta)
+    eps = draw_margin(draw_p, prior.beta)
     states = [_State(b, weights, n_players, None if start is None else start[i])
               for i, b in enumerate(problem.buckets)]
     pi0, eta0 = 1.0 / prior.sigma ** 2, prior.mu / prior.sigma ** 2
@@ -191,10 +160,6 @@ Messages = tuple[Array, Array, Array, Array]
 class _State:
     """Messages of the games of one bucket, for every replica that counts them."""
 
-    # Parallel updates overshoot when a player's games all move the same
-    # way at once; a partial step keeps them stable.
-    DAMPING = 0.8
-
     def __init__(self, bucket: _Bucket, weights: NDArray[np.int64], n_players: int,
                  start: Messages | None) -> None:
         w = np.zeros((len(bucket.order), weights.shape[0]), dtype=np.int64)
@@ -213,7 +178,7 @@ class _State:
             self.rho = np.zeros((len(row), k))
             self.d_tau = np.zeros((len(row), k - 1))
             self.d_rho = np.zeros((len(row), k - 1))
-            self.passes = 4                                # the first update needs more
+            self.passes = FIRST_PASSES
         else:
             self.tau, self.rho, self.d_tau, self.d_rho = (a[row].copy() for a in start)
             self.passes = PASSES
@@ -236,8 +201,8 @@ class _State:
         post_mean, post_var = self._tilted(m, v, beta, eps)
         new_tau = np.maximum(1.0 / post_var - cav_pi, 0.0)
         new_rho = post_mean / post_var - cav_eta
-        self.tau += self.DAMPING * (new_tau - self.tau)
-        self.rho += self.DAMPING * (new_rho - self.rho)
+        self.tau += DAMPING * (new_tau - self.tau)
+        self.rho += DAMPING * (new_rho - self.rho)
         self.passes = PASSES
 
     def _tilted(self, m: Array, v: Array, beta: float, eps: float) -> tuple[Array, Array]:

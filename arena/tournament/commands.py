@@ -401,13 +401,14 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
         click.echo("\nIgnored lines (not faults, but a bot that sends them is confused):")
         for w in ignored:
             click.echo(f"  seat {w.seat} ({names[w.seat]}): {w.describe()}")
-    logs = [(s, p) for s, p in enumerate(m.stderr_logs) if p]
+    # Every bot seat has a log path; the file is only created by the bot's
+    # first byte on stderr (which may come after its last decision).
+    logs = [(s, p) for s, p in enumerate(m.stderr_logs) if p and os.path.exists(p)]
     if logs:
         click.echo("\nstderr logs:")
         for s, p in logs:
-            exists = "" if os.path.exists(p) else " (missing)"
-            click.echo(f"  seat {s} ({names[s]}): {p}{exists}")
-    else:       # a log is only created by a bot's first byte on stderr
+            click.echo(f"  seat {s} ({names[s]}): {p}")
+    else:
         click.echo("\nstderr logs: none (no bot wrote on stderr)")
 
 

@@ -165,9 +165,12 @@ def settle_seed(config: TournamentConfig) -> TournamentConfig:
 
 def prepare_sandbox(config: TournamentConfig, warn: Callable[[str], None] = _warn) -> str:
     """Resolve the file's sandbox mode once, here, so workers need not probe;
-    make the scratch directories.  Returns the mode bots run under."""
+    with bot programs to sandbox, build the seccomp filter too (workers forked
+    from here inherit both); make the scratch directories.  Returns the mode
+    bots run under."""
+    programs = any(bot.command for bot in config.bots)
     try:
-        containment = sandbox.resolve(config.sandbox)
+        containment = (sandbox.prepare if programs else sandbox.resolve)(config.sandbox)
     except sandbox.SandboxUnavailable as exc:
         raise TournamentError(f"{config.path}: sandbox: {exc}") from None
     if containment.warning:
@@ -198,7 +201,8 @@ class Progress:
     """Matches done/total, elapsed, ETA, faults, leader; drawn on one line on a terminal.
 
     The leader is the top of the leaderboard's own statistic (the batch
-    TrueSkill mu over every stored match), refitted at most every
+    TrueSkill mu over every stored match, fitted without numpy:
+    ``ranking.live``), refitted at most every
     ``LEADER_REFRESH`` seconds so a long tournament does not spend its time
     on it.  ``unsettled`` is set by a run that goes on until the order is
     settled: the adjacent pairs not yet told apart."""
@@ -250,9 +254,12 @@ class Progress:
     def leader(self) -> str:
         now = time.monotonic()
         if self.games and (self._leader_at is None or now - self._leader_at >= self._refresh):
-            from ..ranking import fit  # numpy: only on a terminal, once a match is done
+            # The batch fit in plain Python: numpy in this process would cost
+            # 14 MB the workers do not share (and a thread, which rules out
+            # forking a replacement worker).  Same ratings to about 1e-9.
+            from ..ranking.live import ratings as live_ratings
 
-            ratings = fit(self.games).ratings
+            ratings = live_ratings(self.games)
             best = min(ratings, key=lambda b: (-ratings[b].mu, b))
             done = time.monotonic()
             # A slow fit (thousands of matches, a hopeless bot) is redone less often.

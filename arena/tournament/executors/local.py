@@ -61,7 +61,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, Protocol
 
-from ...process import affinity
+# Which CPU a match plays on: nothing of bot processes.
+from ...process.affinity import pin as pin_cpu
+from ...process.affinity import plan as plan_cpus
+from ...process.affinity import unpin as unpin_cpu
 from .. import channel
 from ..outcome import STOP, MatchFailure, Outcome
 from .forked import ForkedWorker, WorkerProcess, can_fork
@@ -98,7 +101,7 @@ class SerialExecutor:
         from ...match.pool import BotPool
 
         self.pool: BotPool = BotPool()
-        self.cpu = affinity.plan(1)[0] if pin else None
+        self.cpu = plan_cpus(1)[0] if pin else None
 
     def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
         from ..worker import play
@@ -106,11 +109,11 @@ class SerialExecutor:
         # Pinned while a match plays (its bots inherit the CPU); between
         # matches this thread is the tournament's again.
         for spec in specs:
-            before = affinity.pin(self.cpu)
+            before = pin_cpu(self.cpu)
             try:
                 outcome = play(spec, self.pool)
             finally:
-                affinity.unpin(before)
+                unpin_cpu(before)
             yield outcome
 
     def close(self) -> None:
@@ -167,7 +170,7 @@ class ProcessExecutor:
         self.start = start
         # Worker i plays on cpus[i] (with its bots) for the whole run, even
         # after a replacement: a dead worker's successor takes its CPU.
-        self.cpus = affinity.plan(self.jobs) if pin else [None] * self.jobs
+        self.cpus = plan_cpus(self.jobs) if pin else [None] * self.jobs
         self.slots: list[_Slot] = []
         self._more = True
         try:

@@ -19,8 +19,11 @@ The bot programs reach the nodes by a ``Shipment``: Ray uploads its
 ``.gitignore`` or ``.rayignore`` are left out) and each actor runs in the
 unpacked copy.  Every path under ``root`` in a spec (the bots' directories,
 absolute arguments, sandbox paths, the log directory) is moved to the copy
-(``Relocation``), and the bots' stderr logs travel back with the outcome to
-be written at the arena's own paths.  Without a shipment the paths are used
+(``node.Relocation``), and the bots' stderr logs travel back with the
+outcome to be written at the arena's own paths.  What needs to know bot
+specs and results (moving paths, reading logs, checking the node's sandbox)
+is the tournament layer's (``tournament.node``, ``tournament.worker``): this
+module moves specs and outcomes as they are.  Without a shipment the paths are used
 as they are: a file system shared by every node.
 
 ``close()`` lets each actor close its worker, which ends its bots;
@@ -32,7 +35,6 @@ actors), and with them every bot.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import socket
@@ -40,13 +42,15 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...match import MatchResult, MatchSpec, SeatSpec
-from ...process import BotSpec, TimeControl
+from ..node import LogShipper, Relocation, check_here
 from ..outcome import MatchFailure, Outcome
 from ..worker import unplayable
 from .local import EXEC, ProcessExecutor, WorkerError
+
+if TYPE_CHECKING:
+    from ...match.spec import MatchSpec
 
 __all__ = ["RayExecutor", "MatchActor", "Shipment", "Relocation", "MAX_ATTEMPTS", "NOT_SHIPPED", "connect",
            "check_on_ray"]
@@ -78,55 +82,6 @@ class Shipment:
 
 
 @dataclass(frozen=True)
-class Relocation:
-    """Paths under ``head`` (the arena's shipped directory) and their places
-    under ``here`` (its copy on this node)."""
-
-    head: str
-    here: str
-
-    def there(self, path: str) -> str:
-        return _move(path, self.head, self.here)
-
-    def back(self, path: str) -> str:
-        return _move(path, self.here, self.head)
-
-    def spec(self, spec: MatchSpec) -> MatchSpec:
-        """``spec`` with every path under ``head`` moved to ``here``."""
-        log_dir = None if spec.log_dir is None else self.there(spec.log_dir)
-        return dataclasses.replace(spec, seats=tuple(self._seat(s) for s in spec.seats), log_dir=log_dir)
-
-    def _seat(self, seat: SeatSpec) -> SeatSpec:
-        return seat if seat.bot is None else dataclasses.replace(seat, bot=self.bot(seat.bot))
-
-    def bot(self, bot: BotSpec) -> BotSpec:
-        box = bot.sandbox.replace(read=tuple(map(self.there, bot.sandbox.read)),
-                                  write=tuple(map(self.there, bot.sandbox.write)),
-                                  hide=tuple(map(self.there, bot.sandbox.hide)),
-                                  scratch=None if bot.sandbox.scratch is None else self.there(bot.sandbox.scratch))
-        argv = tuple(self._program(a) for a in bot.argv)
-        cwd = None if bot.cwd is None else self.there(os.fspath(bot.cwd))
-        return dataclasses.replace(bot, argv=argv, cwd=cwd, sandbox=box)
-
-
-    def _program(self, arg: str) -> str:
-        """An absolute argument's copy if it was shipped; an interpreter in a
-        virtual environment under the directory is not (nor needed: the
-        nodes have their own, at the same path or not at all)."""
-        if not os.path.isabs(arg):
-            return arg
-        there = self.there(arg)
-        return there if there != arg and os.path.lexists(there) else arg
-
-
-def _move(path: str, old: str, new: str) -> str:
-    if path == old:
-        return new
-    prefix = old.rstrip("/") + "/"
-    return new.rstrip("/") + "/" + path[len(prefix):] if path.startswith(prefix) else path
-
-
-@dataclass(frozen=True)
 class Played:
     """What an actor returns for a match: its outcome, with the stderr logs
     (arena path -> bytes) when they were written on a copy of the files."""
@@ -149,6 +104,7 @@ class MatchActor:
 
     def __init__(self, head_root: str | None) -> None:
         self.relocation = None if head_root is None else Relocation(head_root, os.getcwd())
+        self.logs = None if self.relocation is None else LogShipper(self.relocation)
         # Ray places its actors (pinned, every one would take CPU 0), and an
         # actor has threads: its worker is exec'd, never forked.
         self.executor = ProcessExecutor(1, pin=False, start=EXEC)
@@ -167,22 +123,15 @@ class MatchActor:
         if self.relocation is not None:
             spec = self.relocation.spec(spec)
         outcomes = list(self.executor.run([spec]))
-        outcome = outcomes[0]
-        if self.relocation is None or not isinstance(outcome, MatchResult):
-            return Played(outcome)
-        logs = []
-        for path in outcome.stderr_logs:
-            if path is not None:
-                try:
-                    with open(path, "rb") as f:
-                        logs.append((self.relocation.back(path), f.read()))
-                except OSError:
-                    pass  # a bot that never started has no log
-        back = tuple(None if p is None else self.relocation.back(p) for p in outcome.stderr_logs)
-        return Played(dataclasses.replace(outcome, stderr_logs=back), tuple(logs))
+        if self.logs is None:
+            return Played(outcomes[0])
+        return Played(*self.logs.sent_back(outcomes[0]))
 
-    def close(self) -> None:
+    def close(self) -> tuple[tuple[str, bytes], ...]:
+        """Close the worker (its bots quit); the logs that grew meanwhile or
+        since their match was sent (arena path -> bytes), to be written."""
         self.executor.close()
+        return () if self.logs is None else self.logs.late()
 
 
 def _import_ray() -> Any:
@@ -373,7 +322,12 @@ class RayExecutor:
         try:
             refs = [s.actor.close.remote() for s in self._placed()]
             if refs:
-                self._ray.wait(refs, num_returns=len(refs), timeout=STOP_SECONDS)
+                done, _ = self._ray.wait(refs, num_returns=len(refs), timeout=STOP_SECONDS)
+                for ref in done:
+                    try:
+                        self._write_logs(self._ray.get(ref))    # what bots wrote after their matches
+                    except self._ray.exceptions.RayError:
+                        pass  # an actor lost as it closed: its late logs with it
         finally:
             self.abort()
 
@@ -396,17 +350,17 @@ class RayExecutor:
 
 # -- arena check on a node ------------------------------------------------------
 
-def check_on_ray(bot: BotSpec, address: str | None, *, time_control: TimeControl | None = None,
-                 ship: bool = True) -> Any:
-    """``arena check`` of ``bot`` on a node of the Ray cluster at ``address``:
-    its ``CheckReport``.  ``ship``: the bot's directory (else the current one)
-    is shipped there, as a tournament's is; else the paths are the node's own."""
+def check_on_ray(bot: Any, address: str | None, *, time_control: Any = None, ship: bool = True) -> Any:
+    """``arena check`` of ``bot`` (a ``BotSpec``) on a node of the Ray cluster
+    at ``address``: its ``CheckReport``.  ``ship``: the bot's directory (else
+    the current one) is shipped there, as a tournament's is; else the paths
+    are the node's own.  ``time_control``: a ``TimeControl``, or None."""
     ray = _import_ray()
     root = os.path.abspath(os.fspath(bot.cwd or os.getcwd()))
     shipment = Shipment(root, NOT_SHIPPED) if ship else None
     ours = connect(address, shipment)
     try:
-        task = ray.remote(num_cpus=1, max_retries=0, runtime_env=NICENESS_ENV)(_check_here)
+        task = ray.remote(num_cpus=1, max_retries=0, runtime_env=NICENESS_ENV)(check_here)
         return ray.get(task.remote(bot, root if ship else None, time_control))
     except ray.exceptions.RayTaskError as exc:
         cause = exc.cause if isinstance(exc.cause, BaseException) else exc
@@ -416,17 +370,3 @@ def check_on_ray(bot: BotSpec, address: str | None, *, time_control: TimeControl
     finally:
         if ours:
             ray.shutdown()
-
-
-def _check_here(bot: BotSpec, head_root: str | None, time_control: TimeControl | None) -> Any:
-    """Runs on the node: the check of ``bot`` moved to this node's copy of its files."""
-    from ...check import check_bot
-    from ...process import sandbox
-
-    if head_root is not None:
-        bot = Relocation(head_root, os.getcwd()).bot(bot)
-    if bot.sandbox.mode == sandbox.BWRAP:
-        sandbox.resolve(sandbox.BWRAP)  # SandboxUnavailable: one line, on the arena's screen
-    report = check_bot(bot, time_control=time_control)
-    report.containment = f"{report.containment}; on Ray node {socket.gethostname()}".lstrip("; ")
-    return report
