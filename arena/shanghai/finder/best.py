@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations, combinations_with_replacement
+from operator import mul
 
-from ..cards import SUITS, Card, card
+from ..cards import JOKER, Card
 from ..melds import Meld
 from ..ruleset import RUN, SET, Contract, Ruleset
-from .counts import _PEN, _SUIT_BASE, _VOFF, _VRANK, _State
+from .counts import _PEN, _State
 from .find import find_contract
-from .layout import _Draft, _drafts, _finish, _layouts
+from .layout import _CARD, _Draft, _drafts, _finish, _Layout, _layouts
 from .plan import _Plan, _plan, _quick_no
 from .search import _Run, _search
 
@@ -70,109 +71,152 @@ def _improve(drafts: list[_Draft], cnt: list[int], wd: bool, spare: int) -> int:
     Returns the spare wild units left.  Every change keeps each draft legal:
     a natural replacing a wild or extending a meld only helps the wild limit,
     and a wild is only added (to bridge a gap) when the limit still holds.
+    A natural 2 at value 2 of its run costs a spare wild unit: it is one.
+    Card index of value v in suit s: s * 13 - 1 + v (the high ace: s * 13).
     """
     runs = [d for d in drafts if d.kind == RUN]
     sets = [d for d in drafts if d.kind == SET]
-
-    def have(s: int, v: int) -> bool:
-        return cnt[s * 13 + _VOFF[v]] > 0
-
-    def grab(s: int, v: int) -> Card:
-        cnt[s * 13 + _VOFF[v]] -= 1
-        return card(_VRANK[v], SUITS[s])
-
-    def counts(d: _Draft) -> tuple[int, int]:
-        w = d.slots.count(None)
-        return len(d.slots) - w, w
-
-    def price(v: int) -> int:
-        """Spare wild units a natural at value v costs: a 2 is also a spare wild."""
-        return 1 if wd and v == 2 else 0
-
     # 1. naturals replace wild slots in runs (a 2 there fills its own slot: even)
     for d in runs:
-        for x, c in enumerate(d.slots):
-            if c is None and have(d.suit, d.start + x):
-                d.slots[x] = grab(d.suit, d.start + x)
-                spare += 1 - price(d.start + x)
+        slots = d.slots
+        if None not in slots:
+            continue
+        base = d.suit * 13 - 1
+        start = d.start
+        for x, c in enumerate(slots):
+            if c is None:
+                v = start + x
+                i = base + (v if v < 14 else 1)
+                if cnt[i]:
+                    cnt[i] -= 1
+                    slots[x] = _CARD[i]
+                    if not (wd and v == 2):
+                        spare += 1
     # 2. extend runs with adjacent naturals, bridging gaps with spare wilds
     changed = True
     while changed:
         changed = False
         for d in runs:
-            n, w = counts(d)
-            hi = d.start + len(d.slots) - 1
+            slots = d.slots
+            base = d.suit * 13 - 1
+            w = slots.count(None)
+            n = len(slots) - w
             lo = d.start
+            hi = lo + len(slots) - 1
             for gap in range(0, spare + 1):
                 v = hi + gap + 1
                 if v > 14 or v - lo + 1 > 13 or w + gap > n + 1:
                     break
-                if have(d.suit, v):
-                    if gap + price(v) <= spare:
-                        d.slots.extend([None] * gap + [grab(d.suit, v)])
-                        spare -= gap + price(v)
+                i = base + (v if v < 14 else 1)
+                if cnt[i]:
+                    cost = gap + 1 if wd and v == 2 else gap
+                    if cost <= spare:
+                        cnt[i] -= 1
+                        if gap:
+                            slots.extend([None] * gap)
+                        slots.append(_CARD[i])
+                        spare -= cost
                         changed = True
                     break
-            n, w = counts(d)
-            hi = d.start + len(d.slots) - 1
+            w = slots.count(None)
+            n = len(slots) - w
+            hi = d.start + len(slots) - 1
             for gap in range(0, spare + 1):
                 v = d.start - gap - 1
                 if v < 1 or hi - v + 1 > 13 or w + gap > n + 1:
                     break
-                if have(d.suit, v):
-                    if gap + price(v) <= spare:
-                        d.slots[:0] = [grab(d.suit, v)] + [None] * gap
+                i = base + v
+                if cnt[i]:
+                    cost = gap + 1 if wd and v == 2 else gap
+                    if cost <= spare:
+                        cnt[i] -= 1
+                        slots[:0] = [_CARD[i]] + [None] * gap
                         d.start = v
-                        spare -= gap + price(v)
+                        spare -= cost
                         changed = True
                     break
     # 3. sets absorb every natural of their rank left (2s only into sets of 2s)
     for d in sets:
         if wd and d.rank == 2:
             continue  # more 2s in a set of 2s shed no natural points, cost wilds
-        for s in range(4):
-            idx = s * 13 + d.rank - 1
-            while cnt[idx]:
-                cnt[idx] -= 1
-                c = card(d.rank, SUITS[s])
-                if None in d.slots:
-                    d.slots[d.slots.index(None)] = c
+        slots = d.slots
+        i0 = d.rank - 1
+        for idx in (i0, i0 + 13, i0 + 26, i0 + 39):
+            k = cnt[idx]
+            if not k:
+                continue
+            cnt[idx] = 0
+            c = _CARD[idx]
+            for _ in range(k):
+                if None in slots:
+                    slots[slots.index(None)] = c
                     spare += 1
                 else:
-                    d.slots.append(c)
+                    slots.append(c)
     # 4. trim wild slots a meld no longer needs
     for d in runs:
-        while len(d.slots) > d.min_len and d.slots[-1] is None:
-            d.slots.pop()
+        slots = d.slots
+        L = d.min_len
+        while len(slots) > L and slots[-1] is None:
+            slots.pop()
             spare += 1
-        while len(d.slots) > d.min_len and d.slots[0] is None:
-            d.slots.pop(0)
+        while len(slots) > L and slots[0] is None:
+            slots.pop(0)
             d.start += 1
             spare += 1
     for d in sets:
-        while len(d.slots) > d.min_len and None in d.slots:
-            d.slots.remove(None)
+        slots = d.slots
+        while len(slots) > d.min_len and None in slots:
+            slots.remove(None)
             spare += 1
     return spare
 
 
-def _score(hand_cnt: list[int], melds: list[Meld], wd: bool) -> tuple[int, int, int]:
-    """(natural points left in hand, wilds used, all points left)."""
-    left = list(hand_cnt)
+# penalty of each card index when left in hand
+_PEN52 = tuple(_PEN[i % 13 + 1] for i in range(52))
+_TWO_IDX = (1, 14, 27, 40)  # the 2 of each suit
+
+
+def _draft_score(drafts: list[_Draft], cnt: list[int], jokers: int, wd: bool) -> tuple[int, int, int]:
+    """(natural points left in hand, wilds used, all points left) of the melds
+    ``_finish`` would build from these drafts, without building them.
+
+    It fills the wild slots the same way (jokers first, then the 2s of the
+    first suits that have one) and counts a card as wild exactly as
+    make_run / make_set mark it: a joker always; a 2 unless it stands for
+    itself (in a set of 2s, or at value 2 of a run of its suit).  Only the
+    best of a leaf's options is then built.
+    """
+    total = sum(map(mul, cnt, _PEN52))
+    twos = [cnt[1], cnt[14], cnt[27], cnt[40]] if wd else [0, 0, 0, 0]
     wilds = 0
-    for m in melds:
-        for c, w in zip(m.cards, m.wild):
-            wilds += w
-            if c.rank:
-                left[_SUIT_BASE[c.suit] + c.rank - 1] -= 1
-    natural = 0
-    total = 0
-    for idx, n in enumerate(left):
-        if n:
-            r = idx % 13 + 1
-            total += n * _PEN[r]
-            if not (wd and r == 2):
-                natural += n * _PEN[r]
+    for d in drafts:
+        slots = d.slots
+        if d.twos:
+            wilds += slots.count(JOKER)
+        if None not in slots:
+            continue
+        run = d.kind == RUN
+        for x, c in enumerate(slots):
+            if c is not None:
+                continue
+            if jokers:
+                jokers -= 1
+                wilds += 1
+                continue
+            for s in range(4):
+                if twos[s]:
+                    twos[s] -= 1
+                    break
+            else:  # pragma: no cover - the search checked the wild budget
+                raise AssertionError("finder: ran out of wild cards (wild accounting bug)")
+            total -= 20
+            if run:
+                if s != d.suit or d.start + x != 2:
+                    wilds += 1
+            elif not d.twos:
+                wilds += 1
+    natural = total - 20 * sum(twos) if wd else total
     return natural, wilds, total
 
 
@@ -191,8 +235,9 @@ def find_best_contract(hand: Sequence[Card], contract: Contract, rules: Ruleset)
     if _quick_no(st, plan):
         return None
     wd = plan.wd
-    hand_cnt = list(st.cnt)
-    best: list[tuple[tuple[int, int, int], list[Meld]]] = []
+    # the best option so far: its score, and its drafts, cards left and
+    # jokers left before the wild slots are filled (built into melds at the end)
+    best: list[tuple[tuple[int, int, int], list[_Draft], list[int], int]] = []
     tried: set[tuple[object, ...]] = set()
     leaves = 0
 
@@ -202,31 +247,41 @@ def find_best_contract(hand: Sequence[Card], contract: Contract, rules: Ruleset)
         leaves += 1
         pool = st.jokers - used + (st.nat[2] if wd else 0)
         options = [(groups, reclaims)] + [(g, []) for g in _set_choices(plan, st.nat, pool)]
+        plain: tuple[tuple[_Layout, ...], list[int]] | None = None  # the runs without reclaims
         for set_groups, back in options:
-            layouts, cnt = _layouts(st, runs, back)
-            # The same layout, sets and cards left give the same melds and
-            # score, which cannot beat itself: a third of the options repeat
-            # (the search's own sets are often among the set choices).
-            key = (tuple(layouts), tuple((r, tuple(m)) for r, m in set_groups), tuple(cnt))
+            if back:
+                layouts, cnt = _layouts(st, runs, back)
+                frozen = tuple(layouts)
+            else:
+                if plain is None:
+                    layouts, cnt = _layouts(st, runs, back)
+                    plain = (tuple(layouts), cnt)
+                frozen, cnt = plain[0], list(plain[1])
+            # The same layout and sets give the same melds and score, which
+            # cannot beat itself: a third of the options repeat (the search's
+            # own sets are often among the set choices).  The cards left are
+            # the hand less the layout's naturals, so they need no place in
+            # the key.
+            key = (frozen, tuple((r, tuple(m)) for r, m in set_groups))
             if key in tried:
                 continue
             tried.add(key)
-            drafts, jokers = _drafts(plan, st.jokers, layouts, cnt, set_groups)
-            twos_left = sum(cnt[s * 13 + 1] for s in range(4)) if wd else 0
+            drafts, jokers = _drafts(plan, st.jokers, frozen, cnt, set_groups)
+            twos_left = cnt[1] + cnt[14] + cnt[27] + cnt[40] if wd else 0
             spare = jokers + twos_left - sum(d.slots.count(None) for d in drafts)
             if spare < 0:
                 continue  # pragma: no cover - the search checked the wild budget
             _improve(drafts, cnt, wd, spare)
-            melds = _finish(drafts, cnt, jokers, wd)
-            score = _score(hand_cnt, melds, wd)
+            score = _draft_score(drafts, cnt, jokers, wd)
             if not best or score < best[0][0]:
-                best[:] = [(score, melds)]
+                best[:] = [(score, drafts, cnt, jokers)]
         # stop at the cap, or when nothing natural is left and no wild was used
         return leaves >= _LEAF_CAP or bool(best) and best[0][0][:2] == (0, 0)
 
     _search(st, plan, on_leaf, best_mode=True)
     if best:
-        return best[0][1]
+        _score_, drafts, cnt, jokers = best[0]
+        return _finish(drafts, cnt, jokers, wd)
     if leaves:  # pragma: no cover - every leaf yields a scored solution
         return find_contract(hand, contract, rules)
     return None

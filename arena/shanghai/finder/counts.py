@@ -67,6 +67,57 @@ def _windows(mask: int, L: int) -> tuple[tuple[int, int, int, int, tuple[int, ..
     return out
 
 
+# A run candidate as the search tries it: (length, wilds, suit, lo, hi, natural
+# values, naturals owned, cells, inner values, -len(natural values), wild
+# units).  cells are (card index, rank, mask without the rank's bits) per
+# natural value, what placing the run changes in the count vectors (None:
+# worked out when tried); inner values are the naturals strictly between lo
+# and hi; wild units are the wilds plus, with wild deuces, the suit's own 2
+# when the run holds it (a 2 used as a natural is a wild unit the pool loses).
+_Cand = tuple[int, int, int, int, int, tuple[int, ...], int,
+              "tuple[tuple[int, int, int], ...] | None", tuple[int, ...], int, int]
+
+_CELLS: dict[tuple[int, tuple[int, ...]], tuple[tuple[int, int, int], ...]] = {}
+
+
+def _cells(s: int, seg: tuple[int, ...]) -> tuple[tuple[int, int, int], ...]:
+    """(card index, rank, ~bits) of each value of ``seg`` in suit ``s`` (cached)."""
+    key = (s, seg)
+    out = _CELLS.get(key)
+    if out is None:
+        base = s * 13
+        out = tuple((base + _VOFF[v], _VRANK[v], ~_RBITS[_VRANK[v]]) for v in seg)
+        if len(_CELLS) > 100_000:
+            _CELLS.clear()
+        _CELLS[key] = out
+    return out
+
+
+_CANDS: dict[tuple[int, int, int, int, bool], tuple[tuple[int, ...], tuple[_Cand, ...]]] = {}
+
+
+def _suit_cands(mask: int, L: int, s: int, pool: int, wd: bool) -> tuple[tuple[int, ...], tuple[_Cand, ...]]:
+    """The runs of ``_windows(mask, L)`` in suit ``s`` needing at most ``pool``
+    wild units, as candidates, with their (lo << 4 | hi) keys: both ascending,
+    so the candidates from a key on are a slice.  Cached: a node asks this for
+    every suit, and suits change one card at a time."""
+    key = (mask, L, s, pool, wd)
+    out = _CANDS.get(key)
+    if out is None:
+        keys: list[int] = []
+        cands: list[_Cand] = []
+        for ln, w, lo, hi, seg in _windows(mask, L):
+            units = w + 1 if wd and lo <= 2 <= hi and mask & 4 else w
+            if units <= pool:
+                keys.append(lo << 4 | hi)
+                cands.append((ln, w, s, lo, hi, seg, len(seg), _cells(s, seg), seg[1:-1], -len(seg), units))
+        out = (tuple(keys), tuple(cands))
+        if len(_CANDS) > 100_000:
+            _CANDS.clear()
+        _CANDS[key] = out
+    return out
+
+
 class _State:
     """Count vectors of a hand: cards by index, naturals by rank, suit masks."""
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from ..cards import JOKER, SUITS, Card, card
 from ..melds import Meld, make_run, make_set
 from ..ruleset import RUN, SET
-from .counts import _VRANK, _State
+from .counts import _State
 from .plan import _Plan
 from .search import _Run
 
@@ -34,26 +34,8 @@ def _layouts(st: _State, runs: list[_Run], reclaims: list[tuple[int, int]]
     return out, cnt
 
 
-def _spread(total: int, members: list[int], lengths: Sequence[int]) -> list[int]:
-    """Naturals per set of a group: half of each first, then fill to length."""
-    out = [(lengths[i] + 1) // 2 for i in members]
-    extra = min(total, sum(lengths[i] for i in members)) - sum(out)
-    for x, i in enumerate(members):
-        add = min(extra, lengths[i] - out[x])
-        out[x] += add
-        extra -= add
-    return out
-
-
-def _take(cnt: list[int], rank: int, n: int) -> list[Card]:
-    """Remove n natural cards of ``rank`` (any suits) from cnt."""
-    got: list[Card] = []
-    for s in range(4):
-        idx = s * 13 + rank - 1
-        while cnt[idx] and len(got) < n:
-            cnt[idx] -= 1
-            got.append(card(rank, SUITS[s]))
-    return got
+# the natural card at each count-vector index (suit * 13 + rank - 1)
+_CARD = tuple(card(r, SUITS[s]) for s in range(4) for r in range(1, 14))
 
 
 class _Draft:
@@ -61,18 +43,19 @@ class _Draft:
 
     __slots__ = ("spec", "kind", "rank", "suit", "start", "slots", "min_len", "twos")
 
-    def __init__(self, spec: int, kind: str, min_len: int) -> None:
+    def __init__(self, spec: int, kind: str, min_len: int, rank: int, suit: int, start: int,
+                 slots: list[Card | None], twos: bool) -> None:
         self.spec = spec
         self.kind = kind
         self.min_len = min_len
-        self.rank = 0
-        self.suit = 0
-        self.start = 0
-        self.slots: list[Card | None] = []
-        self.twos = False  # a set of 2s: its 2s are natural
+        self.rank = rank
+        self.suit = suit
+        self.start = start
+        self.slots = slots
+        self.twos = twos  # a set of 2s: its 2s are natural
 
 
-def _drafts(plan: _Plan, jokers: int, layouts: list[_Layout], cnt: list[int],
+def _drafts(plan: _Plan, jokers: int, layouts: Sequence[_Layout], cnt: list[int],
             groups: list[tuple[int, list[int]]]) -> tuple[list[_Draft], int]:
     """Lay out runs and sets (from groups); sets consume from cnt.
 
@@ -80,29 +63,45 @@ def _drafts(plan: _Plan, jokers: int, layouts: list[_Layout], cnt: list[int],
     here (2s first, they are natural there); other wild slots stay None.
     """
     drafts: list[_Draft] = []
+    run_idx = plan.run_idx
+    run_len = plan.run_len
     for ri, s, lo, ln, naturals in layouts:
-        d = _Draft(plan.run_idx[ri], RUN, plan.run_len[ri])
-        d.suit = s
-        start = min(lo, 15 - ln)
-        d.start = start
-        d.slots = [card(_VRANK[v], SUITS[s]) if v in naturals else None for v in range(start, start + ln)]
-        drafts.append(d)
+        start = lo if lo < 15 - ln else 15 - ln
+        base = s * 13 - 1  # value v is card index base + v (the high ace: base + 1)
+        slots: list[Card | None] = [_CARD[base + (v if v < 14 else 1)] if v in naturals else None
+                                    for v in range(start, start + ln)]
+        drafts.append(_Draft(run_idx[ri], RUN, run_len[ri], 0, s, start, slots, False))
     set_len = plan.set_len
+    set_idx = plan.set_idx
     for rank, members in groups:
         twos = plan.wd and rank == 2
-        total = sum(cnt[s * 13 + rank - 1] for s in range(4))
-        per = _spread(total, members, set_len)
+        i0 = rank - 1
+        # naturals per set: half of each first, then fill up to length, in order
+        total = cnt[i0] + cnt[i0 + 13] + cnt[i0 + 26] + cnt[i0 + 39]
+        per = [(set_len[i] + 1) // 2 for i in members]
+        extra = min(total, sum([set_len[i] for i in members])) - sum(per)
         for x, i in enumerate(members):
-            d = _Draft(plan.set_idx[i], SET, set_len[i])
-            d.rank = rank
-            d.twos = twos
-            d.slots = list(_take(cnt, rank, per[x])) + [None] * (set_len[i] - per[x])
-            if twos:
-                for y, c in enumerate(d.slots):
-                    if c is None and jokers:
-                        jokers -= 1
-                        d.slots[y] = JOKER
-            drafts.append(d)
+            L = set_len[i]
+            n = per[x]
+            if extra:  # (negative only if short of naturals: as before, the first set gives)
+                add = L - n if L - n < extra else extra
+                n += add
+                extra -= add
+            # n naturals of the rank, suits in order
+            got: list[Card | None] = []
+            idx = i0
+            while len(got) < n:
+                while not cnt[idx]:
+                    idx += 13
+                cnt[idx] -= 1
+                got.append(_CARD[idx])
+            if twos and jokers and L > n:
+                use = L - n if L - n < jokers else jokers
+                jokers -= use
+                got.extend([JOKER] * use)
+            if L > len(got):
+                got.extend([None] * (L - len(got)))
+            drafts.append(_Draft(set_idx[i], SET, L, rank, 0, 0, got, twos))
     assert len(drafts) == len(plan.contract.melds)
     return drafts, jokers
 

@@ -3,10 +3,12 @@ it is exact), with sets solved at every node and leaf."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import combinations
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
+from itertools import combinations, compress
+from operator import itemgetter
 
-from .counts import _RBITS, _VOFF, _VRANK, _State, _windows
+from .counts import _BIG, _RBITS, _VOFF, _VRANK, _Cand, _cells, _State, _suit_cands, _windows
 from .plan import _Plan
 from .sets import _assign_equal, _sets_dp, _sets_reclaim
 
@@ -33,6 +35,10 @@ class _Run:
         """Naturals it can give up and stay legal."""
         return self.k - (self.ln + 1) // 2
 
+
+_UNITS = itemgetter(10)  # wild units: wilds and the suit's own 2 as a natural
+_FIND_ORDER = itemgetter(0, 1)   # (length, wilds)
+_BEST_ORDER = itemgetter(9, 1)   # (-naturals in the window, wilds)
 
 # on_leaf(runs, set groups, reclaims (run index, rank), wild units used by runs)
 _Leaf = Callable[[list[_Run], list[tuple[int, list[int]]], list[tuple[int, int]], int], bool]
@@ -72,6 +78,55 @@ def _borrow_plans(need: list[int], optional: list[int], b_min: int, lenders: lis
                 yield way
                 if not exhaustive:
                     return
+
+
+def _slots_need(cands: list[_Cand], R: int, cnt: list[int], budget: int) -> bool:
+    """Whether R runs from ``cands`` surely need more than ``budget`` wild units.
+
+    This run and the R - 1 later ones of its length all come from these
+    candidates: each later run's window (lo, hi) is one of them, as lo and hi
+    are cards still in hand, with at most the wild units it has now (cards
+    only leave the hand deeper down).  Two runs on one window each took a
+    copy of lo and of hi, so a window serves at most min(copies of lo, copies
+    of hi) runs (a suit that could borrow: no limit).  So the R cheapest
+    slots bound the wild units from below.
+    """
+    need = R
+    total = 0
+    for c in sorted(cands, key=_UNITS):
+        w = c[10]
+        if total + need * w > budget:
+            return True
+        cells = c[7]
+        k = need if cells is None else min(cnt[cells[0][0]], cnt[cells[-1][0]], need)
+        total += k * w
+        need -= k
+        if not need:
+            return total > budget
+    return True
+
+
+def _with_a_next(cands: list[_Cand], R: int, cnt: list[int], budget: int) -> list[_Cand]:
+    """The candidates after which the R - 1 later runs of their length can
+    still be paid for: those runs come from the candidates with a key (suit,
+    lo, hi) no lower, the candidate itself only when its suit holds a second
+    copy of its lo and hi (or could borrow), and each costs at least the
+    wild units of the cheapest of them (see _slots_need).  ``cands`` is in key order; the order is kept, and a
+    dropped candidate is one whose subtree has no leaf.
+    """
+    nxt = _BIG  # the cheapest candidate after this one
+    keep = [False] * len(cands)
+    for i in range(len(cands) - 1, -1, -1):
+        c = cands[i]
+        w = c[10]
+        cells = c[7]
+        again = nxt
+        if w < again and (cells is None or (cnt[cells[0][0]] > 1 and cnt[cells[-1][0]] > 1)):
+            again = w
+        keep[i] = w + (R - 1) * again <= budget
+        if w < nxt:
+            nxt = w
+    return list(compress(cands, keep))
 
 
 def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
@@ -148,7 +203,7 @@ def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
         later = nruns - ri - 1
         same_next = later > 0 and run_len[ri + 1] == L
         exhaustive = later > 0 or has_sets
-        cands: list[tuple[int, int, int, int, int, tuple[int, ...], int]] = []
+        cands: list[_Cand] = []
         # per suit, the inner cards placed runs could lend (once per node, not per suit)
         lends = [0, 0, 0, 0]
         for r in runs:
@@ -157,51 +212,82 @@ def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
                 for v in r.held:
                     lend |= 1 << v
                 lends[r.s] = lend
-        for s in range(4):
-            if (s << 8) + 0xFF < bound:
-                continue
+        # runs of equal length come in (suit, lo, hi) order: this one's key >= bound
+        bs = bound >> 8
+        blohi = bound & 0xFF
+        cpool = pool if pool < 7 else 7  # no run needs more: w <= ln // 2 <= 6, and a 2
+        for s in range(bs, 4):
             own = masks[s]
             lend = lends[s]
             if not lend:
-                sk = s << 8
-                for ln, w, lo, hi, seg in _windows(own, L):
-                    if w <= pool and sk | (lo << 4) | hi >= bound:
-                        cands.append((ln, w, s, lo, hi, seg, len(seg)))
+                keys, suit_cands = _suit_cands(own, L, s, cpool, wd)
+                if s == bs and blohi:
+                    cands.extend(suit_cands[bisect_left(keys, blohi):])
+                else:
+                    cands.extend(suit_cands)
                 continue
             # the windows it could hold with the cards lendable to it back in
             # hand; w is then ln minus the naturals it really owns in there
             for ln, _w, lo, hi, seg in _windows(own | lend, L):
-                key = (s << 8) | (lo << 4) | hi
-                if key < bound:
+                if (s << 8) | (lo << 4) | hi < bound:
                     continue
                 own_in = (own >> lo & ((1 << (hi - lo + 1)) - 1)).bit_count()
-                if ln - own_in > pool:
+                units = ln - own_in + 1 if wd and lo <= 2 <= hi and own & 4 else ln - own_in
+                if units > pool:
                     continue
-                cands.append((ln, ln - own_in, s, lo, hi, seg, own_in))
+                cands.append((ln, ln - own_in, s, lo, hi, seg, own_in, None, seg[1:-1], -len(seg), units))
         if not cands:
             return False
         # this run and the later ones of the same length each need >= min wilds
-        if same_len[ri] * min(c[1] for c in cands) + sets_need > pool:
+        R = same_len[ri]
+        if R * min(map(_UNITS, cands)) + sets_need > pool:
             return False
+        if R > 1:
+            if _slots_need(cands, R, cnt, pool - sets_need):
+                return False
+            cands = _with_a_next(cands, R, cnt, pool - sets_need)
+            if not cands:
+                return False
         if len(cands) > 1:
             if best_mode:
-                cands.sort(key=lambda t: (-len(t[5]), t[1]))
+                cands.sort(key=_BEST_ORDER)
             elif later or has_sets:
                 # short windows first: they leave the most cards for the other melds
-                cands.sort(key=lambda t: (t[0], t[1]))
-        for ln, w, s, lo, hi, seg, own_in in cands:
+                cands.sort(key=_FIND_ORDER)
+        for ln, w, s, lo, hi, seg, own_in, cells, inner, _, _ in cands:
+            if own_in == len(seg):
+                # every natural its own: nothing to borrow (the usual case)
+                if cells is None:
+                    cells = _cells(s, seg)
+                m0 = masks[s]
+                for idx, rk, nbits in cells:
+                    left = cnt[idx] - 1
+                    cnt[idx] = left
+                    nat[rk] -= 1
+                    if not left:
+                        masks[s] &= nbits
+                runs.append(_Run(ri, s, lo, hi, ln, set(inner), own_in))
+                used_wilds += w
+                used_naturals += own_in
+                ok = rec(ri + 1, ((s << 8) | (lo << 4) | hi) if same_next else 0)
+                used_naturals -= own_in
+                used_wilds -= w
+                runs.pop()
+                for idx, rk, _nbits in cells:
+                    cnt[idx] += 1
+                    nat[rk] += 1
+                masks[s] = m0
+                if ok:
+                    return True
+                continue
             own = masks[s]
             sbase = s * 13
-            mine = [v for v in seg if own >> v & 1] if own_in < len(seg) else seg
-            if own_in < len(seg):
-                need = [v for v in (lo, hi) if not own >> v & 1]
-                optional = [v for v in seg[1:-1] if not own >> v & 1]
-                b_min = max(0, (ln + 1) // 2 - own_in - len(need))
-                lenders = [r for r in runs if r.s == s and r.held]
-                ways: Iterable[Sequence[tuple[int, _Run]]] = _borrow_plans(need, optional, b_min, lenders, exhaustive)
-            else:
-                ways = ((),)
-            for way in ways:
+            mine = [v for v in seg if own >> v & 1]
+            need = [v for v in (lo, hi) if not own >> v & 1]
+            optional = [v for v in inner if not own >> v & 1]
+            b_min = max(0, (ln + 1) // 2 - own_in - len(need))
+            lenders = [r for r in runs if r.s == s and r.held]
+            for way in _borrow_plans(need, optional, b_min, lenders, exhaustive):
                 for v in mine:
                     idx = sbase + _VOFF[v]
                     rk = _VRANK[v]
