@@ -61,19 +61,25 @@ assert run_match.__module__ == "arena.match.runner" and BotProcess.__module__ ==
     assert "arena.match.runner" in modules_after(code)
 
 
-def test_reading_results_loads_nothing_of_playing(tmp_path: Path) -> None:
+def builtin_tournament(tmp_path: Path, name: str, deals: int) -> Path:
+    """Three built-in players at one table of 3, one short contract."""
     tournament = tmp_path / "t.yaml"
-    tournament.write_text("""
-name: lean
+    tournament.write_text(f"""
+name: {name}
 bots:
-  - {name: rnd, builtin: random}
-  - {name: grd, builtin: greedy}
-  - {name: pas, builtin: passive}
+  - {{name: rnd, builtin: random}}
+  - {{name: grd, builtin: greedy}}
+  - {{name: pas, builtin: passive}}
 players: 3
-rules: {contracts: [2S3]}
-deals: 1
+rules: {{contracts: [2S3]}}
+deals: {deals}
 seed: 5
 """)
+    return tournament
+
+
+def test_reading_results_loads_nothing_of_playing(tmp_path: Path) -> None:
+    tournament = builtin_tournament(tmp_path, "lean", deals=1)
     out = tmp_path / "out"
     run = subprocess.run([sys.executable, "-m", "arena", "run", str(tournament), "--out", str(out), "--jobs", "2"],
                          capture_output=True, text=True, cwd=ROOT, timeout=180)
@@ -93,18 +99,7 @@ def test_the_live_progress_line_loads_no_numpy(tmp_path: Path) -> None:
     """On a terminal, ``arena run`` shows the leader while the workers play:
     its fit must not load numpy into the arena (14 MB the workers do not
     share).  The final tables, after the workers are gone, still do."""
-    tournament = tmp_path / "t.yaml"
-    tournament.write_text("""
-name: live
-bots:
-  - {name: rnd, builtin: random}
-  - {name: grd, builtin: greedy}
-  - {name: pas, builtin: passive}
-players: 3
-rules: {contracts: [2S3]}
-deals: 2
-seed: 5
-""")
+    tournament = builtin_tournament(tmp_path, "live", deals=2)
     code = f"""
 import sys
 from arena.cli import main
