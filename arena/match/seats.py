@@ -41,6 +41,10 @@ START_TIMEOUT_HINT = ("; does the bot flush stdout after each line? (Python: pri
                       "(java Bot.java, a JIT) needs precompiling or more start-up time "
                       "(--startup, or time.startup in a tournament)")
 
+# What most often comes instead of 'ready': a banner, a debug line or a
+# runtime's warning printed on stdout.
+NOT_READY_HINT = "stdout is for protocol lines only; write logs to stderr"
+
 # (fault kind, reason, excerpt of the offending line)
 HandshakeFailure = tuple[str, str, str | None]
 
@@ -151,6 +155,8 @@ class RemoteSeat:
             kind, detail, line = _classify(exc, reply)
             if kind == TIMEOUT:
                 detail += START_TIMEOUT_HINT
+            elif isinstance(exc, BotMalformed):     # not even a JSON object
+                detail = f'{detail} in the line it wrote instead of \'ready\': "{line}"; {NOT_READY_HINT}'
             return kind, detail, line
         finally:
             self.note_ignored(1, None)

@@ -1,0 +1,53 @@
+"""How a bot that goes wrong at start-up is told about it: the way a newcomer's
+bot goes wrong (a banner on stdout, a runtime that prints its error on
+stdout and exits, a JVM refused its memory), with real bot processes
+(tests/gamebots/banner.py, the Java example bot) in the default sandbox.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.match import MatchResult, MatchSpec, SeatSpec, run_match
+from arena.process import TimeControl
+
+GAMEBOTS = Path(__file__).parent / "gamebots"
+REPO = Path(__file__).parent.parent
+TIME = TimeControl(startup_seconds=10.0, per_decision_seconds=2.0)
+BANNER = r"\x1b[1mMy Shanghai bot v1 ♥ starting\x1b[0m"     # as quoted: escapes written out
+HINT = "stdout is for protocol lines only; write logs to stderr"
+
+
+def banner_bot(*args: str) -> SeatSpec:
+    return SeatSpec.command([sys.executable, str(GAMEBOTS / "banner.py"), *args], name="banner")
+
+
+def play(tmp_path: Path, seat: SeatSpec) -> MatchResult:
+    spec = MatchSpec("t1", (seat, SeatSpec.builtin("random")), {"contracts": ["2S3"]}, seed=1,
+                     time=TIME, log_dir=str(tmp_path / "logs"))
+    return run_match(spec)
+
+
+def test_a_banner_before_ready_is_quoted_with_a_hint(tmp_path):
+    (fault,) = play(tmp_path, banner_bot()).faults_of(0)
+    assert (fault.kind, fault.decision, fault.forfeit) == ("malformed", None, True)
+    assert fault.detail.startswith("not valid JSON")
+    # The line, escaped (no escape sequence reaches a terminal), and what to do about it.
+    assert f'"{BANNER}"' in fault.detail and "instead of 'ready'" in fault.detail
+    assert fault.detail.endswith(HINT), fault.detail
+    assert "\x1b" not in fault.detail and "\n" not in fault.detail
+    assert fault.excerpt == BANNER
+
+
+def test_arena_check_shows_the_banner_and_the_hint_and_no_raw_escape(tmp_path):
+    res = CliRunner().invoke(main, ["check", f"{sys.executable} {GAMEBOTS / 'banner.py'}",
+                                    "--log-dir", str(tmp_path)])
+    assert res.exit_code == 1, res.output
+    start = next(line for line in res.output.splitlines() if line.startswith("  FAIL  start"))
+    assert f'"{BANNER}"' in start and HINT in start, start
+    assert "\x1b" not in res.output        # the reply line too is shown escaped
+    assert f"reply: {BANNER}" in res.output
