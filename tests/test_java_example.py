@@ -54,3 +54,27 @@ def test_java_example_passes_every_check_step(java_dir: Path, tmp_path: Path) ->
     assert "went out" in summaries["go out by laying off"]
     assert "laid off" in summaries["lay off: both ends of a run"]
     assert all("went down" in summaries[name] for name in statuses if name.startswith("go down:"))
+
+
+def test_a_jvm_refused_its_memory_is_a_crash_at_start_up_with_its_exit_code(java_dir: Path, tmp_path: Path) -> None:
+    """The JVM prints its out-of-memory error on stdout, then exits 1: a tournament must say it
+    exited (and why it may have), not that its 'ready' was malformed."""
+    out = tmp_path / "out"
+    tfile = tmp_path / "t.yaml"
+    tfile.write_text(json.dumps({
+        "name": "jvm-memory", "players": 2, "seed": 1, "deals": 1, "duplicate": False,
+        "rules": {"contracts": ["2S3"]}, "output": str(out), "time": {"startup": 60},
+        "bots": [{"name": "java", "command": PLAIN_JAVA, "dir": str(java_dir), "limits": {"memory_mb": 48}},
+                 {"name": "ref", "builtin": "random"}]}))
+    done = subprocess.run([sys.executable, "-m", "arena", "run", str(tfile), "--jobs", "1"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    shown = subprocess.run([sys.executable, "-m", "arena", "show", str(out), "t000-r0-d0", "--json"],
+                           capture_output=True, text=True, timeout=120)
+    match = json.loads(shown.stdout)
+    faults = match["faults"]
+    assert [(f["kind"], f["decision"]) for f in faults] == [("crash", None)], faults
+    assert match["forfeited"] == [True, False]
+    detail = faults[0]["detail"]
+    assert detail.startswith("exited with code 1 (memory limit 48 MB)"), detail
+    assert "insufficient memory for the Java Runtime Environment" in detail, detail

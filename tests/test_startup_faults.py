@@ -9,11 +9,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
 from arena.match import MatchResult, MatchSpec, SeatSpec, run_match
-from arena.process import TimeControl
+from arena.process import SandboxPolicy, TimeControl
 
 GAMEBOTS = Path(__file__).parent / "gamebots"
 REPO = Path(__file__).parent.parent
@@ -51,3 +52,16 @@ def test_arena_check_shows_the_banner_and_the_hint_and_no_raw_escape(tmp_path):
     assert f'"{BANNER}"' in start and HINT in start, start
     assert "\x1b" not in res.output        # the reply line too is shown escaped
     assert f"reply: {BANNER}" in res.output
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_a_bot_that_prints_its_error_on_stdout_and_exits_is_a_crash_with_its_exit_code(tmp_path, mode):
+    seat = SeatSpec.command([sys.executable, str(GAMEBOTS / "banner.py"), "--exit", "3"],
+                            name="banner", sandbox=SandboxPolicy(mode))
+    (fault,) = play(tmp_path, seat).faults_of(0)
+    assert (fault.kind, fault.decision, fault.forfeit) == ("crash", None, True)
+    # The exit is the fault; what it printed is the context, quoted.
+    assert fault.detail.startswith("exited with code 3"), fault.detail
+    assert 'stdout: "Error occurred during initialization of VM | Could not reserve' in fault.detail
+    assert fault.excerpt == "Error occurred during initialization of VM"
+    assert HINT not in fault.detail

@@ -165,10 +165,12 @@ class ProcessExits:
             kill_group(self._proc.pid, signal.SIGKILL)
             self._reap()
 
-    def _died(self, cause: str) -> BotCrashed:
+    def _died(self, cause: str, stdout: str = "") -> BotCrashed:
         """The bot closed stdout (EOF), its main process exited (EXIT) or it
         closed stdin ("stdin").  Kill what is left of its group, collect the
-        exit status and return the failure (sticky)."""
+        exit status and return the failure (sticky).  ``stdout``: what it
+        wrote there last, quoted in the message (a runtime that cannot start
+        prints its error there)."""
         exited = self._wait_leader(0.0 if cause == EXIT else EXIT_WAIT)
         self._kill_and_reap()
         if self._stderr is not None:
@@ -181,6 +183,8 @@ class ProcessExits:
             stream = "output" if cause == EOF else "input"
             message = f"closed its standard {stream} (killed)"
             returncode = None
+        if stdout:
+            message += f'; stdout: "{excerpt(stdout)}"'
         last = [line for line in tail.splitlines() if line.strip()]
         if last:
             message += f"; stderr: {excerpt(last[-1])}"

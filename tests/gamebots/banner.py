@@ -7,7 +7,8 @@ import sys
 import common
 
 if "--exit" in sys.argv:
-    sys.stdout.write("Error occurred during initialization of VM\n")
+    sys.stdout.write("Error occurred during initialization of VM\n"
+                     "Could not reserve enough space for object heap\n")
     sys.stdout.flush()
     sys.exit(int(sys.argv[sys.argv.index("--exit") + 1]))
 sys.stdout.write("\x1b[1mMy Shanghai bot v1 \u2665 starting\x1b[0m\n")
