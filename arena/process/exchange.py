@@ -41,6 +41,7 @@ class LineExchange(ProcessExits):
     ignored: list[str]          # the first few lines thrown away since the last ``take_ignored``
     ignored_since: int          # lines thrown away since the last ``take_ignored``
     _has_pidfd: bool
+    _closed: bool
 
     def _write(self, obj: Any, deadline: float, limit: float) -> float:
         return self._write_lines([obj], deadline, limit)
