@@ -65,3 +65,15 @@ def test_a_bot_that_prints_its_error_on_stdout_and_exits_is_a_crash_with_its_exi
     assert 'stdout: "Error occurred during initialization of VM | Could not reserve' in fault.detail
     assert fault.excerpt == "Error occurred during initialization of VM"
     assert HINT not in fault.detail
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_a_bot_that_closes_its_stdout_crashed_at_once(tmp_path, mode):
+    """In the sandbox bubblewrap keeps a copy of the bot's stdout, so no end of file
+    comes: without a look at the bot's own descriptors it got three timeouts."""
+    seat = SeatSpec.command([sys.executable, str(GAMEBOTS / "close_stdout.py")], name="closer",
+                            sandbox=SandboxPolicy(mode))
+    faults = play(tmp_path, seat).faults_of(0)
+    assert [(f.kind, f.forfeit) for f in faults] == [("crash", True)], faults
+    assert faults[0].decision is not None
+    assert faults[0].detail.startswith("closed its stdout"), faults[0].detail

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from ..jsonline import NO_ID, JSONLineError, decode_object
-from .errors import BotCrashed, BotMalformed, BotTimeout, excerpt
+from .errors import BotCrashed, BotFailure, BotMalformed, BotTimeout, excerpt
 from .exits import ProcessExits
-from .streams import EXIT, LINE, TOOLONG, StdoutReader, log_text
+from .streams import EOF, EXIT, LINE, TOOLONG, StdoutReader, log_text
 
 LOG = logging.getLogger(__name__)
 IGNORED_KEPT = 5            # texts of ignored lines kept between two ``take_ignored``
@@ -213,7 +213,11 @@ class LineExchange(ProcessExits):
                                    head, bot=self.name)
             raise self._died(kind)
 
-    def _no_reply(self, t0: float, limit: float, wrong_ids: int) -> BotTimeout:
+    def _no_reply(self, t0: float, limit: float, wrong_ids: int) -> BotFailure:
+        """The timeout, or the crash of a sandboxed bot that closed its stdout
+        (no end of file comes from the sandbox: ``_stdout_abandoned``)."""
+        if self._stdout_abandoned():
+            return self._died(EOF)
         extra = f" (ignored {wrong_ids} replies with another id)" if wrong_ids else ""
         return BotTimeout(f"no reply within {limit:.3f} s{extra}", bot=self.name,
                           limit=limit, elapsed=time.monotonic() - t0)
