@@ -1,4 +1,5 @@
-"""File locks in the sandbox: every lock call succeeds and locks nothing.
+"""File locks in the sandbox: every lock call succeeds and locks nothing; leases
+and directory notifications are refused.
 
 Programs take locks without asking (the JVM's perf-data file, SQLite), and a
 refused lock makes some of them print a warning on stdout, before 'ready'.
@@ -18,6 +19,7 @@ import os
 import shutil
 import struct
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -91,3 +93,22 @@ def test_a_lock_command_with_high_bits_set_is_no_lock_either(start, tmp_path):
     if ask(sender, "lock")["raw_setlk"] == "unsupported":
         pytest.skip("no fcntl system call number for this machine in tests/bots/locks.py")
     assert host_probe(tmp_path / "locks.py") == "free"
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_two_bots_cannot_signal_each_other_through_leases_or_directory_notifications(start, mode):
+    """A lease or a directory notification on a file both bots can read tells
+    the holder when the other opens or reads it: both are refused (EPERM)."""
+    watcher, toucher = start(mode), start(mode)
+    for bot in (watcher, toucher):      # running: done opening their script to start
+        assert ask(bot, "signals") == {"signals": 0}
+    took = ask(watcher, "watch")
+    touched = ask(toucher, "touch")
+    deadline = time.monotonic() + 5
+    while (seen := ask(watcher, "signals")["signals"]) == 0 and mode == "none" and time.monotonic() < deadline:
+        time.sleep(0.05)        # signals are delivered at once; a loaded machine may be slow to run it
+    if mode == "none":          # the channels the sandbox closes
+        assert took == {"lease": "ok", "notify": "ok"} and touched == {"open": "EAGAIN"} and seen > 0
+    else:
+        assert took == {"lease": "EPERM", "notify": "EPERM"}
+        assert touched == {"open": "ok"} and seen == 0

@@ -20,8 +20,11 @@ write, no network and no process.
   about is held, and a refusal breaks SQLite's check for a hot journal).
   They do see locks of processes outside any sandbox (a bot run with
   ``sandbox: none``), a view of the host, not of the other sandboxed bots.
-* ``inotify`` / ``fanotify``: one bot opening a shared file is an event
-  another can watch.
+* ``inotify`` / ``fanotify``, and their ``fcntl`` forms: a directory
+  notification (``F_NOTIFY``) and a lease (``F_SETLEASE``, on a file the bot
+  owns, as every system file is when the arena runs as root): one bot
+  opening or reading a shared file is an event another can watch (a lease
+  also makes the other's open fail).
 * The kernel keyring (``add_key``, ``keyctl``, ``request_key``): where the
   arena runs with a session keyring (SSH logins, services, containers), every
   bot would share it, and keys outlive the process that added them.
@@ -52,6 +55,8 @@ PRETENDED_CALLS = ("flock",)
 # fcntl commands that take or drop a lock (F_SETLK, F_SETLKW, F_OFD_SETLK,
 # F_OFD_SETLKW); other fcntl calls, F_GETLK and F_OFD_GETLK among them, are allowed.
 LOCK_COMMANDS = (6, 7, 37, 38)
+# fcntl commands refused: F_SETLEASE, F_NOTIFY.
+REFUSED_COMMANDS = (1024, 1026)
 _COMMAND_BITS = 0xFFFF_FFFF      # fcntl's cmd is an unsigned int: the kernel ignores the rest
 
 
@@ -70,6 +75,8 @@ def program() -> bytes | None:
         flt.add_rule(pretend, call)
     for command in LOCK_COMMANDS:
         flt.add_rule(pretend, "fcntl", sc.Arg(1, sc.MASKED_EQ, _COMMAND_BITS, command))
+    for command in REFUSED_COMMANDS:
+        flt.add_rule(refuse, "fcntl", sc.Arg(1, sc.MASKED_EQ, _COMMAND_BITS, command))
     read_end, write_end = os.pipe()
     try:
         with os.fdopen(write_end, "wb") as out:

@@ -12,6 +12,15 @@ what each call gave: "ok", or the errno's name.
 * probe, on a descriptor of its own: flock(LOCK_EX | LOCK_NB), and F_GETLK
   and F_OFD_GETLK asking for a write lock on the whole file: "free", or
   where a conflicting lock starts.
+
+Two more ways to learn that another process touched a shared file:
+
+* watch: a lease on its script (F_SETLEASE: another process's open breaks
+  it, with a signal to the holder, and a non-blocking open fails) and a
+  directory notification on its directory (F_NOTIFY: any read of a file
+  there signals the watcher), both signalling SIGIO, which it counts.
+* touch: opens its script (non-blocking, as a lease makes it fail) and reads it.
+* signals: how many SIGIO it has had.
 """
 import ctypes
 import errno
@@ -19,14 +28,18 @@ import fcntl
 import json
 import os
 import platform
+import signal
 import struct
 import sys
 
 FLOCK = "hhqqi4x"         # struct flock on 64-bit Linux
 F_OFD_GETLK, F_OFD_SETLK = 36, 37
+F_SETLEASE, F_NOTIFY = 1024, 1026
 SYS_FCNTL = {"x86_64": 72, "aarch64": 25}.get(platform.machine())
 HERE = os.path.abspath(__file__)
 held = []                 # descriptors kept open: closing one would drop its locks
+signals = []
+signal.signal(signal.SIGIO, lambda *_: signals.append(1))
 
 
 def call(fn, *args):
@@ -81,10 +94,32 @@ def probe():
         os.close(fd)
 
 
+def watch():
+    fd = os.open(HERE, os.O_RDONLY)
+    held.append(fd)
+    folder = os.open(os.path.dirname(HERE), os.O_RDONLY)
+    held.append(folder)
+    return {"lease": call(fcntl.fcntl, fd, F_SETLEASE, fcntl.F_WRLCK),
+            "notify": call(fcntl.fcntl, folder, F_NOTIFY, fcntl.DN_ACCESS | fcntl.DN_MULTISHOT)}
+
+
+def touch():
+    try:
+        fd = os.open(HERE, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        return {"open": errno.errorcode.get(exc.errno, str(exc.errno))}
+    os.read(fd, 100)
+    os.close(fd)
+    return {"open": "ok"}
+
+
+ACTIONS = {"lock": lock, "probe": probe, "watch": watch, "touch": touch,
+           "signals": lambda: {"signals": len(signals)}}
+
 for line in sys.stdin:
     msg = json.loads(line)
     if msg.get("type") == "quit":
         break
-    result = lock() if msg.get("do") == "lock" else probe()
+    result = ACTIONS[msg["do"]]()
     sys.stdout.write(json.dumps({"id": msg.get("id"), **result}) + "\n")
     sys.stdout.flush()
