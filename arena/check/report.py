@@ -79,9 +79,11 @@ class CheckReport:
 
 
 def _printable(text: str) -> str:
-    """``text`` with control characters written as escapes (``\\x1b``): the
-    bot's lines and stderr are shown to a terminal, where an escape sequence
-    could hide or rewrite what the report says."""
+    """``text`` with control characters but tabs (Java's stack traces) written
+    as escapes (``\\x1b``): the bot's lines and stderr are shown to a
+    terminal, where an escape sequence could hide or rewrite what the report
+    says."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return "".join(c if c.isprintable() or c == "\t" else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
