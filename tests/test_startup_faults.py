@@ -1,7 +1,8 @@
-"""How a bot that goes wrong at start-up is told about it: the way a newcomer's
-bot goes wrong (a banner on stdout, a runtime that prints its error on
-stdout and exits, a JVM refused its memory), with real bot processes
-(tests/gamebots/banner.py, the Java example bot) in the default sandbox.
+"""How a bot that goes wrong the way a newcomer's does is told about it: a
+banner on stdout before 'ready', a runtime that prints its error on stdout
+and exits (the JVM refused its memory: tests/test_java_example.py), a bot
+that closes its stdout.  Real bot processes (tests/gamebots/banner.py,
+close_stdout.py), in the default sandbox and, where it differs, without.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from arena.match import MatchResult, MatchSpec, SeatSpec, run_match
 from arena.process import SandboxPolicy, TimeControl
 
 GAMEBOTS = Path(__file__).parent / "gamebots"
-REPO = Path(__file__).parent.parent
 TIME = TimeControl(startup_seconds=10.0, per_decision_seconds=2.0)
 BANNER = r"\x1b[1mMy Shanghai bot v1 ♥ starting\x1b[0m"     # as quoted: escapes written out
 HINT = "stdout is for protocol lines only; write logs to stderr"
