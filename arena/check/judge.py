@@ -27,7 +27,8 @@ def start_step(report: CheckReport, result: MatchResult, seat: int,
     exchanges, _issues = read(lines)
     ready = next((e.reply for e in exchanges if e.kind == "start"), None)
     if fault is not None:
-        report.add("start", FAIL, f"{fault.kind}: {fault.detail}", evidence(fault, result),
+        report.add("start", FAIL, f"{fault.kind}: {fault.detail}",
+                   evidence(fault, result, with_line=not ready),
                    rule="answer 'start' with one 'ready' line within the start-up time "
                         "(docs/PROTOCOL.md, 'start')", reply=ready or "")
         return False
