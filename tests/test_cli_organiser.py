@@ -1,0 +1,86 @@
+"""What an organiser's and a teacher's run of arena found: `play`'s exit
+status when a seat is forfeited, seats labelled by the names bots give,
+`check` leaving nothing behind in /tmp.
+
+The commands run as real subprocesses with real bot programs: the exit
+status and the two streams are what a grading script sees.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GAMEBOTS = ROOT / "tests" / "gamebots"
+PY = sys.executable
+
+
+def arena(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PY, "-m", "arena", *args], capture_output=True, text=True, timeout=300,
+                          cwd=cwd, env=env)
+
+
+def bot(script: str, *args: str) -> str:
+    return " ".join([PY, str(GAMEBOTS / script), *args])
+
+
+def errors(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("error:")]
+
+
+@pytest.mark.parametrize("program, why", [
+    (bot("exit_midway.py", "20"), "crash"),        # exits with code 3 at its 20th request
+    (bot("illegal.py"), "illegal"),                # every play illegal: three strikes
+])
+def test_play_exits_3_when_a_seat_is_forfeited_during_the_match(tmp_path: Path, program: str, why: str) -> None:
+    done = arena("play", program, "greedy", "--seed", "1", "--log-dir", str(tmp_path))
+    assert done.returncode == 3, done.stderr
+    lost = errors(done.stderr)
+    assert len(lost) == 1, done.stderr
+    assert lost[0].startswith("error: seat 0 (minimal) was forfeited in hand ") and f": {why}" in lost[0]
+    assert "(forfeited)" in done.stdout         # the match was still played to the end and shown
+
+
+def test_play_exits_0_when_every_seat_is_kept(tmp_path: Path) -> None:
+    done = arena("play", bot("minimal.py"), "greedy", "--seed", "1", "--log-dir", str(tmp_path))
+    assert done.returncode == 0 and errors(done.stderr) == [], done.stderr
+
+
+def test_play_documents_its_exit_statuses() -> None:
+    helped = arena("play", "--help")
+    text = " ".join(helped.stdout.split())
+    assert "Exit status: 0 if every bot program kept its seat; 3 if a seat was forfeited" in text
+    assert "1 if the match could not be played; 2 on a usage mistake" in text
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "exits with status 3" in readme
+
+
+def test_play_labels_seats_by_the_names_the_bots_gave(tmp_path: Path) -> None:
+    done = arena("play", bot("named.py", "Alice"), bot("named.py", "Bob"), "greedy", "--seed", "1",
+                 "--log-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    table = done.stdout.split("place")[1]
+    assert "Alice" in table and "Bob" in table and "named.py" not in table
+    assert "seat 0 (Alice)" in done.stdout and "seat 1 (Bob): " in done.stdout
+
+
+def test_equal_names_get_the_command_and_control_characters_are_escaped(tmp_path: Path) -> None:
+    rlo = "\\u202e"          # a right-to-left override: reverses what follows on a terminal
+    done = arena("play", bot("named.py", f"'twin{rlo}'"), bot("minimal.py"), bot("named.py", "greedy"), "greedy",
+                 "--seed", "1", "--log-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "\u202e" not in done.stdout + done.stderr
+    assert "seat 0 (twin\\u202e)" in done.stdout
+    # a bot calling itself 'greedy' is told apart from the built-in player by its command
+    assert "seat 2 (greedy (named.py))" in done.stdout and "seat 3 (greedy (built-in))" in done.stdout
+    twins = arena("play", bot("minimal.py"), f"{PY} -u {GAMEBOTS / 'minimal.py'}", "--seed", "1",
+                  "--log-dir", str(tmp_path))
+    # one name, two commands that look alike when shortened: the whole command tells them apart
+    assert f"seat 1 (minimal ({PY} -u {GAMEBOTS / 'minimal.py'}))" in twins.stdout, twins.stdout
+    same = arena("play", bot("minimal.py"), bot("minimal.py"), "--seed", "1", "--log-dir", str(tmp_path))
+    # one program twice: the seat number tells them apart, the command would not
+    assert "seat 0 (minimal)" in same.stdout and "seat 1 (minimal)" in same.stdout
