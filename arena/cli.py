@@ -323,7 +323,9 @@ class _CheckCommand(click.Command):
 @click.argument("bot", nargs=-1, required=True)
 @_time_options
 @click.option("--log-dir", type=click.Path(path_type=Path), default=None,
-              help="Directory for the bot's stderr logs (default: a new temporary directory).")
+              help="Keep the bot's stderr logs, one per step, in this directory (default: a "
+                   "temporary one, removed when the check ends; the report quotes the end of the "
+                   "log of each failed step either way).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object (for autograders).")
 @_SANDBOX_OPTION
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,

@@ -8,8 +8,12 @@ status and the two streams are what a grading script sees.
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -84,3 +88,47 @@ def test_equal_names_get_the_command_and_control_characters_are_escaped(tmp_path
     same = arena("play", bot("minimal.py"), bot("minimal.py"), "--seed", "1", "--log-dir", str(tmp_path))
     # one program twice: the seat number tells them apart, the command would not
     assert "seat 0 (minimal)" in same.stdout and "seat 1 (minimal)" in same.stdout
+
+
+def left_behind(tmp: Path) -> list[str]:
+    return sorted(p.name for p in tmp.iterdir() if p.name.startswith("arena-check-"))
+
+
+def test_check_leaves_no_temporary_directory_and_quotes_the_bots_stderr(tmp_path: Path) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = arena("check", bot("exit_midway.py", "3"), env=env)    # writes on stderr, then exits: FAIL
+    assert done.returncode == 1, done.stderr
+    assert left_behind(tmp_path) == []
+    assert "  | exit_midway: giving up now" in done.stdout           # the failed step quotes its log's end
+    assert "bot stderr logs: not kept (--log-dir DIR keeps them, one per step)" in done.stdout
+    assert str(tmp_path) not in done.stdout                         # no path to a file that is gone
+    quiet = arena("check", bot("minimal.py"), env=env)
+    assert quiet.returncode == 0 and left_behind(tmp_path) == [] and "stderr logs" not in quiet.stdout
+
+
+def test_check_keeps_the_logs_in_the_directory_asked_for(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = arena("check", bot("exit_midway.py", "3"), "--log-dir", str(logs), "--json", env=env)
+    report = json.loads(done.stdout)
+    assert report["stderr_logs"] and all(Path(p).parent == logs and Path(p).exists() for p in report["stderr_logs"])
+    assert left_behind(tmp_path) == []
+
+
+def test_check_interrupted_leaves_no_temporary_directory(tmp_path: Path) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    # the bot waits before its 'ready', so the check is still at its first step
+    proc = subprocess.Popen([PY, "-m", "arena", "check", bot("slow_start.py", "60"), "--startup", "120"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not left_behind(tmp_path) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert left_behind(tmp_path), "the check never made its directory"
+        time.sleep(1)       # into the wait for 'ready'
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode != 0 and "Traceback" not in err, err
+    assert left_behind(tmp_path) == []
