@@ -132,3 +132,88 @@ def test_check_interrupted_leaves_no_temporary_directory(tmp_path: Path) -> None
         proc.kill()
     assert proc.returncode != 0 and "Traceback" not in err, err
     assert left_behind(tmp_path) == []
+
+
+TOURNAMENT = f"""\
+name: class
+bots:
+  - name: g
+    builtin: greedy
+  - name: r
+    builtin: random
+  - name: m
+    command: python3 minimal.py
+    dir: {GAMEBOTS}
+players: 3
+rules: {{contracts: [2S3]}}
+time:
+  per_move: 1
+seed: 5
+"""
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tournament file and its results: one table, three matches."""
+    where = tmp_path_factory.mktemp("class")
+    (where / "t.yaml").write_text(TOURNAMENT)
+    done = arena("run", "t.yaml", "--jobs", "1", cwd=where)
+    assert done.returncode == 0, done.stderr
+    return where
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    # a line indented one space too little, or too much
+    ("  - name: m\n    command", "  - name: m\n   command",
+     "t.yaml:8: not valid YAML: expected <block end>, but found '<block mapping start>' (while parsing a "
+     "block collection, line 3); check the indentation of this line against the lines above it"),
+    ("    builtin: random\n", "      builtin: random\n",
+     "t.yaml:6: not valid YAML: mapping values are not allowed here; check the indentation of this line "
+     "against the lines above it, or quote a value that holds ': '"),
+    ("name: class", "name: class: 2026",
+     "t.yaml:1: not valid YAML: mapping values are not allowed here; check the indentation of this line "
+     "against the lines above it, or quote a value that holds ': '"),
+    ("  - name: m\n    command", "  - name: m\n\tcommand",
+     "t.yaml:8: not valid YAML: found character '\\t' that cannot start any token (while scanning for the "
+     "next token); indent with spaces: YAML does not allow tabs there"),
+    # a bot file misspelt after the first run: the stored results name what changed
+    ("python3 minimal.py", "python3 minimall.py",
+     "holds results of tournament 'class' with a different configuration (bots.m.command: "
+     "was [\"python3\", \"minimal.py\"], now [\"python3\", \"minimall.py\"]); refusing to mix them"),
+    ("name: m\n", "name: g\n", "t.yaml:7: bots[2].name: duplicate bot name 'g' (already used on line 3)"),
+    ("per_move: 1", "per_move: -1", "t.yaml:13: time.per_move: expected a number of seconds, more than 0"),
+    ("players: 3", "players: 3\nplayer: 3", "t.yaml:11: player: unknown key (did you mean 'players'?)"),
+])
+def test_a_broken_tournament_file_is_one_line_and_loses_nothing(stored: Path, tmp_path: Path, old: str, new: str,
+                                                                expected: str) -> None:
+    broken = tmp_path / "t.yaml"
+    assert old in TOURNAMENT
+    broken.write_text(TOURNAMENT.replace(old, new))
+    results = stored / "arena-results" / "class" / "results.sqlite"
+    before = results.read_bytes()
+    done = arena("run", str(broken), "--jobs", "1", "--out", str(results.parent), cwd=tmp_path)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[-1].startswith("Error: ") and expected in lines[-1], done.stderr
+    assert len([line for line in lines if not line.startswith("class: ")]) == 1, done.stderr
+    assert results.read_bytes() == before
+
+
+def test_config_differences_name_the_bot_and_the_key() -> None:
+    from arena.tournament.configdiff import differences
+
+    old = {"bots": [{"name": "a", "command": ["python3", "a.py"]}, {"name": "b", "env": {}}],
+           "players": 3, "time": {"per_move": 1}}
+    new = {"bots": [{"name": "a", "command": ["python3", "a2.py"]}, {"name": "b", "env": {"X": "1"}}],
+           "players": 4, "time": {"per_move": 1, "bank": 30}}
+    assert differences(old, new) == [
+        'bots.a.command: was ["python3", "a.py"], now ["python3", "a2.py"]',
+        'bots.b.env.X: now "1", not given before',
+        "players: was 3, now 4",
+        "time.bank: now 30, not given before"]
+    renamed = {**old, "bots": [{"name": "a", "command": ["python3", "a.py"]}, {"name": "c", "env": {}}]}
+    assert differences(old, renamed) == ['bots[1].name: was "b", now "c"']
+    fewer = {**old, "bots": old["bots"][:1]}
+    assert differences(old, fewer) == [f"bots: was {json.dumps(old['bots'])[:60]}..., now "
+                                       f"{json.dumps(fewer['bots'])}"]
+    assert differences(old, old) == []
