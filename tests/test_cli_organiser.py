@@ -217,3 +217,17 @@ def test_config_differences_name_the_bot_and_the_key() -> None:
     assert differences(old, fewer) == [f"bots: was {json.dumps(old['bots'])[:60]}..., now "
                                        f"{json.dumps(fewer['bots'])}"]
     assert differences(old, old) == []
+
+
+def test_the_grade_book_shows_the_rank_range_of_the_leaderboard(stored: Path, tmp_path: Path) -> None:
+    import csv
+
+    results = stored / "arena-results" / "class"
+    board = arena("leaderboard", str(results), "--format", "csv")
+    made = arena("report", str(results), "--out", str(tmp_path), "--no-replays")
+    assert board.returncode == 0 and made.returncode == 0, made.stderr
+    ranks = {r["bot"]: r["ranks"] for r in csv.DictReader(board.stdout.splitlines())}
+    graded = list(csv.DictReader((tmp_path / "gradebook.csv").open()))
+    # two bots the matches do not tell apart must not get ranks 2 and 3 in a grade book
+    assert {r["bot"]: r["ranks"] for r in graded} == ranks
+    assert list(graded[0])[:3] == ["bot", "rank", "ranks"]
