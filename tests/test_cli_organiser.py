@@ -231,3 +231,26 @@ def test_the_grade_book_shows_the_rank_range_of_the_leaderboard(stored: Path, tm
     # two bots the matches do not tell apart must not get ranks 2 and 3 in a grade book
     assert {r["bot"]: r["ranks"] for r in graded} == ranks
     assert list(graded[0])[:3] == ["bot", "rank", "ranks"]
+
+
+def test_a_second_run_into_the_same_results_is_refused_at_once(tmp_path: Path) -> None:
+    # the first run's bot program waits before its 'ready': the run is under way meanwhile
+    (tmp_path / "t.yaml").write_text(TOURNAMENT.replace("python3 minimal.py", "python3 slow_start.py 60")
+                                     .replace("  per_move: 1\n", "  per_move: 1\n  startup: 120\n"))
+    first = subprocess.Popen([PY, "-m", "arena", "run", "t.yaml", "--jobs", "1"], cwd=tmp_path,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        results = tmp_path / "arena-results" / "class" / "results.sqlite"
+        deadline = time.monotonic() + 120
+        while not results.exists() and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert results.exists(), "the first run never started"
+        second = arena("run", "t.yaml", "--jobs", "1", cwd=tmp_path)
+        assert first.poll() is None                        # the first run goes on
+        assert second.returncode == 1 and "Traceback" not in second.stderr, second.stderr
+        assert second.stderr.strip().splitlines()[1:] == [      # after the announcement
+            f"Error: {results.parent}: another arena run (pid {first.pid}) is playing into these results; "
+            "wait for it to finish, or give this run another --out"]
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.communicate(timeout=60)
