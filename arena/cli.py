@@ -152,7 +152,10 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
     command line of a bot program, quoted as one argument, e.g. "python3
     bots/greedy_bot.py" or ./mybot.  Seats are filled in the order given,
     repeating the list if there are more seats than BOTS.  Without BOTS the
-    seats alternate greedy and random.  -v shows every draw and discard.
+    seats alternate greedy and random.  A bot program's seat is shown by the
+    name it gives in 'ready' (with its command if another seat has that
+    name).  -v shows every draw and discard.
+
     Exit status: 0 if every bot program kept its seat; 3 if a seat was
     forfeited (at the start, by a crash, or by its third fault, with
     --strict its first), with one error line per seat; 1 if the match could
