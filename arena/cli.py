@@ -26,7 +26,7 @@ import click
 from . import __version__, logsetup
 from .botcommand import BotCommandError, split_command, unquoted_problem
 from .clicommon import ArenaGroup, UsageLine, verbosity
-from .match import Fault, FaultPolicy, MatchResult, MatchSpec, SeatSpec
+from .match import CRASH, Fault, FaultPolicy, MatchResult, MatchSpec, SeatSpec
 from .players.registry import BUILTIN_PLAYERS
 from .process import BotStartupError, TimeControl, sandbox
 from .process.errors import excerpt
@@ -208,7 +208,8 @@ def _where_lost(fault: Fault) -> str:
     """Where and why a seat was lost, for the one ``error:`` line per forfeit."""
     if fault.decision is None:
         return f"at the start: {fault.detail}"
-    after = "" if fault.strike <= 1 else f" after {fault.strike} faults"
+    # A crash forfeits at once, whatever came before it; the other faults add up.
+    after = "" if fault.strike <= 1 or fault.kind == CRASH else f" after {fault.strike} faults"
     return f"in hand {fault.hand}{after}: {fault.kind}: {fault.detail}"
 
 

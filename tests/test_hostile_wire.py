@@ -124,6 +124,7 @@ def test_control_characters_a_bot_sends_are_quoted_escaped_not_passed_to_the_ter
          "--log-dir", str(tmp_path / "logs"), "--log", str(log), "-v"],
         capture_output=True, text=True, timeout=HANG)
     assert res.returncode == 3, res.stderr                   # the crash forfeited the seat
+    assert "error: seat 0 (minimal) was forfeited in hand 1: crash: exited with code 3" in res.stderr
     record = json.loads(log.read_text())
     malformed, crash = record["faults"]
     assert malformed["kind"] == "malformed" and malformed["excerpt"].endswith("\\x1b[8m\\r\\u202e not json")
