@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import secrets
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -25,9 +26,10 @@ import click
 from . import __version__, logsetup
 from .botcommand import BotCommandError, split_command, unquoted_problem
 from .clicommon import ArenaGroup, UsageLine, verbosity
-from .match import FaultPolicy, MatchResult, MatchSpec, SeatSpec
+from .match import CRASH, Fault, FaultPolicy, MatchResult, MatchSpec, SeatSpec
 from .players.registry import BUILTIN_PLAYERS
 from .process import BotStartupError, TimeControl, sandbox
+from .process.errors import excerpt
 from .shanghai.errors import ShanghaiError
 from .tournament.bounded import load_data
 from .tournament.config import ConfigError
@@ -150,8 +152,14 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
     command line of a bot program, quoted as one argument, e.g. "python3
     bots/greedy_bot.py" or ./mybot.  Seats are filled in the order given,
     repeating the list if there are more seats than BOTS.  Without BOTS the
-    seats alternate greedy and random.  -v shows every draw and discard.
-    Exits with status 1 if a bot program's seat was forfeited at the start.
+    seats alternate greedy and random.  A bot program's seat is shown by the
+    name it gives in 'ready' (with its command if another seat has that
+    name).  -v shows every draw and discard.
+
+    Exit status: 0 if every bot program kept its seat; 3 if a seat was
+    forfeited (at the start, by a crash, or by its third fault, with
+    --strict its first), with one error line per seat; 1 if the match could
+    not be played; 2 on a usage mistake.
     """
     problem = unquoted_problem(bots, BUILTIN_PLAYERS, "play")
     if problem is not None:
@@ -175,20 +183,34 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
         time=_time_control(startup, per_decision, time_bank), faults=FaultPolicy(strict=strict),
         log_dir=str(log_dir))
     result = _play_match(spec)
-    _print_match(result, seats, verbose=verbosity().verbose > 0)
+    labels = seat_labels(seats, result.bot_names)
+    _print_match(result, seats, labels, verbose=verbosity().verbose > 0)
     if log_file is not None:
-        data = {"players": list(result.names), **result.record, "places": list(result.places),
+        data = {"players": labels, **result.record, "places": list(result.places),
                 "forfeited": list(result.forfeited), "faults": [asdict(f) for f in result.faults],
                 "warnings": [asdict(w) for w in result.warnings],
                 "stderr_logs": list(result.stderr_logs)}     # the replay viewer shows them per decision
         log_file.write_text(json.dumps(data) + "\n", encoding="utf-8")
         logsetup.status(f"match record written to {log_file}")
-    lost = [f for f in result.faults if f.decision is None and f.forfeit]
+    lost = [f for f in result.faults if f.forfeit]
     for f in lost:
-        click.echo(f"error: seat {f.seat} ({result.names[f.seat]}) was forfeited at the start: {f.detail}",
-                   err=True)
+        click.echo(f"error: seat {f.seat} ({labels[f.seat]}) was forfeited {_where_lost(f)}", err=True)
     if lost:
-        sys.exit(1)
+        sys.exit(FORFEIT_STATUS)
+
+
+# A grading script tells "the bot lost its seat" (3) from "arena could not
+# play" (1, a one-line error) and a usage mistake (2).
+FORFEIT_STATUS = 3
+
+
+def _where_lost(fault: Fault) -> str:
+    """Where and why a seat was lost, for the one ``error:`` line per forfeit."""
+    if fault.decision is None:
+        return f"at the start: {fault.detail}"
+    # A crash forfeits at once, whatever came before it; the other faults add up.
+    after = "" if fault.strike <= 1 or fault.kind == CRASH else f" after {fault.strike} faults"
+    return f"in hand {fault.hand}{after}: {fault.kind}: {fault.detail}"
 
 
 def _ruleset(preset: str, rules_file: Path | None, players: int) -> dict[str, Any]:
@@ -222,12 +244,38 @@ def _play_match(spec: MatchSpec) -> MatchResult:
         raise click.ClickException(str(err)) from None
 
 
-def _print_match(result: MatchResult, seats: tuple[SeatSpec, ...], verbose: bool) -> None:
+def seat_labels(seats: tuple[SeatSpec, ...], given: tuple[str | None, ...]) -> list[str]:
+    """What to call each seat on the screen: the name its bot gave in
+    'ready' (bot text: control characters escaped), else the seat's own
+    name.  Seats of different programs that share a name get their command
+    after it, shortened where that still tells them apart; seats of one
+    program share a name, and the seat number tells them apart."""
+    given = (*given, *[None] * (len(seats) - len(given)))      # a match that stopped early named none
+    base = [excerpt(g) if g else s.name for s, g in zip(seats, given)]
+    labels = list(base)
+    for name in {n for n in base if base.count(n) > 1}:
+        group = [i for i, n in enumerate(base) if n == name]
+        whole = {i: _program(seats[i], short=False) for i in group}
+        if len(set(whole.values())) == 1:
+            continue
+        short = {i: _program(seats[i], short=True) for i in group}
+        told = short if len(set(short.values())) == len(set(whole.values())) else whole
+        for i in group:
+            labels[i] = f"{name} ({excerpt(told[i])})"
+    return labels
+
+
+def _program(seat: SeatSpec, short: bool) -> str:
+    if seat.bot is None:
+        return "built-in"
+    return seat.bot.display_name if short else shlex.join(seat.bot.argv)
+
+
+def _print_match(result: MatchResult, seats: tuple[SeatSpec, ...], names: list[str], verbose: bool) -> None:
     """The account, the final table and, with bot programs, their faults and times (stdout)."""
     from .account import final_table, render_account
 
     events = result.record["events"]
-    names = list(result.names)
     for line in render_account(events, names, verbose=verbose):
         click.echo(line)
     click.echo("")
@@ -235,7 +283,7 @@ def _print_match(result: MatchResult, seats: tuple[SeatSpec, ...], verbose: bool
     click.echo(final_table(events, labels, places=result.places))
     if not any(s.is_bot for s in seats):
         return
-    _print_faults(result)
+    _print_faults(result, names)
     click.echo("\nBot programs:")
     for i, s in enumerate(seats):
         if not s.is_bot:
@@ -252,19 +300,19 @@ def _written(log: str | None) -> str:
     return log if log is not None and os.path.exists(log) else "none (nothing written)"
 
 
-def _print_faults(result: MatchResult) -> None:
+def _print_faults(result: MatchResult, names: list[str]) -> None:
     if not result.faults:
         click.echo("\nFaults: none")
     else:
         click.echo("\nFaults:")
         for f in result.faults:
-            click.echo(f"  seat {f.seat} ({result.names[f.seat]}): {f.describe()}")
+            click.echo(f"  seat {f.seat} ({names[f.seat]}): {f.describe()}")
             if f.excerpt:
                 click.echo(f"    line: {f.excerpt}")
     if result.warnings:
         click.echo("\nIgnored lines (not faults, but a bot that sends them is confused):")
         for w in result.warnings:
-            click.echo(f"  seat {w.seat} ({result.names[w.seat]}): {w.describe()}")
+            click.echo(f"  seat {w.seat} ({names[w.seat]}): {w.describe()}")
 
 
 class _CheckCommand(click.Command):
@@ -279,7 +327,9 @@ class _CheckCommand(click.Command):
 @click.argument("bot", nargs=-1, required=True)
 @_time_options
 @click.option("--log-dir", type=click.Path(path_type=Path), default=None,
-              help="Directory for the bot's stderr logs (default: a new temporary directory).")
+              help="Keep the bot's stderr logs, one per step, in this directory (default: a "
+                   "temporary one, removed when the check ends; the report quotes the end of the "
+                   "log of each failed step either way).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object (for autograders).")
 @_SANDBOX_OPTION
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,

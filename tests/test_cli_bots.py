@@ -1,6 +1,6 @@
 """Issue 10 point 3: bot commands on the command line of `play` and `check`:
 unquoted commands, `check -- CMD`, the time options, the start-up hint,
-and `play`'s exit status when a seat is forfeited at the start."""
+and `play`'s exit status (3) when a seat is forfeited at the start."""
 
 from __future__ import annotations
 
@@ -89,11 +89,11 @@ def arena(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
                           cwd=ROOT, env=env)
 
 
-def test_a_slow_start_forfeits_exits_1_and_says_why_and_more_startup_time_fixes_it(tmp_path: Path) -> None:
+def test_a_slow_start_forfeits_exits_3_and_says_why_and_more_startup_time_fixes_it(tmp_path: Path) -> None:
     slow = f"{PY} {GAMEBOTS / 'slow_start.py'} 2"
     env = dict(os.environ)
     lost = arena("play", slow, "greedy", "--seed", "1", "--startup", "0.5", "--log-dir", str(tmp_path), env=env)
-    assert lost.returncode == 1, lost.stderr
+    assert lost.returncode == 3, lost.stderr
     error = [line for line in lost.stderr.splitlines() if line.startswith("error:")]
     assert len(error) == 1 and "seat 0 (slow_start.py) was forfeited at the start" in error[0]
     assert "precompiling or more start-up time (--startup" in error[0]
@@ -106,7 +106,7 @@ def test_an_unflushed_bot_is_told_to_flush_and_flushing_fixes_it(tmp_path: Path)
     bot = f"{PY} {GAMEBOTS / 'unflushed.py'}"
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
     lost = arena("play", bot, "greedy", "--seed", "1", "--startup", "2", "--log-dir", str(tmp_path), env=env)
-    assert lost.returncode == 1
+    assert lost.returncode == 3
     assert "no reply within 2.000 s; does the bot flush stdout after each line?" in lost.stderr
     assert "PYTHONUNBUFFERED=1" in lost.stderr and "flush=True" in lost.stderr
     assert "Perl: $| = 1" in lost.stderr and "Java: System.out.flush()" in lost.stderr

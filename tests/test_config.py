@@ -409,11 +409,12 @@ CASES = {
     "bad indentation": (
         "bots:\n  - name: a\n    builtin: random\n   - name: b\n",
         ":4: not valid YAML: expected <block end>, but found '<block sequence start>' "
-        "(while parsing a block collection, line 2)"),
+        "(while parsing a block collection, line 2); check the indentation of this line against the "
+        "lines above it"),
     "tab indentation": (
         "bots:\n\t- name: a\n",
         ":2: not valid YAML: found character '\\t' that cannot start any token "
-        "(while scanning for the next token)"),
+        "(while scanning for the next token); indent with spaces: YAML does not allow tabs there"),
     "two documents": (
         THREE_BOTS + "---\nplayers: 3\n",
         ":5: not valid YAML: expected a single document in the stream, but found another document"),

@@ -55,7 +55,7 @@ FLOODS = [
 def test_a_bot_writing_without_end_gets_its_fault_and_the_match_ends(
         tmp_path: Path, mode: str, sandbox: str, kind: str, reason: str, at: int) -> None:
     res, record = play(tmp_path, mode, 3, sandbox, "--strict")
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == 3, res.stderr                   # the seat was forfeited
     (fault,) = record["faults"]
     assert (fault["seat"], fault["kind"], fault["forfeit"]) == (0, kind, True), fault
     assert reason in fault["detail"] and "\n" not in fault["detail"]
@@ -123,7 +123,8 @@ def test_control_characters_a_bot_sends_are_quoted_escaped_not_passed_to_the_ter
          "--seed", "3", "--rules", str(rules), "--time-per-move", "2", "--sandbox", "none",
          "--log-dir", str(tmp_path / "logs"), "--log", str(log), "-v"],
         capture_output=True, text=True, timeout=HANG)
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == 3, res.stderr                   # the crash forfeited the seat
+    assert "error: seat 0 (minimal) was forfeited in hand 1: crash: exited with code 3" in res.stderr
     record = json.loads(log.read_text())
     malformed, crash = record["faults"]
     assert malformed["kind"] == "malformed" and malformed["excerpt"].endswith("\\x1b[8m\\r\\u202e not json")

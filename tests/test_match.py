@@ -359,10 +359,11 @@ def test_cli_play_with_a_bot_program(tmp_path):
     res = runner.invoke(main, ["play", cmd, garbage, "greedy", "--seed", "3", "--rules", _rules_file(tmp_path),
                                "--time-per-move", "0.5", "--log-dir", str(tmp_path / "logs"),
                                "--log", str(log)])
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 3, res.output          # garbage.py's seat was forfeited
     out = res.output
-    assert "place" in out and "minimal.py" in out and "garbage.py (forfeited)" in out
-    assert "Faults:" in out and "seat 1 (garbage.py): malformed at hand 1" in out
+    # both bots call themselves 'minimal': their commands tell them apart
+    assert "place" in out and "minimal (minimal.py)" in out and "minimal (garbage.py) (forfeited)" in out
+    assert "Faults:" in out and "seat 1 (minimal (garbage.py)): malformed at hand 1" in out
     assert "line: I think I will discard" in out
     assert "stderr log: none (nothing written)" in out       # minimal.py and garbage.py are silent
     data = json.loads(log.read_text())

@@ -23,6 +23,7 @@ after match on one process (or exits after ``end`` and is restarted).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import tempfile
@@ -86,14 +87,20 @@ def check_bot(bot: BotSpec, *, time_control: TimeControl | None = None,
         report.add("start", FAIL, str(exc))
         _skip_rest(report, "start")
         return report
-    with Transcript() as transcript, BotPool() as pool:
-        run = _Run(report, bot, time_control or TimeControl(),
-                   log_dir or tempfile.mkdtemp(prefix="arena-check-"), pool, transcript)
-        if run.scenarios():
-            run.match_and_quit()
-    # Each step's log path is known; its file exists only if the bot wrote on
-    # stderr, which it may do up to its exit (the pool has closed it by now).
-    report.stderr_logs = [p for p in report.stderr_logs if os.path.exists(p)]
+    with contextlib.ExitStack() as stack:
+        # Without a log_dir the logs live as long as the check, also when it
+        # is interrupted: the report quotes the end of each failed step's log.
+        where = log_dir or stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="arena-check-", ignore_cleanup_errors=True))
+        with Transcript() as transcript, BotPool() as pool:
+            run = _Run(report, bot, time_control or TimeControl(), where, pool, transcript)
+            if run.scenarios():
+                run.match_and_quit()
+        # Each step's log path is known; its file exists only if the bot wrote on
+        # stderr, which it may do up to its exit (the pool has closed it by now).
+        report.stderr_logs = [p for p in report.stderr_logs if os.path.exists(p)]
+        if log_dir is None:
+            report.stderr_unkept, report.stderr_logs = bool(report.stderr_logs), []
     return report
 
 

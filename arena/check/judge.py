@@ -126,7 +126,7 @@ def judge_scenario(report: CheckReport, scenario: Scenario, spec: MatchSpec,
         report.add(scenario.name, WARN, f"{said}; but the bot's stderr shows a traceback: its "
                    "code failed, and what it sent may be a helper's safe move (botkit sends one); "
                    "stderr can lag, so the failure may be in the step before",
-                   [f"stderr (end of {path}):", *(f"  | {line}" for line in trace)],
+                   [f"stderr (end of {os.path.basename(str(path))}):", *(f"  | {line}" for line in trace)],
                    rule=rule, request=request, reply=reply)
         return
     if ignored:
@@ -280,7 +280,7 @@ def evidence(fault: Fault, result: MatchResult, with_line: bool = True) -> list[
     path = result.stderr_logs[fault.seat]
     tail = _tail(path) if path else []
     if tail:
-        out.append(f"stderr (end of {path}):")
+        out.append(f"stderr (end of {os.path.basename(str(path))}):")
         out.extend(f"  | {line}" for line in tail)
     return out
 

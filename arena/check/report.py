@@ -27,6 +27,7 @@ class CheckReport:
     stderr_logs: list[str] = field(default_factory=list)
     containment: str = ""            # what the bot ran under (sandbox or not)
     ignored_lines: int = 0           # lines the arena would have thrown away
+    stderr_unkept: bool = False      # the bot wrote on stderr, into logs removed with the check
 
     @property
     def ok(self) -> bool:
@@ -67,6 +68,8 @@ class CheckReport:
         dirs = dict.fromkeys(os.path.dirname(p) for p in self.stderr_logs)
         for path in dirs:
             out.append(f"bot stderr logs: {path} (one per step)")
+        if self.stderr_unkept:
+            out.append("bot stderr logs: not kept (--log-dir DIR keeps them, one per step)")
         return out
 
     def to_json(self) -> dict[str, Any]:

@@ -225,7 +225,8 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
                 e["step"] = fault.get("step", e["step"])
 
 
-GRADEBOOK_COLUMNS = ("bot", "rank", "rating", "matches", "mean_place", "score_per_hand",
+# ranks: the leaderboard's range ("2-3") of bots the matches do not tell apart.
+GRADEBOOK_COLUMNS = ("bot", "rank", "ranks", "rating", "matches", "mean_place", "score_per_hand",
                      *(f"faults_{k}" for k in FAULT_KINDS), "faults", "forfeits")
 
 
@@ -235,7 +236,7 @@ def gradebook_rows(data: ReportData) -> Iterable[list[Any]]:
     for section in data.bots:
         r = by_bot[section.bot]
         kinds = [section.faults_by_kind.get(k, 0) for k in FAULT_KINDS]
-        yield [section.bot, r["rank"], round(r["rating"], 2), section.matches,
+        yield [section.bot, r["rank"], r["ranks"], round(r["rating"], 2), section.matches,
                None if section.mean_place is None else round(section.mean_place, 3),
                None if section.score_per_hand is None else round(section.score_per_hand, 2),
                *kinds, sum(kinds), section.forfeits]

@@ -209,7 +209,21 @@ def _yaml_error(shown: str, err: yaml.YAMLError) -> ConfigError:
     elif context and getattr(err, "problem", None):
         where = f", line {context_mark.line + 1}" if context_mark is not None else ""
         problem = f"{problem} ({context}{where})"
-    return ConfigError(shown, mark.line + 1 if mark is not None else None, None, f"not valid YAML: {problem}")
+    hint = next((h for found, h in _HINTS if found in problem), "")
+    return ConfigError(shown, mark.line + 1 if mark is not None else None, None,
+                       f"not valid YAML: {problem}{hint}")
+
+
+# What people do to a YAML file, said in their words: the parser's names for
+# these (a block end, a mapping value) tell nobody what to change.
+_INDENTATION = "; check the indentation of this line against the lines above it"
+_HINTS = (
+    ("expected <block end>", _INDENTATION),
+    ("did not find expected key", _INDENTATION),
+    ("did not find expected '-' indicator", _INDENTATION),
+    ("mapping values are not allowed here", f"{_INDENTATION}, or quote a value that holds ': '"),
+    ("found character '\\t' that cannot start", "; indent with spaces: YAML does not allow tabs there"),
+)
 
 
 def construct(constructor: SafeConstructor, shown: str, node: Node, key: str | None = None) -> Any:

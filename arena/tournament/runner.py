@@ -40,6 +40,7 @@ from .executors import AnyExecutor, MatchFailure, ProcessExecutor, SerialExecuto
 from .faultsummary import FaultTally
 from .ranking import games_of, rated_games
 from .rounds import StopRule, check_rounds, first_rounds, match_budget, round_entries
+from .runlock import results_lock
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size
 from .store import DEFAULT_DB_NAME, FailedMatch, ResultStore, StoredMatch, StoreError
 
@@ -352,11 +353,17 @@ def run_tournament(
 ) -> RunSummary:
     """Play every scheduled match not yet stored (failed ones again); store each as it finishes.
     ``jobs``: matches in parallel (None: the executor's default, see ``executors.make``)."""
-    config = settle_seed(config)
-    if config.settle is not None:
-        return run_rounds(config, jobs, echo, progress_stream)
-    entries = plan(config)
     config.output.mkdir(parents=True, exist_ok=True)
+    with results_lock(config.output):
+        config = settle_seed(config)
+        if config.settle is not None:
+            return run_rounds(config, jobs, echo, progress_stream)
+        return _run_schedule(config, jobs, echo, progress_stream)
+
+
+def _run_schedule(config: TournamentConfig, jobs: int | None, echo: Callable[[str], None],
+                  progress_stream: TextIO | None) -> RunSummary:
+    entries = plan(config)
     log_dir = config.output / "logs"
     log_dir.mkdir(exist_ok=True)
     store = ResultStore(db_path(config))

@@ -36,6 +36,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ..words import plural
+from .configdiff import differences
 from .stored import FAULT_KEYS, FAULT_KINDS, STAT_KEYS, FailedMatch, StoredMatch, StoreError
 
 __all__ = [
@@ -56,6 +58,15 @@ def resolve_db_path(path: str | Path) -> Path:
 def _canonical_json(config: str | Mapping[str, Any]) -> str:
     value = json.loads(config) if isinstance(config, (str, bytes)) else config
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _changes(stored: str, given: str, shown: int = 2) -> str:
+    """`` (key: was X, now Y; ...)``: what differs, the first few."""
+    found = differences(json.loads(stored), json.loads(given))
+    if not found:
+        return ""
+    more = f"; and {plural(len(found) - shown, 'more difference')}" if len(found) > shown else ""
+    return f" ({'; '.join(found[:shown])}{more})"
 
 
 @contextmanager
@@ -300,6 +311,8 @@ class ResultStore:
                 elif (row[0], row[1], row[2]) != (name, config, seed):
                     # The configuration holds the seed too: name the seed first.
                     what = ("name" if row[0] != name else "seed" if row[2] != seed else "configuration")
+                    if what == "configuration":
+                        what += _changes(row[1], config)
                     raise StoreError(
                         f"{self.path}: holds results of tournament {row[0]!r} with a different {what}; "
                         f"refusing to mix them (use another output directory, or remove this file to start over)")

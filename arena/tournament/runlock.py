@@ -1,0 +1,44 @@
+"""One ``arena run`` at a time per results directory.
+
+Two runs of one tournament into one directory (a second terminal, a cron
+job that started again) would play the same matches twice and the slower
+one would stop on a match "already stored"; the second run is told at once
+instead.  The lock is an advisory ``flock`` on a file in the directory: it
+goes with the process that holds it, however that process ends.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .stored import StoreError
+
+LOCK_NAME = ".arena-run.lock"
+
+
+@contextmanager
+def results_lock(output: Path) -> Iterator[None]:
+    """Hold ``output``'s run lock for the block; ``StoreError`` if another run holds it."""
+    try:
+        import fcntl
+    except ImportError:         # no flock (Windows): nothing to hold
+        yield
+        return
+    path = output / LOCK_NAME
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            by = f" (pid {holder})" if holder.isdigit() else ""
+            raise StoreError(f"{output}: another arena run{by} is playing into these results; wait for "
+                             f"it to finish, or give this run another --out") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        yield
+    finally:
+        os.close(fd)

@@ -1,0 +1,256 @@
+"""What an organiser's and a teacher's run of arena found: `play`'s exit
+status when a seat is forfeited, seats labelled by the names bots give,
+`check` leaving nothing behind in /tmp.
+
+The commands run as real subprocesses with real bot programs: the exit
+status and the two streams are what a grading script sees.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GAMEBOTS = ROOT / "tests" / "gamebots"
+PY = sys.executable
+
+
+def arena(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PY, "-m", "arena", *args], capture_output=True, text=True, timeout=300,
+                          cwd=cwd, env=env)
+
+
+def bot(script: str, *args: str) -> str:
+    return " ".join([PY, str(GAMEBOTS / script), *args])
+
+
+def errors(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("error:")]
+
+
+@pytest.mark.parametrize("program, why", [
+    (bot("exit_midway.py", "20"), "crash"),        # exits with code 3 at its 20th request
+    (bot("illegal.py"), "illegal"),                # every play illegal: three strikes
+])
+def test_play_exits_3_when_a_seat_is_forfeited_during_the_match(tmp_path: Path, program: str, why: str) -> None:
+    done = arena("play", program, "greedy", "--seed", "1", "--log-dir", str(tmp_path))
+    assert done.returncode == 3, done.stderr
+    lost = errors(done.stderr)
+    assert len(lost) == 1, done.stderr
+    assert lost[0].startswith("error: seat 0 (minimal) was forfeited in hand ") and f": {why}" in lost[0]
+    assert "(forfeited)" in done.stdout         # the match was still played to the end and shown
+
+
+def test_play_exits_0_when_every_seat_is_kept(tmp_path: Path) -> None:
+    done = arena("play", bot("minimal.py"), "greedy", "--seed", "1", "--log-dir", str(tmp_path))
+    assert done.returncode == 0 and errors(done.stderr) == [], done.stderr
+
+
+def test_play_documents_its_exit_statuses() -> None:
+    helped = arena("play", "--help")
+    text = " ".join(helped.stdout.split())
+    assert "Exit status: 0 if every bot program kept its seat; 3 if a seat was forfeited" in text
+    assert "1 if the match could not be played; 2 on a usage mistake" in text
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "exits with status 3" in readme
+
+
+def test_play_labels_seats_by_the_names_the_bots_gave(tmp_path: Path) -> None:
+    done = arena("play", bot("named.py", "Alice"), bot("named.py", "Bob"), "greedy", "--seed", "1",
+                 "--log-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    table = done.stdout.split("place")[1]
+    assert "Alice" in table and "Bob" in table and "named.py" not in table
+    assert "seat 0 (Alice)" in done.stdout and "seat 1 (Bob): " in done.stdout
+
+
+def test_equal_names_get_the_command_and_control_characters_are_escaped(tmp_path: Path) -> None:
+    rlo = "\\u202e"          # a right-to-left override: reverses what follows on a terminal
+    done = arena("play", bot("named.py", f"'twin{rlo}'"), bot("minimal.py"), bot("named.py", "greedy"), "greedy",
+                 "--seed", "1", "--log-dir", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "\u202e" not in done.stdout + done.stderr
+    assert "seat 0 (twin\\u202e)" in done.stdout
+    # a bot calling itself 'greedy' is told apart from the built-in player by its command
+    assert "seat 2 (greedy (named.py))" in done.stdout and "seat 3 (greedy (built-in))" in done.stdout
+    twins = arena("play", bot("minimal.py"), f"{PY} -u {GAMEBOTS / 'minimal.py'}", "--seed", "1",
+                  "--log-dir", str(tmp_path))
+    # one name, two commands that look alike when shortened: the whole command tells them apart
+    assert f"seat 1 (minimal ({PY} -u {GAMEBOTS / 'minimal.py'}))" in twins.stdout, twins.stdout
+    same = arena("play", bot("minimal.py"), bot("minimal.py"), "--seed", "1", "--log-dir", str(tmp_path))
+    # one program twice: the seat number tells them apart, the command would not
+    assert "seat 0 (minimal)" in same.stdout and "seat 1 (minimal)" in same.stdout
+
+
+def left_behind(tmp: Path) -> list[str]:
+    return sorted(p.name for p in tmp.iterdir() if p.name.startswith("arena-check-"))
+
+
+def test_check_leaves_no_temporary_directory_and_quotes_the_bots_stderr(tmp_path: Path) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = arena("check", bot("exit_midway.py", "3"), env=env)    # writes on stderr, then exits: FAIL
+    assert done.returncode == 1, done.stderr
+    assert left_behind(tmp_path) == []
+    assert "  | exit_midway: giving up now" in done.stdout           # the failed step quotes its log's end
+    assert "bot stderr logs: not kept (--log-dir DIR keeps them, one per step)" in done.stdout
+    assert str(tmp_path) not in done.stdout                         # no path to a file that is gone
+    quiet = arena("check", bot("minimal.py"), env=env)
+    assert quiet.returncode == 0 and left_behind(tmp_path) == [] and "stderr logs" not in quiet.stdout
+
+
+def test_check_keeps_the_logs_in_the_directory_asked_for(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = arena("check", bot("exit_midway.py", "3"), "--log-dir", str(logs), "--json", env=env)
+    report = json.loads(done.stdout)
+    assert report["stderr_logs"] and all(Path(p).parent == logs and Path(p).exists() for p in report["stderr_logs"])
+    assert left_behind(tmp_path) == []
+
+
+def test_check_interrupted_leaves_no_temporary_directory(tmp_path: Path) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    # the bot waits before its 'ready', so the check is still at its first step
+    proc = subprocess.Popen([PY, "-m", "arena", "check", bot("slow_start.py", "60"), "--startup", "120"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not left_behind(tmp_path) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert left_behind(tmp_path), "the check never made its directory"
+        time.sleep(1)       # into the wait for 'ready'
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode != 0 and "Traceback" not in err, err
+    assert left_behind(tmp_path) == []
+
+
+TOURNAMENT = f"""\
+name: class
+bots:
+  - name: g
+    builtin: greedy
+  - name: r
+    builtin: random
+  - name: m
+    command: python3 minimal.py
+    dir: {GAMEBOTS}
+players: 3
+rules: {{contracts: [2S3]}}
+time:
+  per_move: 1
+seed: 5
+"""
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tournament file and its results: one table, three matches."""
+    where = tmp_path_factory.mktemp("class")
+    (where / "t.yaml").write_text(TOURNAMENT)
+    done = arena("run", "t.yaml", "--jobs", "1", cwd=where)
+    assert done.returncode == 0, done.stderr
+    return where
+
+
+@pytest.mark.parametrize("old, new, expected", [
+    # a line indented one space too little, or too much
+    ("  - name: m\n    command", "  - name: m\n   command",
+     "t.yaml:8: not valid YAML: expected <block end>, but found '<block mapping start>' (while parsing a "
+     "block collection, line 3); check the indentation of this line against the lines above it"),
+    ("    builtin: random\n", "      builtin: random\n",
+     "t.yaml:6: not valid YAML: mapping values are not allowed here; check the indentation of this line "
+     "against the lines above it, or quote a value that holds ': '"),
+    ("name: class", "name: class: 2026",
+     "t.yaml:1: not valid YAML: mapping values are not allowed here; check the indentation of this line "
+     "against the lines above it, or quote a value that holds ': '"),
+    ("  - name: m\n    command", "  - name: m\n\tcommand",
+     "t.yaml:8: not valid YAML: found character '\\t' that cannot start any token (while scanning for the "
+     "next token); indent with spaces: YAML does not allow tabs there"),
+    # a bot file misspelt after the first run: the stored results name what changed
+    ("python3 minimal.py", "python3 minimall.py",
+     "holds results of tournament 'class' with a different configuration (bots.m.command: "
+     "was [\"python3\", \"minimal.py\"], now [\"python3\", \"minimall.py\"]); refusing to mix them"),
+    ("name: m\n", "name: g\n", "t.yaml:7: bots[2].name: duplicate bot name 'g' (already used on line 3)"),
+    ("per_move: 1", "per_move: -1", "t.yaml:13: time.per_move: expected a number of seconds, more than 0"),
+    ("players: 3", "players: 3\nplayer: 3", "t.yaml:11: player: unknown key (did you mean 'players'?)"),
+])
+def test_a_broken_tournament_file_is_one_line_and_loses_nothing(stored: Path, tmp_path: Path, old: str, new: str,
+                                                                expected: str) -> None:
+    broken = tmp_path / "t.yaml"
+    assert old in TOURNAMENT
+    broken.write_text(TOURNAMENT.replace(old, new))
+    results = stored / "arena-results" / "class" / "results.sqlite"
+    before = results.read_bytes()
+    done = arena("run", str(broken), "--jobs", "1", "--out", str(results.parent), cwd=tmp_path)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[-1].startswith("Error: ") and expected in lines[-1], done.stderr
+    assert len([line for line in lines if not line.startswith("class: ")]) == 1, done.stderr
+    assert results.read_bytes() == before
+
+
+def test_config_differences_name_the_bot_and_the_key() -> None:
+    from arena.tournament.configdiff import differences
+
+    old = {"bots": [{"name": "a", "command": ["python3", "a.py"]}, {"name": "b", "env": {}}],
+           "players": 3, "time": {"per_move": 1}}
+    new = {"bots": [{"name": "a", "command": ["python3", "a2.py"]}, {"name": "b", "env": {"X": "1"}}],
+           "players": 4, "time": {"per_move": 1, "bank": 30}}
+    assert differences(old, new) == [
+        'bots.a.command: was ["python3", "a.py"], now ["python3", "a2.py"]',
+        'bots.b.env.X: now "1", not given before',
+        "players: was 3, now 4",
+        "time.bank: now 30, not given before"]
+    renamed = {**old, "bots": [{"name": "a", "command": ["python3", "a.py"]}, {"name": "c", "env": {}}]}
+    assert differences(old, renamed) == ['bots[1].name: was "b", now "c"']
+    fewer = {**old, "bots": old["bots"][:1]}
+    assert differences(old, fewer) == [f"bots: was {json.dumps(old['bots'])[:60]}..., now "
+                                       f"{json.dumps(fewer['bots'])}"]
+    assert differences(old, old) == []
+
+
+def test_the_grade_book_shows_the_rank_range_of_the_leaderboard(stored: Path, tmp_path: Path) -> None:
+    import csv
+
+    results = stored / "arena-results" / "class"
+    board = arena("leaderboard", str(results), "--format", "csv")
+    made = arena("report", str(results), "--out", str(tmp_path), "--no-replays")
+    assert board.returncode == 0 and made.returncode == 0, made.stderr
+    ranks = {r["bot"]: r["ranks"] for r in csv.DictReader(board.stdout.splitlines())}
+    graded = list(csv.DictReader((tmp_path / "gradebook.csv").open()))
+    # two bots the matches do not tell apart must not get ranks 2 and 3 in a grade book
+    assert {r["bot"]: r["ranks"] for r in graded} == ranks
+    assert list(graded[0])[:3] == ["bot", "rank", "ranks"]
+
+
+def test_a_second_run_into_the_same_results_is_refused_at_once(tmp_path: Path) -> None:
+    # the first run's bot program waits before its 'ready': the run is under way meanwhile
+    (tmp_path / "t.yaml").write_text(TOURNAMENT.replace("python3 minimal.py", "python3 slow_start.py 60")
+                                     .replace("  per_move: 1\n", "  per_move: 1\n  startup: 120\n"))
+    first = subprocess.Popen([PY, "-m", "arena", "run", "t.yaml", "--jobs", "1"], cwd=tmp_path,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        results = tmp_path / "arena-results" / "class" / "results.sqlite"
+        deadline = time.monotonic() + 120
+        while not results.exists() and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert results.exists(), "the first run never started"
+        second = arena("run", "t.yaml", "--jobs", "1", cwd=tmp_path)
+        assert first.poll() is None                        # the first run goes on
+        assert second.returncode == 1 and "Traceback" not in second.stderr, second.stderr
+        assert second.stderr.strip().splitlines()[1:] == [      # after the announcement
+            f"Error: {results.parent}: another arena run (pid {first.pid}) is playing into these results; "
+            "wait for it to finish, or give this run another --out"]
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.communicate(timeout=60)
