@@ -196,6 +196,7 @@ class Fault:
     excerpt: str | None = None  # the offending line (shortened), when there was one
     strike: int = 1            # the seat's strike count after this fault
     forfeit: bool = False      # this fault forfeited the seat
+    request_id: int | None = None  # the id of the request the bot failed, as it saw it
 
     def describe(self) -> str:
         where = "handshake" if self.decision is None else f"hand {self.hand}, decision {self.decision} ({self.decision_kind})"

@@ -27,7 +27,7 @@ from .rounds import match_budget
 from .runner import STOP_REASONS, RunSummary, TournamentError, db_path, plan, run_tournament, settle_seed
 from .schedule import ScheduleEntry, estimate_seconds
 from .store import ResultStore, StoredMatch, StoreError, resolve_db_path
-from .stored import FailedMatch
+from .stored import FailedMatch, faults_with_record
 
 SECTIONS = ("leaderboard", "head_to_head", "seats")
 
@@ -356,6 +356,7 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
 def match_json(m: StoredMatch, record: dict[str, Any]) -> dict[str, Any]:
     """One stored match as JSON: its results, faults, ignored lines and event record."""
     out = {k: v for k, v in dataclasses.asdict(m).items() if k not in ("record", "record_path")}
+    out["faults"] = faults_with_record(m.faults, record)
     out["warnings"] = record.get("warnings", [])
     out["record"] = {k: v for k, v in record.items() if k != "warnings"}
     return out
@@ -387,10 +388,12 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     click.echo(final_table(record["events"], names))
     if m.faults:
         click.echo("\nFaults:")
-        for f in m.faults:
+        for f in faults_with_record(m.faults, record):
             where = ("at start-up" if f["decision"] is None
                      else f"in hand {f['hand']}, decision {f['decision']} ({f['decision_kind']})")
             click.echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} {where}: {f['detail']}")
+            if f["excerpt"]:
+                click.echo(f"    line: {f['excerpt']}")
             said = None if f["decision"] is None else \
                 decision_stderr(record, f["seat"], f["decision"], m.stderr_logs[f["seat"]])
             if said:
