@@ -94,29 +94,37 @@ def test_a_refused_reply_is_stored_with_the_line_the_bot_wrote_escaped(run) -> N
     assert len(malformed) == 3                                        # one a match
     for f in malformed:
         assert f["excerpt"] == MALFORMED_LINE
+        assert f["request_id"] == _trace_id(results, f["match_id"], f["seat"], f["decision"])
     crashes = [f for f in faults if f["kind"] == "crash"]
     assert crashes and all(f["excerpt"] is None for f in crashes)      # no line to quote
     with sqlite3.connect(results / "results.sqlite") as c:
         assert c.execute("PRAGMA user_version").fetchone()[0] == 3
 
 
-def test_show_quotes_the_line(run) -> None:
+def test_show_quotes_the_line_and_names_the_request_id(run) -> None:
     _, results, _ = run
     f = next(f for f in _faults(results) if f["kind"] == "malformed")
     res = arena("show", str(results), f["match_id"])
     assert res.returncode == 0, res.stderr
+    line = next(x for x in res.stdout.splitlines() if "malformed" in x and "seat" in x)
+    assert f"request id {f['request_id']} (" in line and f"--decision {f['decision']}" in line
     assert f"    line: {MALFORMED_LINE}" in res.stdout
     shown = json.loads(arena("show", str(results), f["match_id"], "--json").stdout)
-    assert any(g["excerpt"] == MALFORMED_LINE for g in shown["faults"])
+    assert any(g["excerpt"] == MALFORMED_LINE and g["request_id"] == f["request_id"] for g in shown["faults"])
+    res = arena("show", str(results), f["match_id"], "--decision", str(f["decision"]))
+    assert f"request id {f['request_id']}" in res.stdout.splitlines()[0]
 
 
-def test_the_report_shows_the_refused_line(run) -> None:
+def test_the_report_shows_the_refused_line_and_the_request_id(run) -> None:
     _, results, _ = run
     res = arena("report", str(results), "--no-replays")
     assert res.returncode == 0, res.stderr
     page = (results / "report" / "index.html").read_text()
     section = page.split('id="bot-escapes"')[1].split("</section>")[0]
     assert MALFORMED_LINE in section
+    for f in _faults(results):
+        if f["kind"] == "malformed":
+            assert f"request id {f['request_id']} (" in section
 
 
 # The schema of the previous version (2), as it shipped: no excerpt, no request id.
@@ -198,7 +206,7 @@ def test_a_database_of_the_previous_schema_shows_reports_and_resumes(run, tmp_pa
 
     res = arena("show", str(old), first)
     assert res.returncode == 0, res.stderr
-    assert re.search(r"seat \d \(escapes\): malformed in hand \d+", res.stdout)
+    assert re.search(r"seat \d \(escapes\): malformed in hand \d+, request id \d+", res.stdout)  # from the trace
     res = arena("report", str(old), "--no-replays")
     assert res.returncode == 0, res.stderr
 
