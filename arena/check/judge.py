@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from ..match import BotPool, Fault, MatchResult, MatchSpec
+from ..match.spec import fault_place
 from ..process import BotSpec, TimeControl
 from ..shanghai.actions import Action, Buy, Draw, GoDown, LayOff, Play, Swap, action_from_json
 from ..shanghai.game import Decision, Game, View
@@ -222,7 +223,8 @@ def match_step(report: CheckReport, result: MatchResult, lines: list[tuple[str, 
         return
     if faults:
         f = faults[0]
-        where = "handshake" if f.decision is None else f"hand {f.hand}, decision {f.decision} ({f.decision_kind})"
+        where = "handshake" if f.decision is None else \
+            fault_place(f.hand, f.decision, f.decision_kind, f.request_id)
         report.add("match", FAIL, f"{what}: {f.kind} at {where}: {f.detail}{_hint(f)}",
                    evidence(f, result))
         return

@@ -220,6 +220,8 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
             e["kind"] = d["kind"]
             e["hand"] = replay["steps"][d["step"]]["e"]["hand"] if d["step"] >= 0 else 1
             e["step"] = min(d["step"] + 1, len(replay["steps"]) - 1)
+            if e.get("request_id") is None and not d["builtin"]:
+                e["request_id"] = d["id"]
             if any(e is x for x in section.refused):
                 fault = shown.get((k, seat)) or {}
                 e["request"] = d["request"]

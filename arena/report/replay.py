@@ -247,6 +247,7 @@ def _build(record: Mapping[str, Any], names: Sequence[str], title: str, stderr_l
         asked = traced is not None or not info.decisions
         notices_from = notified[seat]
         line = None
+        req_id = None
         if asked:
             protocol = info.protocol or 2
             req_id = traced[1] if traced is not None and traced[1] is not None else k + 1
@@ -255,7 +256,7 @@ def _build(record: Mapping[str, Any], names: Sequence[str], title: str, stderr_l
         before = len(game.log)
         game.apply(action_from_json(entry["action"]), seat=seat)
         decisions.append({
-            "k": k, "seat": seat, "kind": d.kind, "step": before - 1, "reply": entry["action"],
+            "k": k, "id": req_id, "seat": seat, "kind": d.kind, "step": before - 1, "reply": entry["action"],
             "asked": asked, "builtin": info.protocol is None,
             "request": line, "notices": [notices_from, before] if asked else None,
             "ms": traced[2] if traced is not None else None,
@@ -294,7 +295,10 @@ def _faults(record: Mapping[str, Any], given: Sequence[Mapping[str, Any]] | None
         seat = f.get("seat")
         stderr = _stderr_text(seats[seat], k) if isinstance(seat, int) and 0 <= seat < len(seats) \
             and isinstance(k, int) else None
-        out.append({"seat": seat, "kind": f.get("kind"), "hand": f.get("hand"), "decision": k,
+        rid = f.get("request_id")
+        if rid is None and isinstance(k, int) and 0 <= k < len(decisions) and decisions[k]["seat"] == seat:
+            rid = decisions[k]["id"]        # a record of an older arena: the id it was sent
+        out.append({"seat": seat, "kind": f.get("kind"), "hand": f.get("hand"), "decision": k, "request_id": rid,
                     "decision_kind": f.get("decision_kind"), "detail": f.get("detail"),
                     "reply": f.get("excerpt"), "forfeit": bool(f.get("forfeit")), "strike": f.get("strike"),
                     "step": step, "stderr": stderr})

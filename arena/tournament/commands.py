@@ -376,6 +376,14 @@ def _ignored_lines(record: dict[str, Any], seats: int) -> list[IgnoredLines]:
     return out
 
 
+def _fault_place(f: dict[str, Any]) -> str:
+    """``in hand 2, request id 6 (play; --decision 15)``: the id the bot saw,
+    and the index ``arena show --decision`` takes."""
+    if f["request_id"] is None:
+        return f"in hand {f['hand']}, decision {f['decision']} ({f['decision_kind']})"
+    return f"in hand {f['hand']}, request id {f['request_id']} ({f['decision_kind']}; --decision {f['decision']})"
+
+
 def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     from ..account import final_table, render_account  # tabulate: not for the other commands
     from ..report.replay import decision_stderr
@@ -389,8 +397,7 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     if m.faults:
         click.echo("\nFaults:")
         for f in faults_with_record(m.faults, record):
-            where = ("at start-up" if f["decision"] is None
-                     else f"in hand {f['hand']}, decision {f['decision']} ({f['decision_kind']})")
+            where = "at start-up" if f["decision"] is None else _fault_place(f)
             click.echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} {where}: {f['detail']}")
             if f["excerpt"]:
                 click.echo(f"    line: {f['excerpt']}")
