@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from arena.report.html import replay_data
 from arena.tournament.store import ResultStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,6 +107,7 @@ def test_show_quotes_the_line_and_names_the_request_id(run) -> None:
     f = next(f for f in _faults(results) if f["kind"] == "malformed")
     res = arena("show", str(results), f["match_id"])
     assert res.returncode == 0, res.stderr
+    assert_no_control(res.stdout + res.stderr)
     line = next(x for x in res.stdout.splitlines() if "malformed" in x and "seat" in x)
     assert f"request id {f['request_id']} (" in line and f"--decision {f['decision']}" in line
     assert f"    line: {MALFORMED_LINE}" in res.stdout
@@ -113,6 +115,27 @@ def test_show_quotes_the_line_and_names_the_request_id(run) -> None:
     assert any(g["excerpt"] == MALFORMED_LINE and g["request_id"] == f["request_id"] for g in shown["faults"])
     res = arena("show", str(results), f["match_id"], "--decision", str(f["decision"]))
     assert f"request id {f['request_id']}" in res.stdout.splitlines()[0]
+
+
+def test_show_one_decision_escapes_the_stderr_the_bot_wrote(run) -> None:
+    _, results, _ = run
+    f = next(f for f in _faults(results) if f["kind"] == "crash")
+    res = arena("show", str(results), f["match_id"], "--decision", str(f["decision"]))
+    assert res.returncode == 0, res.stderr
+    assert_no_control(res.stdout)
+    assert f"    {LAST_WORDS}" in res.stdout.splitlines()
+    assert f"request id {f['request_id']}" in res.stdout
+    # and in the match's account, under the crash
+    res = arena("show", str(results), f["match_id"])
+    assert_no_control(res.stdout)
+    assert f"      {LAST_WORDS}" in res.stdout.splitlines()
+
+
+def test_the_protocol_log_of_vv_is_escaped(run) -> None:
+    _, _, res = run
+    assert "<< " in res.stderr and ">> " in res.stderr                 # -vv logged the protocol
+    assert_no_control(res.stderr + res.stdout)
+    assert MALFORMED_LINE in res.stderr
 
 
 def test_the_report_shows_the_refused_line_and_the_request_id(run) -> None:
@@ -125,6 +148,16 @@ def test_the_report_shows_the_refused_line_and_the_request_id(run) -> None:
     for f in _faults(results):
         if f["kind"] == "malformed":
             assert f"request id {f['request_id']} (" in section
+    assert_no_control(page)
+
+
+def test_the_replay_viewer_has_the_stderr_escaped(run, tmp_path: Path) -> None:
+    _, results, _ = run
+    f = next(f for f in _faults(results) if f["kind"] == "crash")
+    out = tmp_path / "crash.html"
+    assert arena("show", str(results), f["match_id"], "--html", "--out", str(out)).returncode == 0
+    (shown,) = [g for g in replay_data(out.read_text())["faults"] if g["kind"] == "crash"]
+    assert shown["stderr"] == LAST_WORDS + "\n" and shown["request_id"] == f["request_id"]
 
 
 # The schema of the previous version (2), as it shipped: no excerpt, no request id.
