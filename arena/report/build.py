@@ -26,6 +26,7 @@ from urllib.parse import quote
 from markupsafe import Markup
 
 from ..match.spec import fault_place
+from ..process.errors import escaped
 from ..tournament.leaderboard import RATING_UNITS, _level
 from ..tournament.store import FAULT_KINDS, ResultStore, StoreError
 from .charts import ChartsUnavailable, ratings_chart, times_chart, vega_bundle
@@ -251,9 +252,10 @@ def decision_lines(results: str, match_id: str, k: int) -> list[str]:
         lines.append("  not asked: the seat was forfeited, the arena played the fallback")
     for f in data["faults"]:
         if f["decision"] == k:
-            lines.append(f"  fault: {f['kind']}: {f['detail']}")
+            # Escaped again: a play log or a database is a file, and may come from elsewhere.
+            lines.append(f"  fault: {f['kind']}: {escaped(str(f['detail']))}")
             if f["reply"]:
-                lines.append(f"  the bot's reply: {f['reply']}")
+                lines.append(f"  the bot's reply: {escaped(str(f['reply']))}")
     if d["stderr"]:
         lines.append("  stderr during this decision:")
         lines += [f"    {line}" for line in d["stderr"].splitlines()]

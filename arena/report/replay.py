@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..process.errors import escaped_lines
 from ..protocol.encoder import NOT_NOTICED, MatchEncoder
 from ..shanghai.actions import action_from_json
 from ..shanghai.cards import parse_card, sort_key
@@ -73,14 +74,15 @@ def _read_log(path: str | None) -> bytes | None:
 
 
 def _stderr_text(seat: _Seat, index: int) -> str | None:
-    """What the bot wrote between the start of decision ``index`` and its next one."""
+    """What the bot wrote between the start of decision ``index`` and its next
+    one, escaped line by line (it goes to terminals as well as to pages)."""
     entry = seat.decisions.get(index)
     if seat.log is None or entry is None or entry[3] is None:
         return None
     later = [d[3] for i, d in seat.decisions.items() if i > index and d[3] is not None]
     end = min(later) if later else seat.stderr_end if seat.stderr_end is not None else len(seat.log)
     chunk = seat.log[entry[3]:end]
-    text = chunk[:STDERR_PER_DECISION].decode("utf-8", errors="replace")
+    text = escaped_lines(chunk[:STDERR_PER_DECISION].decode("utf-8", errors="replace"))
     if len(chunk) > STDERR_PER_DECISION:
         text += f"\n[... {len(chunk) - STDERR_PER_DECISION} more bytes in the log]"
     return text

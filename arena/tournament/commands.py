@@ -20,6 +20,7 @@ import click
 from ..clicommon import UsageLine, verbosity
 from ..logsetup import is_quiet, status
 from ..match import IgnoredLines
+from ..process.errors import escaped
 from ..words import plural
 from .config import EXECUTORS, RATINGS, RAY, ConfigError, TournamentConfig, load_config
 from .leaderboard import FORMATS, Column, format_table, report
@@ -398,9 +399,10 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
         click.echo("\nFaults:")
         for f in faults_with_record(m.faults, record):
             where = "at start-up" if f["decision"] is None else _fault_place(f)
-            click.echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} {where}: {f['detail']}")
+            # Escaped again: a database is a file, and may come from elsewhere.
+            click.echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} {where}: {escaped(str(f['detail']))}")
             if f["excerpt"]:
-                click.echo(f"    line: {f['excerpt']}")
+                click.echo(f"    line: {escaped(f['excerpt'])}")
             said = None if f["decision"] is None else \
                 decision_stderr(record, f["seat"], f["decision"], m.stderr_logs[f["seat"]])
             if said:
@@ -411,7 +413,7 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     if ignored:
         click.echo("\nIgnored lines (not faults, but a bot that sends them is confused):")
         for w in ignored:
-            click.echo(f"  seat {w.seat} ({names[w.seat]}): {w.describe()}")
+            click.echo(f"  seat {w.seat} ({names[w.seat]}): {escaped(w.describe())}")
     # Every bot seat has a log path; the file is only created by the bot's
     # first byte on stderr (which may come after its last decision).
     logs = [(s, p) for s, p in enumerate(m.stderr_logs) if p and os.path.exists(p)]
