@@ -7,6 +7,7 @@ import os
 from ..match import BotPool, Fault, MatchResult, MatchSpec
 from ..match.spec import fault_place
 from ..process import BotSpec, TimeControl
+from ..process.errors import escaped
 from ..shanghai.actions import Action, Buy, Draw, GoDown, LayOff, Play, Swap, action_from_json
 from ..shanghai.game import Decision, Game, View
 from .report import FAIL, PASS, SKIP, WARN, CheckReport
@@ -276,8 +277,10 @@ def _tail(path: str, max_lines: int = STDERR_LINES, max_bytes: int = 4096) -> li
             data = f.read()
     except OSError:
         return []
-    lines = data.decode("utf-8", errors="replace").splitlines()
-    return [line[:200] for line in lines if line.strip()][-max_lines:]
+    # Lines end at a newline only, and each is escaped: a CR, an escape
+    # sequence or U+202E of the bot's would rewrite the report on a terminal.
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    return [escaped(line.rstrip("\r"))[:200] for line in lines if line.strip()][-max_lines:]
 
 
 def _ms(seconds: float | None) -> str:
