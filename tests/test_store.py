@@ -116,6 +116,15 @@ def test_a_faults_line_is_stored_escaped_and_bounded_never_raw(db: Path) -> None
     assert stored == ["\\x1b[2J\\r\\u202e evil", "x" * 200 + "...", '{"id": 3}\\x1b']
 
 
+def test_a_faults_reason_is_stored_as_one_printable_line(db: Path) -> None:
+    """The arena makes reasons printable; the store makes sure (they go back to terminals)."""
+    m = make_match(2)
+    m = dataclasses.replace(m, faults=[{**m.faults[0], "detail": "bad \x1b[2J\u202e\nline"}])
+    with ResultStore(db) as store:
+        store.add_match(m)
+        assert [f["detail"] for f in store.faults()] == ["bad \\x1b[2J\\u202e\\nline"]
+
+
 def test_normalisation_and_defaults(db: Path) -> None:
     m = StoredMatch(match_id="x", schedule_index=0, table=0, rotation=0, deal=0, seed=1,
                     bots=("a", "b"), totals=(5, 0), places=(2, 1), forfeited=(0, 0),
