@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..process.errors import EXCERPT_CHARS, excerpt
+from ..process.errors import EXCERPT_CHARS, escaped, excerpt
 
 __all__ = ["FAULT_KINDS", "STAT_KEYS", "FAULT_KEYS", "FailedMatch", "StoreError", "StoredMatch",
            "faults_with_record"]
@@ -63,7 +63,8 @@ class StoredMatch:
     seat, statistics keep only :data:`STAT_KEYS` (so ``DecisionStats.as_dict()``
     may be passed as is) and faults only :data:`FAULT_KEYS`, a fault's
     ``excerpt`` (the line the bot wrote) escaped and bounded as
-    ``arena.process.errors.excerpt`` makes it: never raw bytes of a bot.
+    ``arena.process.errors.excerpt`` makes it: never raw bytes of a bot, and
+    its ``detail`` one line of printable text.
     """
 
     match_id: str
@@ -98,6 +99,8 @@ class StoredMatch:
         faults = [{k: dict(f).get(k) for k in FAULT_KEYS} for f in self.faults]
         for f in faults:
             f["excerpt"] = _quoted(f["excerpt"])
+            if isinstance(f["detail"], str):
+                f["detail"] = escaped(f["detail"]).replace("\t", " ")
         put("faults", faults)
         stats = list(self.decision_stats) or [_empty_stats() for _ in range(n)]
         put("decision_stats", [{k: dict(s).get(k, 0 if k in ("count", "timeouts") else None)
