@@ -6,7 +6,8 @@ Not a test. Run:
     python benchmarks/engine.py --baseline /tmp/arena-before
 
 Subjects: random players at 4 and 8 seats, greedy players at 4 seats, each
-playing the same seeded matches (game set-up included) through ``play_match``.
+playing seeded matches (game set-up included) through ``play_match``; the
+floor and subject of a pair play the same deals, and each pair new ones.
 
 Floor: the same matches with passive players, the loop that only ever picks
 the first legal option (draw from the stock, never buy, discard the first
@@ -32,9 +33,11 @@ matches.  The ratio is this tree / baseline.
 from __future__ import annotations
 
 import argparse
+import atexit
 import io
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -61,21 +64,21 @@ from arena.players.registry import make_player
 from arena.shanghai.game import Game
 from arena.shanghai.ruleset import Ruleset
 
-def measure(kind, seats, matches, preset):
+def measure(kind, seats, matches, preset, first_seed=0):
     rules = Ruleset.preset(preset)
     decisions = 0
     start = time.process_time()
-    for seed in range(matches):
+    for seed in range(first_seed, first_seed + matches):
         game = Game.seeded(rules, seats, seed)
         play_match(game, [make_player(kind, random.Random(f"{seed}/{i}")) for i in range(seats)])
         decisions += len(game.actions)
     return decisions, time.process_time() - start
 
 if __name__ == "__main__":
-    print(json.dumps(measure(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])))
+    print(json.dumps(measure(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], int(sys.argv[6]))))
 """
 
-Measure = Callable[[str, int, int, str], "tuple[int, float]"]
+Measure = Callable[[str, int, int, str, int], "tuple[int, float]"]
 
 
 def _in_process() -> Measure:
@@ -86,31 +89,33 @@ def _in_process() -> Measure:
     return scope["measure"]  # type: ignore[return-value]
 
 
-def rate_here(measure: Measure, kind: str, seats: int, matches: int, preset: str) -> float:
-    decisions, cpu = measure(kind, seats, matches, preset)
+def rate_here(measure: Measure, kind: str, seats: int, matches: int, preset: str, first_seed: int) -> float:
+    decisions, cpu = measure(kind, seats, matches, preset, first_seed)
     return decisions / cpu
 
 
-def rate_child(root: Path, kind: str, seats: int, matches: int, preset: str) -> float:
+def rate_child(root: Path, kind: str, seats: int, matches: int, preset: str, first_seed: int) -> float:
     out = subprocess.run(
-        [sys.executable, "-S", "-c", CHILD, str(root), kind, str(seats), str(matches), preset],
+        [sys.executable, "-S", "-c", CHILD, str(root), kind, str(seats), str(matches), preset, str(first_seed)],
         capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"},
     ).stdout
     decisions, cpu = json.loads(out)
     return decisions / cpu
 
 
-def pairs(first: Callable[[], float], second: Callable[[], float], n: int) -> tuple[list[float], list[float]]:
-    """n interleaved samples of two measurements, the order alternating."""
+def pairs(first: Callable[[int], float], second: Callable[[int], float], n: int) -> tuple[list[float], list[float]]:
+    """n interleaved samples of two measurements, the order alternating; both
+    of pair i get i.  Each pair plays its own deals, so no sample replays one
+    an earlier sample left warm in the players' and the engine's caches."""
     a: list[float] = []
     b: list[float] = []
     for i in range(n):
         if i % 2 == 0:
-            a.append(first())
-            b.append(second())
+            a.append(first(i))
+            b.append(second(i))
         else:
-            b.append(second())
-            a.append(first())
+            b.append(second(i))
+            a.append(first(i))
     return a, b
 
 
@@ -128,8 +133,8 @@ def measure_subjects(pairs_n: int, matches: int, preset: str) -> list[dict[str, 
     measure = _in_process()
     rows: list[dict[str, object]] = []
     for kind, seats in SUBJECTS:
-        sub, flo = pairs(lambda: rate_here(measure, kind, seats, matches, preset),
-                         lambda: rate_here(measure, "passive", seats, matches, preset), pairs_n)
+        sub, flo = pairs(lambda i: rate_here(measure, kind, seats, matches, preset, i * matches),
+                         lambda i: rate_here(measure, "passive", seats, matches, preset, i * matches), pairs_n)
         aim = AIMS[(kind, seats)]
         rows.append({"figure": f"{kind} players, {seats} seats: decisions per CPU-second",
                      "target": f">= {aim:,}", "measured": statistics.median(sub),
@@ -148,8 +153,9 @@ def results(pairs_n: int = 5, matches: int = 10, preset: str = "shanghai") -> li
 
 
 def extract(ref: str) -> Path:
-    """arena/ of git commit ``ref`` in a temporary directory."""
+    """arena/ of git commit ``ref`` in a temporary directory, removed at exit."""
     out = Path(tempfile.mkdtemp(prefix="arena-baseline-"))
+    atexit.register(shutil.rmtree, out, ignore_errors=True)
     archive = subprocess.run(["git", "-C", str(HERE), "archive", ref, "arena"],
                              capture_output=True, check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
@@ -181,8 +187,9 @@ def main() -> None:
         return
     print(f"this tree ({HERE}) against baseline {args.baseline_ref or baseline}, each in its own child process:")
     for kind, seats in SUBJECTS:
-        new, old = pairs(lambda: rate_child(HERE, kind, seats, args.matches, args.preset),
-                         lambda: rate_child(baseline, kind, seats, args.matches, args.preset), args.pairs)
+        new, old = pairs(lambda i: rate_child(HERE, kind, seats, args.matches, args.preset, i * args.matches),
+                         lambda i: rate_child(baseline, kind, seats, args.matches, args.preset, i * args.matches),
+                         args.pairs)
         print(f"{kind:6s} x{seats}: this {spread(new)}   baseline {spread(old)}   this/baseline {ratio(new, old)}")
 
 

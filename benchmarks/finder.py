@@ -131,15 +131,15 @@ def main() -> None:
     scope = _in_process()
     print(f"{args.pairs} pairs, {args.hands} hands per contract and size; calls per CPU-second, median [min .. max]")
     for what in ("find", "best"):
-        sub, flo = pairs(lambda: rate_here(scope, what, presets, sizes, args.hands),
-                         lambda: rate_here(scope, "floor", presets, sizes, args.hands), args.pairs)
+        sub, flo = pairs(lambda _i: rate_here(scope, what, presets, sizes, args.hands),
+                         lambda _i: rate_here(scope, "floor", presets, sizes, args.hands), args.pairs)
         name = "find_contract" if what == "find" else "find_best_contract"
         print(f"{name:18s} {spread(sub)}   floor (count vectors) {spread(flo)}   subject/floor {ratio(sub, flo)}")
     if baseline is not None:
         print(f"this tree against baseline {args.baseline_ref or baseline}, each sample in a child process:")
         for what in ("find", "best"):
-            new, old = pairs(lambda: rate_child(HERE, what, presets, sizes, args.hands),
-                             lambda: rate_child(baseline, what, presets, sizes, args.hands), args.pairs)
+            new, old = pairs(lambda _i: rate_child(HERE, what, presets, sizes, args.hands),
+                             lambda _i: rate_child(baseline, what, presets, sizes, args.hands), args.pairs)
             name = "find_contract" if what == "find" else "find_best_contract"
             print(f"{name:18s} this {spread(new)}   baseline {spread(old)}   this/baseline {ratio(new, old)}")
     if args.table:

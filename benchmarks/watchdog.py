@@ -62,8 +62,8 @@ def main() -> None:
         for bot in bots:         # a PID namespace given: watched as a sandboxed bot
             watchdog._groups[bot.pid] = limits._Watched(f"bot{bot.pid}", 1 << 40, lambda _r: None,
                                                         own_ns, None)
-        scan, tree = pairs(lambda: per_scan(watchdog, args.scans, False),
-                           lambda: per_scan(watchdog, args.scans, True), args.pairs)
+        scan, tree = pairs(lambda _i: per_scan(watchdog, args.scans, False),
+                           lambda _i: per_scan(watchdog, args.scans, True), args.pairs)
     finally:
         for bot in bots:
             os.killpg(bot.pid, 9)
