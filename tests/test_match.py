@@ -214,7 +214,14 @@ def test_misbehaving_bot_forfeits(tmp_path, name, args, limits, kind, strikes):
                   time_control=HOG_TIME if name == "memhog" else FAST)
     assert len(result.hand_scores) == 2                       # the match finished
     faults = result.faults_of(0)
-    assert [f.kind for f in faults] == [kind] * strikes, faults
+    if name == "hugeline":
+        # The rest of its 100 MB line is written between its turns, so it is
+        # caught computing there (arena/process/turns.py) and stopped between
+        # turns: it may then not finish that line and the next within a turn.
+        assert faults[0].kind == kind and {f.kind for f in faults} <= {kind, "timeout"}, faults
+        assert len(faults) == strikes
+    else:
+        assert [f.kind for f in faults] == [kind] * strikes, faults
     assert [f.strike for f in faults] == list(range(1, strikes + 1))
     assert [f.forfeit for f in faults] == [False] * (strikes - 1) + [True]
     assert result.faults_of(1) == [] and result.faults_of(2) == []

@@ -205,7 +205,7 @@ class BotPool:
             proc = h.proc
             if proc.failure is None and proc.alive:
                 try:
-                    proc.send({"type": "quit"}, timeout=0.2)
+                    proc.send({"type": "quit"}, timeout=0.2, own_time=True)
                 except (BotFailure, RuntimeError) as exc:   # dead or closed meanwhile
                     LOG.debug("%s: could not send quit: %s", proc.name, exc)
         try:

@@ -244,8 +244,10 @@ class RemoteSeat:
         if not self.usable:
             return
         try:
+            # own_time: what a bot does after 'end' (a summary, learning) is not
+            # computing on another bot's turn.
             self.proc.send_many([*self._take_notices(), encode_end(match_id, totals, places, forfeited)],
-                                timeout=self.proc.time_control.per_decision_seconds)
+                                timeout=self.proc.time_control.per_decision_seconds, own_time=True)
         except BotFailure as exc:
             LOG.info("seat %d (%s): 'end' not delivered: %s", self.seat, self.proc.name, exc)
         self.note_ignored(game.hand_no, len(game.actions))

@@ -46,10 +46,11 @@ from .errors import BotFailure, BotStartupError, BotTimeout
 from .exchange import Decode, LineExchange
 from .exits import emergency_kill
 from .interrupts import interrupts_deferred
-from .limits import WATCHDOG, apply_limits, kill_group, pid_namespace
+from .limits import CHILDREN_LISTS, WATCHDOG, apply_limits, kill_group, pid_namespace
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats
 from .streams import LazyLog, StderrReader, StdoutReader, Wakeup
+from .turns import Pauser, TurnClock, cpus_of
 
 LOG = logging.getLogger(__name__)
 
@@ -105,6 +106,8 @@ class BotProcess(LineExchange):
         self._reaped = False
         self._closed = False
         self._failure: BotFailure | None = None
+        self._turns: TurnClock | None = None     # held against its CPU time by the watchdog
+        self._pauser: Pauser | None = None       # once it was caught computing between turns
         # Appended to by the memory watchdog (a list's bound method, so the
         # watchdog holds no reference to this object and GC still works).
         self._kill_reasons: list[str] = []
@@ -200,10 +203,13 @@ class BotProcess(LineExchange):
         self._stdout = StdoutReader(self.name, proc.stdout, pidfd, spec.max_line_bytes,
                                     self._stderr)
         self._stderr.start()
-        if spec.memory_mb is not None or spec.max_processes is not None:
+        if spec.turn_guard:
+            # Its first turn runs from the spawn to its 'ready': the start-up.
+            self._turns = TurnClock(t0, cpus_of(proc.pid))
+        if spec.memory_mb is not None or spec.max_processes is not None or self._turns is not None:
             pidns = pid_namespace(self._sandbox_init) if self._sandbox_init else None
             WATCHDOG.register(proc.pid, self.name, spec.memory_mb, self._kill_reasons.append,
-                              pidns, spec.max_processes)
+                              pidns, spec.max_processes, self._turns)
         LOG.debug("%s: started pid %d in %.1f ms (%s): %s", self.name, proc.pid,
                   self.spawn_seconds * 1000, self.containment.mode, " ".join(spec.argv))
         return self
@@ -321,15 +327,20 @@ class BotProcess(LineExchange):
                                bot=self.name)
 
     # -------------------------------------------------------------- messages
-    def send(self, obj: Any, *, timeout: float | None = None) -> float:
+    def send(self, obj: Any, *, timeout: float | None = None, own_time: bool = False) -> float:
         """Write one JSON line; returns the ``time.monotonic()`` at which it was
         fully written.  ``timeout`` (default ``SEND_TIMEOUT``) only matters if
-        the bot stops reading and the pipe fills up."""
+        the bot stops reading and the pipe fills up.  ``own_time``: the bot
+        may compute on what it got until its next request (the end of a
+        match, ``quit``), which ``turns`` then counts as its turn."""
         self._check_usable()
         limit = SEND_TIMEOUT if timeout is None else timeout
+        if own_time:
+            self._own_time()
         return self._write(obj, time.monotonic() + limit, limit)
 
-    def send_many(self, objs: Iterable[Any], *, timeout: float | None = None) -> float | None:
+    def send_many(self, objs: Iterable[Any], *, timeout: float | None = None,
+                  own_time: bool = False) -> float | None:
         """Write several JSON lines with as few system calls as the pipe allows
         (one write instead of one per line).  Each item is a JSON-able object
         or ``bytes`` (one JSON object already encoded, without the newline).
@@ -339,7 +350,13 @@ class BotProcess(LineExchange):
         if not items:
             return None
         limit = SEND_TIMEOUT if timeout is None else timeout
+        if own_time:
+            self._own_time()
         return self._write_lines(items, time.monotonic() + limit, limit)
+
+    def _own_time(self) -> None:
+        if self._turns is not None:
+            self._turns.open(time.monotonic())
 
     def set_stderr_log(self, path: str | os.PathLike[str] | None) -> None:
         """Send the bot's stderr to another file from now on (a process kept
@@ -374,8 +391,15 @@ class BotProcess(LineExchange):
         limit = self.time_control.startup_seconds if timeout is None else timeout
         self._drain_pending()
         t_start = time.monotonic()
-        t_sent = self._write(obj, t_start + limit, limit)
-        value, elapsed = self._await(t_sent, limit, _request_id(obj), t_start)
+        clock = self._turns
+        if clock is not None and clock.state[1] is None:   # open since the spawn if it is new
+            clock.open(t_start)
+        try:
+            t_sent = self._write(obj, t_start + limit, limit)
+            value, elapsed = self._await(t_sent, limit, _request_id(obj), t_start)
+        finally:
+            if clock is not None:
+                self._end_turn(clock)
         self.startup_elapsed = elapsed
         return value, elapsed
 
@@ -416,6 +440,9 @@ class BotProcess(LineExchange):
         limit = allowance + (bank or 0.0)
         self._drain_pending()
         t_start = time.monotonic()
+        clock = self._turns
+        if clock is not None:
+            clock.open(t_start)
         try:
             lines = [*before, obj]
             for line in lines:
@@ -432,12 +459,26 @@ class BotProcess(LineExchange):
             if bank is not None:
                 self.bank_remaining = 0.0
             raise
+        finally:
+            if clock is not None:
+                self._end_turn(clock)
         if bank is not None and elapsed > allowance:
             self.bank_remaining = max(0.0, bank - (elapsed - allowance))
             LOG.debug("%s: %.3f s over the per-decision time, bank now %.3f s",
                       self.name, elapsed - allowance, self.bank_remaining)
         self.stats.times.append(elapsed)     # DecisionStats.record, without the call
         return value, elapsed
+
+    def _end_turn(self, clock: TurnClock) -> None:
+        """The bot has answered (or failed to): its turn is over, and a bot
+        caught computing between turns is stopped until its next one."""
+        clock.close(time.monotonic())
+        if not clock.caught or self._proc is None or self._reaped:
+            return
+        if self._pauser is None:
+            init = self._sandbox_init if self._sandboxed and CHILDREN_LISTS else None
+            self._pauser = Pauser(self.name, self._proc.pid, init)
+        self._pauser.stop()
 
     def _check_usable(self) -> None:
         if self._proc is None:
@@ -462,6 +503,9 @@ class BotProcess(LineExchange):
             return self.returncode
         self._closed = True
         proc = self._proc
+        if self._pauser is not None:
+            self._pauser.resume()            # to quit, or to see a SIGTERM
+        self._own_time()                     # its exit is its own business
         try:
             if not self._reaped:
                 if not self._leader_exited():

@@ -21,6 +21,7 @@ from ..jsonline import NO_ID, JSONLineError, decode_object
 from .errors import BotMalformed, BotTimeout, excerpt
 from .exits import ProcessExits
 from .streams import EXIT, LINE, TOOLONG, StdoutReader, log_text
+from .turns import Pauser
 
 LOG = logging.getLogger(__name__)
 IGNORED_KEPT = 5            # texts of ignored lines kept between two ``take_ignored``
@@ -40,6 +41,7 @@ class LineExchange(ProcessExits):
     ignored: list[str]          # the first few lines thrown away since the last ``take_ignored``
     ignored_since: int          # lines thrown away since the last ``take_ignored``
     _has_pidfd: bool
+    _pauser: Pauser | None      # set once the bot was caught computing between its turns
 
     def _write(self, obj: Any, deadline: float, limit: float) -> float:
         return self._write_lines([obj], deadline, limit)
@@ -59,6 +61,8 @@ class LineExchange(ProcessExits):
             for line in data.split(b"\n")[:-1]:
                 LOG.debug("%s >> %s", self.name, log_text(line))
         assert self._proc is not None and self._proc.stdin is not None
+        if self._pauser is not None:
+            self._pauser.resume()            # stopped since its last reply: its turn again
         fd = self._proc.stdin.fileno()      # not kept: raises once stdin is closed
         try:
             written = os.write(fd, data)      # the usual case: all of it at once

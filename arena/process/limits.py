@@ -46,10 +46,15 @@ import os
 import resource
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .spec import BotSpec, MiB
+
+if TYPE_CHECKING:
+    from .turns import TurnClock  # turns uses this module: no import at run time
 
 LOG = logging.getLogger(__name__)
 
@@ -91,6 +96,7 @@ class ProcInfo:
     state: str
     pgid: int
     rss_bytes: int
+    cpu_ticks: int      # user and system time, its own and its reaped children's
 
 
 def _read_stat(pid: str) -> ProcInfo | None:
@@ -102,7 +108,8 @@ def _read_stat(pid: str) -> ProcInfo | None:
     # comm (field 2) may contain spaces and parentheses: split after the last ')'.
     fields = data[data.rfind(b")") + 2:].split()
     try:
-        return ProcInfo(int(pid), fields[0].decode(), int(fields[2]), int(fields[21]) * _PAGE)
+        return ProcInfo(int(pid), fields[0].decode(), int(fields[2]), int(fields[21]) * _PAGE,
+                        int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14]))
     except (IndexError, ValueError):
         return None
 
@@ -200,9 +207,11 @@ def pid_namespace(pid: int) -> int | None:
 
 class _Watched:
     def __init__(self, name: str, limit: int | None, on_kill: Callable[[str], None],
-                 pidns: int | None, max_processes: int | None) -> None:
+                 pidns: int | None, max_processes: int | None,
+                 clock: TurnClock | None = None) -> None:
         self.name, self.limit, self.on_kill, self.pidns = name, limit, on_kill, pidns
         self.max_processes = max_processes
+        self.clock = clock
 
 
 class MemoryWatchdog:
@@ -223,12 +232,14 @@ class MemoryWatchdog:
 
     def register(self, pgid: int, name: str, memory_mb: int | None,
                  on_kill: Callable[[str], None], pidns: int | None = None,
-                 max_processes: int | None = None) -> None:
+                 max_processes: int | None = None, clock: TurnClock | None = None) -> None:
         """Watch group ``pgid``; with ``pidns`` (a sandboxed bot), every process
-        of that PID namespace counts too, ``setsid()`` children included."""
+        of that PID namespace counts too, ``setsid()`` children included.
+        With ``clock``, the group's CPU time is held against the bot's turns
+        (``turns``)."""
         limit = None if memory_mb is None else (memory_mb + GROUP_SLACK_MB) * MiB
         with self._lock:
-            self._groups[pgid] = _Watched(name, limit, on_kill, pidns, max_processes)
+            self._groups[pgid] = _Watched(name, limit, on_kill, pidns, max_processes, clock)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="bot-memory-watchdog",
                                                 daemon=True)
@@ -253,11 +264,15 @@ class MemoryWatchdog:
         for pgid, w in self._groups.items():
             if w.pidns is not None and CHILDREN_LISTS:
                 # The group's leader is bubblewrap: its tree is the namespace, plus itself.
-                members[pgid] = [p for p in process_tree(pgid) if p.state not in "ZX"]
+                tree = process_tree(pgid)
+                _held_to_turns(w, tree)         # zombies too: their CPU is not yet their parent's
+                members[pgid] = [p for p in tree if p.state not in "ZX"]
             else:
                 scanned[pgid] = w
         if scanned:
             self._scan(scanned, members)
+            for pgid, w in scanned.items():
+                _held_to_turns(w, members.get(pgid, []))
         for pgid, procs in members.items():
             watched = self._groups[pgid]
             reason = _over_limit(watched, procs)
@@ -283,6 +298,20 @@ class MemoryWatchdog:
                 pgid = by_namespace.get(namespace) if namespace is not None else None
             if pgid is not None:
                 members.setdefault(pgid, []).append(info)
+
+
+def _held_to_turns(watched: _Watched, procs: list[ProcInfo]) -> None:
+    """Hold the bot's CPU time against its turns (``turns.TurnClock``)."""
+    clock = watched.clock
+    if clock is None or not procs:
+        return
+    first = not clock.caught
+    excess = clock.observe(sum(p.cpu_ticks for p in procs), time.monotonic())
+    if excess is not None and first:
+        # Information, not a warning: no fault, and a JVM's background
+        # compiler can do it without meaning to; the bot just loses the habit.
+        LOG.info("%s: used %.2f s of CPU between its turns; from now on it is stopped "
+                 "between its turns", watched.name, excess)
 
 
 def _over_limit(watched: _Watched, procs: list[ProcInfo]) -> str | None:

@@ -34,6 +34,9 @@ class BotSpec:
       0.25 s with the memory; the whole bot is killed above it).
     * ``sandbox``: how the bot is confined (``sandbox.SandboxPolicy``; by
       default bubblewrap where it works).
+    * ``turn_guard``: a bot seen computing between its turns (taking the
+      CPU from the bot whose turn it is) is stopped between its turns from
+      then on (``turns``).  False lets a bot think on others' time.
 
     The stderr log path belongs to a match, so it is given to ``BotProcess``.
     """
@@ -47,6 +50,7 @@ class BotSpec:
     stderr_max_bytes: int = MiB
     max_processes: int | None = DEFAULT_MAX_PROCESSES
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
+    turn_guard: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.argv, (str, bytes)):

@@ -1,0 +1,190 @@
+"""Turns: a bot computes while it has a request to answer, and not between.
+
+A match plays on one CPU (``affinity``).  A bot that goes on computing after
+its reply, in a thread or a child process, takes that CPU from the bot whose
+turn it is: measured with a background thread that only counts, the other
+bot's decisions took twice as long, so with a per-move limit it would time
+out where it otherwise would not.  That is one bot making another lose, and
+no time limit of its own sees it.
+
+So each bot has a ``TurnClock``: the wall time it has had requests to answer
+(from the moment its process is spawned to its ``ready``, then from the
+writing of each request to its reply).  The memory watchdog, which reads the
+bot's processes every 0.25 s anyway, compares their CPU time with that.  On
+one CPU a bot cannot use more CPU during its turns than they lasted; one that
+used ``OFF_TURN_SLACK`` more within a scan was computing between its turns.
+From then on its processes are stopped (SIGSTOP) after each of its replies,
+and continued (SIGCONT) just before the arena next writes to it: it can
+compute only on its own time.  Nothing else happens to it: it is no fault,
+and a runtime that compiles or collects garbage in the background (a JVM,
+node) only finds that work moved into its own turns.
+
+Stopping costs two signals and a look at the bot's processes per decision,
+which is why only a bot caught computing between turns is stopped.  In the
+sandbox every process of the bot is stopped, ``setsid()`` children included;
+without it, its process group is.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+
+from .limits import pid_namespace, process_tree
+
+LOG = logging.getLogger(__name__)
+
+# CPU a bot may use beyond its turns' wall time within one watchdog scan
+# (0.25 s) before it is stopped between turns: two clock ticks, above what
+# rounding the CPU times to ticks can make up, and a little for each turn:
+# a bot that has written its reply is often put aside by the arena reading
+# it, and finishes the write and goes back to reading only after the turn
+# has ended (10-40 us of a Python bot's CPU; 0.2 ms leaves room for more).
+OFF_TURN_SLACK = 0.02
+PER_TURN_SLACK = 0.0002
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+class TurnClock:
+    """The time a bot has had to decide, kept by the thread that talks to it,
+    and what the watchdog concluded from its CPU time.
+
+    ``state`` is (seconds of closed turns, start of the open turn or None,
+    turns closed), replaced whole, so the watchdog thread never reads half an
+    update."""
+
+    __slots__ = ("state", "cpus", "caught", "off_turn", "_base")
+
+    def __init__(self, opened: float | None, cpus: int = 1) -> None:
+        self.state: tuple[float, float | None, int] = (0.0, opened, 0)
+        self.cpus = max(1, cpus)      # CPUs the bot may run on: turns * cpus is the CPU it can use
+        self.caught = False           # computed between turns: stopped between them from now on
+        self.off_turn = 0.0           # CPU seconds found used between turns
+        self._base: tuple[float, float, int] | None = None
+
+    def open(self, at: float) -> None:
+        """A turn starts at ``at`` (a turn still open goes on: counted up to ``at``)."""
+        total, since, count = self.state
+        self.state = (total if since is None else total + max(0.0, at - since), at, count)
+
+    def close(self, at: float) -> None:
+        total, since, count = self.state
+        if since is not None:
+            self.state = (total + max(0.0, at - since), None, count + 1)
+
+    def seconds(self, now: float) -> tuple[float, int]:
+        """Seconds of turns so far (the open one up to ``now``), and turns closed."""
+        total, since, count = self.state
+        return (total if since is None else total + max(0.0, now - since)), count
+
+    def observe(self, cpu_ticks: int, now: float) -> float | None:
+        """A watchdog scan: the bot's processes had used ``cpu_ticks`` in all.
+        Returns the CPU seconds used between turns since the last scan when
+        that is more than the slack (the bot is ``caught`` then), else None."""
+        cpu = cpu_ticks / _CLK_TCK
+        turns, count = self.seconds(now)
+        base = self._base
+        # A child that has died but is not reaped yet drops out of the sum until
+        # its parent's counts take it in: the CPU seen never goes down here.
+        self._base = (cpu if base is None else max(cpu, base[0]), turns, count)
+        if base is None:
+            return None
+        excess = max(0.0, cpu - base[0]) - (turns - base[1]) * self.cpus
+        if excess <= OFF_TURN_SLACK + (count - base[2]) * PER_TURN_SLACK:
+            return None
+        self.off_turn += excess
+        self.caught = True
+        return excess
+
+
+def cpus_of(pid: int) -> int:
+    """How many CPUs ``pid`` may run on (1 if that cannot be read)."""
+    try:
+        return len(os.sched_getaffinity(pid))
+    except OSError:
+        return 1
+
+
+class Pauser:
+    """Stops a caught bot's processes after its replies and continues them
+    before the arena writes to it again.  Used by the thread that talks to
+    the bot only.
+
+    In the sandbox the processes are found from its PID namespace's tree
+    (``limits.process_tree``) at each stop, bubblewrap's own two left alone,
+    and held by pidfd until they are continued: a pid reused meanwhile is
+    never signalled.  Without the sandbox the process group is signalled."""
+
+    def __init__(self, name: str, pgid: int, sandbox_init: int | None) -> None:
+        self.name = name
+        self.pgid = pgid
+        self.sandbox_init = sandbox_init
+        self.stopped = False
+        self._held: list[int] = []            # pidfds of the stopped processes
+        self._namespace: int | None = None
+
+    def stop(self) -> None:
+        if self.stopped:
+            return
+        if self.sandbox_init is None:
+            self.stopped = _signal_group(self.pgid, signal.SIGSTOP)
+            return
+        if self._namespace is None:
+            self._namespace = pid_namespace(self.sandbox_init)
+        keep = {self.pgid, self.sandbox_init}
+        for info in process_tree(self.sandbox_init):
+            if info.pid in keep:
+                continue
+            fd = _hold(info.pid, self._namespace)
+            if fd is None:
+                continue
+            try:
+                signal.pidfd_send_signal(fd, signal.SIGSTOP)
+            except OSError:
+                os.close(fd)
+                continue
+            self._held.append(fd)
+        self.stopped = True
+
+    def resume(self) -> None:
+        if not self.stopped:
+            return
+        self.stopped = False
+        if self.sandbox_init is None:
+            _signal_group(self.pgid, signal.SIGCONT)
+            return
+        held, self._held = self._held, []
+        for fd in held:
+            try:
+                signal.pidfd_send_signal(fd, signal.SIGCONT)
+            except OSError:
+                pass                # gone meanwhile (killed)
+            finally:
+                os.close(fd)
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    try:
+        os.killpg(pgid, sig)
+    except OSError as exc:
+        LOG.debug("cannot signal process group %d: %s", pgid, exc)
+        return False
+    return True
+
+
+def _hold(pid: int, namespace: int | None) -> int | None:
+    """A pidfd for ``pid`` if it is (still) a process of the bot's PID
+    namespace: checked after the pidfd is held, so it cannot be a reused pid."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return None
+    try:
+        same = namespace is not None and os.stat(f"/proc/{pid}/ns/pid").st_ino == namespace
+    except OSError:
+        same = False
+    if not same:
+        os.close(fd)
+        return None
+    return fd

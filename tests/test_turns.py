@@ -1,0 +1,202 @@
+"""A bot computes on its own turns only (arena/process/turns.py).
+
+A bot that goes on computing after its reply takes the CPU from whichever
+bot's turn it is.  The watchdog holds each bot's CPU time against its turns;
+one caught computing between them is stopped (SIGSTOP) after each reply and
+continued just before the arena writes to it again.  Real processes: the
+bot ``tests/bots/ponder.py`` computes in a thread or a ``setsid()`` child.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from arena.process import BotProcess, BotSpec, SandboxPolicy, TimeControl, limits, sandbox
+from arena.process.turns import OFF_TURN_SLACK, PER_TURN_SLACK, TurnClock
+
+BOT = Path(__file__).parent / "bots" / "ponder.py"
+TICK = os.sysconf("SC_CLK_TCK")
+WAIT = 10.0           # a bound for things that take a watchdog scan or two (0.25 s each)
+
+needs_bwrap = pytest.mark.skipif(sandbox.resolve(sandbox.AUTO).mode != sandbox.BWRAP,
+                                 reason="bubblewrap does not work here")
+
+
+def start(tmp_path: Path, *args: str, mode: str = "bwrap", guard: bool = True) -> BotProcess:
+    spec = BotSpec([sys.executable, str(BOT), *args], sandbox=SandboxPolicy(mode), turn_guard=guard)
+    bot = BotProcess(spec, stderr_log=tmp_path / "ponder.log",
+                     time_control=TimeControl(startup_seconds=30, per_decision_seconds=30))
+    bot.start()
+    bot.handshake({"type": "start", "id": 0})
+    return bot
+
+
+def ask(bot: BotProcess, n: int) -> int:
+    reply, _elapsed = bot.request({"type": "request", "id": n})
+    return int(reply["spun"])
+
+
+def play_until_caught(bot: BotProcess) -> int:
+    """Requests with pauses between them (the other bots' turns) until the
+    watchdog has caught the bot; the next request id."""
+    assert bot._turns is not None
+    n = 1
+    deadline = time.monotonic() + WAIT
+    while not bot._turns.caught and time.monotonic() < deadline:
+        ask(bot, n)
+        n += 1
+        time.sleep(0.1)
+    assert bot._turns.caught, "a bot computing between its turns was not caught"
+    return n
+
+
+def bot_pids(bot: BotProcess) -> list[int]:
+    """The bot's own processes: in the sandbox, not bubblewrap's two."""
+    assert bot.pid is not None
+    if bot._sandbox_init is None:
+        return [bot.pid]
+    return [p.pid for p in limits.process_tree(bot._sandbox_init) if p.pid != bot._sandbox_init]
+
+
+def states(pid: int) -> set[str]:
+    """The state of every thread of ``pid`` ('T': stopped)."""
+    out = set()
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+            data = f.read()
+        out.add(data[data.rfind(b")") + 2:].split()[0].decode())
+    return out
+
+
+def wait_stopped(pids: list[int]) -> dict[int, set[str]]:
+    deadline = time.monotonic() + WAIT
+    while True:
+        seen = {pid: states(pid) for pid in pids}
+        if all(s == {"t"} or s == {"T"} for s in seen.values()) or time.monotonic() > deadline:
+            return seen
+        time.sleep(0.01)
+
+
+# ------------------------------------------------------------------ the clock
+
+def test_clock_counts_open_and_closed_turns() -> None:
+    clock = TurnClock(opened=10.0)
+    assert clock.seconds(10.5) == (0.5, 0)
+    clock.close(11.0)
+    assert clock.seconds(20.0) == (1.0, 1)
+    clock.open(20.0)
+    clock.open(20.5)                  # still open: counted up to here, and goes on
+    clock.close(21.0)
+    assert clock.seconds(30.0) == (2.0, 2)
+
+
+def test_clock_catches_cpu_beyond_the_turns_only() -> None:
+    clock = TurnClock(opened=None)
+    assert clock.observe(0, 0.0) is None                  # the first scan only sets the base
+    clock.open(0.0)
+    clock.close(0.2)
+    assert clock.observe(int(0.2 * TICK), 0.25) is None   # all its CPU within its turn
+    assert not clock.caught
+    # A child that died unreaped drops out of the sum, then comes back with
+    # its parent: neither is CPU between turns.
+    assert clock.observe(0, 0.5) is None
+    assert clock.observe(int(0.2 * TICK), 0.75) is None
+    assert not clock.caught
+    # Some slack per turn: a bot often finishes writing its reply after the turn.
+    for i in range(100):
+        clock.open(1.0 + i * 0.001)
+        clock.close(1.0 + i * 0.001)
+    allowed = OFF_TURN_SLACK + 100 * PER_TURN_SLACK
+    assert clock.observe(int((0.2 + allowed * 0.9) * TICK), 1.25) is None
+    # 0.1 s of CPU with no turn at all: caught.
+    excess = clock.observe(int((0.2 + allowed * 0.9 + 0.1) * TICK), 1.5)
+    assert excess is not None and excess > OFF_TURN_SLACK and clock.caught
+
+
+def test_clock_allows_a_cpu_per_cpu_the_bot_may_use() -> None:
+    clock = TurnClock(opened=None, cpus=2)
+    clock.observe(0, 0.0)
+    clock.open(0.0)
+    clock.close(0.25)
+    assert clock.observe(int(0.5 * TICK), 0.25) is None and not clock.caught
+
+
+# ------------------------------------------------------------ real processes
+
+@needs_bwrap
+@pytest.mark.parametrize("how", ["--thread", "--setsid"])
+def test_sandboxed_bot_computing_between_turns_is_stopped_between_them(tmp_path: Path, how: str) -> None:
+    bot = start(tmp_path, how)
+    try:
+        n = play_until_caught(bot)
+        ask(bot, n)
+        pids = bot_pids(bot)
+        assert len(pids) == (2 if how == "--setsid" else 1)
+        seen = wait_stopped(pids)
+        assert all(s <= {"t", "T"} for s in seen.values()), seen   # every thread, the setsid child too
+        # Continued for its next turn: it answers, and counts on meanwhile.
+        assert ask(bot, n + 1) >= 0
+        assert bot.alive
+    finally:
+        bot.close(grace=0.5, term_grace=0.2)
+    assert bot.returncode == 0      # it got 'quit' although it had been stopped
+
+
+def test_unsandboxed_bot_computing_between_turns_is_stopped_between_them(tmp_path: Path) -> None:
+    bot = start(tmp_path, "--thread", mode="none")
+    try:
+        n = play_until_caught(bot)
+        ask(bot, n)
+        seen = wait_stopped(bot_pids(bot))
+        assert all(s <= {"t", "T"} for s in seen.values()), seen
+        assert ask(bot, n + 1) >= 0 and bot.alive     # continued for its turn
+    finally:
+        bot.close(grace=0.5, term_grace=0.2)
+
+
+@pytest.mark.parametrize("mode", [pytest.param("bwrap", marks=needs_bwrap), "none"])
+def test_bot_that_only_answers_is_never_stopped(tmp_path: Path, mode: str) -> None:
+    bot = start(tmp_path, mode=mode)
+    try:
+        assert bot._turns is not None
+        for n in range(1, 16):            # about six watchdog scans
+            ask(bot, n)
+            time.sleep(0.1)
+        assert not bot._turns.caught and bot._pauser is None
+    finally:
+        bot.close()
+
+
+def test_work_after_end_is_the_bots_own_time(tmp_path: Path) -> None:
+    """What a bot computes on 'end' (own_time) is no CPU taken from another's
+    turn; the same work on a notice the arena sent without it is."""
+    bot = start(tmp_path, "--busy-after-end", mode="none")
+    try:
+        assert bot._turns is not None
+        bot.send({"type": "end"}, own_time=True)
+        ask(bot, 1)                       # answered after its 0.3 s on 'end'
+        time.sleep(0.6)                   # two scans more
+        assert not bot._turns.caught
+        bot.send({"type": "end"})
+        deadline = time.monotonic() + WAIT
+        while not bot._turns.caught and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert bot._turns.caught
+    finally:
+        bot.close()
+
+
+def test_turn_guard_off_lets_a_bot_compute_between_turns(tmp_path: Path) -> None:
+    bot = start(tmp_path, "--thread", mode="none", guard=False)
+    try:
+        assert bot._turns is None
+        ask(bot, 1)
+        time.sleep(0.6)
+        assert states(bot_pids(bot)[0]) - {"t", "T"}     # running, not stopped
+    finally:
+        bot.close()
