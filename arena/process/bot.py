@@ -50,7 +50,7 @@ from .limits import CHILDREN_LISTS, WATCHDOG, apply_limits, kill_group, pid_name
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats
 from .streams import LazyLog, StderrReader, StdoutReader, Wakeup
-from .turns import Pauser, TurnClock, cpus_of
+from .turns import PER_TURN_SLACK, Pauser, TurnClock, cpus_of
 
 LOG = logging.getLogger(__name__)
 
@@ -392,7 +392,7 @@ class BotProcess(LineExchange):
         self._drain_pending()
         t_start = time.monotonic()
         clock = self._turns
-        if clock is not None and clock.state[1] is None:   # open since the spawn if it is new
+        if clock is not None and clock.since is None:   # open since the spawn if it is new
             clock.open(t_start)
         try:
             t_sent = self._write(obj, t_start + limit, limit)
@@ -442,7 +442,10 @@ class BotProcess(LineExchange):
         t_start = time.monotonic()
         clock = self._turns
         if clock is not None:
-            clock.open(t_start)
+            if clock.since is None:
+                clock.since = t_start      # TurnClock.open, inline: this runs on every decision
+            else:
+                clock.open(t_start)
         try:
             lines = [*before, obj]
             for line in lines:
@@ -458,10 +461,18 @@ class BotProcess(LineExchange):
             self.stats.timeouts += 1
             if bank is not None:
                 self.bank_remaining = 0.0
-            raise
-        finally:
             if clock is not None:
                 self._end_turn(clock)
+            raise
+        except BaseException:
+            if clock is not None:
+                self._end_turn(clock)
+            raise
+        if clock is not None:      # TurnClock.close at the reply's stamp, inline
+            clock.closed += t_sent + elapsed - t_start + PER_TURN_SLACK
+            clock.since = None
+            if clock.caught:
+                self._pause()
         if bank is not None and elapsed > allowance:
             self.bank_remaining = max(0.0, bank - (elapsed - allowance))
             LOG.debug("%s: %.3f s over the per-decision time, bank now %.3f s",
@@ -473,7 +484,11 @@ class BotProcess(LineExchange):
         """The bot has answered (or failed to): its turn is over, and a bot
         caught computing between turns is stopped until its next one."""
         clock.close(time.monotonic())
-        if not clock.caught or self._proc is None or self._reaped:
+        if clock.caught:
+            self._pause()
+
+    def _pause(self) -> None:
+        if self._proc is None or self._reaped:
             return
         if self._pauser is None:
             init = self._sandbox_init if self._sandboxed and CHILDREN_LISTS else None

@@ -37,10 +37,11 @@ LOG = logging.getLogger(__name__)
 
 # CPU a bot may use beyond its turns' wall time within one watchdog scan
 # (0.25 s) before it is stopped between turns: two clock ticks, above what
-# rounding the CPU times to ticks can make up, and a little for each turn:
-# a bot that has written its reply is often put aside by the arena reading
-# it, and finishes the write and goes back to reading only after the turn
-# has ended (10-40 us of a Python bot's CPU; 0.2 ms leaves room for more).
+# rounding the CPU times to ticks can make up.  And each turn counts a
+# little longer than it lasted: a bot that has written its reply is often
+# put aside by the arena reading it, and finishes the write and goes back to
+# reading only after the turn has ended (10-40 us of a Python bot's CPU;
+# 0.2 ms leaves room for more).
 OFF_TURN_SLACK = 0.02
 PER_TURN_SLACK = 0.0002
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -50,48 +51,55 @@ class TurnClock:
     """The time a bot has had to decide, kept by the thread that talks to it,
     and what the watchdog concluded from its CPU time.
 
-    ``state`` is (seconds of closed turns, start of the open turn or None,
-    turns closed), replaced whole, so the watchdog thread never reads half an
-    update."""
+    ``closed`` is the seconds of the turns that are over, ``since`` the start
+    of the one under way (None between turns).  The owner thread adds to
+    ``closed`` before it clears ``since``, and the watchdog thread reads
+    ``since`` first: a scan in between counts a turn twice (too much time,
+    never a bot wrongly caught), never not at all."""
 
-    __slots__ = ("state", "cpus", "caught", "off_turn", "_base")
+    __slots__ = ("closed", "since", "cpus", "caught", "off_turn", "_base")
 
     def __init__(self, opened: float | None, cpus: int = 1) -> None:
-        self.state: tuple[float, float | None, int] = (0.0, opened, 0)
+        self.closed = 0.0
+        self.since = opened
         self.cpus = max(1, cpus)      # CPUs the bot may run on: turns * cpus is the CPU it can use
         self.caught = False           # computed between turns: stopped between them from now on
         self.off_turn = 0.0           # CPU seconds found used between turns
-        self._base: tuple[float, float, int] | None = None
+        self._base: tuple[float, float] | None = None
 
     def open(self, at: float) -> None:
         """A turn starts at ``at`` (a turn still open goes on: counted up to ``at``)."""
-        total, since, count = self.state
-        self.state = (total if since is None else total + max(0.0, at - since), at, count)
+        since = self.since
+        if since is not None:
+            self.closed += max(0.0, at - since)
+        self.since = at
 
     def close(self, at: float) -> None:
-        total, since, count = self.state
+        since = self.since
         if since is not None:
-            self.state = (total + max(0.0, at - since), None, count + 1)
+            self.closed += max(0.0, at - since) + PER_TURN_SLACK
+            self.since = None
 
-    def seconds(self, now: float) -> tuple[float, int]:
-        """Seconds of turns so far (the open one up to ``now``), and turns closed."""
-        total, since, count = self.state
-        return (total if since is None else total + max(0.0, now - since)), count
+    def seconds(self, now: float) -> float:
+        """Seconds of turns so far, the one under way up to ``now``."""
+        since = self.since
+        closed = self.closed
+        return closed if since is None else closed + max(0.0, now - since)
 
     def observe(self, cpu_ticks: int, now: float) -> float | None:
         """A watchdog scan: the bot's processes had used ``cpu_ticks`` in all.
         Returns the CPU seconds used between turns since the last scan when
         that is more than the slack (the bot is ``caught`` then), else None."""
         cpu = cpu_ticks / _CLK_TCK
-        turns, count = self.seconds(now)
+        turns = self.seconds(now)
         base = self._base
         # A child that has died but is not reaped yet drops out of the sum until
         # its parent's counts take it in: the CPU seen never goes down here.
-        self._base = (cpu if base is None else max(cpu, base[0]), turns, count)
+        self._base = (cpu if base is None else max(cpu, base[0]), turns)
         if base is None:
             return None
         excess = max(0.0, cpu - base[0]) - (turns - base[1]) * self.cpus
-        if excess <= OFF_TURN_SLACK + (count - base[2]) * PER_TURN_SLACK:
+        if excess <= OFF_TURN_SLACK:
             return None
         self.off_turn += excess
         self.caught = True
