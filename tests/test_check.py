@@ -102,6 +102,7 @@ def test_shipped_bots_and_kits_pass_every_scenario(tmp_path, argv) -> None:
     report = run_check(argv, tmp_path, TimeControl())
     statuses = {s.name: s.status for s in report.steps}
     assert set(statuses.values()) == {PASS}, "\n".join(report.lines())
+    assert "turns" in statuses                        # and none computed between its turns
     assert report.ignored_lines == 0
     assert step(report, "draw: stock only").request.startswith("draw, options stock;")
 
@@ -210,6 +211,14 @@ def test_a_traceback_behind_a_legal_reply_warns(tmp_path) -> None:
     assert warned[0].name in ("lay off: wild on an ace-high run", "swap a wild")
     assert "traceback" in warned[0].summary
     assert any("AttributeError" in d for d in warned[0].details)
+
+
+def test_a_bot_computing_between_its_turns_warns(tmp_path) -> None:
+    report = run_check([sys.executable, str(REPO / "tests" / "bots" / "ponder_game.py")], tmp_path,
+                       TimeControl())
+    turns = step(report, "turns")
+    assert turns.status == WARN and "between its turns" in turns.summary, "\n".join(report.lines())
+    assert report.ok and {s.status for s in report.steps if s.name != "turns"} == {PASS}
 
 
 def test_docs_list_every_scenario() -> None:

@@ -133,6 +133,19 @@ def test_bot_spec(tmp_path: Path) -> None:
     assert config.bot_spec("beta").env is None
     with pytest.raises(ValueError):
         config.bot_spec("gamma")
+    assert spec.turn_guard and config.bot("alpha").limits.ponder is False
+
+
+def test_ponder_lets_a_bot_compute_between_turns_and_old_results_still_resume(tmp_path: Path) -> None:
+    text = THREE_BOTS + "  - {name: d, command: ./d, limits: {ponder: true}}\n  - {name: e, command: ./e}\n"
+    config = load_config(write(tmp_path, text))
+    assert config.bot("d").limits.ponder and not config.bot_spec("d").turn_guard
+    assert config.bot_spec("e").turn_guard
+    # The stored tournament (compared when resuming) has the key only where it is set.
+    bots = {b["name"]: b for b in config.to_mapping()["bots"]}
+    assert bots["d"]["limits"]["ponder"] is True and "ponder" not in bots["e"]["limits"]
+    assert ":5: bots[3].limits.ponder: expected true or false" in error_of(
+        tmp_path, THREE_BOTS + "  - {name: d, command: ./d, limits: {ponder: 1}}\n")
 
 
 def test_seat_specs_and_fault_policy(tmp_path: Path) -> None:
@@ -211,7 +224,7 @@ def test_shipped_tournaments_load() -> None:
     example = load_config(REPO / "tournaments" / "example.yaml")
     text = (REPO / "tournaments" / "example.yaml").read_text()
     keys = ["name", "bots", "command", "builtin", "dir", "env", "build", "limits", "memory_mb",
-            "cpu_seconds", "max_line_bytes", "stderr_max_bytes", "players", "rules", "preset", "time",
+            "cpu_seconds", "max_line_bytes", "stderr_max_bytes", "ponder", "players", "rules", "preset", "time",
             "startup", "per_move", "bank", "faults", "max_strikes", "strict", "format", "challengers",
             "deals", "duplicate", "seed", "jobs", "output"]
     keys += list(Ruleset().to_mapping())

@@ -12,6 +12,9 @@ Steps, each PASS / FAIL (WARN and SKIP do not fail the check):
              WARN, counted).  Each scenario reports the rule,
              the request it is about and the reply;
 - match      a short match against the built-in players, strict;
+- turns      the bot computed only while it had a request to answer (WARN
+             if it was caught computing between its turns, which a
+             tournament stops it from doing);
 - quit       after ``quit`` the bot exits by itself (WARN if it must be killed).
 
 Everything runs on one ``BotPool``, so the bot also shows it plays match
@@ -21,6 +24,7 @@ after match on one process (or exits after ``end`` and is restarted).
 from __future__ import annotations
 
 import os
+import random
 import tempfile
 import time
 from collections.abc import Mapping
@@ -28,8 +32,11 @@ from dataclasses import dataclass, field
 
 from ..match import BotPool, FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
 from ..players.base import Player
+from ..players.registry import make_player
 from ..process import BotFailure, BotSpec, TimeControl, sandbox
-from .judge import judge_scenario, log_path, match_step, quit_step, start_step
+from ..shanghai.actions import Buy, Draw, Play
+from ..shanghai.game import View
+from .judge import judge_scenario, log_path, match_step, quit_step, start_step, turns_step
 from .report import FAIL, PASS, SKIP, WARN, CheckReport, CheckStep
 from .scenarios import PLAYERS, SCENARIOS
 from .transcript import Transcript
@@ -38,6 +45,35 @@ __all__ = ["check_bot", "CheckReport", "CheckStep", "PASS", "FAIL", "WARN", "SKI
 
 MATCH_RULES = {"contracts": ["2S3", "S3+R4", "2R4"]}
 MATCH_OPPONENTS = ("greedy", "random")
+OPPONENT_PAUSE = 0.6      # seconds the first opponent sleeps once: the bot waits, off its turn
+
+
+class _Unhurried:
+    """A built-in player that sleeps (no CPU) before its first decision: the
+    bot then waits off its turn for a while, long enough for the watchdog to
+    see whether it computes meanwhile (the ``turns`` step)."""
+
+    def __init__(self, player: Player) -> None:
+        self.player = player
+        self.name = player.name
+        self._waited = False
+
+    def _wait(self) -> None:
+        if not self._waited:
+            self._waited = True
+            time.sleep(OPPONENT_PAUSE)
+
+    def draw(self, view: View) -> Draw:
+        self._wait()
+        return self.player.draw(view)
+
+    def buy(self, view: View) -> Buy:
+        self._wait()
+        return self.player.buy(view)
+
+    def play(self, view: View) -> Play:
+        self._wait()
+        return self.player.play(view)
 
 
 def check_bot(bot: BotSpec, *, time_control: TimeControl | None = None,
@@ -71,11 +107,13 @@ class _Run:
     transcript: Transcript
     stamp: str = field(default_factory=lambda: time.strftime("%Y%m%d-%H%M%S"))
     seen: set[str] = field(default_factory=set)   # every reply so far: a late copy is a duplicate
+    played: list[tuple[MatchResult, int]] = field(default_factory=list)   # every step's match, the bot's seat
 
     def _play(self, spec: MatchSpec, seat: int, players: Mapping[int, Player] | None = None
               ) -> tuple[MatchResult, list[tuple[str, str]]]:
         mark = self.transcript.mark()
         result = run_match(spec, self.pool, players=players)
+        self.played.append((result, seat))
         path = log_path(result, seat)
         if path:
             self.report.stderr_logs.append(path)
@@ -107,8 +145,10 @@ class _Run:
         seats = (SeatSpec(name, bot=self.bot),) + tuple(SeatSpec.builtin(p) for p in MATCH_OPPONENTS)
         spec = MatchSpec(f"check-{self.stamp}-match", seats, MATCH_RULES, seed=7, time=self.tc,
                          faults=FaultPolicy(strict=True), log_dir=self.log_dir)
-        result, lines = self._play(spec, 0)
+        first = _Unhurried(make_player(MATCH_OPPONENTS[0], random.Random("7/1")))
+        result, lines = self._play(spec, 0, {1: first})
         match_step(self.report, result, lines, MATCH_OPPONENTS, self.seen)
+        turns_step(self.report, self.played)
         if result.forfeited[0]:
             self.report.add("quit", SKIP, "not run: the bot forfeited the match and its process was killed")
         else:
@@ -118,5 +158,5 @@ class _Run:
 def _skip_rest(report: CheckReport, after: str) -> None:
     for scenario in SCENARIOS:
         report.add(scenario.name, SKIP, f"not run: step '{after}' failed")
-    for step in ("match", "quit"):
+    for step in ("match", "turns", "quit"):
         report.add(step, SKIP, f"not run: step '{after}' failed")

@@ -29,7 +29,8 @@ def start_step(report: CheckReport, result: MatchResult, seat: int,
     exchanges, _issues = read(lines)
     ready = next((e.reply for e in exchanges if e.kind == "start"), None)
     if fault is not None:
-        report.add("start", FAIL, f"{fault.kind}: {fault.detail}", evidence(fault, result),
+        report.add("start", FAIL, f"{fault.kind}: {fault.detail}",
+                   evidence(fault, result, with_line=not ready),
                    rule="answer 'start' with one 'ready' line within the start-up time "
                         "(docs/PROTOCOL.md, 'start')", reply=ready or "")
         return False
@@ -237,6 +238,24 @@ def match_step(report: CheckReport, result: MatchResult, lines: list[tuple[str, 
         report.add("match", WARN, said + note, more)
         return
     report.add("match", PASS, said)
+
+
+def turns_step(report: CheckReport, played: list[tuple[MatchResult, int]]) -> None:
+    """Whether the bot was caught computing between its turns in any step
+    (``arena.process.turns``): no fault, so a WARN."""
+    caught: list[float] = []
+    for result, seat in played:
+        traces = result.record.get("trace") or []
+        used = traces[seat].get("off_turn_cpu") if seat < len(traces) else None
+        if used is not None:
+            caught.append(used)
+    if not caught:
+        report.add("turns", PASS, "computed only while it had a request to answer")
+        return
+    report.add("turns", WARN,
+               f"used {max(caught):.2f} s of CPU between its turns (in a thread, a child process, or its "
+               "runtime's compiler or garbage collector): in a tournament it is stopped between its turns "
+               "from then on, which is no fault (docs/PROTOCOL.md, 'Time limits')")
 
 
 def quit_step(report: CheckReport, pool: BotPool, bot: BotSpec, name: str,

@@ -144,6 +144,9 @@ def _seat_trace(seat: Seat, stderr_end: int | None) -> dict[str, Any]:
     if isinstance(seat, RemoteSeat):
         out["protocol"] = seat.protocol
         out["stderr_end"] = stderr_end
+        off_turn = seat.proc.off_turn_seconds
+        if off_turn is not None:      # only then: the records of other bots stay as they were
+            out["off_turn_cpu"] = round(off_turn, 3)
     return out
 
 

@@ -41,6 +41,14 @@ START_TIMEOUT_HINT = ("; does the bot flush stdout after each line? (Python: pri
                       "(java Bot.java, a JIT) needs precompiling or more start-up time "
                       "(--startup, or time.startup in a tournament)")
 
+# After a refused 'ready', how long the bot may take to exit: an exit is the
+# fault then (a runtime printing its error on stdout as it fails to start).
+STARTUP_EXIT_WAIT = 1.0
+
+# What most often comes instead of 'ready': a banner, a debug line or a
+# runtime's warning printed on stdout.
+NOT_READY_HINT = "stdout is for protocol lines only; write logs to stderr"
+
 # (fault kind, reason, excerpt of the offending line)
 HandshakeFailure = tuple[str, str, str | None]
 
@@ -149,8 +157,14 @@ class RemoteSeat:
             return None
         except (BotFailure, MalformedInput) as exc:
             kind, detail, line = _classify(exc, reply)
+            if kind == MALFORMED:
+                crashed = proc.exit_failure(STARTUP_EXIT_WAIT, line)
+                if crashed is not None:
+                    return CRASH, crashed.detail, line
             if kind == TIMEOUT:
                 detail += START_TIMEOUT_HINT
+            elif isinstance(exc, BotMalformed):     # not even a JSON object
+                detail = f'{detail} in the line it wrote instead of \'ready\': "{line}"; {NOT_READY_HINT}'
             return kind, detail, line
         finally:
             self.note_ignored(1, None)

@@ -137,6 +137,13 @@ class BotProcess(LineExchange):
         return self._failure
 
     @property
+    def off_turn_seconds(self) -> float | None:
+        """CPU seconds the bot was seen using between its turns, if it was
+        caught at it (it is stopped between its turns since: ``turns``)."""
+        clock = self._turns
+        return clock.off_turn if clock is not None and clock.caught else None
+
+    @property
     def stderr_dropped(self) -> int:
         return self._stderr.dropped if self._stderr is not None else 0
 

@@ -18,13 +18,14 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from ..jsonline import NO_ID, JSONLineError, decode_object
-from .errors import BotMalformed, BotTimeout, excerpt
+from .errors import BotCrashed, BotFailure, BotMalformed, BotTimeout, excerpt
 from .exits import ProcessExits
-from .streams import EXIT, LINE, TOOLONG, StdoutReader, log_text
+from .streams import EOF, EXIT, LINE, TOOLONG, StdoutReader, log_text
 from .turns import Pauser
 
 LOG = logging.getLogger(__name__)
 IGNORED_KEPT = 5            # texts of ignored lines kept between two ``take_ignored``
+QUOTED_LINES = 8            # stdout lines quoted in the failure of a bot that exited
 
 # A reply decoder: line -> (value, the id it carries or NO_ID); raises
 # JSONLineError for a line that is no acceptable reply at all.
@@ -41,6 +42,7 @@ class LineExchange(ProcessExits):
     ignored: list[str]          # the first few lines thrown away since the last ``take_ignored``
     ignored_since: int          # lines thrown away since the last ``take_ignored``
     _has_pidfd: bool
+    _closed: bool
     _pauser: Pauser | None      # set once the bot was caught computing between its turns
 
     def _write(self, obj: Any, deadline: float, limit: float) -> float:
@@ -115,15 +117,54 @@ class LineExchange(ProcessExits):
         # What is there now, once: a bot that writes without pause must not
         # hold the arena here (what it writes on is judged as its reply).
         events = reader.events
+        said: list[str] = []
         while events:
             kind, payload, _stamp = events.popleft()
             if kind == LINE:
                 if payload.strip():  # type: ignore[attr-defined]
-                    self._ignore(f"unsolicited line: {excerpt(payload)}")  # type: ignore[arg-type]
+                    said.append(excerpt(payload))  # type: ignore[arg-type]
+                    self._ignore(f"unsolicited line: {said[-1]}")
             elif kind == TOOLONG:
                 self._ignore("unsolicited over-long line")
             else:
-                raise self._died(kind)
+                raise self._died(kind, " | ".join(said[-QUOTED_LINES:]))
+
+    def exit_failure(self, timeout: float, line: str | None = None) -> BotCrashed | None:
+        """The crash of a bot whose main process has exited, or exits within
+        ``timeout`` seconds; None if it is still running then.
+
+        A runtime that cannot start (a JVM refused its memory) prints its
+        error on stdout and exits: the line refused as a reply came first, but
+        the exit says what happened.  ``line`` (an excerpt of that line) and
+        the first lines the bot writes meanwhile are quoted in the failure."""
+        if self._proc is None or self._closed or self._failure is not None:
+            return self._failure if isinstance(self._failure, BotCrashed) else None
+        said = [line] if line else []
+        reader = self._stdout
+        if self._pauser is not None:
+            self._pauser.resume()       # stopped after its reply (turns.py): it must be free to exit
+        deadline = time.monotonic() + timeout
+        while not self._leader_exited():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            if reader is None or reader.ended:
+                time.sleep(min(remaining, 0.01))
+                continue
+            self._quote(reader.get(min(remaining, 0.05)), said)
+        for _ in range(QUOTED_LINES * 4):     # what it wrote just before it exited
+            if reader is None or not self._quote(reader.get(0.0), said):
+                break
+        return self._died(EXIT, " | ".join(said))
+
+    @staticmethod
+    def _quote(event: tuple[str, object, float] | None, said: list[str]) -> bool:
+        """Keep the text of a line event (the first ``QUOTED_LINES``); False for no event."""
+        if event is None:
+            return False
+        if event[0] == LINE and len(said) < QUOTED_LINES:
+            said.append(excerpt(event[1]))  # type: ignore[arg-type]
+        return True
 
     def _await(self, t0: float, limit: float, expect_id: Any, not_before: float | None = None,
                is_stale_id: Callable[[Any], bool] | None = None,
@@ -178,7 +219,11 @@ class LineExchange(ProcessExits):
                                    head, bot=self.name)
             raise self._died(kind)
 
-    def _no_reply(self, t0: float, limit: float, wrong_ids: int) -> BotTimeout:
+    def _no_reply(self, t0: float, limit: float, wrong_ids: int) -> BotFailure:
+        """The timeout, or the crash of a sandboxed bot that closed its stdout
+        (no end of file comes from the sandbox: ``_stdout_abandoned``)."""
+        if self._stdout_abandoned():
+            return self._died(EOF)
         extra = f" (ignored {wrong_ids} replies with another id)" if wrong_ids else ""
         return BotTimeout(f"no reply within {limit:.3f} s{extra}", bot=self.name,
                           limit=limit, elapsed=time.monotonic() - t0)

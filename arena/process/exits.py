@@ -19,7 +19,7 @@ import weakref
 
 from . import sandbox
 from .errors import BotCrashed, BotFailure, describe_exit, excerpt
-from .limits import WATCHDOG, group_members, kill_group, signal_member
+from .limits import CHILDREN_LISTS, WATCHDOG, group_members, kill_group, process_tree, signal_member
 from .spec import BotSpec
 from .streams import EOF, EXIT, StderrReader, StdoutReader, Wakeup
 
@@ -165,10 +165,12 @@ class ProcessExits:
             kill_group(self._proc.pid, signal.SIGKILL)
             self._reap()
 
-    def _died(self, cause: str) -> BotCrashed:
+    def _died(self, cause: str, stdout: str = "") -> BotCrashed:
         """The bot closed stdout (EOF), its main process exited (EXIT) or it
         closed stdin ("stdin").  Kill what is left of its group, collect the
-        exit status and return the failure (sticky)."""
+        exit status and return the failure (sticky).  ``stdout``: what it
+        wrote there last, quoted in the message (a runtime that cannot start
+        prints its error there)."""
         exited = self._wait_leader(0.0 if cause == EXIT else EXIT_WAIT)
         self._kill_and_reap()
         if self._stderr is not None:
@@ -178,9 +180,10 @@ class ProcessExits:
             message = self.exit_description or "exited"
             returncode = self.returncode
         else:
-            stream = "output" if cause == EOF else "input"
-            message = f"closed its standard {stream} (killed)"
+            message = f"closed its {'stdout' if cause == EOF else 'stdin'} (killed)"
             returncode = None
+        if stdout:
+            message += f'; stdout: "{excerpt(stdout)}"'
         last = [line for line in tail.splitlines() if line.strip()]
         if last:
             message += f"; stderr: {excerpt(last[-1])}"
@@ -188,6 +191,39 @@ class ProcessExits:
         self._failure = exc
         LOG.debug("%s: crashed: %s", self.name, message)
         return exc
+
+    def _stdout_abandoned(self) -> bool:
+        """Whether a sandboxed bot has closed its stdout: no process of it
+        holds the pipe any more.  bwrap and the sandbox's first process keep
+        a copy of the pipe for their own lives, so its end of file never
+        comes.  False when it cannot be told (no children lists, a process
+        whose descriptors cannot be read): the bot is judged as before."""
+        init = self._sandbox_init
+        if not self._sandboxed or init is None or not CHILDREN_LISTS or self._reaped:
+            return False
+        assert self._proc is not None and self._proc.stdout is not None
+        try:
+            pipe = f"pipe:[{os.fstat(self._proc.stdout.fileno()).st_ino}]"
+        except (OSError, ValueError):
+            return False
+        bot = [p.pid for p in process_tree(init) if p.pid != init]
+        if not bot:
+            return False        # nothing but init: the bot's exit is on its way
+        for pid in bot:
+            try:
+                fds = os.listdir(f"/proc/{pid}/fd")
+            except FileNotFoundError:
+                continue        # gone meanwhile
+            except OSError:
+                return False
+            for fd in fds:
+                try:
+                    if os.readlink(f"/proc/{pid}/fd/{fd}") == pipe:
+                        return False
+                except OSError:
+                    continue
+        LOG.debug("%s: no process of the bot holds its stdout", self.name)
+        return True
 
     def _wait_group_gone(self, timeout: float) -> list[int]:
         """SIGKILLed processes take a moment to die: poll /proc for live members."""

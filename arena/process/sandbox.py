@@ -88,7 +88,7 @@ class Containment:
                     "read-only system, private /tmp")
             if not seccomp.available():
                 text += ("; no seccomp filter (libseccomp not found): file locks, inotify "
-                         "and the keyring are not refused")
+                         "and the keyring are open to bots")
             if os.geteuid() == 0:
                 text += ("; arena runs as root, so bots can read files only root may read "
                          "(docs/SECURITY.md)")

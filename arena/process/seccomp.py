@@ -4,9 +4,27 @@ write, no network and no process.
 
 * File locks (``flock``, and ``fcntl`` lock commands): every bot can open the
   same read-only files (the interpreter, say); a lock taken by one is seen by
-  the others (``F_GETLK``), which is enough to pass a hand bit by bit.
-* ``inotify`` / ``fanotify``: one bot opening a shared file is an event
-  another can watch.
+  the others (``F_GETLK``, or a ``flock`` that would block), which is enough
+  to pass a hand bit by bit.  But programs take locks without being asked
+  (the JVM on its perf-data file, SQLite on its database), and a refused one
+  can make them print a warning on stdout, before 'ready'.  So the calls
+  that take or drop a lock (``flock``, ``F_SETLK``, ``F_SETLKW`` and their
+  open-file-description forms) succeed without doing anything: the filter
+  answers "error 0", which the kernel returns as 0 without making the call.
+  A bot's own processes cannot exclude each other with locks either; a
+  program that needs that is rare among bots.  The calls that test for a
+  lock (``F_GETLK``, ``F_OFD_GETLK``) are left to the kernel: no sandboxed
+  process holds a lock any more, so they never see another bot's, and they
+  answer truthfully "no conflicting lock" (faking their success would leave
+  the caller's struct as it gave it, saying a lock of the very kind it asked
+  about is held, and a refusal breaks SQLite's check for a hot journal).
+  They do see locks of processes outside any sandbox (a bot run with
+  ``sandbox: none``), a view of the host, not of the other sandboxed bots.
+* ``inotify`` / ``fanotify``, and their ``fcntl`` forms: a directory
+  notification (``F_NOTIFY``) and a lease (``F_SETLEASE``, on a file the bot
+  owns, as every system file is when the arena runs as root): one bot
+  opening or reading a shared file is an event another can watch (a lease
+  also makes the other's open fail).
 * The kernel keyring (``add_key``, ``keyctl``, ``request_key``): where the
   arena runs with a session keyring (SSH logins, services, containers), every
   bot would share it, and keys outlive the process that added them.
@@ -16,7 +34,9 @@ write, no network and no process.
   (``affinity.py``); a bot that moved to another CPU would take it from
   the match playing there, in the middle of another bot's timed decision.
 
-Each is refused with EPERM (the program sees a failed call, not a kill).  The
+The others are refused with EPERM (the program sees a failed call, not a
+kill).  fcntl's command is compared in its low 32 bits, the only ones the
+kernel reads: a bot setting the high ones must not get past.  The
 filter is compiled by libseccomp (the ``pyseccomp`` binding) once per
 process; where libseccomp cannot be loaded there is no filter, and
 ``available()`` says so.
@@ -28,11 +48,16 @@ import errno
 import functools
 import os
 
-DENIED_CALLS = ("flock", "inotify_init", "inotify_init1", "fanotify_init",
+DENIED_CALLS = ("inotify_init", "inotify_init1", "fanotify_init",
                 "add_key", "keyctl", "request_key", "memfd_create", "sched_setaffinity")
-# fcntl commands that take, test or drop a lock (F_GETLK, F_SETLK, F_SETLKW
-# and their open-file-description forms); other fcntl calls stay allowed.
-LOCK_COMMANDS = (5, 6, 7, 36, 37, 38)
+# Calls that succeed without doing anything: taking or dropping a file lock.
+PRETENDED_CALLS = ("flock",)
+# fcntl commands that take or drop a lock (F_SETLK, F_SETLKW, F_OFD_SETLK,
+# F_OFD_SETLKW); other fcntl calls, F_GETLK and F_OFD_GETLK among them, are allowed.
+LOCK_COMMANDS = (6, 7, 37, 38)
+# fcntl commands refused: F_SETLEASE, F_NOTIFY.
+REFUSED_COMMANDS = (1024, 1026)
+_COMMAND_BITS = 0xFFFF_FFFF      # fcntl's cmd is an unsigned int: the kernel ignores the rest
 
 
 @functools.cache
@@ -42,12 +67,16 @@ def program() -> bytes | None:
         import pyseccomp as sc
     except (ImportError, RuntimeError, OSError):
         return None
-    refuse = sc.ERRNO(errno.EPERM)
+    refuse, pretend = sc.ERRNO(errno.EPERM), sc.ERRNO(0)
     flt = sc.SyscallFilter(defaction=sc.ALLOW)
     for call in DENIED_CALLS:
         flt.add_rule(refuse, call)
+    for call in PRETENDED_CALLS:
+        flt.add_rule(pretend, call)
     for command in LOCK_COMMANDS:
-        flt.add_rule(refuse, "fcntl", sc.Arg(1, sc.EQ, command))
+        flt.add_rule(pretend, "fcntl", sc.Arg(1, sc.MASKED_EQ, _COMMAND_BITS, command))
+    for command in REFUSED_COMMANDS:
+        flt.add_rule(refuse, "fcntl", sc.Arg(1, sc.MASKED_EQ, _COMMAND_BITS, command))
     read_end, write_end = os.pipe()
     try:
         with os.fdopen(write_end, "wb") as out:

@@ -104,6 +104,7 @@ class BotLimits:
     max_line_bytes: int = MiB
     stderr_max_bytes: int = MiB
     processes: int = DEFAULT_MAX_PROCESSES
+    ponder: bool = False        # may compute between its turns (process.turns)
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,7 @@ class BotConfig:
             max_line_bytes=self.limits.max_line_bytes,
             stderr_max_bytes=self.limits.stderr_max_bytes,
             max_processes=self.limits.processes,
+            turn_guard=not self.limits.ponder,
         )
 
     def seat_spec(self) -> Any:
@@ -174,8 +176,11 @@ class BotConfig:
             out["env"] = dict(self.env)
             out["build"] = self.build
             out["limits"] = dataclasses.asdict(self.limits)
+            # Results stored before these keys existed still resume:
             if self.limits.processes == DEFAULT_MAX_PROCESSES:
-                del out["limits"]["processes"]   # results stored before the key existed still resume
+                del out["limits"]["processes"]
+            if not self.limits.ponder:
+                del out["limits"]["ponder"]
         return out
 
 

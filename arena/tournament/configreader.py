@@ -53,7 +53,7 @@ _TOP_KEYS = ("name", "bots", "players", "rules", "time", "faults", "format", "ch
              "deals", "settle", "rating", "duplicate", "seed", "jobs", "affinity", "output", "sandbox", "executor")
 _BOT_KEYS = ("name", "command", "builtin", "dir", "env", "build", "limits", "sandbox")
 _BOT_SANDBOX_KEYS = ("read", "write", "scratch")
-_LIMIT_KEYS = ("memory_mb", "cpu_seconds", "max_line_bytes", "stderr_max_bytes", "processes")
+_LIMIT_KEYS = ("memory_mb", "cpu_seconds", "max_line_bytes", "stderr_max_bytes", "processes", "ponder")
 _TIME_KEYS = ("startup", "per_move", "bank")
 _FAULT_KEYS = ("max_strikes", "strict")
 _SETTLE_KEYS = ("confidence", "max_matches", "max_minutes")
@@ -334,6 +334,8 @@ class Reader(NodeReader):
         if "processes" in entries:
             values["processes"] = self.integer(entries["processes"][1], f"{path}.processes",
                                                1, 100_000, "a number of processes")
+        if "ponder" in entries:
+            values["ponder"] = self.boolean(entries["ponder"][1], f"{path}.ponder")
         return BotLimits(**values)
 
     # -- the other sections -----------------------------------------------------------

@@ -60,7 +60,7 @@ def probe(start_, length):
 def leak(group, seat, cards):
     try:
         _leak(group, seat, cards)
-    except OSError:            # the lock calls are refused (seccomp): no channel
+    except OSError:            # the lock calls are refused: no channel
         pass
 
 

@@ -1,0 +1,79 @@
+"""How a bot that goes wrong the way a newcomer's does is told about it: a
+banner on stdout before 'ready', a runtime that prints its error on stdout
+and exits (the JVM refused its memory: tests/test_java_example.py), a bot
+that closes its stdout.  Real bot processes (tests/gamebots/banner.py,
+close_stdout.py), in the default sandbox and, where it differs, without.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.match import MatchResult, MatchSpec, SeatSpec, run_match
+from arena.process import SandboxPolicy, TimeControl
+
+GAMEBOTS = Path(__file__).parent / "gamebots"
+TIME = TimeControl(startup_seconds=10.0, per_decision_seconds=2.0)
+BANNER = r"\x1b[1mMy Shanghai bot v1 ♥ starting\x1b[0m"     # as quoted: escapes written out
+HINT = "stdout is for protocol lines only; write logs to stderr"
+
+
+def banner_bot(*args: str) -> SeatSpec:
+    return SeatSpec.command([sys.executable, str(GAMEBOTS / "banner.py"), *args], name="banner")
+
+
+def play(tmp_path: Path, seat: SeatSpec) -> MatchResult:
+    spec = MatchSpec("t1", (seat, SeatSpec.builtin("random")), {"contracts": ["2S3"]}, seed=1,
+                     time=TIME, log_dir=str(tmp_path / "logs"))
+    return run_match(spec)
+
+
+def test_a_banner_before_ready_is_quoted_with_a_hint(tmp_path):
+    (fault,) = play(tmp_path, banner_bot()).faults_of(0)
+    assert (fault.kind, fault.decision, fault.forfeit) == ("malformed", None, True)
+    assert fault.detail.startswith("not valid JSON")
+    # The line, escaped (no escape sequence reaches a terminal), and what to do about it.
+    assert f'"{BANNER}"' in fault.detail and "instead of 'ready'" in fault.detail
+    assert fault.detail.endswith(HINT), fault.detail
+    assert "\x1b" not in fault.detail and "\n" not in fault.detail
+    assert fault.excerpt == BANNER
+
+
+def test_arena_check_shows_the_banner_and_the_hint_and_no_raw_escape(tmp_path):
+    res = CliRunner().invoke(main, ["check", f"{sys.executable} {GAMEBOTS / 'banner.py'}",
+                                    "--log-dir", str(tmp_path)])
+    assert res.exit_code == 1, res.output
+    start = next(line for line in res.output.splitlines() if line.startswith("  FAIL  start"))
+    assert f'"{BANNER}"' in start and HINT in start, start
+    assert "\x1b" not in res.output        # the reply line too is shown escaped
+    assert f"reply: {BANNER}" in res.output
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_a_bot_that_prints_its_error_on_stdout_and_exits_is_a_crash_with_its_exit_code(tmp_path, mode):
+    seat = SeatSpec.command([sys.executable, str(GAMEBOTS / "banner.py"), "--exit", "3"],
+                            name="banner", sandbox=SandboxPolicy(mode))
+    (fault,) = play(tmp_path, seat).faults_of(0)
+    assert (fault.kind, fault.decision, fault.forfeit) == ("crash", None, True)
+    # The exit is the fault; what it printed is the context, quoted.
+    assert fault.detail.startswith("exited with code 3"), fault.detail
+    assert 'stdout: "Error occurred during initialization of VM | Could not reserve' in fault.detail
+    assert fault.excerpt == "Error occurred during initialization of VM"
+    assert HINT not in fault.detail
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_a_bot_that_closes_its_stdout_crashed_at_once(tmp_path, mode):
+    """In the sandbox bubblewrap keeps a copy of the bot's stdout, so no end of file
+    comes: without a look at the bot's own descriptors it got three timeouts."""
+    seat = SeatSpec.command([sys.executable, str(GAMEBOTS / "close_stdout.py")], name="closer",
+                            sandbox=SandboxPolicy(mode))
+    faults = play(tmp_path, seat).faults_of(0)
+    assert [(f.kind, f.forfeit) for f in faults] == [("crash", True)], faults
+    assert faults[0].decision is not None
+    assert faults[0].detail.startswith("closed its stdout"), faults[0].detail
