@@ -152,6 +152,17 @@ def test_cli_text_report_shows_rule_request_and_reply(tmp_path) -> None:
     assert "lines ignored: 0" in res.output and "result: PASS" in res.output.rstrip().splitlines()[-2:]
 
 
+def test_the_bots_stderr_quoted_in_the_report_is_escaped(tmp_path) -> None:
+    """The end of a failing bot's stderr log, shown as evidence, is one line of
+    printable text per line it wrote: ESC, CR or U+202E would rewrite the terminal."""
+    res = subprocess.run([sys.executable, "-m", "arena", "check", f"{sys.executable} "
+                          f"{CHECKBOTS / 'stderr_escapes.py'}", "--log-dir", str(tmp_path)],
+                         capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+    assert "| oops \\x1b[2J\\u202e\\r done" in res.stdout
+    assert not [c for c in ("\x1b", "\r", "\u202e") if c in res.stdout + res.stderr]
+
+
 # ------------------------------------------------------------- the transcript
 
 def test_transcript_tells_duplicates_unasked_buys_and_wrong_ids_apart() -> None:

@@ -71,6 +71,8 @@ READY = [
     ("deep", "nesting deeper than 32"),
     ("dupkey", "duplicate key 'name'"),
     ("bom", "byte-order mark"),
+    ("bidiname", "control characters"),         # U+202E would reverse a line that shows the name
+    ("longname", "string of 10240 characters"),  # 10 KB: refused by the line decoder already
 ]
 
 
@@ -80,7 +82,7 @@ def test_hostile_ready_is_a_clean_start_failure(tmp_path: Path, kind: str, reaso
     (fault,) = result.faults
     assert (fault.seat, fault.kind, fault.decision, fault.decision_kind, fault.forfeit) == \
         (0, "malformed", None, "start", True)
-    assert reason in fault.detail
+    assert reason in fault.detail and fault.detail.isprintable() and len(fault.detail) < 1000   # bounded
     assert result.forfeited == (True, False, False) and result.places[0] == 3
 
 

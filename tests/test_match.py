@@ -368,6 +368,11 @@ def test_cli_play_with_a_bot_program(tmp_path):
     assert "stderr log: none (nothing written)" in out       # minimal.py and garbage.py are silent
     data = json.loads(log.read_text())
     assert data["forfeited"] == [False, True, False] and data["faults"][0]["kind"] == "malformed"
+    # The fault names the request id the bot saw, not the arena's decision index.
+    fault = data["faults"][0]
+    rid = next(d[1] for d in data["trace"][1]["decisions"] if d[0] == fault["decision"])
+    assert fault["request_id"] == rid
+    assert f"seat 1 (garbage.py): malformed at hand 1, request id {rid} ({fault['decision_kind']})" in out
 
 
 def test_cli_play_missing_program(tmp_path):

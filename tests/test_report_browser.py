@@ -200,7 +200,7 @@ def test_a_fault_shows_where_it_happened_with_the_reply_and_stderr(browser, resu
         box = page.locator("#faults .fault")
         assert box.count() == 1
         text = box.inner_text()
-        assert "illegal" in text.lower() and f"decision {fault['decision']}" in text
+        assert "illegal" in text.lower() and f"request id {fault['request_id']} (" in text
         assert "go_down" in text                                  # the reply
         assert "thinking about request" in text                   # the stderr of that decision
         assert p.errors == []

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.store import DEFAULT_DB_NAME, ResultStore, StoredMatch, StoreError, resolve_db_path
+from arena.tournament.store import DEFAULT_DB_NAME, FAULT_KEYS, ResultStore, StoredMatch, StoreError, resolve_db_path
 
 REPO = Path(__file__).parent.parent
 
@@ -42,7 +42,8 @@ FACTORY = textwrap.dedent('''
         places = [1 + sum(1 for k in key if k < mine) for mine in key]
         faults = [{"seat": rng.randrange(players), "kind": rng.choice(["timeout", "crash", "malformed",
                    "wrong_id", "illegal"]), "hand": rng.choice([None, 1 + rng.randrange(hands)]),
-                   "decision": rng.randrange(500), "decision_kind": "discard", "detail": f"fault {i}.{k}"}
+                   "decision": rng.randrange(500), "decision_kind": "discard", "detail": f"fault {i}.{k}",
+                   "excerpt": rng.choice([None, f'{{"id": {k}, "draw": "pile"}}']), "request_id": 1 + k}
                   for k in range(i % 3)]
         stats = [{"count": rng.randrange(1, 300), "mean": rng.random() / 10, "p95": rng.random() / 5,
                   "max": rng.random(), "timeouts": rng.randrange(2)} for _ in range(players)]
@@ -98,10 +99,30 @@ def test_round_trip(db: Path) -> None:
         all_faults = store.faults()
         assert len(all_faults) == sum(len(m.faults) for m in ms)
         f = store.faults("m00002")
-        assert [{k: x[k] for k in ("seat", "kind", "hand", "decision", "decision_kind", "detail")} for x in f] \
-            == ms[2].faults
+        assert [{k: x[k] for k in FAULT_KEYS} for x in f] == ms[2].faults
         assert all(x["bot"] == ms[2].bots[x["seat"]] for x in f)
         assert store.verify() == []
+
+
+def test_a_faults_line_is_stored_escaped_and_bounded_never_raw(db: Path) -> None:
+    """The line a bot wrote, as stored: one line of printable text (an escape
+    sequence read back to a terminal could rewrite it), at most ~200 characters."""
+    m = make_match(2)
+    lines = ["\x1b[2J\r\u202e evil", "x" * 100_000, b'{"id": 3}\x1b']
+    m = dataclasses.replace(m, faults=[{**m.faults[0], "excerpt": line} for line in lines])
+    with ResultStore(db) as store:
+        store.add_match(m)
+        stored = [f["excerpt"] for f in store.faults()]
+    assert stored == ["\\x1b[2J\\r\\u202e evil", "x" * 200 + "...", '{"id": 3}\\x1b']
+
+
+def test_a_faults_reason_is_stored_as_one_printable_line(db: Path) -> None:
+    """The arena makes reasons printable; the store makes sure (they go back to terminals)."""
+    m = make_match(2)
+    m = dataclasses.replace(m, faults=[{**m.faults[0], "detail": "bad \x1b[2J\u202e\nline"}])
+    with ResultStore(db) as store:
+        store.add_match(m)
+        assert [f["detail"] for f in store.faults()] == ["bad \\x1b[2J\\u202e\\nline"]
 
 
 def test_normalisation_and_defaults(db: Path) -> None:
@@ -349,11 +370,17 @@ def test_version_1_database_opens_and_keeps_every_result(db: Path) -> None:
         store.init_tournament("old", {"n": 1}, seed=1)
         for m in ms:
             store.add_match(m)
-    # What arena wrote before failed matches existed: the same tables minus that one.
+    # What arena wrote before failed matches existed: the same tables minus that one
+    # (and minus the fault columns of version 3).
     with sqlite3.connect(db) as c:
         c.execute("DROP TABLE failed_matches")
+        c.execute("ALTER TABLE faults DROP COLUMN excerpt")
+        c.execute("ALTER TABLE faults DROP COLUMN request_id")
         c.execute("PRAGMA user_version = 1")
     c.close()
+    # Its faults read back without what version 3 added.
+    ms = [dataclasses.replace(m, faults=[{**f, "excerpt": None, "request_id": None} for f in m.faults])
+          for m in ms]
     with ResultStore(db, create=False) as store:
         assert store.matches() == [dataclasses.replace(m, record=None) for m in ms]
         assert store.match("m00002") == ms[2]
@@ -361,5 +388,5 @@ def test_version_1_database_opens_and_keeps_every_result(db: Path) -> None:
         store.add_failure(failure(3))
         assert store.verify() == []
     with sqlite3.connect(db) as c:
-        assert c.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert c.execute("PRAGMA user_version").fetchone()[0] == 3
     c.close()

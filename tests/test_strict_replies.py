@@ -108,6 +108,8 @@ def test_ready_is_as_strict_as_replies() -> None:
                      ({**READY, "name": 5}, "\"name\""),
                      ({**READY, "name": "a\x1b[2Jb"}, "control characters"),
                      ({**READY, "name": "two\nlines"}, "control characters"),
+                     ({**READY, "name": "evil\u202egnp"}, "control characters"),
+                     ({**READY, "name": "zero\u200bwidth"}, "control characters"),
                      ({**READY, "type": 1}, "\"type\": \"ready\"")]:
         with pytest.raises(ProtocolError) as info:
             parse_ready(bad)

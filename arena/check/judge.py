@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 
 from ..match import BotPool, Fault, MatchResult, MatchSpec
+from ..match.spec import fault_place
 from ..process import BotSpec, TimeControl
+from ..process.errors import escaped
 from ..shanghai.actions import Action, Buy, Draw, GoDown, LayOff, Play, Swap, action_from_json
 from ..shanghai.game import Decision, Game, View
 from .report import FAIL, PASS, SKIP, WARN, CheckReport
@@ -223,7 +225,8 @@ def match_step(report: CheckReport, result: MatchResult, lines: list[tuple[str, 
         return
     if faults:
         f = faults[0]
-        where = "handshake" if f.decision is None else f"hand {f.hand}, decision {f.decision} ({f.decision_kind})"
+        where = "handshake" if f.decision is None else \
+            fault_place(f.hand, f.decision, f.decision_kind, f.request_id)
         report.add("match", FAIL, f"{what}: {f.kind} at {where}: {f.detail}{_hint(f)}",
                    evidence(f, result))
         return
@@ -293,8 +296,10 @@ def _tail(path: str, max_lines: int = STDERR_LINES, max_bytes: int = 4096) -> li
             data = f.read()
     except OSError:
         return []
-    lines = data.decode("utf-8", errors="replace").splitlines()
-    return [line[:200] for line in lines if line.strip()][-max_lines:]
+    # Lines end at a newline only, and each is escaped: a CR, an escape
+    # sequence or U+202E of the bot's would rewrite the report on a terminal.
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    return [escaped(line.rstrip("\r"))[:200] for line in lines if line.strip()][-max_lines:]
 
 
 def _ms(seconds: float | None) -> str:

@@ -202,7 +202,7 @@ class RemoteSeat:
             self.note_ignored(game.hand_no, index)
             kind, detail, line = _classify(exc, reply)
         fallback = fallback_action(d)
-        self._record(game, index, d.kind, kind, detail, line)
+        self._record(game, index, d.kind, kind, detail, line, request_id=req_id)
         if self.proc.failure is None:
             self._notify_error(req_id, kind, detail, fallback)
         if self.forfeited:
@@ -225,12 +225,13 @@ class RemoteSeat:
             self.ignored = IgnoredLines(self.seat, old.count + count, old.hand, old.decision, examples)
 
     def _record(self, game: Game, index: int | None, decision_kind: str, kind: str,
-                detail: str, line: str | None, *, force: bool = False) -> None:
+                detail: str, line: str | None, *, force: bool = False,
+                request_id: int | None = None) -> None:
         strikes = len(self.faults) + 1
         forfeit = (force or kind == CRASH or self.policy.strict
                    or strikes >= self.policy.max_strikes or self.proc.failure is not None)
         fault = Fault(self.seat, kind, game.hand_no, index, decision_kind, detail, line,
-                      strikes, forfeit)
+                      strikes, forfeit, request_id)
         self.faults.append(fault)
         LOG.info("seat %d (%s): %s", self.seat, self.proc.name, fault.describe())
         if forfeit:

@@ -196,13 +196,25 @@ class Fault:
     excerpt: str | None = None  # the offending line (shortened), when there was one
     strike: int = 1            # the seat's strike count after this fault
     forfeit: bool = False      # this fault forfeited the seat
+    request_id: int | None = None  # the id of the request the bot failed, as it saw it
 
     def describe(self) -> str:
-        where = "handshake" if self.decision is None else f"hand {self.hand}, decision {self.decision} ({self.decision_kind})"
+        where = "handshake" if self.decision is None else \
+            fault_place(self.hand, self.decision, self.decision_kind, self.request_id)
         text = f"{self.kind} at {where}: {self.detail}"
         if self.forfeit:
             text += " [seat forfeited]"
         return text
+
+
+def fault_place(hand: Any, decision: Any, decision_kind: Any, request_id: Any) -> str:
+    """Where a fault of a decision happened, in the words its bot can check:
+    the id of the request it was sent (``hand 2, request id 6 (play)``).  The
+    decision index, the arena's own count (``arena show --decision``), only
+    where the id is not known (a record of an older arena)."""
+    if request_id is not None:
+        return f"hand {hand}, request id {request_id} ({decision_kind})"
+    return f"hand {hand}, decision {decision} ({decision_kind})"
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,22 @@ def excerpt(data: bytes | str, limit: int = EXCERPT_CHARS) -> str:
     return data + "..." if more else data
 
 
+def escaped(text: str) -> str:
+    """``text`` with the characters ``excerpt`` escapes escaped, but whole, and
+    tabs kept (harmless, and how a Java stack trace indents): for a line read
+    back from a file a bot wrote, or from a database, to show on a terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == "\t" else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
+def escaped_lines(text: str) -> str:
+    """Several lines (a bot's stderr), each ``escaped``: a CR, an escape
+    sequence or U+202E cannot rewrite what a terminal shows of them."""
+    return "\n".join(escaped(line) for line in text.split("\n"))
+
+
 def signal_name(signum: int) -> str:
     try:
         return signal.Signals(signum).name

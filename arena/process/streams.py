@@ -69,8 +69,12 @@ _POLL_READY = select.POLLIN | select.POLLHUP | select.POLLERR
 
 
 def log_text(data: bytes) -> str:
+    """A protocol line as logged (``-vv`` shows it on the console): escaped as
+    ``excerpt`` does, so an escape sequence, a CR or U+202E a bot wrote (or
+    that the arena quotes back to it) cannot rewrite what the terminal shows;
+    a long line shortened, with its length."""
     if len(data) <= LOG_LINE_MAX:
-        return data.decode("utf-8", errors="replace")
+        return excerpt(data, LOG_LINE_MAX)
     return f"{excerpt(data, LOG_LINE_MAX)} [{len(data)} bytes]"
 
 

@@ -36,7 +36,6 @@ them are in ``protocol/schemas/`` (see ``schemas``).
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -65,8 +64,6 @@ REPLY_FIELDS = {
     BUY: ("buy",),
     PLAY: ("go_down", "lay_off", "swap", "steps", "discard"),
 }
-# Characters that would break a name out of its line in a table or a log.
-_LINE_BREAKERS = frozenset({"Cc", "Zl", "Zp"})
 
 
 class ProtocolError(MalformedInput):
@@ -127,8 +124,12 @@ def parse_ready_message(obj: Any) -> Ready:
     name = obj.get("name")
     if not isinstance(name, str) or not name.strip() or len(name) > 64:
         raise ProtocolError("the 'ready' answer needs a \"name\": a non-empty string of at most 64 characters")
-    if any(unicodedata.category(c) in _LINE_BREAKERS for c in name):
-        raise ProtocolError(f"the 'ready' answer's \"name\" holds control characters: {_text(name)}")
+    # Printable only (a space is): a control character breaks a name out of
+    # its line, and an invisible one (U+202E, a zero-width space) reverses or
+    # hides the text around it wherever the name is shown.
+    if not name.isprintable():
+        raise ProtocolError(f"the 'ready' answer's \"name\" holds control characters or invisible "
+                            f"formatting (U+202E, zero-width): {_text(name)}")
     protocol = obj.get("protocol", DEFAULT_READY_PROTOCOL)
     if type(protocol) is not int or protocol not in PROTOCOLS:
         raise ProtocolError(f"the 'ready' answer's \"protocol\" must be one of "

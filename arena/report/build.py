@@ -25,6 +25,8 @@ from urllib.parse import quote
 
 from markupsafe import Markup
 
+from ..match.spec import fault_place
+from ..process.errors import escaped
 from ..tournament.leaderboard import RATING_UNITS, _level
 from ..tournament.store import FAULT_KINDS, ResultStore, StoreError
 from .charts import ChartsUnavailable, ratings_chart, times_chart, vega_bundle
@@ -107,7 +109,7 @@ def _report_html(data: ReportData, *, bot: str | None, replays: bool, gradebook:
                   vega=vega, css=asset("cards.css") + asset("report.css"), kinds=FAULT_KINDS,
                   level=_level(data.confidence), unit_text=RATING_UNITS.get(data.rating_unit, data.rating_unit),
                   gradebook=gradebook, replays=replays, replay_href=replay_href, link=link,
-                  colour=_colour, fmt=_fmt, anchor=anchor)
+                  colour=_colour, fmt=_fmt, anchor=anchor, place=fault_place)
 
 
 def _open(results: str) -> ResultStore:
@@ -243,15 +245,17 @@ def decision_lines(results: str, match_id: str, k: int) -> list[str]:
     d = decisions[k]
     hand = data["steps"][max(d["step"], 0)]["e"]["hand"]
     took = "" if d["ms"] is None else f" in {d['ms']:.1f} ms"
-    lines = [f"decision {k}: seat {d['seat']} ({data['names'][d['seat']]}), {d['kind']} in hand {hand}{took}",
+    sent = "" if d["id"] is None or d["builtin"] else f", request id {d['id']}"
+    lines = [f"decision {k}: seat {d['seat']} ({data['names'][d['seat']]}), {d['kind']} in hand {hand}{sent}{took}",
              f"  action played: {json.dumps(d['reply'], separators=(',', ':'))}"]
     if not d["asked"]:
         lines.append("  not asked: the seat was forfeited, the arena played the fallback")
     for f in data["faults"]:
         if f["decision"] == k:
-            lines.append(f"  fault: {f['kind']}: {f['detail']}")
+            # Escaped again: a play log or a database is a file, and may come from elsewhere.
+            lines.append(f"  fault: {f['kind']}: {escaped(str(f['detail']))}")
             if f["reply"]:
-                lines.append(f"  the bot's reply: {f['reply']}")
+                lines.append(f"  the bot's reply: {escaped(str(f['reply']))}")
     if d["stderr"]:
         lines.append("  stderr during this decision:")
         lines += [f"    {line}" for line in d["stderr"].splitlines()]

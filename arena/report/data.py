@@ -22,7 +22,8 @@ __all__ = ["ReportData", "BotSection", "collect", "GRADEBOOK_COLUMNS", "gradeboo
 HISTORY_POINTS = 24         # fits of the ratings over the tournament, at most
 TIMES_PER_BOT = 2000        # decision times per bot in the chart, at most (evenly spaced order statistics)
 SLOWEST = 5
-ILLEGAL_SHOWN = 10
+REFUSED_SHOWN = 10
+REFUSED = ("illegal", "malformed", "wrong_id")     # faults with a reply the arena refused
 
 
 @dataclass
@@ -37,7 +38,7 @@ class BotSection:
     places: dict[int, int]                              # place -> matches
     opponents: list[dict[str, Any]]                     # one per opponent: played, ahead, behind, tied, share
     slowest: list[dict[str, Any]] = field(default_factory=list)    # match_id, decision, kind, ms, hand
-    illegal: list[dict[str, Any]] = field(default_factory=list)    # match_id, decision, hand, detail, reply, request
+    refused: list[dict[str, Any]] = field(default_factory=list)    # fault, match_id, decision, hand, detail, reply, request
 
 
 @dataclass
@@ -186,20 +187,22 @@ def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[s
         opponents=[{"opponent": o, **cell} for o, cell in sorted(h2h.items())])
     slow = sorted((t for t in times if t[2] >= 0), key=lambda t: -t[0])[:SLOWEST]
     section.slowest = [{"match_id": mid, "decision": k, "ms": ms} for ms, mid, k in slow]
-    illegal = [(m, s, f) for m, s in mine for f in m.faults if f["seat"] == s and f["kind"] == "illegal"]
-    section.illegal = [{"match_id": m.match_id, "decision": f["decision"], "hand": f["hand"],
-                        "decision_kind": f["decision_kind"], "detail": f["detail"]} for m, s, f in illegal[:ILLEGAL_SHOWN]]
+    refused = [(m, s, f) for m, s in mine for f in m.faults if f["seat"] == s and f["kind"] in REFUSED]
+    section.refused = [{"fault": f["kind"], "match_id": m.match_id, "decision": f["decision"], "hand": f["hand"],
+                        "decision_kind": f["decision_kind"], "detail": f["detail"], "reply": f["excerpt"],
+                        "request_id": f["request_id"]} for m, s, f in refused[:REFUSED_SHOWN]]
     _add_requests(section, store, {m.match_id: m for m, _ in mine}, cache)
     return section
 
 
 def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, StoredMatch],
                   cache: dict[str, dict[str, Any]]) -> None:
-    """The request and the reply of each illegal decision shown, and the hand
-    and kind of each slow one: from a replay of those matches only."""
+    """The request of each refused reply shown (and the reply, the request id
+    if the database has none), and the hand and kind of each slow decision:
+    from a replay of those matches only."""
     from .replay import ReplayError
 
-    wanted = {e["match_id"] for e in section.illegal + section.slowest}
+    wanted = {e["match_id"] for e in section.refused + section.slowest}
     for mid in sorted(wanted):
         m = matches[mid]
         try:
@@ -209,7 +212,7 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
         decisions = replay["decisions"]
         shown = {(f["decision"], f["seat"]): f for f in replay["faults"]}
         seat = m.bots.index(section.bot)
-        for e in section.illegal + section.slowest:
+        for e in section.refused + section.slowest:
             k = e["decision"]
             if e["match_id"] != mid or not isinstance(k, int) or not 0 <= k < len(decisions):
                 continue
@@ -217,10 +220,12 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
             e["kind"] = d["kind"]
             e["hand"] = replay["steps"][d["step"]]["e"]["hand"] if d["step"] >= 0 else 1
             e["step"] = min(d["step"] + 1, len(replay["steps"]) - 1)
-            if any(e is x for x in section.illegal):
+            if e.get("request_id") is None and not d["builtin"]:
+                e["request_id"] = d["id"]
+            if any(e is x for x in section.refused):
                 fault = shown.get((k, seat)) or {}
                 e["request"] = d["request"]
-                e["reply"] = fault.get("reply")
+                e["reply"] = e["reply"] or fault.get("reply")
                 e["stderr"] = d["stderr"]
                 e["step"] = fault.get("step", e["step"])
 

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..process.errors import escaped_lines
 from ..protocol.encoder import NOT_NOTICED, MatchEncoder
 from ..shanghai.actions import action_from_json
 from ..shanghai.cards import parse_card, sort_key
@@ -73,14 +74,15 @@ def _read_log(path: str | None) -> bytes | None:
 
 
 def _stderr_text(seat: _Seat, index: int) -> str | None:
-    """What the bot wrote between the start of decision ``index`` and its next one."""
+    """What the bot wrote between the start of decision ``index`` and its next
+    one, escaped line by line (it goes to terminals as well as to pages)."""
     entry = seat.decisions.get(index)
     if seat.log is None or entry is None or entry[3] is None:
         return None
     later = [d[3] for i, d in seat.decisions.items() if i > index and d[3] is not None]
     end = min(later) if later else seat.stderr_end if seat.stderr_end is not None else len(seat.log)
     chunk = seat.log[entry[3]:end]
-    text = chunk[:STDERR_PER_DECISION].decode("utf-8", errors="replace")
+    text = escaped_lines(chunk[:STDERR_PER_DECISION].decode("utf-8", errors="replace"))
     if len(chunk) > STDERR_PER_DECISION:
         text += f"\n[... {len(chunk) - STDERR_PER_DECISION} more bytes in the log]"
     return text
@@ -247,6 +249,7 @@ def _build(record: Mapping[str, Any], names: Sequence[str], title: str, stderr_l
         asked = traced is not None or not info.decisions
         notices_from = notified[seat]
         line = None
+        req_id = None
         if asked:
             protocol = info.protocol or 2
             req_id = traced[1] if traced is not None and traced[1] is not None else k + 1
@@ -255,7 +258,7 @@ def _build(record: Mapping[str, Any], names: Sequence[str], title: str, stderr_l
         before = len(game.log)
         game.apply(action_from_json(entry["action"]), seat=seat)
         decisions.append({
-            "k": k, "seat": seat, "kind": d.kind, "step": before - 1, "reply": entry["action"],
+            "k": k, "id": req_id, "seat": seat, "kind": d.kind, "step": before - 1, "reply": entry["action"],
             "asked": asked, "builtin": info.protocol is None,
             "request": line, "notices": [notices_from, before] if asked else None,
             "ms": traced[2] if traced is not None else None,
@@ -294,7 +297,10 @@ def _faults(record: Mapping[str, Any], given: Sequence[Mapping[str, Any]] | None
         seat = f.get("seat")
         stderr = _stderr_text(seats[seat], k) if isinstance(seat, int) and 0 <= seat < len(seats) \
             and isinstance(k, int) else None
-        out.append({"seat": seat, "kind": f.get("kind"), "hand": f.get("hand"), "decision": k,
+        rid = f.get("request_id")
+        if rid is None and isinstance(k, int) and 0 <= k < len(decisions) and decisions[k]["seat"] == seat:
+            rid = decisions[k]["id"]        # a record of an older arena: the id it was sent
+        out.append({"seat": seat, "kind": f.get("kind"), "hand": f.get("hand"), "decision": k, "request_id": rid,
                     "decision_kind": f.get("decision_kind"), "detail": f.get("detail"),
                     "reply": f.get("excerpt"), "forfeit": bool(f.get("forfeit")), "strike": f.get("strike"),
                     "step": step, "stderr": stderr})

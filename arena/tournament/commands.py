@@ -20,6 +20,7 @@ import click
 from ..clicommon import UsageLine, verbosity
 from ..logsetup import is_quiet, status
 from ..match import IgnoredLines
+from ..process.errors import escaped
 from ..words import plural
 from .config import EXECUTORS, RATINGS, RAY, ConfigError, TournamentConfig, load_config
 from .leaderboard import FORMATS, Column, format_table, report
@@ -27,7 +28,7 @@ from .rounds import match_budget
 from .runner import STOP_REASONS, RunSummary, TournamentError, db_path, plan, run_tournament, settle_seed
 from .schedule import ScheduleEntry, estimate_seconds
 from .store import ResultStore, StoredMatch, StoreError, resolve_db_path
-from .stored import FailedMatch
+from .stored import FailedMatch, faults_with_record
 
 SECTIONS = ("leaderboard", "head_to_head", "seats")
 
@@ -356,6 +357,7 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
 def match_json(m: StoredMatch, record: dict[str, Any]) -> dict[str, Any]:
     """One stored match as JSON: its results, faults, ignored lines and event record."""
     out = {k: v for k, v in dataclasses.asdict(m).items() if k not in ("record", "record_path")}
+    out["faults"] = faults_with_record(m.faults, record)
     out["warnings"] = record.get("warnings", [])
     out["record"] = {k: v for k, v in record.items() if k != "warnings"}
     return out
@@ -375,6 +377,14 @@ def _ignored_lines(record: dict[str, Any], seats: int) -> list[IgnoredLines]:
     return out
 
 
+def _fault_place(f: dict[str, Any]) -> str:
+    """``in hand 2, request id 6 (play; --decision 15)``: the id the bot saw,
+    and the index ``arena show --decision`` takes."""
+    if f["request_id"] is None:
+        return f"in hand {f['hand']}, decision {f['decision']} ({f['decision_kind']})"
+    return f"in hand {f['hand']}, request id {f['request_id']} ({f['decision_kind']}; --decision {f['decision']})"
+
+
 def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     from ..account import final_table, render_account  # tabulate: not for the other commands
     from ..report.replay import decision_stderr
@@ -387,10 +397,12 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     click.echo(final_table(record["events"], names))
     if m.faults:
         click.echo("\nFaults:")
-        for f in m.faults:
-            where = ("at start-up" if f["decision"] is None
-                     else f"in hand {f['hand']}, decision {f['decision']} ({f['decision_kind']})")
-            click.echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} {where}: {f['detail']}")
+        for f in faults_with_record(m.faults, record):
+            where = "at start-up" if f["decision"] is None else _fault_place(f)
+            # Escaped again: a database is a file, and may come from elsewhere.
+            click.echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} {where}: {escaped(str(f['detail']))}")
+            if f["excerpt"]:
+                click.echo(f"    line: {escaped(f['excerpt'])}")
             said = None if f["decision"] is None else \
                 decision_stderr(record, f["seat"], f["decision"], m.stderr_logs[f["seat"]])
             if said:
@@ -401,7 +413,7 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     if ignored:
         click.echo("\nIgnored lines (not faults, but a bot that sends them is confused):")
         for w in ignored:
-            click.echo(f"  seat {w.seat} ({names[w.seat]}): {w.describe()}")
+            click.echo(f"  seat {w.seat} ({names[w.seat]}): {escaped(w.describe())}")
     # Every bot seat has a log path; the file is only created by the bot's
     # first byte on stderr (which may come after its last decision).
     logs = [(s, p) for s, p in enumerate(m.stderr_logs) if p and os.path.exists(p)]

@@ -12,6 +12,9 @@ import traceback
 from dataclasses import dataclass
 
 from ..match.spec import MatchResult
+from ..process.errors import excerpt
+
+REASON_CHARS = 500      # an arena error's one line, at most
 
 STOP = b""          # the message that tells a worker to finish
 
@@ -31,7 +34,9 @@ class MatchFailure:
 
     @classmethod
     def of(cls, match_id: str, exc: BaseException) -> MatchFailure:
-        text = " ".join(str(exc).split())
+        # Escaped and bounded: the message may quote what a bot sent, and the
+        # line goes to the screen, the store and `arena matches`.
+        text = excerpt(" ".join(str(exc).split()), REASON_CHARS)
         reason = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
         return cls(match_id, reason, "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
 

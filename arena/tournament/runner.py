@@ -90,7 +90,8 @@ def stored_match(entry: ScheduleEntry, result: MatchResult, started_at: str) -> 
         hand_winners=list(result.winners),
         faults=[
             {"seat": f.seat, "kind": f.kind, "hand": f.hand, "decision": f.decision,
-             "decision_kind": f.decision_kind, "detail": f.detail}
+             "decision_kind": f.decision_kind, "detail": f.detail, "excerpt": f.excerpt,
+             "request_id": f.request_id}
             for f in result.faults
         ],
         decision_stats=[

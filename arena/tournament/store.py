@@ -16,8 +16,11 @@ nothing of the one being written. That is what makes resuming safe: the runner
 asks :meth:`ResultStore.completed_ids` and plays only the rest (failed matches
 included).
 
-Schema versions: 1 had no ``failed_matches``; opening a version-1 database
-adds the table (nothing else changes, no row is touched).
+Schema versions: 1 had no ``failed_matches``; 2 had no ``faults.excerpt``
+(the line a bot wrote that was refused) nor ``faults.request_id`` (the id of
+the request it failed).  Opening an older database adds what it lacks in one
+transaction (nothing else changes, no row is touched; its old faults read
+with neither).
 
 The store is written by one process (the tournament runner's parent, as each
 match finishes); readers (``arena leaderboard``, ``arena matches``) may open the
@@ -45,7 +48,7 @@ __all__ = [
     "FailedMatch", "ResultStore", "StoreError", "StoredMatch", "resolve_db_path",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DEFAULT_DB_NAME = "results.sqlite"
 
 
@@ -152,6 +155,8 @@ CREATE TABLE faults (
     decision    INTEGER,
     decision_kind TEXT,
     detail      TEXT,
+    excerpt     TEXT,                   -- since version 3: the offending line, escaped and shortened
+    request_id  INTEGER,                -- since version 3: the id of the request, as the bot saw it
     FOREIGN KEY (match_id, seat) REFERENCES seats(match_id, seat) ON DELETE CASCADE
 );
 CREATE INDEX faults_by_match ON faults(match_id);
@@ -172,7 +177,10 @@ CREATE TABLE failed_matches (           -- since version 2
 _SCHEMA += ";" + _FAILED_TABLE
 
 # The statements that bring a database of version ``key`` to ``key + 1``.
-_MIGRATIONS: dict[int, list[str]] = {1: [_FAILED_TABLE]}
+_MIGRATIONS: dict[int, list[str]] = {
+    1: [_FAILED_TABLE],
+    2: ["ALTER TABLE faults ADD COLUMN excerpt TEXT", "ALTER TABLE faults ADD COLUMN request_id INTEGER"],
+}
 
 _TABLES = {"tournament", "bots", "matches", "seats", "hand_scores", "faults", "failed_matches"}
 
@@ -363,10 +371,10 @@ class ResultStore:
                     [(m.match_id, h, s, score, int(m.hand_winners[h - 1] == s))
                      for h, row in enumerate(m.hand_scores, start=1) for s, score in enumerate(row)])
                 c.executemany(
-                    "INSERT INTO faults (match_id, seat, kind, hand, decision, decision_kind, detail)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO faults (match_id, seat, kind, hand, decision, decision_kind, detail, excerpt,"
+                    " request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [(m.match_id, f["seat"], f["kind"], f["hand"], f["decision"], f["decision_kind"],
-                      f["detail"]) for f in m.faults])
+                      f["detail"], f["excerpt"], f["request_id"]) for f in m.faults])
                 c.execute("COMMIT")
             except BaseException as exc:
                 if c.in_transaction:
@@ -452,12 +460,11 @@ class ResultStore:
         """Faults (of one match, or all in schedule order): match_id, seat, bot and the FAULT_KEYS."""
         where, params = ("WHERE f.match_id = ?", (match_id,)) if match_id is not None else ("", ())
         rows = self._read(
-            "SELECT f.match_id, f.seat, s.bot, f.kind, f.hand, f.decision, f.decision_kind, f.detail"
-            " FROM faults f JOIN matches m ON m.match_id = f.match_id"
+            "SELECT f.match_id, s.bot, f.seat, f.kind, f.hand, f.decision, f.decision_kind, f.detail,"
+            " f.excerpt, f.request_id FROM faults f JOIN matches m ON m.match_id = f.match_id"
             " JOIN seats s ON s.match_id = f.match_id AND s.seat = f.seat"
             f" {where} ORDER BY m.schedule_index, f.id", params)
-        keys = ("match_id", "seat", "bot", "kind", "hand", "decision", "decision_kind", "detail")
-        return [dict(zip(keys, r)) for r in rows]
+        return [dict(zip(("match_id", "bot", *FAULT_KEYS), r)) for r in rows]
 
     def record(self, match_id: str) -> dict[str, Any]:
         """The event log of a match (from the database, or from its record file)."""
@@ -530,7 +537,8 @@ class ResultStore:
             hands.setdefault(r[0], []).append(r[1:])
         faults: dict[str, list[dict[str, Any]]] = {}
         for r in self._read(
-                "SELECT f.match_id, f.seat, f.kind, f.hand, f.decision, f.decision_kind, f.detail FROM faults f"
+                "SELECT f.match_id, f.seat, f.kind, f.hand, f.decision, f.decision_kind, f.detail, f.excerpt,"
+                " f.request_id FROM faults f"
                 f" JOIN matches m ON m.match_id = f.match_id WHERE {sel} ORDER BY f.match_id, f.id", params):
             faults.setdefault(r[0], []).append(dict(zip(FAULT_KEYS, r[1:])))
 

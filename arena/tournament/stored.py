@@ -13,15 +13,29 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["FAULT_KINDS", "STAT_KEYS", "FAULT_KEYS", "FailedMatch", "StoreError", "StoredMatch"]
+from ..process.errors import EXCERPT_CHARS, escaped, excerpt
+
+__all__ = ["FAULT_KINDS", "STAT_KEYS", "FAULT_KEYS", "FailedMatch", "StoreError", "StoredMatch",
+           "faults_with_record"]
 
 FAULT_KINDS = ("timeout", "crash", "malformed", "wrong_id", "illegal")
 STAT_KEYS = ("count", "mean", "p95", "max", "timeouts")
-FAULT_KEYS = ("seat", "kind", "hand", "decision", "decision_kind", "detail")
+FAULT_KEYS = ("seat", "kind", "hand", "decision", "decision_kind", "detail", "excerpt", "request_id")
 
 
 class StoreError(Exception):
     """A one-line, user-facing problem with a results database."""
+
+
+def _quoted(line: Any) -> str | None:
+    """A fault's offending line as stored: one line of printable text, bounded
+    (``excerpt``'s form, which the match already gives; anything else is made so)."""
+    if line is None:
+        return None
+    text = line if isinstance(line, str) else line.decode("utf-8", "replace") if isinstance(line, bytes) else str(line)
+    if text.isprintable() and len(text) <= EXCERPT_CHARS + 3:
+        return text
+    return excerpt(text)
 
 
 def _empty_stats() -> dict[str, Any]:
@@ -47,7 +61,10 @@ class StoredMatch:
     compares equal: tuples become lists, ``forfeited`` becomes bools, missing
     ``decision_stats`` / ``stderr_logs`` become empty statistics / None per
     seat, statistics keep only :data:`STAT_KEYS` (so ``DecisionStats.as_dict()``
-    may be passed as is) and faults only :data:`FAULT_KEYS`.
+    may be passed as is) and faults only :data:`FAULT_KEYS`, a fault's
+    ``excerpt`` (the line the bot wrote) escaped and bounded as
+    ``arena.process.errors.excerpt`` makes it: never raw bytes of a bot, and
+    its ``detail`` one line of printable text.
     """
 
     match_id: str
@@ -79,7 +96,12 @@ class StoredMatch:
         put("forfeited", [bool(f) for f in self.forfeited])
         put("hand_scores", [list(row) for row in self.hand_scores])
         put("hand_winners", list(self.hand_winners))
-        put("faults", [{k: dict(f).get(k) for k in FAULT_KEYS} for f in self.faults])
+        faults = [{k: dict(f).get(k) for k in FAULT_KEYS} for f in self.faults]
+        for f in faults:
+            f["excerpt"] = _quoted(f["excerpt"])
+            if isinstance(f["detail"], str):
+                f["detail"] = escaped(f["detail"]).replace("\t", " ")
+        put("faults", faults)
         stats = list(self.decision_stats) or [_empty_stats() for _ in range(n)]
         put("decision_stats", [{k: dict(s).get(k, 0 if k in ("count", "timeouts") else None)
                                 for k in STAT_KEYS} for s in stats])
@@ -145,3 +167,32 @@ class FailedMatch:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "bots", tuple(self.bots))
+
+
+def faults_with_record(faults: list[dict[str, Any]], record: dict[str, Any]) -> list[dict[str, Any]]:
+    """A match's fault rows, each with its ``excerpt`` and ``request_id``: a
+    database of schema 2 stored neither, but the match record holds the
+    faults with their lines, and its trace the request id of each decision.
+    Entries of the record that do not read as such are passed over (it is a
+    file: it may be older, or damaged)."""
+    lines: dict[tuple[Any, Any], Any] = {}
+    for f in record.get("faults") or []:
+        if isinstance(f, dict):
+            lines.setdefault((f.get("seat"), f.get("decision")), f.get("excerpt"))
+    ids: dict[tuple[Any, Any], Any] = {}
+    trace = record.get("trace")
+    for seat, t in enumerate(trace if isinstance(trace, list) else []):
+        for d in (t.get("decisions") or []) if isinstance(t, dict) else []:
+            if isinstance(d, list) and len(d) >= 2:
+                ids[(seat, d[0])] = d[1]
+    out = []
+    for f in faults:
+        key = (f.get("seat"), f.get("decision"))
+        g = dict(f)
+        if g.get("excerpt") is None:
+            g["excerpt"] = _quoted(lines.get(key))
+        if g.get("request_id") is None and f.get("decision") is not None:
+            rid = ids.get(key)
+            g["request_id"] = rid if isinstance(rid, int) and not isinstance(rid, bool) else None
+        out.append(g)
+    return out

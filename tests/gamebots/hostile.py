@@ -24,6 +24,9 @@ KINDS = {
     "floatid": (lambda good, i: good.replace(f'"id": {i}', f'"id": {i}.0'), None),
     "crlf": (lambda good, i: good + "\r", lambda good: good + "\r"),
     "extra": (lambda good, i: good[:-1] + ', "extra": 1}', lambda good: good[:-1] + ', "extra": 1}'),
+    # a name that turns the rest of its line right to left (U+202E, raw in the JSON text)
+    "bidiname": (None, lambda good: good.replace('"hostile"', '"hos\u202etile"')),
+    "longname": (None, lambda good: good.replace('"hostile"', '"' + "x" * 10240 + '"')),
 }
 
 

@@ -150,7 +150,9 @@ async function readReplayData(node) {
   function faultBox(f) {
     const box = el("div", { class: "fault", "data-seat": f.seat, "data-kind": f.kind },
       el("div", {}, el("span", { class: "kind", text: f.kind }), ` by ${who(f.seat)} ` +
-        (f.decision === null ? "in the handshake" : `at decision ${f.decision} (${f.decision_kind}), hand ${f.hand}`) +
+        (f.decision === null ? "in the handshake" : (f.request_id === null || f.request_id === undefined
+          ? `at decision ${f.decision} (${f.decision_kind}), hand ${f.hand}`
+          : `at request id ${f.request_id} (${f.decision_kind}; decision ${f.decision}), hand ${f.hand}`)) +
         (f.forfeit ? " \u2014 seat forfeited" : (f.strike ? ` \u2014 strike ${f.strike}` : ""))),
       el("div", { text: f.detail || "" }));
     if (f.reply) box.append(el("div", { class: "note", text: "the reply:" }), pre(f.reply));
@@ -248,7 +250,8 @@ async function readReplayData(node) {
   const faultList = document.getElementById("faultlist");
   if (faultList) {
     for (const f of R.faults) {
-      const a = el("a", { href: "#", "data-step": f.step, text: `${f.kind} by ${who(f.seat)}, hand ${f.hand}` });
+      const at = f.request_id === null || f.request_id === undefined ? "" : `, request id ${f.request_id}`;
+      const a = el("a", { href: "#", "data-step": f.step, text: `${f.kind} by ${who(f.seat)}, hand ${f.hand}${at}` });
       a.addEventListener("click", ev => { ev.preventDefault(); show(f.step); });
       faultList.append(el("li", {}, a, ` \u2014 ${f.detail || ""}`));
     }
