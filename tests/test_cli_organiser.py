@@ -72,15 +72,17 @@ def test_play_labels_seats_by_the_names_the_bots_gave(tmp_path: Path) -> None:
     assert "seat 0 (Alice)" in done.stdout and "seat 1 (Bob): " in done.stdout
 
 
-def test_equal_names_get_the_command_and_control_characters_are_escaped(tmp_path: Path) -> None:
+def test_equal_names_get_the_command_and_a_name_that_hides_text_is_refused(tmp_path: Path) -> None:
     rlo = "\\u202e"          # a right-to-left override: reverses what follows on a terminal
-    done = arena("play", bot("named.py", f"'twin{rlo}'"), bot("minimal.py"), bot("named.py", "greedy"), "greedy",
+    refused = arena("play", bot("named.py", f"'twin{rlo}'"), bot("minimal.py"), "--seed", "1",
+                    "--log-dir", str(tmp_path))
+    assert refused.returncode == 3, refused.stderr        # not printable: refused at the handshake
+    assert "\u202e" not in refused.stdout + refused.stderr and "twin\\u202e" in refused.stderr
+    done = arena("play", bot("minimal.py"), bot("named.py", "greedy"), "greedy",
                  "--seed", "1", "--log-dir", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    assert "\u202e" not in done.stdout + done.stderr
-    assert "seat 0 (twin\\u202e)" in done.stdout
     # a bot calling itself 'greedy' is told apart from the built-in player by its command
-    assert "seat 2 (greedy (named.py))" in done.stdout and "seat 3 (greedy (built-in))" in done.stdout
+    assert "seat 1 (greedy (named.py))" in done.stdout and "seat 2 (greedy (built-in))" in done.stdout
     twins = arena("play", bot("minimal.py"), f"{PY} -u {GAMEBOTS / 'minimal.py'}", "--seed", "1",
                   "--log-dir", str(tmp_path))
     # one name, two commands that look alike when shortened: the whole command tells them apart

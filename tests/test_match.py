@@ -372,7 +372,7 @@ def test_cli_play_with_a_bot_program(tmp_path):
     fault = data["faults"][0]
     rid = next(d[1] for d in data["trace"][1]["decisions"] if d[0] == fault["decision"])
     assert fault["request_id"] == rid
-    assert f"seat 1 (garbage.py): malformed at hand 1, request id {rid} ({fault['decision_kind']})" in out
+    assert f"seat 1 (minimal (garbage.py)): malformed at hand 1, request id {rid} ({fault['decision_kind']})" in out
 
 
 def test_cli_play_missing_program(tmp_path):
