@@ -3,12 +3,17 @@
 Two runs of one tournament into one directory (a second terminal, a cron
 job that started again) would play the same matches twice and the slower
 one would stop on a match "already stored"; the second run is told at once
-instead.  The lock is an advisory ``flock`` on a file in the directory: it
-goes with the process that holds it, however that process ends.
+instead.  The lock is a POSIX record lock (``lockf``) on a file in the
+directory: it goes with the process that holds it, however that process
+ends.  Not ``flock``: a ``flock`` belongs to the open file, which forked
+match workers share, so a SIGKILLed arena's workers held it on until they
+noticed, and the resume that followed was refused.  A record lock is not
+inherited by a fork.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,15 +29,17 @@ def results_lock(output: Path) -> Iterator[None]:
     """Hold ``output``'s run lock for the block; ``StoreError`` if another run holds it."""
     try:
         import fcntl
-    except ImportError:         # no flock (Windows): nothing to hold
+    except ImportError:         # no fcntl (Windows): nothing to hold
         yield
         return
     path = output / LOCK_NAME
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as error:
+            if error.errno not in (errno.EACCES, errno.EAGAIN):
+                raise StoreError(f"{path}: cannot lock: {error.strerror}") from None
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
             by = f" (pid {holder})" if holder.isdigit() else ""
             raise StoreError(f"{output}: another arena run{by} is playing into these results; wait for "
