@@ -72,7 +72,7 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
                           else make_player(seat_spec.player, random.Random(f"{spec.seed}/{i}")))
                 seats.append(LocalSeat(i, player))
         t_start = time.perf_counter()
-        seats = _start_bots(spec, game, names, active, seats)
+        seats = _start_bots(spec, game, active, seats)
         startup = time.perf_counter() - t_start
         _injected_failure(spec.match_id)
 
@@ -84,7 +84,7 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
         places = forfeit_places(totals, forfeited)
         for seat in seats:
             if isinstance(seat, RemoteSeat):
-                seat.finish(game, spec.match_id, totals, places, forfeited)
+                seat.finish(game, spec.told_match_id(), totals, places, forfeited)
         # Where the match's stderr ends, taken while each log is still open:
         # a process closed below (no pool) has no log to mark any more.
         stderr_ends = {seat.seat: seat.proc.stderr_mark(drain=True)
@@ -150,7 +150,7 @@ def _seat_trace(seat: Seat, stderr_end: int | None) -> dict[str, Any]:
     return out
 
 
-def _start_bots(spec: MatchSpec, game: Game, names: list[str], pool: BotPool,
+def _start_bots(spec: MatchSpec, game: Game, pool: BotPool,
                 local: list[Seat]) -> list[Seat]:
     """All seats in order, bot processes started and past their handshake.
 
@@ -172,9 +172,10 @@ def _start_bots(spec: MatchSpec, game: Game, names: list[str], pool: BotPool,
     tc = spec.time
     limits = TimeLimits(tc.startup_seconds, tc.per_decision_seconds, tc.bank_seconds)
     rules = game.rules.to_mapping()
+    told, match = spec.told_names(), spec.told_match_id()     # names hidden if anonymous
     for i, seat in enumerate(seats):
         if isinstance(seat, RemoteSeat):
-            msg = encode_start(spec.match_id, i, names, rules, limits, PROTOCOL_VERSION)
+            msg = encode_start(match, i, told, rules, limits, PROTOCOL_VERSION)
             seats[i] = _handshake(spec, game, pool, seat, msg, local)
     return seats
 

@@ -71,6 +71,7 @@ def entry_spec(config: TournamentConfig, entry: ScheduleEntry, log_dir: Path,
         time=config.time,
         faults=FaultPolicy(max_strikes=config.faults.max_strikes, strict=config.faults.strict),
         log_dir=str(log_dir),
+        anonymous=config.anonymous,
     )
 
 
