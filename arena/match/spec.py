@@ -300,6 +300,9 @@ class MatchResult:
     reused: tuple[bool, ...] = ()                # the process came from a BotPool
     protocols: tuple[int | None, ...] = ()       # the protocol each bot chose in 'ready'
     warnings: tuple[IgnoredLines, ...] = ()      # per bot seat that sent lines nobody asked for
+    # Per seat: CPU seconds used between its turns in this match if the bot
+    # was caught computing then (process.turns), else None.
+    off_turn_cpu: tuple[float | None, ...] = ()
 
     @property
     def decisions(self) -> int:
@@ -333,6 +336,7 @@ class MatchResult:
             protocols=tuple(obj.get("protocols", ())),
             warnings=tuple(IgnoredLines(**{**w, "examples": tuple(w.get("examples", ()))})
                            for w in obj.get("warnings", ())),
+            off_turn_cpu=tuple(obj.get("off_turn_cpu", ())),
         )
 
 
