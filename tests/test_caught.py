@@ -199,3 +199,28 @@ def test_a_database_of_the_previous_schema_shows_reports_and_resumes(run, tmp_pa
     with sqlite3.connect(db) as c:
         assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
     c.close()
+
+
+def test_a_kept_process_is_charged_per_match(tmp_path: Path) -> None:
+    """A process kept for the next match stays caught (and stopped between its
+    turns): its next match records it again, with only that match's CPU, so
+    the matches' figures add up to the process's."""
+    from arena.match import BotPool, MatchSpec, SeatSpec, run_match
+    from arena.process import SandboxPolicy, TimeControl
+
+    none = SandboxPolicy("none")
+    seats = (SeatSpec.command([PY, str(PONDER)], name="ponder", sandbox=none),
+             SeatSpec.command([PY, str(GAMEBOTS / "late.py"), "0.6", "--once"], name="sleepy", sandbox=none),
+             SeatSpec.builtin("passive"))
+    tc = TimeControl(startup_seconds=30, per_decision_seconds=5)
+    with BotPool() as pool:
+        first, second = (run_match(MatchSpec(f"m{seed}", seats, {"contracts": ["2S3"]}, seed=seed, time=tc,
+                                             log_dir=str(tmp_path)), pool) for seed in (1, 2))
+        assert second.reused[0] and second.pids[0] == first.pids[0]
+        total = next(h.proc.off_turn_seconds for kept in pool._idle.values() for h in kept
+                     if h.proc.pid == first.pids[0])
+    assert first.off_turn_cpu[0] is not None and first.off_turn_cpu[0] > 0
+    assert second.off_turn_cpu[0] is not None
+    assert total is not None and first.off_turn_cpu[0] + second.off_turn_cpu[0] == pytest.approx(total, abs=0.002)
+    assert second.record["trace"][0]["off_turn_cpu"] == second.off_turn_cpu[0]
+    assert first.off_turn_cpu[1:] == second.off_turn_cpu[1:] == (None, None)
