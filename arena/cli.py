@@ -296,6 +296,10 @@ def _print_match(result: MatchResult, seats: tuple[SeatSpec, ...], names: list[s
         click.echo(f"  seat {i} ({names[i]}): {plural(st.count, 'decision')}, mean {_ms(st.mean)}, "
                    f"p95 {_ms(st.p95)}, max {_ms(st.max)}, {plural(st.timeouts, 'timeout')}, "
                    f"{plural(ignored, 'ignored line')}; stderr log: {_written(result.stderr_logs[i])}")
+        cpu = result.off_turn_cpu[i] if i < len(result.off_turn_cpu) else None
+        if cpu is not None:
+            click.echo(f"    caught computing between its turns ({cpu:.3f} s of CPU): stopped between them "
+                       f"since (no fault; docs/PROTOCOL.md, Time limits)")
 
 
 def _written(log: str | None) -> str:

@@ -224,3 +224,14 @@ def test_a_kept_process_is_charged_per_match(tmp_path: Path) -> None:
     assert total is not None and first.off_turn_cpu[0] + second.off_turn_cpu[0] == pytest.approx(total, abs=0.002)
     assert second.record["trace"][0]["off_turn_cpu"] == second.off_turn_cpu[0]
     assert first.off_turn_cpu[1:] == second.off_turn_cpu[1:] == (None, None)
+
+
+def test_play_says_so_too(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text("contracts: [2S3]\n")
+    res = arena("play", f"{PY} {PONDER}", f"{PY} {GAMEBOTS / 'late.py'} 0.6 --once", "passive", "--seed", "2",
+                "--rules", str(rules), "--log-dir", str(tmp_path), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout[res.stdout.index("Bot programs:"):].splitlines()
+    assert re.fullmatch(r"    caught computing between its turns \(\d+\.\d{3} s of CPU\): .*", lines[2]), lines
+    assert len(lines) == 4, lines        # the other bot program was not caught
