@@ -68,7 +68,7 @@ def test_no_message_a_bot_gets_names_another_bot_or_the_table(anonymous_run: Pat
     for log, lines in received(anonymous_run).items():
         text = "\n".join(lines)
         kinds = {json.loads(line)["type"] for line in lines}
-        assert {"start", "event", "request", "end", "quit"} <= kinds, (log, kinds)
+        assert {"start", "event", "request", "error", "end", "quit"} <= kinds, (log, kinds)
         for name in (*BOTS, BUILTIN, "greedy"):
             assert name not in text, f"{log} was told {name!r}"
         # The stored ids say the table, rotation and deal: not sent either.
