@@ -235,3 +235,16 @@ def test_play_says_so_too(tmp_path: Path) -> None:
     lines = res.stdout[res.stdout.index("Bot programs:"):].splitlines()
     assert re.fullmatch(r"    caught computing between its turns \(\d+\.\d{3} s of CPU\): .*", lines[2]), lines
     assert len(lines) == 4, lines        # the other bot program was not caught
+
+
+def test_the_replay_viewer_has_it_per_seat(run, tmp_path: Path) -> None:
+    from arena.report.html import replay_data
+
+    _, results, _ = run
+    page = tmp_path / "m.html"
+    res = arena("show", str(results), "t000-r1-d0", "--html", "--out", str(page))
+    assert res.returncode == 0, res.stderr
+    data = replay_data(page.read_text())
+    cpu = dict(zip(data["names"], data["off_turn"]))
+    assert cpu["ponder"] > 0 and cpu["sleepy"] is None and cpu["crashy"] is None
+    assert "caught computing between its turns" in page.read_text()      # the script that shows it
