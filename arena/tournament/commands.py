@@ -324,6 +324,9 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
         click.echo(f"replay: {path}")
         return
     if match_id is None:
+        if decision is not None:
+            raise click.ClickException(f"--decision of which match of {results}? "
+                                       f"`arena matches {results}` lists them")
         _show_tournament(results, as_json)
         return
     if decision is not None:
