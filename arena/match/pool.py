@@ -128,6 +128,7 @@ class BotPool:
                 handle.proc.kill()
                 continue
             proc = handle.proc
+            proc.unpark()
             proc.name = name
             proc.set_stderr_log(stderr_log)
             self._reset(proc, time_control)
@@ -177,6 +178,7 @@ class BotPool:
         if handle in self._out:
             self._out.remove(handle)
         if keep and not self._closed and self._usable(handle):
+            handle.proc.park()        # others play on its CPU meanwhile (turns.py)
             idle = self._idle.setdefault(handle.key, [])
             idle.append(handle)
             if len(idle) > MAX_IDLE_PER_PROGRAM:
