@@ -205,6 +205,7 @@ class BotPool:
         """quit to all first, then wait for each: the grace periods overlap."""
         for h in handles:
             proc = h.proc
+            proc.unpark()        # no longer the watchdog's to stop: it must be free to quit
             if proc.failure is None and proc.alive:
                 try:
                     proc.send({"type": "quit"}, timeout=0.2, own_time=True)
