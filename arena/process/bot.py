@@ -412,7 +412,7 @@ class BotProcess(LineExchange):
 
     def request(self, obj: Any, timeout: float | None = None, *,
                 is_stale_id: Callable[[Any], bool] | None = None,
-                before: Sequence[Any] = (), reply_id: Any = None,
+                before: Sequence[Any] | bytes = (), reply_id: Any = None,
                 decode: Decode | None = None) -> tuple[Any, float]:
         """Send one decision request and wait for its reply: ``(reply, seconds)``.
 
@@ -420,7 +420,9 @@ class BotProcess(LineExchange):
         request (one pipe write and one wake-up of the bot instead of two).
         Any message may be given as ``bytes``: one JSON object already
         encoded, without the newline; a request given so names the id its
-        reply must carry in ``reply_id``.
+        reply must carry in ``reply_id``.  ``before`` may also be one
+        ``bytes`` of whole lines, each ending in its newline (the match's
+        path: its notices joined once).
 
         The time runs from the moment the line is written and stops when the
         reply line is read (``streams.StdoutReader`` stamps it).  Without ``timeout``
@@ -445,7 +447,10 @@ class BotProcess(LineExchange):
         else:
             allowance, bank = self.time_control.per_decision_seconds, self.bank_remaining
         limit = allowance + (bank or 0.0)
-        self._drain_pending()
+        reader = self._stdout
+        assert reader is not None
+        if reader.ready_now():              # _drain_pending, its usual case (nothing) inline
+            self._drain_events()
         t_start = time.monotonic()
         clock = self._turns
         if clock is not None:
@@ -454,14 +459,11 @@ class BotProcess(LineExchange):
             else:
                 clock.open(t_start)
         try:
-            lines = [*before, obj]
-            for line in lines:
-                if type(line) is not bytes:
-                    t_sent = self._write_lines(lines, t_start + limit, limit)
-                    break
-            else:       # the match's path: every line already encoded, joined once
-                lines.append(b"")
-                t_sent = self._write_data(b"\n".join(lines), t_start + limit, limit)
+            if type(obj) is bytes and type(before) is bytes:   # the match's path: one join
+                t_sent = self._write_data(b"".join((before, obj, b"\n")), t_start + limit, limit)
+            else:
+                lines = ([before[:-1]] if before else []) if isinstance(before, bytes) else [*before]
+                t_sent = self._write_lines([*lines, obj], t_start + limit, limit)
             expect = reply_id if reply_id is not None else _request_id(obj)
             value, elapsed = self._await(t_sent, limit, expect, t_start, is_stale_id, decode)
         except BotTimeout:

@@ -190,13 +190,40 @@ class StdoutReader:
         """The next event, waiting up to ``timeout`` seconds (0: only what is
         there now); None if there is none by then."""
         events = self.events
-        if not events:
-            ready = self._poller.poll(math.ceil(timeout * 1000) if timeout > 0 else 0)
-            if ready:
-                self._ready(ready)
-            if not events:
+        if events:
+            return events.popleft()
+        # poll() rounds a fraction of a millisecond up (as math.ceil would).
+        ready = self._poller.poll(timeout * 1000 if timeout > 0 else 0)
+        if not ready:
+            return None
+        fd = self.fd
+        if len(ready) != 1 or ready[0][0] != fd:
+            self._ready(ready)
+            return events.popleft() if events else None
+        # The usual case, once a decision: the pipe holds one whole line, the
+        # reply.  ``_read``, ``LineSplitter.feed`` and ``_emit`` inline; any
+        # other chunk goes through them.
+        try:
+            chunk = os.read(fd, CHUNK)
+        except OSError as exc:
+            failed = self._read_failed(exc)
+            if failed is None:
                 return None
-        return events.popleft()
+            chunk = failed
+        now = time.monotonic()
+        end = len(chunk) - 1
+        splitter = self.splitter
+        if (0 <= end < CHUNK - 1 and end <= splitter.max_line_bytes and chunk.find(b"\n") == end
+                and not splitter._buf and not splitter._discarding):
+            self.seen_empty = now           # less than a chunk: the pipe is empty now
+            line = chunk[:end]
+            if not line or line.isspace():
+                return None                 # blank lines are ignored: not kept
+            if LOG.isEnabledFor(logging.DEBUG):
+                LOG.debug("%s << %s", self.bot, log_text(line))
+            return (LINE, line, now)
+        self._read(None, chunk, now)
+        return events.popleft() if events else None
 
     def ready_now(self) -> bool:
         """Whether anything is waiting now (output, an exit), taken in as events."""
@@ -252,21 +279,24 @@ class StdoutReader:
             self._poller.unregister(self.pidfd)
             self.close()
 
-    def _read(self, stamp: float | None) -> None:
+    def _read(self, stamp: float | None, first: bytes | None = None, first_at: float = 0.0) -> None:
         """Read what the pipe holds (at most ``DRAIN_CHUNKS`` chunks), stamped
         ``stamp`` or when read.  Fewer after chunks of many lines
-        (``EVENTS_MAX``): each costs the arena far more than its bytes."""
+        (``EVENTS_MAX``): each costs the arena far more than its bytes.
+        ``first``: a chunk already read, at ``first_at`` (``get``)."""
         split = 0
         for _ in range(DRAIN_CHUNKS):
-            try:
-                chunk = os.read(self.fd, CHUNK)
-            except BlockingIOError:
-                self.seen_empty = time.monotonic()
-                return
-            except OSError as exc:
-                LOG.debug("%s: stdout read failed: %s", self.bot, exc)
-                chunk = b""
-            now = time.monotonic()
+            if first is not None:
+                chunk, now, first = first, first_at, None
+            else:
+                try:
+                    chunk = os.read(self.fd, CHUNK)
+                except OSError as exc:
+                    failed = self._read_failed(exc)
+                    if failed is None:
+                        return
+                    chunk = failed
+                now = time.monotonic()
             if not chunk:
                 self._emit(self.splitter.finish(), now if stamp is None else stamp)
                 if not self.ended:
@@ -283,6 +313,14 @@ class StdoutReader:
             split += len(items)
             if split >= EVENTS_MAX or len(self.events) >= EVENTS_MAX:
                 return                  # many lines: enough to go on with, the rest waits in the pipe
+
+    def _read_failed(self, exc: OSError) -> bytes | None:
+        """A failed read: None if the pipe is empty now, else its end (b"")."""
+        if isinstance(exc, BlockingIOError):
+            self.seen_empty = time.monotonic()
+            return None
+        LOG.debug("%s: stdout read failed: %s", self.bot, exc)
+        return b""
 
     def _emit(self, items: list[tuple[str, object]], stamp: float) -> None:
         debug = LOG.isEnabledFor(logging.DEBUG)

@@ -17,7 +17,8 @@ for them.  Every line is the JSON object ``messages.request_message`` (or
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, cast
+from operator import attrgetter
+from typing import Any
 
 from msgspec import Raw
 
@@ -32,6 +33,7 @@ from .wire import End, ErrorNotice, EventNotice, RequestV2, Start, TimeJSON, Vie
 # carries the seed, from which a bot could recompute every shuffle.
 NOT_NOTICED = frozenset({ev.MATCH_START, ev.MATCH_END})
 
+_TEXT = attrgetter("text")            # a card's text, in C
 _RAW_OPTIONS: dict[tuple[Any, ...], Raw] = {}
 
 
@@ -66,7 +68,8 @@ class MatchEncoder:
 
     def __init__(self, game: Game) -> None:
         self.game = game
-        self._notices: list[bytes | None] = []    # per game.log entry; None: not sent
+        # Per game.log entry: its notice line with the newline, b"" if not sent.
+        self._lines: list[bytes] = []
         self._hand_no = -1
         self._hand_public: list[Event] | None = None
         self._seat_head: dict[int, tuple[int, int, int, int, int, str]] = {}
@@ -81,14 +84,22 @@ class MatchEncoder:
     # ------------------------------------------------------------------ notices
     def notices(self, since: int) -> list[bytes]:
         """Notice lines of the public events from ``game.log[since]`` on."""
-        log = self.game.log
-        made = self._notices
-        for e in log[len(made):]:
-            made.append(None if e.kind in NOT_NOTICED else encode(EventNotice(e.public_json())))
-        lines = made[since:]
-        if None in lines:
-            return [line for line in lines if line is not None]
-        return cast("list[bytes]", lines)
+        self._make_lines()
+        return [line[:-1] for line in self._lines[since:] if line]
+
+    def notice_bytes(self, since: int) -> tuple[bytes, int]:
+        """The notices from ``game.log[since]`` on as one ``bytes``, each line
+        ending in its newline, and where the next ones will start."""
+        lines = self._lines
+        end = len(self.game.log)
+        if len(lines) != end:
+            self._make_lines()
+        return b"".join(lines[since:end]), end
+
+    def _make_lines(self) -> None:
+        lines = self._lines
+        for e in self.game.log[len(lines):]:
+            lines.append(b"" if e.kind in NOT_NOTICED else encode(EventNotice(e.public_json())) + b"\n")
 
     # ----------------------------------------------------------------- requests
     def request(self, req_id: int, d: Decision, protocol: int = 2) -> bytes:
@@ -123,13 +134,13 @@ class MatchEncoder:
     def _card_texts(self, seat: int, cards: tuple[Card, ...]) -> list[str]:
         hit = self._cards.get(seat)
         if hit is None or hit[0] != cards:     # the same Card objects: compared by identity
-            hit = self._cards[seat] = (cards, [c.text for c in cards])
+            hit = self._cards[seat] = (cards, list(map(_TEXT, cards)))
         return hit[1]
 
     def _play_options(self, seat: int, options: tuple[Any, ...]) -> Raw:
         hit = self._options.get(seat)
         if hit is None or hit[0] != options:
-            hit = self._options[seat] = (options, Raw(encode([c.text for c in options])))
+            hit = self._options[seat] = (options, Raw(encode(list(map(_TEXT, options)))))
         return hit[1]
 
     def _melds_raw(self, melds: tuple[TableMeld, ...]) -> list[Raw]:

@@ -24,6 +24,7 @@ from typing import Annotated, Any
 
 import msgspec
 from msgspec import UNSET, Meta, Raw, Struct, UnsetType
+from msgspec.structs import astuple
 
 # The reference decoder's limits (docs/PROTOCOL.md, "How replies are checked"):
 # the typed fast path accepts nothing beyond them.
@@ -161,20 +162,40 @@ _KEY_END = re.compile(rb'"[ \t\r\n]*:')
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
 
 
+# A decoded reply's fields as a tuple (``astuple``, one C call): the nested
+# ones (go_down, lay_off, swap, steps) are a slice of it, all UNSET in a
+# draw, a buy or a plain discard, whose keys are then just the fields set.
+_NAMES = Reply.__struct_fields__
+NESTED = slice(_NAMES.index("go_down"), _NAMES.index("steps") + 1)
+if _NAMES[NESTED] != ("go_down", "lay_off", "swap", "steps") or _NAMES[-1] != "discard":
+    raise ImportError("wire.Reply's fields are out of the order its readers index them by")
+_NO_NESTED = (UNSET,) * 4
+
+
 def decode_reply_fast(raw: bytes) -> Reply | None:
     """The typed reply in ``raw``, or None if the reference path must judge it."""
+    decoded = decode_reply_fields(raw)
+    return decoded[0] if decoded is not None else None
+
+
+def decode_reply_fields(raw: bytes) -> tuple[Reply, tuple[Any, ...]] | None:
+    """``decode_reply_fast`` with the reply's fields as a tuple (``astuple``)."""
     try:
         reply = _REPLY.decode(raw)
     except _DECODE_ERRORS:
         return None
-    keys = _keys_in(reply)
+    fields = astuple(reply)
+    if fields[NESTED] == _NO_NESTED:
+        keys = len(fields) - fields.count(UNSET)
+    else:
+        keys = _keys_in(reply)
     # Every colon right after a quote (the usual line: no space before a
     # colon, none in a string) counts exactly as the pattern would.
     if raw.count(b":") == keys and raw.count(b'":') == keys:
-        return reply
+        return reply, fields
     if len(_KEY_END.findall(raw)) != keys:
         return None             # a duplicate key (or an escaped quote and colon in a string)
-    return reply
+    return reply, fields
 
 
 def _keys_in(reply: Reply) -> int:
