@@ -188,13 +188,10 @@ class RemoteSeat:
         entry: TraceEntry = [index, None, None, proc.stderr_mark()]
         self.trace.append(entry)
         try:
-            encoder = self.encoder
-            notices, self._notified = encoder.notice_bytes(self._notified)
             req_id = entry[1] = handle.next_id          # BotHandle.new_id, inline
             handle.next_id = req_id + 1
-            reply, elapsed = proc.request(
-                encoder.request(req_id, d, self.protocol), before=notices, reply_id=req_id,
-                is_stale_id=self._is_stale_id, decode=decode_reply_line)
+            data, self._notified = self.encoder.request_data(self._notified, req_id, d, self.protocol)
+            reply, elapsed = proc.request_data(data, req_id, None, self._is_stale_id, decode_reply_line)
             if proc.ignored_since:
                 self.note_ignored(game.hand_no, index)
             entry[2] = int(elapsed * 1_000_000 + 0.5) / 1000      # _ms, inline

@@ -440,6 +440,22 @@ class BotProcess(LineExchange):
         it returns ``(value, id)`` (see ``exchange.Decode``), and the value is
         what this returns.
         """
+        if type(obj) is bytes and type(before) is bytes:
+            data = b"".join((before, obj, b"\n"))
+        else:
+            self._check_usable()
+            lines = ([before[:-1]] if before else []) if isinstance(before, bytes) else [*before]
+            data = self._encode_lines([*lines, obj])
+        return self.request_data(data, reply_id if reply_id is not None else _request_id(obj),
+                                 timeout, is_stale_id, decode)
+
+    def request_data(self, data: bytes, expect_id: Any, timeout: float | None = None,
+                     is_stale_id: Callable[[Any], bool] | None = None,
+                     decode: Decode | None = None) -> tuple[Any, float]:
+        """``request`` with its lines made: ``data`` is whole lines, each
+        ending in its newline, the request last; ``expect_id`` the id its
+        reply must carry (None: any).  The match's path, once a decision:
+        every argument may be given by position."""
         if self._failure is not None or self._closed or self._proc is None:
             self._check_usable()
         if timeout is not None:
@@ -449,7 +465,10 @@ class BotProcess(LineExchange):
         limit = allowance + (bank or 0.0)
         reader = self._stdout
         assert reader is not None
-        if reader.ready_now():              # _drain_pending, its usual case (nothing) inline
+        ready = reader.poller.poll(0)       # _drain_pending inline: it usually finds nothing
+        if ready:
+            reader.take(ready)
+        if reader.events:
             self._drain_events()
         t_start = time.monotonic()
         clock = self._turns
@@ -459,13 +478,8 @@ class BotProcess(LineExchange):
             else:
                 clock.open(t_start)
         try:
-            if type(obj) is bytes and type(before) is bytes:   # the match's path: one join
-                t_sent = self._write_data(b"".join((before, obj, b"\n")), t_start + limit, limit)
-            else:
-                lines = ([before[:-1]] if before else []) if isinstance(before, bytes) else [*before]
-                t_sent = self._write_lines([*lines, obj], t_start + limit, limit)
-            expect = reply_id if reply_id is not None else _request_id(obj)
-            value, elapsed = self._await(t_sent, limit, expect, t_start, is_stale_id, decode)
+            t_sent = self._write_data(data, t_start + limit, limit)
+            value, elapsed = self._await(t_sent, limit, expect_id, t_start, is_stale_id, decode)
         except BotTimeout:
             self.stats.timeouts += 1
             if bank is not None:

@@ -51,11 +51,17 @@ class LineExchange(ProcessExits):
     def _write_lines(self, objs: list[Any], deadline: float, limit: float) -> float:
         """Write ``objs`` as lines in one system call if the pipe takes them;
         the ``time.monotonic()`` when all of it was written."""
+        return self._write_data(self._encode_lines(objs), deadline, limit)
+
+    @staticmethod
+    def _encode_lines(objs: list[Any]) -> bytes:
+        """``objs`` as JSON lines, each ending in its newline (``bytes`` are
+        one JSON object already encoded, without the newline)."""
         lines = [obj if isinstance(obj, bytes)
                  else json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
                  for obj in objs]
         lines.append(b"")
-        return self._write_data(b"\n".join(lines), deadline, limit)
+        return b"\n".join(lines)
 
     def _write_data(self, data: bytes, deadline: float, limit: float) -> float:
         """Write ``data``, whole lines each ending in a newline (see ``_write_lines``)."""

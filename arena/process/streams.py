@@ -174,16 +174,16 @@ class StdoutReader:
         self.events: deque[Event] = deque()
         self.ended = False              # EOF read: the pipe has nothing more
         self.seen_empty = time.monotonic()    # the last moment the pipe was known empty
-        self._poller = select.poll()
-        self._poller.register(self.fd, _POLL_READY)
+        self.poller = select.poll()
+        self.poller.register(self.fd, _POLL_READY)
         if pidfd is not None:
-            self._poller.register(pidfd, select.POLLIN)
+            self.poller.register(pidfd, select.POLLIN)
         # stderr is watched too while we wait: what a bot writes there before
         # its reply is then taken in as the reply comes, so the next decision's
         # stderr mark needs no read of its own (see StderrReader.mark).
         self._stderr = stderr
         if stderr is not None:
-            self._poller.register(stderr.fd, _POLL_READY)
+            self.poller.register(stderr.fd, _POLL_READY)
         os.set_blocking(self.fd, False)
 
     def get(self, timeout: float) -> Event | None:
@@ -193,12 +193,12 @@ class StdoutReader:
         if events:
             return events.popleft()
         # poll() rounds a fraction of a millisecond up (as math.ceil would).
-        ready = self._poller.poll(timeout * 1000 if timeout > 0 else 0)
+        ready = self.poller.poll(timeout * 1000 if timeout > 0 else 0)
         if not ready:
             return None
         fd = self.fd
         if len(ready) != 1 or ready[0][0] != fd:
-            self._ready(ready)
+            self.take(ready)
             return events.popleft() if events else None
         # The usual case, once a decision: the pipe holds one whole line, the
         # reply.  ``_read``, ``LineSplitter.feed`` and ``_emit`` inline; any
@@ -227,9 +227,9 @@ class StdoutReader:
 
     def ready_now(self) -> bool:
         """Whether anything is waiting now (output, an exit), taken in as events."""
-        ready = self._poller.poll(0)
+        ready = self.poller.poll(0)
         if ready:
-            self._ready(ready)
+            self.take(ready)
         return bool(self.events)
 
     def waiting(self, floor: float) -> None:
@@ -258,7 +258,8 @@ class StdoutReader:
         self.get(timeout)
         self.events.clear()
 
-    def _ready(self, ready: list[tuple[int, int]]) -> None:
+    def take(self, ready: list[tuple[int, int]]) -> None:
+        """Take in what ``poller.poll()`` found ready, as events."""
         if len(ready) == 1 and ready[0][0] == self.fd:
             self._read(None)                # the usual case: a reply, nothing else
             return
@@ -266,7 +267,7 @@ class StdoutReader:
         stderr = self._stderr
         if stderr is not None and stderr.fd in fds:
             if not stderr.drain():          # its end: nothing more to watch
-                self._poller.unregister(stderr.fd)
+                self.poller.unregister(stderr.fd)
                 self._stderr = None
         if ready[0][0] == self.fd or len(ready) > 1:
             self._read(None)
@@ -276,7 +277,7 @@ class StdoutReader:
             # just before dying comes first.
             self._read(None)
             self.events.append((EXIT, None, time.monotonic()))
-            self._poller.unregister(self.pidfd)
+            self.poller.unregister(self.pidfd)
             self.close()
 
     def _read(self, stamp: float | None, first: bytes | None = None, first_at: float = 0.0) -> None:
@@ -302,7 +303,7 @@ class StdoutReader:
                 if not self.ended:
                     LOG.debug("%s: stdout closed", self.bot)
                     self.ended = True
-                    self._poller.unregister(self.fd)
+                    self.poller.unregister(self.fd)
                 self.events.append((EOF, None, now))
                 return
             items = self.splitter.feed(chunk)

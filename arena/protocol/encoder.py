@@ -77,7 +77,7 @@ class MatchEncoder:
         self._melds: dict[int, tuple[TableMeld, Raw]] = {}
         # Per seat: the last hand (and play options) and their card texts;
         # a seat's cards change once or twice a turn, its requests are more.
-        self._cards: dict[int, tuple[tuple[Card, ...], list[str]]] = {}
+        self._cards: dict[int, tuple[tuple[Card, ...], Raw]] = {}
         self._options: dict[int, tuple[tuple[Any, ...], Raw]] = {}
         self._history: list[bytes] = []           # protocol 1 only
 
@@ -95,6 +95,19 @@ class MatchEncoder:
         if len(lines) != end:
             self._make_lines()
         return b"".join(lines[since:end]), end
+
+    def request_data(self, since: int, req_id: int, d: Decision, protocol: int = 2) -> tuple[bytes, int]:
+        """All a seat is sent for decision ``d`` in one write: the notices from
+        ``game.log[since]`` on, then the request, each line ending in its
+        newline; and where the seat's next notices start."""
+        lines = self._lines
+        end = len(self.game.log)
+        if len(lines) != end:
+            self._make_lines()
+        out = lines[since:end]
+        out.append(self.request(req_id, d, protocol))
+        out.append(b"\n")
+        return b"".join(out), end
 
     def _make_lines(self) -> None:
         lines = self._lines
@@ -131,15 +144,16 @@ class MatchEncoder:
         self._melds.clear()
         self._totals = Raw(encode(list(view.totals)))
 
-    def _card_texts(self, seat: int, cards: tuple[Card, ...]) -> list[str]:
+    def _card_texts(self, seat: int, cards: tuple[Card, ...]) -> Raw:
         hit = self._cards.get(seat)
-        if hit is None or hit[0] != cards:     # the same Card objects: compared by identity
-            hit = self._cards[seat] = (cards, list(map(_TEXT, cards)))
+        # The same Card objects (compared by identity), often the same tuple.
+        if hit is None or (hit[0] is not cards and hit[0] != cards):
+            hit = self._cards[seat] = (cards, Raw(encode(list(map(_TEXT, cards)))))
         return hit[1]
 
     def _play_options(self, seat: int, options: tuple[Any, ...]) -> Raw:
         hit = self._options.get(seat)
-        if hit is None or hit[0] != options:
+        if hit is None or (hit[0] is not options and hit[0] != options):
             hit = self._options[seat] = (options, Raw(encode(list(map(_TEXT, options)))))
         return hit[1]
 

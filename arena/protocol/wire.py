@@ -42,14 +42,19 @@ encode = ENCODER.encode
 
 # -- arena -> bot ------------------------------------------------------------------
 
+# Every Struct here is made from JSON values or by the encoder, a tree with
+# no way back to itself: it can be in no reference cycle, so the garbage
+# collector need not track it (``gc=False``: a few made per decision, each
+# otherwise counted towards the next collection and walked by it).
 
-class TimeJSON(Struct):
+
+class TimeJSON(Struct, gc=False):
     startup: float
     decision: float
     bank: float | None
 
 
-class Start(Struct, tag="start", tag_field="type"):
+class Start(Struct, gc=False, tag="start", tag_field="type"):
     protocol: int
     match: str
     seat: int
@@ -59,11 +64,11 @@ class Start(Struct, tag="start", tag_field="type"):
     time: TimeJSON
 
 
-class EventNotice(Struct, tag="event", tag_field="type"):
+class EventNotice(Struct, gc=False, tag="event", tag_field="type"):
     event: dict[str, Any]
 
 
-class ViewV2(Struct):
+class ViewV2(Struct, gc=False):
     """A v2 request's view: the seat's state now, no history (see docs/PROTOCOL.md)."""
 
     seat: int
@@ -72,7 +77,7 @@ class ViewV2(Struct):
     hands_total: int
     dealer: int
     contract: str
-    cards: list[str]
+    cards: Raw               # the seat's card texts, cached while its hand is unchanged
     melds: list[Raw]          # each meld's JSON, cached while the meld is unchanged
     upcard: str | None
     pile_top: str | None
@@ -86,35 +91,35 @@ class ViewV2(Struct):
     totals: Raw               # the same bytes for the whole hand
 
 
-class RequestV2(Struct, tag="request", tag_field="type"):
+class RequestV2(Struct, gc=False, tag="request", tag_field="type"):
     id: int
     kind: str
     options: Raw              # draw and buy options are cached as bytes
     view: ViewV2
 
 
-class ErrorNotice(Struct, tag="error", tag_field="type"):
+class ErrorNotice(Struct, gc=False, tag="error", tag_field="type"):
     id: int | None
     fault: str
     reason: str
     fallback: dict[str, Any] | None
 
 
-class End(Struct, tag="end", tag_field="type"):
+class End(Struct, gc=False, tag="end", tag_field="type"):
     match: str
     totals: list[int]
     places: list[int]
     forfeited: list[bool]
 
 
-class Quit(Struct, tag="quit", tag_field="type"):
+class Quit(Struct, gc=False, tag="quit", tag_field="type"):
     pass
 
 
 # -- bot -> arena: replies -----------------------------------------------------------
 
 
-class MeldObject(Struct, forbid_unknown_fields=True):
+class MeldObject(Struct, gc=False, forbid_unknown_fields=True):
     cards: list[_STRING] | _STRING
     kind: _STRING | None | UnsetType = UNSET
 
@@ -122,25 +127,25 @@ class MeldObject(Struct, forbid_unknown_fields=True):
 MeldForm = list[_STRING] | _STRING | MeldObject
 
 
-class LayOffObject(Struct, forbid_unknown_fields=True):
+class LayOffObject(Struct, gc=False, forbid_unknown_fields=True):
     meld: _INT
     card: _STRING
     end: _STRING | None | UnsetType = UNSET
 
 
-class SwapObject(Struct, forbid_unknown_fields=True):
+class SwapObject(Struct, gc=False, forbid_unknown_fields=True):
     meld: _INT
     card: _STRING
     take: _STRING | None | UnsetType = UNSET
 
 
-class StepObject(Struct, forbid_unknown_fields=True):
+class StepObject(Struct, gc=False, forbid_unknown_fields=True):
     swap: SwapObject | UnsetType = UNSET
     go_down: list[MeldForm] | UnsetType = UNSET
     lay_off: LayOffObject | UnsetType = UNSET
 
 
-class Reply(Struct, forbid_unknown_fields=True):
+class Reply(Struct, gc=False, forbid_unknown_fields=True):
     """Every field a reply of any kind may have; which ones a kind allows is
     checked after decoding (``messages.REPLY_FIELDS``)."""
 
