@@ -105,7 +105,7 @@ class MatchEncoder:
         if len(lines) != end:
             self._make_lines()
         out = lines[since:end]
-        out.append(self.request(req_id, d, protocol))
+        out.append(self._request_v2(req_id, d) if protocol != 1 else self._request_v1(req_id, d))
         out.append(b"\n")
         return b"".join(out), end
 
@@ -117,24 +117,47 @@ class MatchEncoder:
     # ----------------------------------------------------------------- requests
     def request(self, req_id: int, d: Decision, protocol: int = 2) -> bytes:
         """The request line for seat ``d.seat``."""
-        if protocol == 1:
-            return self._request_v1(req_id, d)
-        game = self.game
-        view = game.view(d.seat)
+        return self._request_v2(req_id, d) if protocol != 1 else self._request_v1(req_id, d)
+
+    def _request_v2(self, req_id: int, d: Decision) -> bytes:
+        """The protocol 2 request, made once a decision: what a seat's view
+        shares with its last request comes from the caches, inline."""
+        view = self.game.view(d.seat)
         if view.hand_no != self._hand_no:
             self._new_hand(view)
-        head = self._seat_head.get(view.seat)
+        seat = view.seat
+        head = self._seat_head.get(seat)
         if head is None:
-            head = self._seat_head[view.seat] = (
-                view.seat, view.players, view.hand_no, view.hands_total, view.dealer,
-                view.contract.text)
-        seat, players, hand, hands_total, dealer, contract = head
-        options = self._play_options(seat, d.options) if d.kind == "play" else _options_raw(d.options)
-        return encode(RequestV2(req_id, d.kind, options, ViewV2(
-            seat, players, hand, hands_total, dealer, contract,
-            self._card_texts(seat, view.hand), self._melds_raw(view.melds),
-            view.upcard.text if view.upcard is not None else None,
-            view.pile_top.text if view.pile_top is not None else None,
+            head = self._seat_head[seat] = (
+                seat, view.players, view.hand_no, view.hands_total, view.dealer, view.contract.text)
+        _seat, players, hand, hands_total, dealer, contract = head
+        # The seat's cards: the same Card objects (compared by identity), often the same tuple.
+        cards = view.hand
+        hit = self._cards.get(seat)
+        if hit is None or (hit[0] is not cards and hit[0] != cards):
+            hit = self._cards[seat] = (cards, Raw(encode(list(map(_TEXT, cards)))))
+        kind = d.kind
+        if kind == "play":
+            options = d.options
+            play = self._options.get(seat)
+            if play is None or (play[0] is not options and play[0] != options):
+                play = self._options[seat] = (options, Raw(encode(list(map(_TEXT, options)))))
+            options_raw = play[1]
+        else:
+            options_raw = _RAW_OPTIONS.get(d.options) or _options_raw(d.options)
+        melds: list[Raw] = []
+        if view.melds:
+            cache = self._melds
+            for m in view.melds:
+                meld = cache.get(m.id)
+                if meld is None or meld[0] is not m:        # new, or changed (a new TableMeld)
+                    meld = cache[m.id] = (m, _meld_raw(m))
+                melds.append(meld[1])
+        upcard, pile_top = view.upcard, view.pile_top
+        return encode(RequestV2(req_id, kind, options_raw, ViewV2(
+            seat, players, hand, hands_total, dealer, contract, hit[1], melds,
+            upcard.text if upcard is not None else None,
+            pile_top.text if pile_top is not None else None,
             view.pile_size, view.stock_size, view.card_counts, view.buys_left,
             view.down, view.turn, view.turns_taken, self._totals)))
 
@@ -143,29 +166,6 @@ class MatchEncoder:
         self._seat_head.clear()
         self._melds.clear()
         self._totals = Raw(encode(list(view.totals)))
-
-    def _card_texts(self, seat: int, cards: tuple[Card, ...]) -> Raw:
-        hit = self._cards.get(seat)
-        # The same Card objects (compared by identity), often the same tuple.
-        if hit is None or (hit[0] is not cards and hit[0] != cards):
-            hit = self._cards[seat] = (cards, Raw(encode(list(map(_TEXT, cards)))))
-        return hit[1]
-
-    def _play_options(self, seat: int, options: tuple[Any, ...]) -> Raw:
-        hit = self._options.get(seat)
-        if hit is None or (hit[0] is not options and hit[0] != options):
-            hit = self._options[seat] = (options, Raw(encode(list(map(_TEXT, options)))))
-        return hit[1]
-
-    def _melds_raw(self, melds: tuple[TableMeld, ...]) -> list[Raw]:
-        cache = self._melds
-        out = []
-        for m in melds:
-            hit = cache.get(m.id)
-            if hit is None or hit[0] is not m:        # new, or changed (a new TableMeld)
-                hit = cache[m.id] = (m, _meld_raw(m))
-            out.append(hit[1])
-        return out
 
     def _request_v1(self, req_id: int, d: Decision) -> bytes:
         """The protocol 1 request: the view with the hand's history spliced in."""

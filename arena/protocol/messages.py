@@ -40,9 +40,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from msgspec import UNSET, Struct
+from msgspec import UNSET
 
-from ..jsonline import NO_ID, JSONLineError, decode_object
+from ..jsonline import JSONLineError, decode_object
 from ..shanghai.actions import BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, Play, action_from_json
 from ..shanghai.cards import parse_card
 from ..shanghai.errors import MalformedInput
@@ -50,7 +50,9 @@ from ..shanghai.events import Event
 from ..shanghai.game import Decision, View
 from ..shanghai.ruleset import Ruleset
 from .replies import DEFAULT_READY_PROTOCOL, PROTOCOL_VERSION, PROTOCOLS
-from .wire import Reply, decode_reply_fields, reply_fields
+from .wire import ReplyLine as ReplyLine  # found here by callers
+from .wire import decode_reply_line as decode_reply_line
+from .wire import reply_fields
 
 # Only in protocol 1 views: the history (events sent as notices anyway), the
 # scores of past hands (in the hand_end notices) and the decision (the same
@@ -218,37 +220,6 @@ def parse_reply(obj: Any, req_id: int, kind: str) -> Action:
             f"(got steps and {', '.join(mixed)}); put every play into \"steps\""
         )
     return action_from_json({"type": PLAY, **body})
-
-
-class ReplyLine(Struct, gc=False):
-    """One reply line, decoded as far as the line goes: the typed reply when
-    the fast path took it (and its fields as a tuple), else the strictly
-    decoded object.  (A Struct: one is made per decision, in C; it holds no
-    cycle, so the collector need not track it.)"""
-
-    raw: bytes
-    typed: Reply | None
-    obj: dict[str, Any] | None
-    fields: tuple[Any, ...] = ()
-
-    @property
-    def id(self) -> Any:
-        """The reply's "id" (``NO_ID`` if it has none), for telling late answers apart."""
-        if self.typed is not None:
-            return self.typed.id
-        assert self.obj is not None
-        return self.obj.get("id", NO_ID)
-
-
-def decode_reply_line(raw: bytes) -> tuple[ReplyLine, Any]:
-    """``(line, its id)``; raises ``JSONLineError`` for a line that is not one
-    acceptable JSON object (a ``malformed`` reply whatever it was meant for)."""
-    decoded = decode_reply_fields(raw)
-    if decoded is not None:
-        typed, fields = decoded
-        return ReplyLine(raw, typed, None, fields), fields[0]
-    obj = decode_object(raw)
-    return ReplyLine(raw, None, obj), obj.get("id", NO_ID)
 
 
 # Indexes into a decoded reply's fields (wire.Reply: id, type, draw, buy,

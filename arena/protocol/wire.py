@@ -28,7 +28,7 @@ from msgspec.structs import astuple
 
 # The reference decoder's limits (docs/PROTOCOL.md, "How replies are checked"):
 # the typed fast path accepts nothing beyond them.
-from ..jsonline import DEFAULT_LIMITS
+from ..jsonline import DEFAULT_LIMITS, NO_ID, decode_object
 
 _STRING = Annotated[str, Meta(max_length=DEFAULT_LIMITS.max_string_chars)]
 # msgspec would take integers of any size; bounds must fit in 64 bits, which
@@ -179,28 +179,55 @@ _NO_NESTED = (UNSET,) * 4
 
 def decode_reply_fast(raw: bytes) -> Reply | None:
     """The typed reply in ``raw``, or None if the reference path must judge it."""
-    decoded = decode_reply_fields(raw)
-    return decoded[0] if decoded is not None else None
+    line, _id = decode_reply_line(raw, strict=False)
+    return line.typed
 
 
-def decode_reply_fields(raw: bytes) -> tuple[Reply, tuple[Any, ...]] | None:
-    """``decode_reply_fast`` with the reply's fields as a tuple (``astuple``)."""
+class ReplyLine(Struct, gc=False):
+    """One reply line, decoded as far as the line goes: the typed reply when
+    the fast path took it (and its fields as a tuple), else the strictly
+    decoded object.  (A Struct: one is made per decision, in C.)"""
+
+    raw: bytes
+    typed: Reply | None
+    obj: dict[str, Any] | None
+    fields: tuple[Any, ...] = ()
+
+    @property
+    def id(self) -> Any:
+        """The reply's "id" (``NO_ID`` if it has none), for telling late answers apart."""
+        if self.typed is not None:
+            return self.typed.id
+        assert self.obj is not None
+        return self.obj.get("id", NO_ID)
+
+
+def decode_reply_line(raw: bytes, strict: bool = True) -> tuple[ReplyLine, Any]:
+    """``(line, its id)``; raises ``JSONLineError`` for a line that is not one
+    acceptable JSON object (a ``malformed`` reply whatever it was meant for).
+    Not ``strict``: a line the fast path does not take is not read again
+    (``typed`` and ``obj`` are None)."""
     try:
         reply = _REPLY.decode(raw)
     except _DECODE_ERRORS:
-        return None
-    fields = astuple(reply)
-    if fields[NESTED] == _NO_NESTED:
-        keys = len(fields) - fields.count(UNSET)
-    else:
-        keys = _keys_in(reply)
-    # Every colon right after a quote (the usual line: no space before a
-    # colon, none in a string) counts exactly as the pattern would.
-    if raw.count(b":") == keys and raw.count(b'":') == keys:
-        return reply, fields
-    if len(_KEY_END.findall(raw)) != keys:
-        return None             # a duplicate key (or an escaped quote and colon in a string)
-    return reply, fields
+        reply = None
+    if reply is not None:
+        fields = astuple(reply)
+        if fields[NESTED] == _NO_NESTED:
+            keys = len(fields) - fields.count(UNSET)
+        else:
+            keys = _keys_in(reply)
+        # Every colon right after a quote (the usual line: no space before a
+        # colon, none in a string) counts exactly as the pattern would.  Else
+        # a duplicate key (or an escaped quote and colon in a string) is
+        # left to the strict reader.
+        if ((raw.count(b":") == keys and raw.count(b'":') == keys)
+                or len(_KEY_END.findall(raw)) == keys):
+            return ReplyLine(raw, reply, None, fields), fields[0]
+    if not strict:
+        return ReplyLine(raw, None, None), NO_ID
+    obj = decode_object(raw)
+    return ReplyLine(raw, None, obj), obj.get("id", NO_ID)
 
 
 def _keys_in(reply: Reply) -> int:
