@@ -41,7 +41,7 @@ import select
 import threading
 import time
 from collections import deque
-from typing import IO, BinaryIO, cast
+from typing import IO, Any, BinaryIO, cast
 
 from .errors import excerpt
 
@@ -63,9 +63,22 @@ TOOLONG = "toolong"      # payload: (first bytes of the line, bytes seen so far)
 EOF = "eof"              # stdout closed
 EXIT = "exit"            # the main process exited (not reaped yet)
 
-Event = tuple[str, object, float]
+Event = tuple[str, Any, float]      # (kind, payload, the monotonic time it was read)
 
 _POLL_READY = select.POLLIN | select.POLLHUP | select.POLLERR
+
+
+def debug_cache(log: logging.Logger) -> dict[int, bool]:
+    """The dict in which ``log`` keeps what ``isEnabledFor`` answered, level by
+    level (a private attribute of ``logging.Logger``, cleared in place when
+    levels change; an empty dict where there is none): ``cache.get(DEBUG)``
+    is True or False once asked, None before.  Asking it costs a dict look-up
+    instead of a Python call, on paths taken once a decision."""
+    cache = getattr(log, "_cache", None)
+    return cache if isinstance(cache, dict) else {}
+
+
+_DEBUG_CACHE = debug_cache(LOG)
 
 
 def log_text(data: bytes) -> str:
@@ -219,7 +232,8 @@ class StdoutReader:
             line = chunk[:end]
             if not line or line.isspace():
                 return None                 # blank lines are ignored: not kept
-            if LOG.isEnabledFor(logging.DEBUG):
+            debug = _DEBUG_CACHE.get(logging.DEBUG)
+            if debug or (debug is None and LOG.isEnabledFor(logging.DEBUG)):
                 LOG.debug("%s << %s", self.bot, log_text(line))
             return (LINE, line, now)
         self._read(None, chunk, now)
@@ -389,8 +403,8 @@ class StderrReader(threading.Thread):
         self.dropped = 0
         self.tail = bytearray()
         # Guards log_file/kept/dropped: the owner may switch files (next match)
-        # while this thread writes.
-        self._lock = threading.Lock()
+        # while this thread writes, and takes marks (``BotProcess.stderr_mark``).
+        self.lock = threading.Lock()
         self._finished = False
         os.set_blocking(self.fd, False)
 
@@ -400,7 +414,7 @@ class StderrReader(threading.Thread):
         finished (the caller keeps ownership of ``log_file`` then).  What the
         pipe holds now goes to the current log first: the bot wrote it before
         the switch (after its last match's 'end', say), so it belongs there."""
-        with self._lock:
+        with self.lock:
             if self._finished:
                 return False
             self._drain()
@@ -421,7 +435,7 @@ class StderrReader(threading.Thread):
                     return
                 # Read and stored under the lock: mark() must not slip in
                 # between a read and its store, or bytes would land after it.
-                with self._lock:
+                with self.lock:
                     if not self._drain():
                         return
         finally:
@@ -435,14 +449,14 @@ class StderrReader(threading.Thread):
         so a chunk this thread has read is stored before the offset is taken.
         ``drain`` takes in what the pipe holds first (the end of a match: the
         bot may write after its last reply)."""
-        with self._lock:
+        with self.lock:
             if drain:
                 self._drain()
             return self.log_file.offset if self.log_file is not None else None
 
     def drain(self) -> bool:
         """Take in what the pipe holds now; False at its end."""
-        with self._lock:
+        with self.lock:
             return self._drain()
 
     def _drain(self) -> bool:
@@ -481,7 +495,7 @@ class StderrReader(threading.Thread):
             del self.tail[:-STDERR_TAIL]
 
     def _finish(self) -> None:
-        with self._lock:
+        with self.lock:
             self._finished = True
             self._close_log()
 
