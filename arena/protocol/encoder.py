@@ -27,7 +27,7 @@ from ..shanghai.cards import Card
 from ..shanghai.events import Event
 from ..shanghai.game import Decision, Game, TableMeld, View
 from .messages import V1_ONLY_VIEW_FIELDS, TimeLimits, end_message, error_message, request_message, start_message
-from .wire import End, ErrorNotice, EventNotice, RequestV2, Start, TimeJSON, ViewV2, encode
+from .wire import End, ErrorNotice, EventNotice, RequestV2, Start, TimeJSON, ViewV2, encode, encode_into
 
 # The bot already learns these from 'start' and 'end'; match_start also
 # carries the seed, from which a bot could recompute every shuffle.
@@ -80,6 +80,7 @@ class MatchEncoder:
         self._cards: dict[int, tuple[tuple[Card, ...], Raw]] = {}
         self._options: dict[int, tuple[tuple[Any, ...], Raw]] = {}
         self._history: list[bytes] = []           # protocol 1 only
+        self._buffer = bytearray()                # the last request (request_data)
 
     # ------------------------------------------------------------------ notices
     def notices(self, since: int) -> list[bytes]:
@@ -104,8 +105,14 @@ class MatchEncoder:
         end = len(self.game.log)
         if len(lines) != end:
             self._make_lines()
-        out = lines[since:end]
-        out.append(self._request_v2(req_id, d) if protocol != 1 else self._request_v1(req_id, d))
+        out: list[bytes | bytearray] = lines[since:end]  # type: ignore[assignment]
+        if protocol != 1:
+            # Into a buffer kept from one request to the next: msgspec would
+            # grow a new one from a few bytes, realloc after realloc.
+            encode_into(self._request_v2(req_id, d), self._buffer)
+            out.append(self._buffer)
+        else:
+            out.append(self._request_v1(req_id, d))
         out.append(b"\n")
         return b"".join(out), end
 
@@ -117,9 +124,9 @@ class MatchEncoder:
     # ----------------------------------------------------------------- requests
     def request(self, req_id: int, d: Decision, protocol: int = 2) -> bytes:
         """The request line for seat ``d.seat``."""
-        return self._request_v2(req_id, d) if protocol != 1 else self._request_v1(req_id, d)
+        return encode(self._request_v2(req_id, d)) if protocol != 1 else self._request_v1(req_id, d)
 
-    def _request_v2(self, req_id: int, d: Decision) -> bytes:
+    def _request_v2(self, req_id: int, d: Decision) -> RequestV2:
         """The protocol 2 request, made once a decision: what a seat's view
         shares with its last request comes from the caches, inline."""
         view = self.game.view(d.seat)
@@ -154,12 +161,12 @@ class MatchEncoder:
                     meld = cache[m.id] = (m, _meld_raw(m))
                 melds.append(meld[1])
         upcard, pile_top = view.upcard, view.pile_top
-        return encode(RequestV2(req_id, kind, options_raw, ViewV2(
+        return RequestV2(req_id, kind, options_raw, ViewV2(
             seat, players, hand, hands_total, dealer, contract, hit[1], melds,
             upcard.text if upcard is not None else None,
             pile_top.text if pile_top is not None else None,
             view.pile_size, view.stock_size, view.card_counts, view.buys_left,
-            view.down, view.turn, view.turns_taken, self._totals)))
+            view.down, view.turn, view.turns_taken, self._totals))
 
     def _new_hand(self, view: View) -> None:
         self._hand_no = view.hand_no

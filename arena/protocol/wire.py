@@ -38,6 +38,7 @@ _INT = Annotated[int, Meta(ge=-_BOUND, le=_BOUND)]
 
 ENCODER = msgspec.json.Encoder()
 encode = ENCODER.encode
+encode_into = ENCODER.encode_into
 
 
 # -- arena -> bot ------------------------------------------------------------------
