@@ -187,8 +187,14 @@ class StdoutReader:
         self.events: deque[Event] = deque()
         self.ended = False              # EOF read: the pipe has nothing more
         self.seen_empty = time.monotonic()    # the last moment the pipe was known empty
+        # Polled by the thread that talks to the bot (``BotProcess.request_data`` too).
         self.poller = select.poll()
         self.poller.register(self.fd, _POLL_READY)
+        # What ``poll`` gives when only a line (or more) waits in the pipe.
+        self._just_stdout = [(self.fd, select.POLLIN)]
+        # The last index of one whole line that ``get`` takes as it is: less
+        # than a chunk (the pipe is empty then), within the line limit.
+        self._whole_max = min(CHUNK - 2, max_line_bytes)
         if pidfd is not None:
             self.poller.register(pidfd, select.POLLIN)
         # stderr is watched too while we wait: what a bot writes there before
@@ -209,10 +215,10 @@ class StdoutReader:
         ready = self.poller.poll(timeout * 1000 if timeout > 0 else 0)
         if not ready:
             return None
-        fd = self.fd
-        if len(ready) != 1 or ready[0][0] != fd:
+        if ready != self._just_stdout:      # not only the pipe, readable
             self.take(ready)
             return events.popleft() if events else None
+        fd = self.fd
         # The usual case, once a decision: the pipe holds one whole line, the
         # reply.  ``_read``, ``LineSplitter.feed`` and ``_emit`` inline; any
         # other chunk goes through them.
@@ -226,7 +232,7 @@ class StdoutReader:
         now = time.monotonic()
         end = len(chunk) - 1
         splitter = self.splitter
-        if (0 <= end < CHUNK - 1 and end <= splitter.max_line_bytes and chunk.find(b"\n") == end
+        if (0 <= end <= self._whole_max and chunk.find(b"\n") == end
                 and not splitter._buf and not splitter._discarding):
             self.seen_empty = now           # less than a chunk: the pipe is empty now
             line = chunk[:end]
