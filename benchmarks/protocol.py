@@ -103,26 +103,24 @@ def spec_for(bot: Path, seed: int, seats: int, protocol: int, log_dir: str) -> M
 
 
 def record(spec: MatchSpec) -> list[Batch]:
-    """Play once with ``BotProcess._write_data`` wrapped to keep what is written."""
+    """Play once with ``BotProcess.request_data`` wrapped to keep what each
+    decision writes: the notices since the seat's last request, then the
+    request, in one write."""
     batches: list[Batch] = []
-    pending: dict[int, bytes] = {}
-    original = BotProcess._write_data
+    original = BotProcess.request_data
     seats = {f"bot{i}": i for i in range(len(spec.seats))}
 
-    def spy(self: BotProcess, data: bytes, deadline: float, limit: float) -> float:
-        seat = seats[self.name]
-        lines = data.split(b"\n")[:-1]
-        if lines and lines[-1].startswith(b'{"type":"request"'):
-            batches.append((seat, pending.pop(seat, b"") + data, len(lines[-1]) + 1))
-        elif lines and lines[-1].startswith(b'{"type":"event"'):
-            pending[seat] = pending.get(seat, b"") + data
-        return original(self, data, deadline, limit)
+    def spy(self: BotProcess, data: bytes, *args: Any) -> tuple[Any, float]:
+        request = data[data.rfind(b"\n", 0, len(data) - 1) + 1:]
+        assert request.startswith(b'{"type":"request"'), request[:40]
+        batches.append((seats[self.name], data, len(request)))
+        return original(self, data, *args)
 
-    BotProcess._write_data = spy  # type: ignore[method-assign]
+    BotProcess.request_data = spy  # type: ignore[method-assign]
     try:
         run_match(spec)
     finally:
-        BotProcess._write_data = original  # type: ignore[method-assign]
+        BotProcess.request_data = original  # type: ignore[method-assign]
     return batches
 
 
@@ -240,9 +238,7 @@ def in_process(seeds: list[int], seats: int, protocol: int) -> tuple[float, floa
             game.view(d.seat)
             t1 = clock()
             view = t1 - tv
-            enc.notices(sent[d.seat])
-            sent[d.seat] = len(game.log)
-            enc.request(decisions, d, protocol)
+            _data, sent[d.seat] = enc.request_data(sent[d.seat], decisions, d, protocol)
             action = fallback_action(d)
             line, _ = decode_reply_line(minimal_reply(d, decisions))
             action = reply_action(line, decisions, d.kind)

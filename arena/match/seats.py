@@ -121,6 +121,7 @@ class RemoteSeat:
         self._notified = 0         # game.log entries already sent as notices
         self.ignored: IgnoredLines | None = None
         handle.proc.take_ignored()  # a kept process's leftovers belong to its last match
+        self._is_stale_id = handle.is_stale_id
         self.trace: list[TraceEntry] = []
 
     @property
@@ -187,14 +188,13 @@ class RemoteSeat:
         entry: TraceEntry = [index, None, None, proc.stderr_mark()]
         self.trace.append(entry)
         try:
-            notices = self._take_notices()
-            req_id = entry[1] = handle.new_id()
-            reply, elapsed = proc.request(
-                self.encoder.request(req_id, d, self.protocol), before=notices, reply_id=req_id,
-                is_stale_id=handle.is_stale_id, decode=decode_reply_line)
+            req_id = entry[1] = handle.next_id          # BotHandle.new_id, inline
+            handle.next_id = req_id + 1
+            data, self._notified = self.encoder.request_data(self._notified, req_id, d, self.protocol)
+            reply, elapsed = proc.request_data(data, req_id, None, self._is_stale_id, decode_reply_line)
             if proc.ignored_since:
                 self.note_ignored(game.hand_no, index)
-            entry[2] = _ms(elapsed)
+            entry[2] = int(elapsed * 1_000_000 + 0.5) / 1000      # _ms, inline
             action = reply_action(reply, req_id, d.kind)
             game.apply(action, d.seat)      # IllegalAction leaves the game unchanged
             return

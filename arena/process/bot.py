@@ -39,18 +39,18 @@ import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import IO, Any
 
-from ..jsonline import JSONObject
+from ..jsonline import NO_ID, JSONLineError, JSONObject
 from . import sandbox
 from .errors import BotFailure, BotStartupError, BotTimeout
-from .exchange import Decode, LineExchange
+from .exchange import WIRE_DEBUG, Decode, LineExchange
 from .exits import emergency_kill
 from .interrupts import interrupts_deferred
 from .limits import CHILDREN_LISTS, WATCHDOG, apply_limits, kill_group, pid_namespace
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats
-from .streams import LazyLog, StderrReader, StdoutReader, Wakeup
+from .streams import LINE, LazyLog, StderrReader, StdoutReader, Wakeup
 from .turns import PER_TURN_SLACK, Pauser, TurnClock, cpus_of
 
 LOG = logging.getLogger(__name__)
@@ -74,6 +74,8 @@ def _warn_once(message: str) -> None:
 
 class BotProcess(LineExchange):
     """A bot program running as a subprocess in its own process group."""
+
+    _stdin: IO[bytes]            # the process's stdin, from start() on
 
     def __init__(self, spec: BotSpec, *, name: str | None = None,
                  stderr_log: str | os.PathLike[str] | None = None,
@@ -193,6 +195,7 @@ class BotProcess(LineExchange):
         self._proc = proc
         self._finalizer = weakref.finalize(self, emergency_kill, proc, self._wake, self.name)
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        self._stdin = proc.stdin             # its fd is asked for at each write: it raises once closed
         os.set_blocking(proc.stdin.fileno(), False)
         try:
             if self.containment.mode != sandbox.BWRAP:
@@ -411,7 +414,17 @@ class BotProcess(LineExchange):
         """Offset in the stderr log where what the bot writes next begins
         (None without a log): taken before each request, it ties stderr
         lines to decisions.  ``drain``: take in what the pipe holds first."""
-        return self._stderr.mark(drain) if self._stderr is not None else None
+        stderr = self._stderr
+        if stderr is None or drain:
+            return stderr.mark(drain) if stderr is not None else None
+        # StderrReader.mark() inline (once a decision): the lock, so a chunk
+        # its thread has read is stored before the offset is taken.
+        lock = stderr.lock
+        lock.acquire()
+        log = stderr.log_file
+        offset = log.offset if log is not None else None
+        lock.release()
+        return offset
 
     def recv(self, timeout: float, *, since: float | None = None) -> tuple[JSONObject, float]:
         """Wait for the next line (no request sent).  Elapsed time is counted
@@ -441,7 +454,7 @@ class BotProcess(LineExchange):
 
     def request(self, obj: Any, timeout: float | None = None, *,
                 is_stale_id: Callable[[Any], bool] | None = None,
-                before: Sequence[Any] = (), reply_id: Any = None,
+                before: Sequence[Any] | bytes = (), reply_id: Any = None,
                 decode: Decode | None = None) -> tuple[Any, float]:
         """Send one decision request and wait for its reply: ``(reply, seconds)``.
 
@@ -449,7 +462,9 @@ class BotProcess(LineExchange):
         request (one pipe write and one wake-up of the bot instead of two).
         Any message may be given as ``bytes``: one JSON object already
         encoded, without the newline; a request given so names the id its
-        reply must carry in ``reply_id``.
+        reply must carry in ``reply_id``.  ``before`` may also be one
+        ``bytes`` of whole lines, each ending in its newline (the match's
+        path: its notices joined once).
 
         The time runs from the moment the line is written and stops when the
         reply line is read (``streams.StdoutReader`` stamps it).  Without ``timeout``
@@ -467,6 +482,22 @@ class BotProcess(LineExchange):
         it returns ``(value, id)`` (see ``exchange.Decode``), and the value is
         what this returns.
         """
+        if type(obj) is bytes and type(before) is bytes:
+            data = b"".join((before, obj, b"\n"))
+        else:
+            self._check_usable()
+            lines = ([before[:-1]] if before else []) if isinstance(before, bytes) else [*before]
+            data = self._encode_lines([*lines, obj])
+        return self.request_data(data, reply_id if reply_id is not None else _request_id(obj),
+                                 timeout, is_stale_id, decode)
+
+    def request_data(self, data: bytes, expect_id: Any, timeout: float | None = None,
+                     is_stale_id: Callable[[Any], bool] | None = None,
+                     decode: Decode | None = None) -> tuple[Any, float]:
+        """``request`` with its lines made: ``data`` is whole lines, each
+        ending in its newline, the request last; ``expect_id`` the id its
+        reply must carry (None: any).  The match's path, once a decision:
+        every argument may be given by position."""
         if self._failure is not None or self._closed or self._proc is None:
             self._check_usable()
         if timeout is not None:
@@ -474,7 +505,13 @@ class BotProcess(LineExchange):
         else:
             allowance, bank = self.time_control.per_decision_seconds, self.bank_remaining
         limit = allowance + (bank or 0.0)
-        self._drain_pending()
+        reader = self._stdout
+        assert reader is not None
+        ready = reader.poller.poll(0)       # _drain_pending inline: it usually finds nothing
+        if ready:
+            reader.take(ready)
+        if reader.events:
+            self._drain_events()
         t_start = time.monotonic()
         clock = self._turns
         if clock is not None:
@@ -483,16 +520,40 @@ class BotProcess(LineExchange):
             else:
                 clock.open(t_start)
         try:
-            lines = [*before, obj]
-            for line in lines:
-                if type(line) is not bytes:
-                    t_sent = self._write_lines(lines, t_start + limit, limit)
-                    break
-            else:       # the match's path: every line already encoded, joined once
-                lines.append(b"")
-                t_sent = self._write_data(b"\n".join(lines), t_start + limit, limit)
-            expect = reply_id if reply_id is not None else _request_id(obj)
-            value, elapsed = self._await(t_sent, limit, expect, t_start, is_stale_id, decode)
+            # ``_write_data`` and ``_await``, their usual case inline: the pipe
+            # takes all of it, and the first event is the reply line, in time,
+            # with the request's id.  Anything else goes to them.
+            debug = WIRE_DEBUG.get(logging.DEBUG)
+            written = -1
+            if self._pauser is None and debug is False:
+                try:
+                    written = os.write(self._stdin.fileno(), data)
+                except (BlockingIOError, BrokenPipeError):
+                    pass
+            if written == len(data):
+                t_sent = time.monotonic()
+            elif written > 0:
+                t_sent = self._write_rest(self._stdin.fileno(), memoryview(data)[written:],
+                                          len(data), t_start + limit, limit)
+            else:
+                t_sent = self._write_data(data, t_start + limit, limit)
+            deadline = t_sent + limit
+            remaining = deadline - time.monotonic()
+            event = reader.get(remaining if self._has_pidfd or remaining < 0.05 else 0.05)
+            value_id: Any = NO_ID
+            if event is not None:
+                kind, payload, stamp = event
+                if kind == LINE and t_start <= stamp <= deadline:
+                    try:
+                        value, value_id = (decode(payload) if decode is not None
+                                           else self._parse_object(payload))
+                    except JSONLineError:
+                        pass                 # _await says why
+            if value_id is not NO_ID and value_id == expect_id:
+                elapsed = stamp - t_sent if stamp > t_sent else 0.0
+            else:
+                value, elapsed = self._await(t_sent, limit, expect_id, t_start, is_stale_id, decode,
+                                             (remaining, event))
         except BotTimeout:
             self.stats.timeouts += 1
             if bank is not None:

@@ -20,10 +20,15 @@ from typing import Any, cast
 from ..jsonline import NO_ID, JSONLineError, decode_object
 from .errors import BotCrashed, BotFailure, BotMalformed, BotTimeout, excerpt
 from .exits import ProcessExits
-from .streams import EOF, EXIT, LINE, TOOLONG, StdoutReader, log_text
+from .streams import EOF, EXIT, LINE, TOOLONG, Event, StdoutReader, debug_cache, log_text
 from .turns import Pauser
 
 LOG = logging.getLogger(__name__)
+# ``LOG.isEnabledFor(DEBUG)`` without its Python call, on the path of every
+# decision: the logger's own cache of it (cleared in place whenever levels
+# change; no entry until it was asked once).  Every protocol line is logged
+# at DEBUG (``-vv``).
+WIRE_DEBUG = debug_cache(LOG)
 IGNORED_KEPT = 5            # texts of ignored lines kept between two ``take_ignored``
 QUOTED_LINES = 8            # stdout lines quoted in the failure of a bot that exited
 
@@ -51,11 +56,17 @@ class LineExchange(ProcessExits):
     def _write_lines(self, objs: list[Any], deadline: float, limit: float) -> float:
         """Write ``objs`` as lines in one system call if the pipe takes them;
         the ``time.monotonic()`` when all of it was written."""
+        return self._write_data(self._encode_lines(objs), deadline, limit)
+
+    @staticmethod
+    def _encode_lines(objs: list[Any]) -> bytes:
+        """``objs`` as JSON lines, each ending in its newline (``bytes`` are
+        one JSON object already encoded, without the newline)."""
         lines = [obj if isinstance(obj, bytes)
                  else json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
                  for obj in objs]
         lines.append(b"")
-        return self._write_data(b"\n".join(lines), deadline, limit)
+        return b"\n".join(lines)
 
     def _write_data(self, data: bytes, deadline: float, limit: float) -> float:
         """Write ``data``, whole lines each ending in a newline (see ``_write_lines``)."""
@@ -112,17 +123,21 @@ class LineExchange(ProcessExits):
         """Throw away lines nobody asked for; a pending death is raised now."""
         reader = self._stdout
         assert reader is not None
-        if not reader.ready_now():
-            return                      # the usual case: nothing came since the last reply
+        if reader.ready_now():          # the usual case: nothing came since the last reply
+            self._drain_events()
+
+    def _drain_events(self) -> None:
+        """``_drain_pending`` once the reader holds events."""
         # What is there now, once: a bot that writes without pause must not
         # hold the arena here (what it writes on is judged as its reply).
-        events = reader.events
+        assert self._stdout is not None
+        events = self._stdout.events
         said: list[str] = []
         while events:
             kind, payload, _stamp = events.popleft()
             if kind == LINE:
-                if payload.strip():  # type: ignore[attr-defined]
-                    said.append(excerpt(payload))  # type: ignore[arg-type]
+                if payload.strip():
+                    said.append(excerpt(payload))
                     self._ignore(f"unsolicited line: {said[-1]}")
             elif kind == TOOLONG:
                 self._ignore("unsolicited over-long line")
@@ -168,37 +183,41 @@ class LineExchange(ProcessExits):
 
     def _await(self, t0: float, limit: float, expect_id: Any, not_before: float | None = None,
                is_stale_id: Callable[[Any], bool] | None = None,
-               decode: Decode | None = None) -> tuple[Any, float]:
+               decode: Decode | None = None,
+               first: tuple[float, Event | None] | None = None) -> tuple[Any, float]:
         """Next reply line, timed from ``t0``.  Lines read before ``not_before``
         (when the request started to be written) cannot be its reply.  A reply
         may be stamped a hair before ``t0`` (the bot answered before the
         writing thread took its timestamp): that counts as 0 s.  Without
         ``not_before`` no drain came first: lines already waiting in the pipe
         came while nobody waited for them, and count as come at ``t0``
-        (``StdoutReader.waiting``)."""
+        (``StdoutReader.waiting``).  ``first``: the seconds that were left and
+        the event ``get`` gave then, already taken (``request_data``)."""
         reader = self._stdout
         assert reader is not None
         if not_before is None:
             reader.waiting(t0)
         deadline = t0 + limit
         wrong_ids = 0
+        pidfd = self._has_pidfd
         while True:
-            remaining = deadline - time.monotonic()
-            wait = max(0.0, remaining if self._has_pidfd else min(remaining, 0.05))
-            event = reader.get(wait)
+            if first is not None:
+                remaining, event = first
+                first = None
+            else:
+                remaining = deadline - time.monotonic()
+                # No pidfd: look at the process every 50 ms.  (``get`` waits not at all for <= 0.)
+                event = reader.get(remaining if pidfd or remaining < 0.05 else 0.05)
             if event is None:
-                if not self._has_pidfd and self._leader_exited():
+                if not pidfd and self._leader_exited():
                     raise self._died(EXIT) from None
                 if remaining > 0:
                     continue
                 raise self._no_reply(t0, limit, wrong_ids)
             kind, payload, stamp = event
             if kind == LINE:
+                # Never blank: the reader keeps no blank line.
                 assert isinstance(payload, bytes)
-                if not payload or payload.isspace():
-                    if stamp > deadline:    # blank lines without end: the time is up all the same
-                        raise self._no_reply(t0, limit, wrong_ids)
-                    continue
                 if not_before is not None and stamp < not_before:
                     self._ignore(f"unsolicited line: {excerpt(payload)}")
                     continue
@@ -206,13 +225,17 @@ class LineExchange(ProcessExits):
                     self.stale_lines += 1
                     raise BotTimeout(f"reply came after {stamp - t0:.3f} s, limit {limit:.3f} s",
                                      bot=self.name, limit=limit, elapsed=stamp - t0)
-                value, value_id = self._parse(payload, decode)
+                try:
+                    value, value_id = (decode(payload) if decode is not None
+                                       else self._parse_object(payload))
+                except JSONLineError as exc:
+                    raise BotMalformed(exc.reason, payload, bot=self.name) from None
                 if (expect_id is not None and value_id is not NO_ID and value_id != expect_id
                         and (is_stale_id is None or is_stale_id(value_id))):
                     wrong_ids += 1
                     self._ignore(f"reply with id {value_id!r} while waiting for {expect_id!r}")
                     continue
-                return value, max(0.0, stamp - t0)
+                return value, (stamp - t0 if stamp > t0 else 0.0)
             if kind == TOOLONG:
                 head, _size = cast("tuple[bytes, int]", payload)
                 raise BotMalformed(f"line too long (more than {self.spec.max_line_bytes} bytes)",
@@ -245,11 +268,7 @@ class LineExchange(ProcessExits):
         self.ignored_since, self.ignored = 0, []
         return count, kept
 
-    def _parse(self, raw: bytes, decode: Decode | None) -> tuple[Any, Any]:
-        try:
-            if decode is not None:
-                return decode(raw)
-            value = decode_object(raw)
-            return value, value.get("id", NO_ID)
-        except JSONLineError as exc:
-            raise BotMalformed(exc.reason, raw, bot=self.name) from None
+    @staticmethod
+    def _parse_object(raw: bytes) -> tuple[Any, Any]:
+        value = decode_object(raw)
+        return value, value.get("id", NO_ID)

@@ -41,7 +41,7 @@ import select
 import threading
 import time
 from collections import deque
-from typing import IO, BinaryIO, cast
+from typing import IO, Any, BinaryIO, cast
 
 from .errors import excerpt
 
@@ -63,9 +63,22 @@ TOOLONG = "toolong"      # payload: (first bytes of the line, bytes seen so far)
 EOF = "eof"              # stdout closed
 EXIT = "exit"            # the main process exited (not reaped yet)
 
-Event = tuple[str, object, float]
+Event = tuple[str, Any, float]      # (kind, payload, the monotonic time it was read)
 
 _POLL_READY = select.POLLIN | select.POLLHUP | select.POLLERR
+
+
+def debug_cache(log: logging.Logger) -> dict[int, bool]:
+    """The dict in which ``log`` keeps what ``isEnabledFor`` answered, level by
+    level (a private attribute of ``logging.Logger``, cleared in place when
+    levels change; an empty dict where there is none): ``cache.get(DEBUG)``
+    is True or False once asked, None before.  Asking it costs a dict look-up
+    instead of a Python call, on paths taken once a decision."""
+    cache = getattr(log, "_cache", None)
+    return cache if isinstance(cache, dict) else {}
+
+
+_DEBUG_CACHE = debug_cache(LOG)
 
 
 def log_text(data: bytes) -> str:
@@ -174,35 +187,69 @@ class StdoutReader:
         self.events: deque[Event] = deque()
         self.ended = False              # EOF read: the pipe has nothing more
         self.seen_empty = time.monotonic()    # the last moment the pipe was known empty
-        self._poller = select.poll()
-        self._poller.register(self.fd, _POLL_READY)
+        # Polled by the thread that talks to the bot (``BotProcess.request_data`` too).
+        self.poller = select.poll()
+        self.poller.register(self.fd, _POLL_READY)
+        # What ``poll`` gives when only a line (or more) waits in the pipe.
+        self._just_stdout = [(self.fd, select.POLLIN)]
+        # The last index of one whole line that ``get`` takes as it is: less
+        # than a chunk (the pipe is empty then), within the line limit.
+        self._whole_max = min(CHUNK - 2, max_line_bytes)
         if pidfd is not None:
-            self._poller.register(pidfd, select.POLLIN)
+            self.poller.register(pidfd, select.POLLIN)
         # stderr is watched too while we wait: what a bot writes there before
         # its reply is then taken in as the reply comes, so the next decision's
         # stderr mark needs no read of its own (see StderrReader.mark).
         self._stderr = stderr
         if stderr is not None:
-            self._poller.register(stderr.fd, _POLL_READY)
+            self.poller.register(stderr.fd, _POLL_READY)
         os.set_blocking(self.fd, False)
 
     def get(self, timeout: float) -> Event | None:
         """The next event, waiting up to ``timeout`` seconds (0: only what is
         there now); None if there is none by then."""
         events = self.events
-        if not events:
-            ready = self._poller.poll(math.ceil(timeout * 1000) if timeout > 0 else 0)
-            if ready:
-                self._ready(ready)
-            if not events:
+        if events:
+            return events.popleft()
+        # poll() rounds a fraction of a millisecond up (as math.ceil would).
+        ready = self.poller.poll(timeout * 1000 if timeout > 0 else 0)
+        if not ready:
+            return None
+        if ready != self._just_stdout:      # not only the pipe, readable
+            self.take(ready)
+            return events.popleft() if events else None
+        fd = self.fd
+        # The usual case, once a decision: the pipe holds one whole line, the
+        # reply.  ``_read``, ``LineSplitter.feed`` and ``_emit`` inline; any
+        # other chunk goes through them.
+        try:
+            chunk = os.read(fd, CHUNK)
+        except OSError as exc:
+            failed = self._read_failed(exc)
+            if failed is None:
                 return None
-        return events.popleft()
+            chunk = failed
+        now = time.monotonic()
+        end = len(chunk) - 1
+        splitter = self.splitter
+        if (0 <= end <= self._whole_max and chunk.find(b"\n") == end
+                and not splitter._buf and not splitter._discarding):
+            self.seen_empty = now           # less than a chunk: the pipe is empty now
+            line = chunk[:end]
+            if not line or line.isspace():
+                return None                 # blank lines are ignored: not kept
+            debug = _DEBUG_CACHE.get(logging.DEBUG)
+            if debug or (debug is None and LOG.isEnabledFor(logging.DEBUG)):
+                LOG.debug("%s << %s", self.bot, log_text(line))
+            return (LINE, line, now)
+        self._read(None, chunk, now)
+        return events.popleft() if events else None
 
     def ready_now(self) -> bool:
         """Whether anything is waiting now (output, an exit), taken in as events."""
-        ready = self._poller.poll(0)
+        ready = self.poller.poll(0)
         if ready:
-            self._ready(ready)
+            self.take(ready)
         return bool(self.events)
 
     def waiting(self, floor: float) -> None:
@@ -231,7 +278,8 @@ class StdoutReader:
         self.get(timeout)
         self.events.clear()
 
-    def _ready(self, ready: list[tuple[int, int]]) -> None:
+    def take(self, ready: list[tuple[int, int]]) -> None:
+        """Take in what ``poller.poll()`` found ready, as events."""
         if len(ready) == 1 and ready[0][0] == self.fd:
             self._read(None)                # the usual case: a reply, nothing else
             return
@@ -239,7 +287,7 @@ class StdoutReader:
         stderr = self._stderr
         if stderr is not None and stderr.fd in fds:
             if not stderr.drain():          # its end: nothing more to watch
-                self._poller.unregister(stderr.fd)
+                self.poller.unregister(stderr.fd)
                 self._stderr = None
         if ready[0][0] == self.fd or len(ready) > 1:
             self._read(None)
@@ -249,30 +297,33 @@ class StdoutReader:
             # just before dying comes first.
             self._read(None)
             self.events.append((EXIT, None, time.monotonic()))
-            self._poller.unregister(self.pidfd)
+            self.poller.unregister(self.pidfd)
             self.close()
 
-    def _read(self, stamp: float | None) -> None:
+    def _read(self, stamp: float | None, first: bytes | None = None, first_at: float = 0.0) -> None:
         """Read what the pipe holds (at most ``DRAIN_CHUNKS`` chunks), stamped
         ``stamp`` or when read.  Fewer after chunks of many lines
-        (``EVENTS_MAX``): each costs the arena far more than its bytes."""
+        (``EVENTS_MAX``): each costs the arena far more than its bytes.
+        ``first``: a chunk already read, at ``first_at`` (``get``)."""
         split = 0
         for _ in range(DRAIN_CHUNKS):
-            try:
-                chunk = os.read(self.fd, CHUNK)
-            except BlockingIOError:
-                self.seen_empty = time.monotonic()
-                return
-            except OSError as exc:
-                LOG.debug("%s: stdout read failed: %s", self.bot, exc)
-                chunk = b""
-            now = time.monotonic()
+            if first is not None:
+                chunk, now, first = first, first_at, None
+            else:
+                try:
+                    chunk = os.read(self.fd, CHUNK)
+                except OSError as exc:
+                    failed = self._read_failed(exc)
+                    if failed is None:
+                        return
+                    chunk = failed
+                now = time.monotonic()
             if not chunk:
                 self._emit(self.splitter.finish(), now if stamp is None else stamp)
                 if not self.ended:
                     LOG.debug("%s: stdout closed", self.bot)
                     self.ended = True
-                    self._poller.unregister(self.fd)
+                    self.poller.unregister(self.fd)
                 self.events.append((EOF, None, now))
                 return
             items = self.splitter.feed(chunk)
@@ -283,6 +334,14 @@ class StdoutReader:
             split += len(items)
             if split >= EVENTS_MAX or len(self.events) >= EVENTS_MAX:
                 return                  # many lines: enough to go on with, the rest waits in the pipe
+
+    def _read_failed(self, exc: OSError) -> bytes | None:
+        """A failed read: None if the pipe is empty now, else its end (b"")."""
+        if isinstance(exc, BlockingIOError):
+            self.seen_empty = time.monotonic()
+            return None
+        LOG.debug("%s: stdout read failed: %s", self.bot, exc)
+        return b""
 
     def _emit(self, items: list[tuple[str, object]], stamp: float) -> None:
         debug = LOG.isEnabledFor(logging.DEBUG)
@@ -350,8 +409,8 @@ class StderrReader(threading.Thread):
         self.dropped = 0
         self.tail = bytearray()
         # Guards log_file/kept/dropped: the owner may switch files (next match)
-        # while this thread writes.
-        self._lock = threading.Lock()
+        # while this thread writes, and takes marks (``BotProcess.stderr_mark``).
+        self.lock = threading.Lock()
         self._finished = False
         os.set_blocking(self.fd, False)
 
@@ -361,7 +420,7 @@ class StderrReader(threading.Thread):
         finished (the caller keeps ownership of ``log_file`` then).  What the
         pipe holds now goes to the current log first: the bot wrote it before
         the switch (after its last match's 'end', say), so it belongs there."""
-        with self._lock:
+        with self.lock:
             if self._finished:
                 return False
             self._drain()
@@ -382,7 +441,7 @@ class StderrReader(threading.Thread):
                     return
                 # Read and stored under the lock: mark() must not slip in
                 # between a read and its store, or bytes would land after it.
-                with self._lock:
+                with self.lock:
                     if not self._drain():
                         return
         finally:
@@ -396,14 +455,14 @@ class StderrReader(threading.Thread):
         so a chunk this thread has read is stored before the offset is taken.
         ``drain`` takes in what the pipe holds first (the end of a match: the
         bot may write after its last reply)."""
-        with self._lock:
+        with self.lock:
             if drain:
                 self._drain()
             return self.log_file.offset if self.log_file is not None else None
 
     def drain(self) -> bool:
         """Take in what the pipe holds now; False at its end."""
-        with self._lock:
+        with self.lock:
             return self._drain()
 
     def _drain(self) -> bool:
@@ -442,7 +501,7 @@ class StderrReader(threading.Thread):
             del self.tail[:-STDERR_TAIL]
 
     def _finish(self) -> None:
-        with self._lock:
+        with self.lock:
             self._finished = True
             self._close_log()
 

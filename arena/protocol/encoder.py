@@ -17,7 +17,8 @@ for them.  Every line is the JSON object ``messages.request_message`` (or
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, cast
+from operator import attrgetter
+from typing import Any
 
 from msgspec import Raw
 
@@ -26,12 +27,13 @@ from ..shanghai.cards import Card
 from ..shanghai.events import Event
 from ..shanghai.game import Decision, Game, TableMeld, View
 from .messages import V1_ONLY_VIEW_FIELDS, TimeLimits, end_message, error_message, request_message, start_message
-from .wire import End, ErrorNotice, EventNotice, RequestV2, Start, TimeJSON, ViewV2, encode
+from .wire import End, ErrorNotice, EventNotice, RequestV2, Start, TimeJSON, ViewV2, encode, encode_into
 
 # The bot already learns these from 'start' and 'end'; match_start also
 # carries the seed, from which a bot could recompute every shuffle.
 NOT_NOTICED = frozenset({ev.MATCH_START, ev.MATCH_END})
 
+_TEXT = attrgetter("text")            # a card's text, in C
 _RAW_OPTIONS: dict[tuple[Any, ...], Raw] = {}
 
 
@@ -66,7 +68,8 @@ class MatchEncoder:
 
     def __init__(self, game: Game) -> None:
         self.game = game
-        self._notices: list[bytes | None] = []    # per game.log entry; None: not sent
+        # Per game.log entry: its notice line with the newline, b"" if not sent.
+        self._lines: list[bytes] = []
         self._hand_no = -1
         self._hand_public: list[Event] | None = None
         self._seat_head: dict[int, tuple[int, int, int, int, int, str]] = {}
@@ -74,73 +77,102 @@ class MatchEncoder:
         self._melds: dict[int, tuple[TableMeld, Raw]] = {}
         # Per seat: the last hand (and play options) and their card texts;
         # a seat's cards change once or twice a turn, its requests are more.
-        self._cards: dict[int, tuple[tuple[Card, ...], list[str]]] = {}
+        self._cards: dict[int, tuple[tuple[Card, ...], Raw]] = {}
         self._options: dict[int, tuple[tuple[Any, ...], Raw]] = {}
         self._history: list[bytes] = []           # protocol 1 only
+        self._buffer = bytearray()                # the last request (request_data)
 
     # ------------------------------------------------------------------ notices
     def notices(self, since: int) -> list[bytes]:
         """Notice lines of the public events from ``game.log[since]`` on."""
-        log = self.game.log
-        made = self._notices
-        for e in log[len(made):]:
-            made.append(None if e.kind in NOT_NOTICED else encode(EventNotice(e.public_json())))
-        lines = made[since:]
-        if None in lines:
-            return [line for line in lines if line is not None]
-        return cast("list[bytes]", lines)
+        self._make_lines()
+        return [line[:-1] for line in self._lines[since:] if line]
+
+    def notice_bytes(self, since: int) -> tuple[bytes, int]:
+        """The notices from ``game.log[since]`` on as one ``bytes``, each line
+        ending in its newline, and where the next ones will start."""
+        lines = self._lines
+        end = len(self.game.log)
+        if len(lines) != end:
+            self._make_lines()
+        return b"".join(lines[since:end]), end
+
+    def request_data(self, since: int, req_id: int, d: Decision, protocol: int = 2) -> tuple[bytes, int]:
+        """All a seat is sent for decision ``d`` in one write: the notices from
+        ``game.log[since]`` on, then the request, each line ending in its
+        newline; and where the seat's next notices start."""
+        lines = self._lines
+        end = len(self.game.log)
+        if len(lines) != end:
+            self._make_lines()
+        out: list[bytes | bytearray] = lines[since:end]  # type: ignore[assignment]
+        if protocol != 1:
+            # Into a buffer kept from one request to the next: msgspec would
+            # grow a new one from a few bytes, realloc after realloc.
+            encode_into(self._request_v2(req_id, d), self._buffer)
+            out.append(self._buffer)
+        else:
+            out.append(self._request_v1(req_id, d))
+        out.append(b"\n")
+        return b"".join(out), end
+
+    def _make_lines(self) -> None:
+        lines = self._lines
+        for e in self.game.log[len(lines):]:
+            lines.append(b"" if e.kind in NOT_NOTICED else encode(EventNotice(e.public_json())) + b"\n")
 
     # ----------------------------------------------------------------- requests
     def request(self, req_id: int, d: Decision, protocol: int = 2) -> bytes:
         """The request line for seat ``d.seat``."""
-        if protocol == 1:
-            return self._request_v1(req_id, d)
-        game = self.game
-        view = game.view(d.seat)
+        return encode(self._request_v2(req_id, d)) if protocol != 1 else self._request_v1(req_id, d)
+
+    def _request_v2(self, req_id: int, d: Decision) -> RequestV2:
+        """The protocol 2 request, made once a decision: what a seat's view
+        shares with its last request comes from the caches, inline."""
+        view = self.game.view(d.seat)
         if view.hand_no != self._hand_no:
             self._new_hand(view)
-        head = self._seat_head.get(view.seat)
+        seat = view.seat
+        head = self._seat_head.get(seat)
         if head is None:
-            head = self._seat_head[view.seat] = (
-                view.seat, view.players, view.hand_no, view.hands_total, view.dealer,
-                view.contract.text)
-        seat, players, hand, hands_total, dealer, contract = head
-        options = self._play_options(seat, d.options) if d.kind == "play" else _options_raw(d.options)
-        return encode(RequestV2(req_id, d.kind, options, ViewV2(
-            seat, players, hand, hands_total, dealer, contract,
-            self._card_texts(seat, view.hand), self._melds_raw(view.melds),
-            view.upcard.text if view.upcard is not None else None,
-            view.pile_top.text if view.pile_top is not None else None,
+            head = self._seat_head[seat] = (
+                seat, view.players, view.hand_no, view.hands_total, view.dealer, view.contract.text)
+        _seat, players, hand, hands_total, dealer, contract = head
+        # The seat's cards: the same Card objects (compared by identity), often the same tuple.
+        cards = view.hand
+        hit = self._cards.get(seat)
+        if hit is None or (hit[0] is not cards and hit[0] != cards):
+            hit = self._cards[seat] = (cards, Raw(encode(list(map(_TEXT, cards)))))
+        kind = d.kind
+        if kind == "play":
+            options = d.options
+            play = self._options.get(seat)
+            if play is None or (play[0] is not options and play[0] != options):
+                play = self._options[seat] = (options, Raw(encode(list(map(_TEXT, options)))))
+            options_raw = play[1]
+        else:
+            options_raw = _RAW_OPTIONS.get(d.options) or _options_raw(d.options)
+        melds: list[Raw] = []
+        if view.melds:
+            cache = self._melds
+            for m in view.melds:
+                meld = cache.get(m.id)
+                if meld is None or meld[0] is not m:        # new, or changed (a new TableMeld)
+                    meld = cache[m.id] = (m, _meld_raw(m))
+                melds.append(meld[1])
+        upcard, pile_top = view.upcard, view.pile_top
+        return RequestV2(req_id, kind, options_raw, ViewV2(
+            seat, players, hand, hands_total, dealer, contract, hit[1], melds,
+            upcard.text if upcard is not None else None,
+            pile_top.text if pile_top is not None else None,
             view.pile_size, view.stock_size, view.card_counts, view.buys_left,
-            view.down, view.turn, view.turns_taken, self._totals)))
+            view.down, view.turn, view.turns_taken, self._totals))
 
     def _new_hand(self, view: View) -> None:
         self._hand_no = view.hand_no
         self._seat_head.clear()
         self._melds.clear()
         self._totals = Raw(encode(list(view.totals)))
-
-    def _card_texts(self, seat: int, cards: tuple[Card, ...]) -> list[str]:
-        hit = self._cards.get(seat)
-        if hit is None or hit[0] != cards:     # the same Card objects: compared by identity
-            hit = self._cards[seat] = (cards, [c.text for c in cards])
-        return hit[1]
-
-    def _play_options(self, seat: int, options: tuple[Any, ...]) -> Raw:
-        hit = self._options.get(seat)
-        if hit is None or hit[0] != options:
-            hit = self._options[seat] = (options, Raw(encode([c.text for c in options])))
-        return hit[1]
-
-    def _melds_raw(self, melds: tuple[TableMeld, ...]) -> list[Raw]:
-        cache = self._melds
-        out = []
-        for m in melds:
-            hit = cache.get(m.id)
-            if hit is None or hit[0] is not m:        # new, or changed (a new TableMeld)
-                hit = cache[m.id] = (m, _meld_raw(m))
-            out.append(hit[1])
-        return out
 
     def _request_v1(self, req_id: int, d: Decision) -> bytes:
         """The protocol 1 request: the view with the hand's history spliced in."""

@@ -42,7 +42,7 @@ from typing import Any
 
 from msgspec import UNSET
 
-from ..jsonline import NO_ID, JSONLineError, decode_object
+from ..jsonline import JSONLineError, decode_object
 from ..shanghai.actions import BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, Play, action_from_json
 from ..shanghai.cards import parse_card
 from ..shanghai.errors import MalformedInput
@@ -50,7 +50,9 @@ from ..shanghai.events import Event
 from ..shanghai.game import Decision, View
 from ..shanghai.ruleset import Ruleset
 from .replies import DEFAULT_READY_PROTOCOL, PROTOCOL_VERSION, PROTOCOLS
-from .wire import Reply, decode_reply_fast, reply_fields
+from .wire import ReplyLine as ReplyLine  # found here by callers
+from .wire import decode_reply_line as decode_reply_line
+from .wire import reply_fields
 
 # Only in protocol 1 views: the history (events sent as notices anyway), the
 # scores of past hands (in the hand_end notices) and the decision (the same
@@ -220,35 +222,13 @@ def parse_reply(obj: Any, req_id: int, kind: str) -> Action:
     return action_from_json({"type": PLAY, **body})
 
 
-class ReplyLine:
-    """One reply line, decoded as far as the line goes: the typed reply when
-    the fast path took it, else the strictly decoded object.  (A plain slotted
-    class: one is made per decision, and a frozen dataclass costs more.)"""
-
-    __slots__ = ("raw", "typed", "obj")
-
-    def __init__(self, raw: bytes, typed: Reply | None, obj: dict[str, Any] | None) -> None:
-        self.raw = raw
-        self.typed = typed
-        self.obj = obj
-
-    @property
-    def id(self) -> Any:
-        """The reply's "id" (``NO_ID`` if it has none), for telling late answers apart."""
-        if self.typed is not None:
-            return self.typed.id
-        assert self.obj is not None
-        return self.obj.get("id", NO_ID)
-
-
-def decode_reply_line(raw: bytes) -> tuple[ReplyLine, Any]:
-    """``(line, its id)``; raises ``JSONLineError`` for a line that is not one
-    acceptable JSON object (a ``malformed`` reply whatever it was meant for)."""
-    typed = decode_reply_fast(raw)
-    if typed is not None:
-        return ReplyLine(raw, typed, None), typed.id
-    obj = decode_object(raw)
-    return ReplyLine(raw, None, obj), obj.get("id", NO_ID)
+# Indexes into a decoded reply's fields (wire.Reply: id, type, draw, buy,
+# go_down, lay_off, swap, steps, discard), and what a draw, a buy and a plain
+# discard leave UNSET.
+_DRAW_AT, _BUY_AT, _DISCARD_AT = 2, 3, 8
+_UNSET_BEYOND_DRAW = (UNSET,) * 6           # buy .. discard
+_UNSET_BEYOND_BUY = (UNSET,) * 5            # go_down .. discard
+_UNSET_BEFORE_DISCARD = (UNSET,) * 6        # draw .. steps
 
 
 def reply_action(line: ReplyLine, req_id: int, kind: str) -> Action:
@@ -257,16 +237,17 @@ def reply_action(line: ReplyLine, req_id: int, kind: str) -> Action:
     does not accept whole (so the reasons and fault kinds are its own)."""
     typed = line.typed
     if typed is not None and typed.id == req_id:
+        f = line.fields
         if kind == DRAW:                    # as action_from_json decodes them
-            if typed.draw in _SOURCES and typed.buy is UNSET and _no_play_fields(typed):
-                return _SOURCES[typed.draw]
+            if f[_DRAW_AT] in _SOURCES and f[_BUY_AT:] == _UNSET_BEYOND_DRAW:
+                return _SOURCES[f[_DRAW_AT]]
         elif kind == BUY:
-            if typed.buy is not UNSET and typed.draw is UNSET and _no_play_fields(typed):
-                return _BUYS[typed.buy]
+            if (f[_BUY_AT] is not UNSET and f[_DRAW_AT] is UNSET
+                    and f[_BUY_AT + 1:] == _UNSET_BEYOND_BUY):
+                return _BUYS[f[_BUY_AT]]
         else:
-            if (typed.draw is UNSET and typed.buy is UNSET and _no_step_fields(typed)
-                    and isinstance(typed.discard, str)):
-                play = _discard_play(typed.discard)     # most turns: just a discard
+            if type(f[_DISCARD_AT]) is str and f[_DRAW_AT:_DISCARD_AT] == _UNSET_BEFORE_DISCARD:
+                play = _discard_play(f[_DISCARD_AT])     # most turns: just a discard
                 if play is not None:
                     return play
             fields = reply_fields(typed)
@@ -287,15 +268,6 @@ def reply_action(line: ReplyLine, req_id: int, kind: str) -> Action:
 
 
 _ALLOWED = {k: frozenset(v) for k, v in REPLY_FIELDS.items()}
-
-
-def _no_play_fields(typed: Reply) -> bool:
-    return typed.discard is UNSET and _no_step_fields(typed)
-
-
-def _no_step_fields(typed: Reply) -> bool:
-    return (typed.go_down is UNSET and typed.lay_off is UNSET and typed.swap is UNSET
-            and typed.steps is UNSET)
 
 
 # A plain discard of each card, by its text as the arena writes it: the same
