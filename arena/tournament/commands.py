@@ -9,7 +9,6 @@ so ``arena run t.yaml --format json | jq`` works.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 from pathlib import Path
@@ -23,7 +22,7 @@ from ..match import IgnoredLines
 from ..process.errors import escaped
 from ..words import plural
 from .config import EXECUTORS, RATINGS, RAY, ConfigError, TournamentConfig, load_config
-from .leaderboard import FORMATS, Column, format_table, report
+from .leaderboard import FORMATS, Column, cell_text, format_table, report, terminal_json
 from .rounds import match_budget
 from .runner import STOP_REASONS, RunSummary, TournamentError, db_path, plan, run_tournament, settle_seed
 from .schedule import ScheduleEntry, estimate_seconds
@@ -285,7 +284,7 @@ def matches(results: str, bot: str | None, fmt: str) -> None:
     try:
         rows = [_match_row(m) for m in store.matches(bot=bot)] + [_failed_row(f) for f in store.failures(bot=bot)]
         if bot and not rows:
-            known = ", ".join(store.bots())
+            known = ", ".join(cell_text(b) for b in store.bots())
             raise click.ClickException(f"no matches of bot {bot!r} in {results} (bots: {known})")
     except StoreError as err:
         raise click.ClickException(str(err)) from None
@@ -335,9 +334,10 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
     try:
         failed = [f for f in store.failures() if f.match_id == match_id]
         if failed:
-            where = f"; traceback in {failed[0].log_path}" if failed[0].log_path else ""
-            raise click.ClickException(f"match {match_id!r} failed with an arena error: {failed[0].reason}"
-                                       f"{where}; running the tournament again retries it")
+            where = f"; traceback in {cell_text(failed[0].log_path)}" if failed[0].log_path else ""
+            raise click.ClickException(f"match {match_id!r} failed with an arena error: "
+                                       f"{cell_text(failed[0].reason)}{where}; running the tournament again "
+                                       f"retries it")
         try:
             m = store.match(match_id)
         except (KeyError, StoreError):
@@ -349,7 +349,7 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
     finally:
         store.close()
     if as_json:
-        click.echo(json.dumps(match_json(m, record), indent=2, ensure_ascii=False))
+        click.echo(terminal_json(match_json(m, record)))
     else:
         _print_account(m, record)
 
@@ -389,7 +389,7 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     from ..account import final_table, render_account  # tabulate: not for the other commands
     from ..report.replay import decision_stderr
 
-    names = list(m.bots)
+    names = [cell_text(b) for b in m.bots]     # a database is a file: its names may hold anything
     verbose = verbosity().verbose > 0
     for line in render_account(record["events"], names, verbose=verbose):
         click.echo(line)
@@ -420,7 +420,7 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     if logs:
         click.echo("\nstderr logs:")
         for s, p in logs:
-            click.echo(f"  seat {s} ({names[s]}): {p}")
+            click.echo(f"  seat {s} ({names[s]}): {cell_text(p)}")
     else:
         click.echo("\nstderr logs: none (no bot wrote on stderr)")
 
