@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 import click
 
-from ..clicommon import UsageLine, verbosity
+from ..clicommon import Interrupted, UsageLine, verbosity
 from ..logsetup import is_quiet, status
 from ..match import IgnoredLines
 from ..process.errors import escaped
@@ -194,7 +194,7 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
     try:
         summary = run_tournament(config, jobs_run, echo=status, progress_stream=stream)
     except KeyboardInterrupt:
-        raise click.ClickException(
+        raise Interrupted(
             f"interrupted: the matches already finished are stored in {db_path(config)}; "
             f"run the same command again to resume"
         ) from None
