@@ -116,7 +116,7 @@ def _report_html(data: ReportData, *, bot: str | None, replays: bool, gradebook:
 def _open(results: str) -> ResultStore:
     from ..tournament.store import resolve_db_path
     try:
-        return ResultStore(resolve_db_path(results), create=False)
+        return ResultStore(resolve_db_path(results), readonly=True)
     except StoreError as err:
         raise ReportError(str(err)) from None
 

@@ -58,7 +58,7 @@ def _echo_note(note: str | None, fmt: str) -> None:
 
 def _open_store(results: str) -> ResultStore:
     try:
-        return ResultStore(resolve_db_path(results), create=False)
+        return ResultStore(resolve_db_path(results), readonly=True)
     except StoreError as err:
         raise click.ClickException(str(err)) from None
 

@@ -153,7 +153,7 @@ def settle_seed(config: TournamentConfig) -> TournamentConfig:
     path = db_path(config)
     if path.exists():
         try:
-            store = ResultStore(path, create=False)
+            store = ResultStore(path, readonly=True)      # --dry-run reads it too: never migrated here
         except StoreError:
             store = None
         if store is not None:
