@@ -326,7 +326,7 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
         from ..report.build import ReportError, decision_lines
         try:
             for line in decision_lines(results, match_id, decision):
-                click.echo(line)
+                _echo(line)
         except ReportError as err:
             raise click.ClickException(str(err)) from None
         return
@@ -385,6 +385,12 @@ def _fault_place(f: dict[str, Any]) -> str:
     return f"in hand {f['hand']}, request id {f['request_id']} ({f['decision_kind']}; --decision {f['decision']})"
 
 
+def _echo(text: str) -> None:
+    """``text`` on stdout, each line escaped: what ``show`` prints comes from a
+    database and a record that are files, and may have been edited."""
+    click.echo("\n".join(escaped(line) for line in text.split("\n")))
+
+
 def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     from ..account import final_table, render_account  # tabulate: not for the other commands
     from ..report.replay import decision_stderr
@@ -392,37 +398,37 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     names = [cell_text(b) for b in m.bots]     # a database is a file: its names may hold anything
     verbose = verbosity().verbose > 0
     for line in render_account(record["events"], names, verbose=verbose):
-        click.echo(line)
-    click.echo("")
-    click.echo(final_table(record["events"], names))
+        _echo(line)
+    _echo("")
+    _echo(final_table(record["events"], names))
     if m.faults:
-        click.echo("\nFaults:")
+        _echo("\nFaults:")
         for f in faults_with_record(m.faults, record):
             where = "at start-up" if f["decision"] is None else _fault_place(f)
             # Escaped again: a database is a file, and may come from elsewhere.
-            click.echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} {where}: {escaped(str(f['detail']))}")
+            _echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} {where}: {escaped(str(f['detail']))}")
             if f["excerpt"]:
-                click.echo(f"    line: {escaped(f['excerpt'])}")
+                _echo(f"    line: {escaped(f['excerpt'])}")
             said = None if f["decision"] is None else \
                 decision_stderr(record, f["seat"], f["decision"], m.stderr_logs[f["seat"]])
             if said:
-                click.echo("    stderr during this decision:")
+                _echo("    stderr during this decision:")
                 for line in said.splitlines():
-                    click.echo(f"      {line}")
+                    _echo(f"      {line}")
     ignored = _ignored_lines(record, len(names))
     if ignored:
-        click.echo("\nIgnored lines (not faults, but a bot that sends them is confused):")
+        _echo("\nIgnored lines (not faults, but a bot that sends them is confused):")
         for w in ignored:
-            click.echo(f"  seat {w.seat} ({names[w.seat]}): {escaped(w.describe())}")
+            _echo(f"  seat {w.seat} ({names[w.seat]}): {escaped(w.describe())}")
     # Every bot seat has a log path; the file is only created by the bot's
     # first byte on stderr (which may come after its last decision).
     logs = [(s, p) for s, p in enumerate(m.stderr_logs) if p and os.path.exists(p)]
     if logs:
-        click.echo("\nstderr logs:")
+        _echo("\nstderr logs:")
         for s, p in logs:
-            click.echo(f"  seat {s} ({names[s]}): {cell_text(p)}")
+            _echo(f"  seat {s} ({names[s]}): {cell_text(p)}")
     else:
-        click.echo("\nstderr logs: none (no bot wrote on stderr)")
+        _echo("\nstderr logs: none (no bot wrote on stderr)")
 
 
 COMMANDS = (run, leaderboard, matches, show)
