@@ -33,6 +33,7 @@ same file at the same time, which WAL mode allows.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import zlib
@@ -195,9 +196,10 @@ def _connect(target: str, uri: bool = False) -> sqlite3.Connection:
 
 
 def _read_only(path: Path) -> sqlite3.Connection:
-    """``path`` opened read-only.  A WAL database needs its -shm file, which
-    SQLite creates beside it if it can; in a read-only directory without one
-    no writer can be at work either, so the file is read as immutable."""
+    """``path`` opened read-only.  A WAL database needs its -wal and -shm
+    files, which SQLite creates beside it if it can (empty; the next writer
+    removes them); in a read-only directory without them no writer can be at
+    work either, so the file is read as immutable."""
     uri = f"file:{quote(str(path.resolve()))}?mode=ro"
     conn = _connect(uri, uri=True)
     try:
@@ -205,6 +207,8 @@ def _read_only(path: Path) -> sqlite3.Connection:
         return conn
     except sqlite3.OperationalError:
         conn.close()
+        if os.access(path.parent, os.W_OK):
+            raise
     return _connect(uri + "&immutable=1", uri=True)
 
 
