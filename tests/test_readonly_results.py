@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from test_fault_lines import OLD_COLUMNS, SCHEMA_2
 
 from arena.cli import main
+from arena.tournament.store import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -104,7 +105,7 @@ def test_read_only_commands_leave_an_old_database_as_it_was(fresh: Path, tmp_pat
     resumed = cli("run", str(tournament(tmp_path)), "--out", str(db.parent), "--jobs", "1", "-q")
     assert resumed.exit_code == 0, resumed.output
     with sqlite3.connect(db) as c:
-        assert c.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
 def test_read_only_commands_read_an_old_database_on_a_read_only_file_system(fresh: Path, tmp_path: Path) -> None:

@@ -99,6 +99,8 @@ def test_show_and_errors_name_stored_text_escaped(results: Path) -> None:
         done = cli(*args)
         assert_inert(done.output)
         assert "ev\\x1b[2Jil" in done.output or "boom\\x1b]0;pwned" in done.output, (args, done.output)
+    for args in (["show", str(results)], ["show", str(results), "--json"]):     # the tournament's summary
+        assert_inert(cli(*args).output)
     decisions = [cli("show", str(results), played, "--decision", str(k)).output for k in range(6)]
     for text in decisions:
         assert_inert(text)
