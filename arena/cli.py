@@ -25,7 +25,7 @@ import click
 
 from . import __version__, logsetup
 from .botcommand import BotCommandError, split_command, unquoted_problem
-from .clicommon import ArenaGroup, UsageLine, verbosity
+from .clicommon import ArenaGroup, Interrupted, UsageLine, verbosity
 from .match import CRASH, Fault, FaultPolicy, MatchResult, MatchSpec, SeatSpec
 from .players.registry import BUILTIN_PLAYERS
 from .process import BotStartupError, TimeControl, sandbox
@@ -162,7 +162,7 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
     Exit status: 0 if every bot program kept its seat; 3 if a seat was
     forfeited (at the start, by a crash, or by its third fault, with
     --strict its first), with one error line per seat; 1 if the match could
-    not be played; 2 on a usage mistake.
+    not be played; 2 on a usage mistake; 130 if interrupted (Ctrl-C).
     """
     problem = unquoted_problem(bots, BUILTIN_PLAYERS, "play")
     if problem is not None:
@@ -245,6 +245,8 @@ def _play_match(spec: MatchSpec) -> MatchResult:
         raise click.ClickException(f"{err}{hint}") from None
     except (ShanghaiError, ValueError) as err:
         raise click.ClickException(str(err)) from None
+    except KeyboardInterrupt:
+        raise Interrupted("interrupted: the match was stopped, its bots with it") from None
 
 
 def seat_labels(seats: tuple[SeatSpec, ...], given: tuple[str | None, ...]) -> list[str]:
@@ -349,7 +351,8 @@ def check(bot: tuple[str, ...], startup: float, per_decision: float, time_bank: 
 
     BOT is the command line of the program, quoted as one argument, e.g.
     "python3 mybot.py", or given after --: arena check -- python3 mybot.py.
-    Prints PASS/FAIL per step and scenario and exits with status 1 if any fails.
+    Prints PASS/FAIL per step and scenario and exits with status 1 if any
+    fails (130 if interrupted by Ctrl-C, 2 on a usage mistake).
     """
     from .check import check_bot
 
@@ -365,8 +368,11 @@ def check(bot: tuple[str, ...], startup: float, per_decision: float, time_bank: 
         except WorkerError as err:
             raise click.ClickException(str(err)) from None
     else:
-        report = check_bot(seat.bot, time_control=time_control,
-                           log_dir=str(log_dir) if log_dir is not None else None)
+        try:
+            report = check_bot(seat.bot, time_control=time_control,
+                               log_dir=str(log_dir) if log_dir is not None else None)
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted: the check was stopped, the bot with it") from None
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))
     else:

@@ -1,6 +1,7 @@
 """What every ``arena`` command shares: the group that gives each command
 ``-q``, ``-v`` and ``--log-file`` (and sets up logging from them, once,
-before the command runs), and the one-line usage error.
+before the command runs), the one-line usage error, and what a Ctrl-C ends
+with: one line and exit status 130, whichever command it stopped.
 
 A command added to the group by any module, now or later, gets the options:
 ``ArenaGroup.add_command`` adds them.
@@ -9,6 +10,7 @@ A command added to the group by any module, now or later, gets the options:
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,11 @@ import click
 
 from . import logsetup
 
-__all__ = ["ArenaGroup", "UsageLine", "common_options", "verbosity"]
+__all__ = ["INTERRUPTED_STATUS", "ArenaGroup", "Interrupted", "UsageLine", "common_options", "verbosity"]
+
+# 128 + SIGINT: what a shell reports for a command a Ctrl-C stopped, so a
+# script tells "interrupted" from "failed" (1) and a usage mistake (2).
+INTERRUPTED_STATUS = 130
 
 
 class UsageLine(click.ClickException):
@@ -27,13 +33,37 @@ class UsageLine(click.ClickException):
     exit_code = 2
 
 
+class Interrupted(click.ClickException):
+    """A Ctrl-C (SIGINT) stopped the command, after its clean-up (bots
+    stopped, temporary files removed) has run: one line, exit status 130."""
+
+    exit_code = INTERRUPTED_STATUS
+
+    def __init__(self, message: str = "interrupted") -> None:
+        super().__init__(message)
+
+    def show(self, file: Any = None) -> None:
+        if sys.stderr.isatty():
+            click.echo(err=True)     # past the terminal's "^C"
+        super().show(file)
+
+
 class ArenaGroup(click.Group):
     """The ``arena`` group: every command added to it, here or by another
-    module, takes ``-q``, ``-v`` and ``--log-file`` (``common_options``)."""
+    module, takes ``-q``, ``-v`` and ``--log-file`` (``common_options``), and
+    a Ctrl-C ends any of them as ``Interrupted`` (click's own handling would
+    say "Aborted!" and exit 1, the status of a command that failed)."""
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         common_options(cmd)
         super().add_command(cmd, name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            # The command's own clean-up ran as the exception unwound it.
+            raise Interrupted() from None
 
 
 _META = "arena.verbosity"

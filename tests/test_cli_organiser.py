@@ -132,8 +132,47 @@ def test_check_interrupted_leaves_no_temporary_directory(tmp_path: Path) -> None
         out, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
-    assert proc.returncode != 0 and "Traceback" not in err, err
+    assert proc.returncode == 130, err          # interrupted, not "failed" (1)
+    assert err.splitlines() == ["Error: interrupted: the check was stopped, the bot with it"], err
     assert left_behind(tmp_path) == []
+
+
+def with_tag(tag: str) -> list[int]:
+    """Live processes with ``tag`` in their command line (bwrap and the bot it runs)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        try:
+            cmdline = Path("/proc", pid, "cmdline").read_bytes()
+            state = Path("/proc", pid, "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if tag.encode() in cmdline and state != "Z":
+            found.append(int(pid))
+    return found
+
+
+def test_play_interrupted_exits_130_and_leaves_no_bot(tmp_path: Path) -> None:
+    tag = f"tag-{tmp_path.name}"                  # an argument the bot ignores, to find its processes
+    proc = subprocess.Popen([PY, "-m", "arena", "play", bot("slow_start.py", "60", tag), "greedy",
+                             "--startup", "120", "--log-dir", str(tmp_path / "logs")],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not with_tag(tag) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert with_tag(tag), "the bot never started"
+        time.sleep(1)       # into the wait for 'ready'
+        os.killpg(proc.pid, signal.SIGINT)      # what a terminal's Ctrl-C does
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert err.splitlines() == ["Error: interrupted: the match was stopped, its bots with it"], err
+    deadline = time.monotonic() + 15
+    while with_tag(tag) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert with_tag(tag) == []
 
 
 TOURNAMENT = f"""\
@@ -256,3 +295,18 @@ def test_a_second_run_into_the_same_results_is_refused_at_once(tmp_path: Path) -
     finally:
         first.send_signal(signal.SIGINT)
         first.communicate(timeout=60)
+
+
+def test_every_command_ends_a_ctrl_c_with_130_and_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Not only play, check and run: the group turns any command's
+    KeyboardInterrupt into one line and 130 (click alone: "Aborted!", 1)."""
+    from click.testing import CliRunner
+
+    from arena.cli import main
+    from arena.tournament import commands
+
+    def interrupted(results: str) -> None:
+        raise KeyboardInterrupt
+    monkeypatch.setattr(commands, "_open_store", interrupted)
+    done = CliRunner().invoke(main, ["leaderboard", str(tmp_path)])
+    assert done.exit_code == 130 and done.output == "Error: interrupted\n", done.output

@@ -210,7 +210,7 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     assert stored < 24
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
     output, _ = proc.communicate(timeout=60)
-    assert proc.returncode != 0
+    assert proc.returncode == 130       # interrupted, as every command: not "failed" (1)
     assert "interrupted" in output and "run the same command again to resume" in output
     assert "Traceback" not in output
     left = wait_gone(tmp_path)
@@ -270,9 +270,11 @@ def test_greedy_finishes_above_random_in_the_demo(tmp_path: Path) -> None:
     assert rank["greedy"] < rank["random"]
 
 
-def test_progress_line_and_quiet_when_not_a_terminal() -> None:
+def test_progress_line_on_a_terminal_and_plain_lines_now_and_then_off_it() -> None:
+    import dataclasses
     import io
 
+    from arena import logsetup
     from arena.match import MatchResult
     from arena.tournament.runner import Progress
     from arena.tournament.schedule import ScheduleEntry
@@ -288,9 +290,29 @@ def test_progress_line_and_quiet_when_not_a_terminal() -> None:
         faults=(), stats=(), stderr_logs=(None, None, None), record={}, wall_seconds=1.0,
         startup_seconds=0.0,
     )
-    quiet = io.StringIO()
-    Progress(total=4, stream=quiet).add(entry, result)
-    assert quiet.getvalue() == ""
+    # Off a terminal (nohup, cron, CI): a plain line once a tenth of the
+    # matches and 30 s have both passed since the last one.
+    now = [100.0]
+    log = io.StringIO()
+    plain = Progress(total=40, stream=log, started=100.0, clock=lambda: now[0])
+    for i, second in enumerate((5, 10, 20, 35, 40, 45, 50, 55, 60, 65, 70, 75, 80, 85, 500)):
+        now[0] = 100.0 + second
+        plain.add(dataclasses.replace(entry, match_id=f"t000-r{i}-d0"), result)
+    lines = log.getvalue().splitlines()
+    # A tenth (4 matches) at 35 s; 4 more by 55 s, but 30 s after the last is 65 s; then
+    # 4 more by 85 s, too soon again, so at 500 s.
+    assert [line.split()[0] for line in lines] == ["[4/40]", "[10/40]", "[15/40]"], lines
+    assert lines[0].startswith("[4/40] 0:35 elapsed, ETA ") and "leader a (rating " in lines[0]
+    assert "\r" not in log.getvalue() and "\x1b" not in log.getvalue()
+    logsetup.set_quiet(True)        # -q: nothing but the failed matches' lines
+    try:
+        quiet = io.StringIO()
+        hushed = Progress(total=4, stream=quiet, started=0.0, clock=lambda: now[0])
+        hushed.add(entry, result)
+        hushed.fail("t000-r1-d0: arena error: X")
+        assert quiet.getvalue() == "t000-r1-d0: arena error: X\n"
+    finally:
+        logsetup.set_quiet(False)
     tty = Tty()
     progress = Progress(total=4, stream=tty)
     progress.add(entry, result)

@@ -27,7 +27,7 @@ from markupsafe import Markup
 
 from ..match.spec import fault_place
 from ..process.errors import escaped
-from ..tournament.leaderboard import RATING_UNITS, _level
+from ..tournament.leaderboard import RATING_UNITS, _level, cell_text
 from ..tournament.store import FAULT_KINDS, ResultStore, StoreError
 from .charts import ChartsUnavailable, ratings_chart, times_chart, vega_bundle
 from .data import GRADEBOOK_COLUMNS, ReportData, collect, gradebook_rows, stored_replay
@@ -81,7 +81,8 @@ def _gradebook(data: ReportData) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(GRADEBOOK_COLUMNS)
-    w.writerows(gradebook_rows(data))
+    # A name with a newline, quoted, would still split the row for a line-by-line reader: escaped.
+    w.writerows([cell_text(v) if isinstance(v, str) else v for v in row] for row in gradebook_rows(data))
     return out.getvalue()
 
 
@@ -115,7 +116,7 @@ def _report_html(data: ReportData, *, bot: str | None, replays: bool, gradebook:
 def _open(results: str) -> ResultStore:
     from ..tournament.store import resolve_db_path
     try:
-        return ResultStore(resolve_db_path(results), create=False)
+        return ResultStore(resolve_db_path(results), readonly=True)
     except StoreError as err:
         raise ReportError(str(err)) from None
 
@@ -246,7 +247,8 @@ def decision_lines(results: str, match_id: str, k: int) -> list[str]:
     hand = data["steps"][max(d["step"], 0)]["e"]["hand"]
     took = "" if d["ms"] is None else f" in {d['ms']:.1f} ms"
     sent = "" if d["id"] is None or d["builtin"] else f", request id {d['id']}"
-    lines = [f"decision {k}: seat {d['seat']} ({data['names'][d['seat']]}), {d['kind']} in hand {hand}{sent}{took}",
+    who = escaped(str(data["names"][d["seat"]]))
+    lines = [f"decision {k}: seat {d['seat']} ({who}), {d['kind']} in hand {hand}{sent}{took}",
              f"  action played: {json.dumps(d['reply'], separators=(',', ':'))}"]
     if not d["asked"]:
         lines.append("  not asked: the seat was forfeited, the arena played the fallback")

@@ -9,7 +9,6 @@ so ``arena run t.yaml --format json | jq`` works.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 from pathlib import Path
@@ -17,13 +16,13 @@ from typing import Any, TextIO
 
 import click
 
-from ..clicommon import UsageLine, verbosity
+from ..clicommon import Interrupted, UsageLine, verbosity
 from ..logsetup import is_quiet, status
 from ..match import IgnoredLines
 from ..process.errors import escaped
 from ..words import plural
 from .config import EXECUTORS, RATINGS, RAY, ConfigError, TournamentConfig, load_config
-from .leaderboard import FORMATS, Column, format_table, report
+from .leaderboard import FORMATS, Column, cell_text, format_table, report, terminal_json
 from .rounds import match_budget
 from .runner import STOP_REASONS, RunSummary, TournamentError, db_path, plan, run_tournament, settle_seed
 from .schedule import ScheduleEntry, estimate_seconds
@@ -59,7 +58,7 @@ def _echo_note(note: str | None, fmt: str) -> None:
 
 def _open_store(results: str) -> ResultStore:
     try:
-        return ResultStore(resolve_db_path(results), create=False)
+        return ResultStore(resolve_db_path(results), readonly=True)
     except StoreError as err:
         raise click.ClickException(str(err)) from None
 
@@ -195,7 +194,7 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
     try:
         summary = run_tournament(config, jobs_run, echo=status, progress_stream=stream)
     except KeyboardInterrupt:
-        raise click.ClickException(
+        raise Interrupted(
             f"interrupted: the matches already finished are stored in {db_path(config)}; "
             f"run the same command again to resume"
         ) from None
@@ -285,7 +284,7 @@ def matches(results: str, bot: str | None, fmt: str) -> None:
     try:
         rows = [_match_row(m) for m in store.matches(bot=bot)] + [_failed_row(f) for f in store.failures(bot=bot)]
         if bot and not rows:
-            known = ", ".join(store.bots())
+            known = ", ".join(cell_text(b) for b in store.bots())
             raise click.ClickException(f"no matches of bot {bot!r} in {results} (bots: {known})")
     except StoreError as err:
         raise click.ClickException(str(err)) from None
@@ -333,7 +332,7 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
         from ..report.build import ReportError, decision_lines
         try:
             for line in decision_lines(results, match_id, decision):
-                click.echo(line)
+                _echo(line)
         except ReportError as err:
             raise click.ClickException(str(err)) from None
         return
@@ -341,9 +340,10 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
     try:
         failed = [f for f in store.failures() if f.match_id == match_id]
         if failed:
-            where = f"; traceback in {failed[0].log_path}" if failed[0].log_path else ""
-            raise click.ClickException(f"match {match_id!r} failed with an arena error: {failed[0].reason}"
-                                       f"{where}; running the tournament again retries it")
+            where = f"; traceback in {cell_text(failed[0].log_path)}" if failed[0].log_path else ""
+            raise click.ClickException(f"match {match_id!r} failed with an arena error: "
+                                       f"{cell_text(failed[0].reason)}{where}; running the tournament again "
+                                       f"retries it")
         try:
             m = store.match(match_id)
         except (KeyError, StoreError):
@@ -355,7 +355,7 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
     finally:
         store.close()
     if as_json:
-        click.echo(json.dumps(match_json(m, record), indent=2, ensure_ascii=False))
+        click.echo(terminal_json(match_json(m, record)))
     else:
         _print_account(m, record)
 
@@ -373,10 +373,10 @@ def _show_tournament(results: str, as_json: bool) -> None:
     finally:
         store.close()
     if as_json:
-        click.echo(json.dumps(summary_json(name, records, matches, failed), indent=2, ensure_ascii=False))
+        click.echo(terminal_json(summary_json(name, records, matches, failed)))
     else:
         for line in summary_lines(name, records, matches, failed):
-            click.echo(line)
+            _echo(line)
 
 
 def match_json(m: StoredMatch, record: dict[str, Any]) -> dict[str, Any]:
@@ -410,6 +410,12 @@ def _fault_place(f: dict[str, Any]) -> str:
     return f"in hand {f['hand']}, request id {f['request_id']} ({f['decision_kind']}; --decision {f['decision']})"
 
 
+def _echo(text: str) -> None:
+    """``text`` on stdout, each line escaped: what ``show`` prints comes from a
+    database and a record that are files, and may have been edited."""
+    click.echo("\n".join(escaped(line) for line in text.split("\n")))
+
+
 def _seat_labels(m: StoredMatch, names: list[str]) -> list[str]:
     """The final table's names, marked: a forfeited seat ranks last whatever
     its total, and a bot caught computing between turns took others' CPU."""
@@ -424,46 +430,46 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     from ..account import final_table, render_account  # tabulate: not for the other commands
     from ..report.replay import decision_stderr
 
-    names = list(m.bots)
+    names = [cell_text(b) for b in m.bots]     # a database is a file: its names may hold anything
     verbose = verbosity().verbose > 0
     for line in render_account(record["events"], names, verbose=verbose):
-        click.echo(line)
-    click.echo("")
-    click.echo(final_table(record["events"], _seat_labels(m, names), places=m.places))
+        _echo(line)
+    _echo("")
+    _echo(final_table(record["events"], _seat_labels(m, names), places=m.places))
     if any(m.caught):
-        click.echo("\nComputing between turns (no fault: stopped between its turns from then on, "
+        _echo("\nComputing between turns (no fault: stopped between its turns from then on, "
                    "but it slowed the bot whose turn it was):")
         for s, cpu in enumerate(m.off_turn_cpu):
             if cpu is not None:
-                click.echo(f"  seat {s} ({names[s]}): caught, {cpu:.3f} s of CPU between its turns in this match")
+                _echo(f"  seat {s} ({names[s]}): caught, {cpu:.3f} s of CPU between its turns in this match")
     if m.faults:
-        click.echo("\nFaults:")
+        _echo("\nFaults:")
         for f in faults_with_record(m.faults, record):
             where = "at start-up" if f["decision"] is None else _fault_place(f)
             # Escaped again: a database is a file, and may come from elsewhere.
-            click.echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} {where}: {escaped(str(f['detail']))}")
+            _echo(f"  seat {f['seat']} ({names[f['seat']]}): {f['kind']} {where}: {escaped(str(f['detail']))}")
             if f["excerpt"]:
-                click.echo(f"    line: {escaped(f['excerpt'])}")
+                _echo(f"    line: {escaped(f['excerpt'])}")
             said = None if f["decision"] is None else \
                 decision_stderr(record, f["seat"], f["decision"], m.stderr_logs[f["seat"]])
             if said:
-                click.echo("    stderr during this decision:")
+                _echo("    stderr during this decision:")
                 for line in said.splitlines():
-                    click.echo(f"      {line}")
+                    _echo(f"      {line}")
     ignored = _ignored_lines(record, len(names))
     if ignored:
-        click.echo("\nIgnored lines (not faults, but a bot that sends them is confused):")
+        _echo("\nIgnored lines (not faults, but a bot that sends them is confused):")
         for w in ignored:
-            click.echo(f"  seat {w.seat} ({names[w.seat]}): {escaped(w.describe())}")
+            _echo(f"  seat {w.seat} ({names[w.seat]}): {escaped(w.describe())}")
     # Every bot seat has a log path; the file is only created by the bot's
     # first byte on stderr (which may come after its last decision).
     logs = [(s, p) for s, p in enumerate(m.stderr_logs) if p and os.path.exists(p)]
     if logs:
-        click.echo("\nstderr logs:")
+        _echo("\nstderr logs:")
         for s, p in logs:
-            click.echo(f"  seat {s} ({names[s]}): {p}")
+            _echo(f"  seat {s} ({names[s]}): {cell_text(p)}")
     else:
-        click.echo("\nstderr logs: none (no bot wrote on stderr)")
+        _echo("\nstderr logs: none (no bot wrote on stderr)")
 
 
 COMMANDS = (run, leaderboard, matches, show)

@@ -10,6 +10,13 @@ one of :data:`FORMATS`:
 - ``json``: a list of objects with stable keys (in a fixed order), numbers
   rounded (ratings to 3 decimals, means to 3 or 2).
 
+Names come from a results database, which is a file and may have been
+edited by hand or come from elsewhere: every text cell is shown with its
+control characters escaped (``\\x1b``, ``\\n``, ``\\u202e``; ``cell_text``),
+so no cell can move the cursor, reorder a line or start a new row, and the
+JSON encodes them as ``\\uXXXX`` (``terminal_json``): the same text to a
+parser, inert on a terminal.
+
 In this game the lower score is better: places rank seats by lowest total,
 and "mean score per hand" is the penalty a bot was left holding on average.
 
@@ -37,8 +44,9 @@ if TYPE_CHECKING:  # numpy and tabulate load when a table is computed, not with 
     from ..ranking import Assessment
 
 __all__ = [
-    "FORMATS", "HeadToHead", "LeaderboardRow", "SeatStat", "format_head_to_head", "format_leaderboard",
-    "format_seat_effect", "format_table", "head_to_head", "leaderboard", "report", "seat_effect",
+    "FORMATS", "HeadToHead", "LeaderboardRow", "SeatStat", "cell_text", "format_head_to_head",
+    "format_leaderboard", "format_seat_effect", "format_table", "head_to_head", "leaderboard", "report",
+    "seat_effect", "terminal_json",
 ]
 
 FORMATS = ("plain", "markdown", "csv", "json")
@@ -254,13 +262,40 @@ def _rounded(value: Any, col: Column) -> Any:
     return value
 
 
+def cell_text(text: str) -> str:
+    """``text`` as one inert line: every character that is not printable (a
+    newline, a tab, ESC, U+202E) written as its Python escape."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def _name_cell(text: str, fmt: str) -> str:
+    # In markdown a "|" would end the cell: GitHub tables take "\|" for one.
+    return cell_text(text).replace("|", "\\|") if fmt == "markdown" else cell_text(text)
+
+
+def terminal_json(value: Any, indent: int | None = 2) -> str:
+    """``json.dumps`` keeping readable non-ASCII (names, card suits) as it is,
+    but with every character that is not printable as a ``\\uXXXX`` escape:
+    ``ensure_ascii=False`` alone writes U+202E or U+0085 raw, and a terminal
+    acts on them.  Outside strings the encoder writes only printable ASCII and
+    the newlines of ``indent``, so only characters inside strings change form."""
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    lines = text.split("\n")
+    if all(line.isprintable() for line in lines):
+        return text
+    return "\n".join(line if line.isprintable() else "".join(
+        c if c.isprintable() else json.dumps(c)[1:-1] for c in line) for line in lines)
+
+
 def _text(value: Any, col: Column) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
         d = col.text_digits if col.text_digits is not None else (col.digits or 2)
         return f"{value:.{d}f}"
-    return str(value)
+    return cell_text(str(value))
 
 
 def tabulate(*args: Any, **kwargs: Any) -> str:
@@ -278,15 +313,18 @@ def format_table(columns: Sequence[Column], rows: Sequence[Any], fmt: str,
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     records = [{c.key: _rounded(get(r, c.key), c) for c in columns} for r in rows]
     if fmt == "json":
-        return json.dumps(records, indent=2, ensure_ascii=False)
+        return terminal_json(records)
     if fmt == "csv":
         out = io.StringIO()
         w = csv.writer(out, lineterminator="\n")
         w.writerow([c.key for c in columns])
         for rec in records:
-            w.writerow(["" if v is None else v for v in rec.values()])
+            # Escaped, not quoted across lines: one row per line, whatever reads it.
+            w.writerow(["" if v is None else cell_text(v) if isinstance(v, str) else v for v in rec.values()])
         return out.getvalue().rstrip("\n")
     table = [[_text(get(r, c.key), c) for c in columns] for r in rows]
+    if fmt == "markdown":
+        table = [[cell.replace("|", "\\|") for cell in row] for row in table]
     align = ["left" if all(isinstance(get(r, c.key), str) for r in rows) and rows else "right"
              for c in columns]
     return tabulate(table, headers=[c.header for c in columns],
@@ -373,7 +411,7 @@ def format_head_to_head(entries: Sequence[HeadToHead], fmt: str = "plain",
     names = list(order) if order is not None else sorted({e.bot for e in entries} | {e.opponent for e in entries})
     table = []
     for a in names:
-        row = [a]
+        row = [_name_cell(a, fmt)]
         for b in names:
             e = by_pair.get((a, b))
             if e is None or a == b:
@@ -381,7 +419,8 @@ def format_head_to_head(entries: Sequence[HeadToHead], fmt: str = "plain",
             else:
                 row.append(f"{e.share:.2f} ({e.ahead}/{e.played})" + ("" if e.significant else " ns"))
         table.append(row)
-    return tabulate(table, headers=["vs", *names], tablefmt="simple" if fmt == "plain" else "github",
+    return tabulate(table, headers=["vs", *(_name_cell(n, fmt) for n in names)],
+                    tablefmt="simple" if fmt == "plain" else "github",
                     disable_numparse=True, colalign=["left"] + ["right"] * len(names))
 
 
@@ -415,7 +454,7 @@ def report(source: Source, fmt: str = "plain", confidence: float | None = None,
     if "seats" in sections:
         parts["seats"] = format_seat_effect(seat_effect(matches), fmt)
     if fmt == "json":
-        return json.dumps({k: json.loads(v) for k, v in parts.items()}, indent=2, ensure_ascii=False)
+        return terminal_json({k: json.loads(v) for k, v in parts.items()})
     if fmt == "csv":
         return next(iter(parts.values()))
     if "leaderboard" in parts:

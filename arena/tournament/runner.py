@@ -31,6 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
+from ..logsetup import is_quiet
 from ..match import FaultPolicy, MatchResult, MatchSpec
 from ..process import sandbox
 from ..ranking.games import Game
@@ -154,7 +155,7 @@ def settle_seed(config: TournamentConfig) -> TournamentConfig:
     path = db_path(config)
     if path.exists():
         try:
-            store = ResultStore(path, create=False)
+            store = ResultStore(path, readonly=True)      # --dry-run reads it too: never migrated here
         except StoreError:
             store = None
         if store is not None:
@@ -204,6 +205,12 @@ def run_builds(config: TournamentConfig, echo: Callable[[str], None]) -> None:
 class Progress:
     """Matches done/total, elapsed, ETA, faults, leader; drawn on one line on a terminal.
 
+    Off a terminal (nohup, cron, CI, a pipe to a log) the same text is
+    written as a plain line now and then: once a tenth of the matches
+    (``PLAIN_SHARE``) and at least ``PLAIN_SECONDS`` have passed since the
+    last one, whichever comes later, so an hour's run logs about ten lines
+    and a short one none.  No carriage returns, no escapes; none under -q.
+
     The leader is the top of the leaderboard's own statistic (the batch
     TrueSkill mu over every stored match, fitted without numpy:
     ``ranking.live``), refitted at most every
@@ -222,11 +229,19 @@ class Progress:
     unsettled: int | None = None
     rating: str = RATE_HANDS
     tally: FaultTally = field(default_factory=FaultTally)
+    clock: Callable[[], float] = time.monotonic
     _leader: str = "-"
     _leader_at: float | None = None
     _refresh: float = 1.0
+    _plain_done: int = 0            # off a terminal: matches done at the last plain line
+    _plain_at: float = 0.0          # and when it was written
 
     LEADER_REFRESH = 1.0
+    PLAIN_SHARE = 0.1
+    PLAIN_SECONDS = 30.0
+
+    def __post_init__(self) -> None:
+        self._plain_done, self._plain_at = self.done, self.started
 
     @property
     def live(self) -> bool:
@@ -242,6 +257,8 @@ class Progress:
         if self.live:
             self.stream.write("\r" + self.line() + "\x1b[K")
             self.stream.flush()
+        else:
+            self._plain()
 
     def fail(self, line: str) -> None:
         """A match failed: count it, and print ``line`` (on a terminal, above the progress line)."""
@@ -253,6 +270,17 @@ class Progress:
             self.stream.write("\r\x1b[K" + line + "\n" + self.line() + "\x1b[K")
         else:
             self.stream.write(line + "\n")
+            self._plain()
+        self.stream.flush()
+
+    def _plain(self) -> None:
+        """Off a terminal: the progress as a line of its own, when it is due."""
+        now = self.clock()
+        if (self.done - self._plain_done < self.PLAIN_SHARE * self.total
+                or now - self._plain_at < self.PLAIN_SECONDS or is_quiet()):
+            return
+        self._plain_done, self._plain_at = self.done, now
+        self.stream.write(self.line() + "\n")
         self.stream.flush()
 
     def leader(self) -> str:
@@ -272,7 +300,7 @@ class Progress:
         return self._leader
 
     def line(self) -> str:
-        elapsed = time.monotonic() - self.started
+        elapsed = self.clock() - self.started
         left = self.total - self.done
         eta = elapsed / self.fresh * left if self.fresh else 0.0
         failed = f"failed {self.failed}, " if self.failed else ""

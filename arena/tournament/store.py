@@ -22,7 +22,11 @@ the request it failed); 3 had no ``seats.off_turn_cpu`` (the CPU a bot caught
 computing between its turns used then).  Opening an older database adds what
 it lacks in one transaction (its old faults read with neither excerpt nor
 request id); the one change to stored rows is that a seat's ``off_turn_cpu``
-is filled in from its match record, where schema 3 kept it already.
+is filled in from its match record, where schema 3 kept it already.  A
+reader (``readonly=True``: ``arena show``, ``leaderboard``, ``matches``,
+``report``) never writes: it opens the file read-only, and an older database
+is migrated in a copy in memory, the file left as it was (a published,
+read-only copy, or one a run of an older arena still uses).
 
 The store is written by one process (the tournament runner's parent, as each
 match finishes); readers (``arena leaderboard``, ``arena matches``) may open the
@@ -32,6 +36,7 @@ same file at the same time, which WAL mode allows.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import zlib
@@ -40,6 +45,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from ..words import plural
 from .configdiff import differences
@@ -189,6 +195,38 @@ _MIGRATIONS: dict[int, list[str]] = {
 _TABLES = {"tournament", "bots", "matches", "seats", "hand_scores", "faults", "failed_matches"}
 
 
+def _connect(target: str, uri: bool = False) -> sqlite3.Connection:
+    # Autocommit mode: the store opens and closes its transactions explicitly.
+    return sqlite3.connect(target, isolation_level=None, timeout=30.0, check_same_thread=False, uri=uri)
+
+
+def _read_only(path: Path) -> sqlite3.Connection:
+    """``path`` opened read-only.  A WAL database needs its -wal and -shm
+    files, which SQLite creates beside it if it can (empty; the next writer
+    removes them); in a read-only directory without them no writer can be at
+    work either, so the file is read as immutable."""
+    uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+    conn = _connect(uri, uri=True)
+    try:
+        conn.execute("PRAGMA user_version").fetchone()
+        return conn
+    except sqlite3.OperationalError:
+        conn.close()
+        if os.access(path.parent, os.W_OK):
+            raise
+    return _connect(uri + "&immutable=1", uri=True)
+
+
+def _copy_in_memory(conn: sqlite3.Connection) -> sqlite3.Connection:
+    """A copy of ``conn``'s database in memory (which then closes): an older
+    schema opened read-only is migrated there, never in the file."""
+    copy = _connect(":memory:")
+    conn.backup(copy)
+    conn.close()
+    copy.execute("PRAGMA foreign_keys = ON")
+    return copy
+
+
 def _caught_from_records(c: sqlite3.Connection) -> None:
     """Schema 3 kept a caught bot's off-turn CPU in the match record only
     (``trace[seat].off_turn_cpu``): copied into the new column.  Only
@@ -213,14 +251,17 @@ def _caught_from_records(c: sqlite3.Connection) -> None:
 class ResultStore:
     """Open (or create) the results database at ``path``.
 
-    ``create=False`` is for readers: a missing file is then an error instead of
-    a new empty database. All errors about the file itself are
-    :class:`StoreError` with a one-line message naming the path.
+    ``create=False``: a missing file is then an error instead of a new empty
+    database.  ``readonly=True`` is for readers: the file is opened
+    read-only and never written, not even to migrate it (see the module's
+    doc); the store's writing methods then fail.  All errors about the file
+    itself are :class:`StoreError` with a one-line message naming the path.
     """
 
-    def __init__(self, path: str | Path, create: bool = True) -> None:
+    def __init__(self, path: str | Path, create: bool = True, readonly: bool = False) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
+        create = create and not readonly
         if self.path.is_dir():
             raise StoreError(f"{self.path}: is a directory, not a results database")
         if not self.path.exists():
@@ -231,13 +272,11 @@ class ResultStore:
             except OSError as exc:
                 raise StoreError(f"{self.path}: cannot create results database: {_one_line(exc)}") from None
         try:
-            # Autocommit mode: transactions are opened and closed explicitly below.
-            self._conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=30.0,
-                                         check_same_thread=False)
+            self._conn = _read_only(self.path) if readonly else _connect(str(self.path))
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot open results database: {_one_line(exc)}") from None
         try:
-            self._setup(create)
+            self._setup(create, readonly)
         except StoreError:
             self._conn.close()
             raise
@@ -247,20 +286,8 @@ class ResultStore:
 
     # -- opening -------------------------------------------------------------
 
-    def _setup(self, create: bool) -> None:
+    def _set_journal(self) -> None:
         c = self._conn
-        c.execute("PRAGMA foreign_keys = ON")
-        c.execute("PRAGMA busy_timeout = 30000")
-        version = c.execute("PRAGMA user_version").fetchone()[0]
-        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if version > SCHEMA_VERSION:
-            raise StoreError(f"{self.path}: results database schema version {version} is newer than "
-                             f"this arena supports ({SCHEMA_VERSION}); upgrade arena")
-        if version == 0:
-            if tables:
-                raise StoreError(f"{self.path}: an SQLite database, but not an arena results database")
-            if not create:
-                raise StoreError(f"{self.path}: empty file, not an arena results database")
         # WAL: a writer appends committed transactions to the -wal file, readers
         # are not blocked, and a crash mid-write leaves only an uncommitted tail
         # that is ignored on the next open (the main file is never half-updated).
@@ -276,6 +303,23 @@ class ResultStore:
         # just replays those matches on resume. FULL would fsync every match
         # for no gain against the failure we care about.
         c.execute("PRAGMA synchronous = NORMAL")
+
+    def _setup(self, create: bool, readonly: bool = False) -> None:
+        c = self._conn
+        c.execute("PRAGMA foreign_keys = ON")
+        c.execute("PRAGMA busy_timeout = 30000")
+        version = c.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"{self.path}: results database schema version {version} is newer than "
+                             f"this arena supports ({SCHEMA_VERSION}); upgrade arena")
+        if version == 0:
+            if tables:
+                raise StoreError(f"{self.path}: an SQLite database, but not an arena results database")
+            if not create:
+                raise StoreError(f"{self.path}: empty file, not an arena results database")
+        if not readonly:
+            self._set_journal()
         if version == 0:
             with _immediate(c):
                 # statement by statement: executescript() would commit on its own
@@ -285,6 +329,8 @@ class ResultStore:
                 c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         else:
             if version < SCHEMA_VERSION:
+                if readonly:
+                    self._conn = c = _copy_in_memory(c)
                 tables |= self._migrate(version)
             missing = _TABLES - tables
             if missing:
