@@ -93,35 +93,29 @@ def _cells(s: int, seg: tuple[int, ...]) -> tuple[tuple[int, int, int], ...]:
     return out
 
 
-_SuitCands = tuple[tuple[int, ...], tuple[_Cand, ...]]
-_CANDS: dict[tuple[int, int, int, bool], tuple[_SuitCands, ...]] = {}
-_MAX_UNITS = 7  # no run needs more: w <= ln // 2 <= 6, and a 2
+_CANDS: dict[tuple[int, int, int, int, bool], tuple[tuple[int, ...], tuple[_Cand, ...]]] = {}
 
 
-def _suit_cands(mask: int, L: int, s: int, pool: int, wd: bool) -> _SuitCands:
+def _suit_cands(mask: int, L: int, s: int, pool: int, wd: bool) -> tuple[tuple[int, ...], tuple[_Cand, ...]]:
     """The runs of ``_windows(mask, L)`` in suit ``s`` needing at most ``pool``
-    (0..7) wild units, as candidates, with their (lo << 4 | hi) keys: both
-    ascending, so the candidates from a key on are a slice.  Cached: a node
-    asks this for every suit, and suits change one card at a time.  The
-    answers for every pool are made at once: a search asks with pools from
-    0 to 7, and a cache per pool missed twice as often."""
-    by_pool = _CANDS.get((mask, L, s, wd))
-    if by_pool is None:
+    wild units, as candidates, with their (lo << 4 | hi) keys: both ascending,
+    so the candidates from a key on are a slice.  Cached: a node asks this for
+    every suit, and suits change one card at a time."""
+    key = (mask, L, s, pool, wd)
+    out = _CANDS.get(key)
+    if out is None:
         keys: list[int] = []
         cands: list[_Cand] = []
         for ln, w, lo, hi, seg in _windows(mask, L):
             units = w + 1 if wd and lo <= 2 <= hi and mask & 4 else w
-            if units <= _MAX_UNITS:
+            if units <= pool:
                 keys.append(lo << 4 | hi)
                 cands.append((ln, w, s, lo, hi, seg, len(seg), _cells(s, seg), seg[1:-1], -len(seg), units))
-        by_pool = tuple(
-            (tuple(k for k, c in zip(keys, cands) if c[10] <= p), tuple(c for c in cands if c[10] <= p))
-            for p in range(_MAX_UNITS + 1)
-        )
-        if len(_CANDS) > 25_000:  # each entry holds eight answers
+        out = (tuple(keys), tuple(cands))
+        if len(_CANDS) > 100_000:
             _CANDS.clear()
-        _CANDS[(mask, L, s, wd)] = by_pool
-    return by_pool[pool]
+        _CANDS[key] = out
+    return out
 
 
 class _State:
