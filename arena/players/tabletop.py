@@ -20,56 +20,37 @@ def try_lay_off(meld: Meld, c: Card, wild_deuces: bool) -> tuple[Meld, str | Non
     return laid_off(meld, c, end, wild_deuces), end
 
 
-_NONE: list[int] = []  # no melds (never changed)
-
-
 def lay_off_all(
     hand: list[Card], table: list[Meld], order: Iterable[int], candidates: Iterable[Card], wild_deuces: bool,
 ) -> list[LayOff]:
     """Lay off ``candidates`` (in order) wherever they fit, updating ``hand`` and ``table``.
 
-    Each card goes on the first meld in ``order`` it fits.  Never leaves
-    exactly one card in hand: a turn that ends with a discard must keep a
-    card, so the last lay-off is undone if that would happen.
+    Never leaves exactly one card in hand: a turn that ends with a discard must
+    keep a card, so the last lay-off is undone if that would happen.
     """
     steps: list[LayOff] = []
     undo: list[tuple[int, Meld, Card]] = []
     meld_order = list(order)
-    # A natural fits only a set of its rank, or a run of its suit just below
-    # or above it (an ace also above a king), and most tries fail: so the
-    # melds are indexed once by the rank of each set and the suit of each
-    # run (a lay-off changes neither), as places in ``meld_order``, and a
-    # natural only tries those, in that order.
-    sets_of: dict[int, list[int]] | None = None
-    runs_of: dict[str, list[int]] = {}
     for c in candidates:
         if c not in hand:
             continue
+        # A natural fits only a set of its rank, or a run of its suit just below
+        # or above it (an ace also above a king): skip the other melds before
+        # paying for lay_off_ends, since most tries fail.
         rank = c.rank
         natural = not (rank == JOKER_RANK or (wild_deuces and rank == 2))
-        if not natural:
-            tries = meld_order
-        else:
-            if sets_of is None:
-                sets_of = {}
-                for place, i in enumerate(meld_order):
-                    m = table[i]
-                    if m.kind == SET:
-                        sets_of.setdefault(m.rank, []).append(place)
-                    else:
-                        runs_of.setdefault(m.suit, []).append(place)
-            sets = sets_of.get(rank, _NONE)
-            runs = runs_of.get(c.suit, _NONE)
-            if not sets and not runs:
-                continue
-            places = sorted(sets + runs) if sets and runs else sets or runs
-            tries = [meld_order[p] for p in places]
-        for i in tries:
+        for i in meld_order:
             m = table[i]
-            if natural and m.kind != SET:
-                hi = m.rank + len(m.cards) - 1
-                if rank != m.rank - 1 and rank != hi + 1 and not (rank == 1 and hi == 13):
+            if natural:
+                if m.kind == SET:
+                    if m.rank != rank:
+                        continue
+                elif m.suit != c.suit:
                     continue
+                else:
+                    hi = m.rank + len(m.cards) - 1
+                    if rank != m.rank - 1 and rank != hi + 1 and not (rank == 1 and hi == 13):
+                        continue
             fit = try_lay_off(m, c, wild_deuces)
             if fit is None:
                 continue

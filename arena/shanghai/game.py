@@ -35,6 +35,7 @@ from .view import Decision, History, TableMeld, View, places_of
 __all__ = ["Game", "Decision", "TableMeld", "View", "places_of", "OVER"]
 
 OVER = "over"
+_new = object.__new__
 
 # Which decision each action type answers (exact types: action classes cannot be subclassed).
 _KIND_OF: dict[type, str] = {Draw: DRAW, Buy: BUY, Play: PLAY}
@@ -148,7 +149,11 @@ class Game:
         public = self.public
         history = self._history_view
         if history._events is not public or history._n != len(public):
-            history = self._history_view = History(public)  # shared: public is only appended to
+            # shared: public is only appended to.  Built here rather than by
+            # History's __init__: this runs on nearly every decision.
+            history = self._history_view = _new(History)
+            history._events = public
+            history._n = len(public)
         buys_left = self._buys_left
         if buys_left is None:
             limit = rules.buy_limits[hand]
