@@ -142,9 +142,12 @@ def _ms(seconds: float | None) -> str:
 @click.option("--log-dir", type=click.Path(path_type=Path), default=Path("arena-logs"), show_default=True,
               help="Directory for the bot programs' stderr logs (one file per bot per match).")
 @_SANDBOX_OPTION
+@click.option("--anonymous", is_flag=True,
+              help="Tell the bots no names: 'start' names the seats 'seat 0', 'seat 1', ... (docs/PROTOCOL.md).")
 def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: str,
          rules_file: Path | None, deal_file: Path | None, startup: float, per_decision: float,
-         time_bank: float | None, strict: bool, log_file: Path | None, log_dir: Path, sandbox_mode: str) -> None:
+         time_bank: float | None, strict: bool, log_file: Path | None, log_dir: Path, sandbox_mode: str,
+         anonymous: bool) -> None:
     """Play one match and print a hand-by-hand account and the final table.
 
     Each BOT is a built-in player (random, greedy, or passive, which always
@@ -181,7 +184,7 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
         # The match name is sent to the bots: it must not carry the seed.
         f"play-{time.strftime('%Y%m%d-%H%M%S')}", seats, settings, seed=seed, deal=plan,
         time=_time_control(startup, per_decision, time_bank), faults=FaultPolicy(strict=strict),
-        log_dir=str(log_dir))
+        log_dir=str(log_dir), anonymous=anonymous)
     result = _play_match(spec)
     labels = seat_labels(seats, result.bot_names)
     _print_match(result, seats, labels, verbose=verbosity().verbose > 0)
@@ -293,6 +296,10 @@ def _print_match(result: MatchResult, seats: tuple[SeatSpec, ...], names: list[s
         click.echo(f"  seat {i} ({names[i]}): {plural(st.count, 'decision')}, mean {_ms(st.mean)}, "
                    f"p95 {_ms(st.p95)}, max {_ms(st.max)}, {plural(st.timeouts, 'timeout')}, "
                    f"{plural(ignored, 'ignored line')}; stderr log: {_written(result.stderr_logs[i])}")
+        cpu = result.off_turn_cpu[i] if i < len(result.off_turn_cpu) else None
+        if cpu is not None:
+            click.echo(f"    caught computing between its turns ({cpu:.3f} s of CPU): stopped between them "
+                       f"since (no fault; docs/PROTOCOL.md, Time limits)")
 
 
 def _written(log: str | None) -> str:

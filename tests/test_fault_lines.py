@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from arena.report.html import replay_data
-from arena.tournament.store import ResultStore
+from arena.tournament.store import SCHEMA_VERSION, ResultStore
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMEBOTS = ROOT / "tests" / "gamebots"
@@ -99,7 +99,7 @@ def test_a_refused_reply_is_stored_with_the_line_the_bot_wrote_escaped(run) -> N
     crashes = [f for f in faults if f["kind"] == "crash"]
     assert crashes and all(f["excerpt"] is None for f in crashes)      # no line to quote
     with sqlite3.connect(results / "results.sqlite") as c:
-        assert c.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
 def test_show_quotes_the_line_and_names_the_request_id(run) -> None:
@@ -252,4 +252,4 @@ def test_a_database_of_the_previous_schema_shows_reports_and_resumes(run, tmp_pa
     assert [f["excerpt"] for f in malformed if f["match_id"] == first] == [None]
     assert [f["excerpt"] for f in malformed if f["match_id"] != first] == [MALFORMED_LINE] * 2
     with sqlite3.connect(db) as c:
-        assert c.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

@@ -15,7 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.store import DEFAULT_DB_NAME, FAULT_KEYS, ResultStore, StoredMatch, StoreError, resolve_db_path
+from arena.tournament.store import (
+    DEFAULT_DB_NAME,
+    FAULT_KEYS,
+    SCHEMA_VERSION,
+    ResultStore,
+    StoredMatch,
+    StoreError,
+    resolve_db_path,
+)
 
 REPO = Path(__file__).parent.parent
 
@@ -371,9 +379,10 @@ def test_version_1_database_opens_and_keeps_every_result(db: Path) -> None:
         for m in ms:
             store.add_match(m)
     # What arena wrote before failed matches existed: the same tables minus that one
-    # (and minus the fault columns of version 3).
+    # (and minus the fault columns of version 3 and the seat column of version 4).
     with sqlite3.connect(db) as c:
         c.execute("DROP TABLE failed_matches")
+        c.execute("ALTER TABLE seats DROP COLUMN off_turn_cpu")
         c.execute("ALTER TABLE faults DROP COLUMN excerpt")
         c.execute("ALTER TABLE faults DROP COLUMN request_id")
         c.execute("PRAGMA user_version = 1")
@@ -388,5 +397,5 @@ def test_version_1_database_opens_and_keeps_every_result(db: Path) -> None:
         store.add_failure(failure(3))
         assert store.verify() == []
     with sqlite3.connect(db) as c:
-        assert c.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     c.close()

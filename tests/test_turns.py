@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.match.pool import BotPool
 from arena.process import BotProcess, BotSpec, SandboxPolicy, TimeControl, limits, sandbox
-from arena.process.turns import OFF_TURN_SLACK, PER_TURN_SLACK, TurnClock
+from arena.process.turns import OFF_TURN_DEBT, OFF_TURN_LEAK, OFF_TURN_SLACK, OWN_TIME, PER_TURN_SLACK, TurnClock
 
 BOT = Path(__file__).parent / "bots" / "ponder.py"
 TICK = os.sysconf("SC_CLK_TCK")
@@ -126,6 +127,58 @@ def test_clock_allows_a_cpu_per_cpu_the_bot_may_use() -> None:
     assert clock.observe(int(0.5 * TICK), 0.25) is None and not clock.caught
 
 
+def test_own_time_after_end_runs_out() -> None:
+    clock = TurnClock(opened=None)
+    clock.own_time(0.0)                            # 'end'
+    assert clock.seconds(OWN_TIME / 2) == pytest.approx(OWN_TIME / 2)
+    assert clock.seconds(OWN_TIME + 5) == pytest.approx(OWN_TIME)   # idle in the pool since
+    clock.open(OWN_TIME + 5)                       # its next match's 'start'
+    assert clock.seconds(OWN_TIME + 6) == pytest.approx(OWN_TIME + 1)
+    clock.close(OWN_TIME + 6)
+    clock.own_time(10.0)
+    clock.open(10.5)                               # the next turn came sooner: all of it counts
+    clock.close(11.0)
+    assert clock.seconds(20.0) == pytest.approx(OWN_TIME + 2 + 2 * PER_TURN_SLACK)
+
+
+def test_own_time_runs_out_for_the_watchdog_too() -> None:
+    clock = TurnClock(opened=None)
+    clock.observe(0, 0.0)
+    clock.own_time(0.0)
+    assert clock.observe(int(0.25 * TICK), 0.25) is None      # summing up the match
+    for scan in range(2, 20):                                  # and on, idle, past its own time
+        clock.observe(int(0.25 * scan * TICK), 0.25 * scan)
+    assert clock.caught
+
+
+def test_a_little_cpu_between_turns_all_the_time_adds_up() -> None:
+    clock = TurnClock(opened=None)
+    clock.observe(0, 0.0)
+    per_scan = OFF_TURN_SLACK * 0.75                     # under the slack of one scan
+    cpu = 0.0
+    scans = 0
+    while not clock.caught and scans < 200:
+        scans += 1
+        cpu += per_scan
+        clock.observe(int(cpu * TICK), 0.25 * scans)
+    assert clock.caught
+    assert scans <= OFF_TURN_DEBT / (per_scan - OFF_TURN_LEAK) + 4     # about 2.5 s at 6 % of a CPU
+
+
+def test_tick_rounding_alone_never_adds_up() -> None:
+    """CPU read in whole clock ticks: a bot that uses exactly its turns'
+    time is seen a tick over in one scan and a tick under in the next."""
+    clock = TurnClock(opened=None)
+    clock.observe(0, 0.0)
+    used = 0.0
+    for scan in range(1, 2000):
+        clock.open(0.25 * scan - 0.2)
+        clock.close(0.25 * scan - 0.0123)          # turns of 0.1877 s, never whole ticks
+        used += 0.1877
+        clock.observe(int(used * TICK), 0.25 * scan)
+    assert not clock.caught
+
+
 # ------------------------------------------------------------ real processes
 
 @needs_bwrap
@@ -200,3 +253,62 @@ def test_turn_guard_off_lets_a_bot_compute_between_turns(tmp_path: Path) -> None
         assert states(bot_pids(bot)[0]) - {"t", "T"}     # running, not stopped
     finally:
         bot.close()
+
+
+@pytest.mark.parametrize("mode", [pytest.param("bwrap", marks=needs_bwrap), "none"])
+def test_a_bot_computing_a_little_all_the_time_is_caught(tmp_path: Path, mode: str) -> None:
+    bot = start(tmp_path, "--duty", "5", mode=mode)     # 12.5 ms a scan: under the slack of one
+    try:
+        assert bot._turns is not None
+        n = 1
+        deadline = time.monotonic() + 4 * WAIT
+        while not bot._turns.caught and time.monotonic() < deadline:
+            ask(bot, n)
+            n += 1
+            time.sleep(0.3)
+        assert bot._turns.caught
+        ask(bot, n)                                  # stopped after this reply
+        assert set().union(*wait_stopped(bot_pids(bot)).values()) <= {"t", "T"}
+    finally:
+        bot.close()
+
+
+@pytest.mark.parametrize("mode", [pytest.param("bwrap", marks=needs_bwrap), "none"])
+def test_a_pooled_bot_computing_while_it_waits_for_its_next_match_is_stopped(tmp_path: Path,
+                                                                             mode: str) -> None:
+    spec = BotSpec([sys.executable, str(BOT), "--spin-after-end"], sandbox=SandboxPolicy(mode))
+    tc = TimeControl(startup_seconds=30, per_decision_seconds=30)
+    with BotPool() as pool:
+        handle, reused = pool.acquire(spec, name="idler", stderr_log=None, time_control=tc, deal=1)
+        bot = handle.proc
+        bot.handshake({"type": "start", "id": 0})
+        ask(bot, 1)
+        bot.send({"type": "end"}, own_time=True)
+        pool.release(handle, keep=True)                  # kept for a later match: parked
+        assert bot._turns is not None
+        deadline = time.monotonic() + OWN_TIME + WAIT
+        while not bot._turns.caught and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert bot._turns.caught, "a bot computing while parked in the pool was not caught"
+        assert set().union(*wait_stopped(bot_pids(bot)).values()) <= {"t", "T"}
+        # Its next match: continued, and it plays.
+        again, reused = pool.acquire(spec, name="idler", stderr_log=None, time_control=tc, deal=2)
+        assert reused and again is handle
+        bot.handshake({"type": "start", "id": 2})
+        assert ask(bot, 3) >= 0 and bot.alive
+        pool.release(again, keep=True)
+    assert bot.returncode == 0           # it got 'quit' although it had been stopped while parked
+
+
+def test_a_pooled_bot_that_sums_up_within_its_own_time_is_left_alone(tmp_path: Path) -> None:
+    spec = BotSpec([sys.executable, str(BOT), "--busy-after-end"], sandbox=SandboxPolicy("none"))
+    tc = TimeControl(startup_seconds=30, per_decision_seconds=30)
+    with BotPool() as pool:
+        handle, _ = pool.acquire(spec, name="summer", stderr_log=None, time_control=tc, deal=1)
+        bot = handle.proc
+        bot.handshake({"type": "start", "id": 0})
+        ask(bot, 1)
+        bot.send({"type": "end"}, own_time=True)         # 0.3 s of CPU on it
+        pool.release(handle, keep=True)
+        time.sleep(OWN_TIME + 0.75)                      # and three scans past its own time
+        assert bot._turns is not None and not bot._turns.caught

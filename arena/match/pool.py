@@ -128,6 +128,7 @@ class BotPool:
                 handle.proc.kill()
                 continue
             proc = handle.proc
+            proc.unpark()
             proc.name = name
             proc.set_stderr_log(stderr_log)
             self._reset(proc, time_control)
@@ -177,6 +178,7 @@ class BotPool:
         if handle in self._out:
             self._out.remove(handle)
         if keep and not self._closed and self._usable(handle):
+            handle.proc.park()        # others play on its CPU meanwhile (turns.py)
             idle = self._idle.setdefault(handle.key, [])
             idle.append(handle)
             if len(idle) > MAX_IDLE_PER_PROGRAM:
@@ -203,6 +205,7 @@ class BotPool:
         """quit to all first, then wait for each: the grace periods overlap."""
         for h in handles:
             proc = h.proc
+            proc.unpark()        # no longer the watchdog's to stop: it must be free to quit
             if proc.failure is None and proc.alive:
                 try:
                     proc.send({"type": "quit"}, timeout=0.2, own_time=True)

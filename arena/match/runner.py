@@ -64,6 +64,9 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
     names = [s.name for s in spec.seats]
     active = pool if pool is not None else BotPool()
     seats: list[Seat] = []
+    # Off-turn CPU a kept process had been caught using before this match:
+    # its clock runs for the life of the process, the record is per match.
+    caught_before: dict[int, float] = {}
     try:
         for i, seat_spec in enumerate(spec.seats):
             if seat_spec.player is not None:
@@ -72,7 +75,7 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
                           else make_player(seat_spec.player, random.Random(f"{spec.seed}/{i}")))
                 seats.append(LocalSeat(i, player))
         t_start = time.perf_counter()
-        seats = _start_bots(spec, game, names, active, seats)
+        seats = _start_bots(spec, game, active, seats, caught_before)
         startup = time.perf_counter() - t_start
         _injected_failure(spec.match_id)
 
@@ -84,7 +87,7 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
         places = forfeit_places(totals, forfeited)
         for seat in seats:
             if isinstance(seat, RemoteSeat):
-                seat.finish(game, spec.match_id, totals, places, forfeited)
+                seat.finish(game, spec.told_match_id(), totals, places, forfeited)
         # Where the match's stderr ends, taken while each log is still open:
         # a process closed below (no pool) has no log to mark any more.
         stderr_ends = {seat.seat: seat.proc.stderr_mark(drain=True)
@@ -110,7 +113,8 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
     # What the viewer and the report need beyond the game: per-seat decision
     # traces (times, request ids, stderr offsets) and the faults with the line
     # that caused them (the store's fault rows keep only the reason).
-    record["trace"] = [_seat_trace(seat, stderr_ends.get(seat.seat)) for seat in seats]
+    off_turn = [_off_turn_cpu(seat, caught_before) for seat in seats]
+    record["trace"] = [_seat_trace(seat, stderr_ends.get(seat.seat), cpu) for seat, cpu in zip(seats, off_turn)]
     record["faults"] = [dataclasses.asdict(f) for f in faults]
     return MatchResult(
         match_id=spec.match_id,
@@ -136,27 +140,41 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
         protocols=tuple(s.protocol if isinstance(s, RemoteSeat) and s.bot_name is not None else None
                         for s in seats),
         warnings=tuple(s.ignored for s in seats if isinstance(s, RemoteSeat) and s.ignored is not None),
+        off_turn_cpu=tuple(off_turn),
     )
 
 
-def _seat_trace(seat: Seat, stderr_end: int | None) -> dict[str, Any]:
+def _off_turn_cpu(seat: Seat, caught_before: dict[int, float]) -> float | None:
+    """CPU seconds the seat's bot was seen using between its turns in this
+    match, if its process was caught at it (then 0.0 is a kept process caught
+    in an earlier match and stopped between its turns throughout this one)."""
+    if not isinstance(seat, RemoteSeat):
+        return None
+    total = seat.proc.off_turn_seconds
+    if total is None:
+        return None
+    before = caught_before.get(seat.seat, 0.0) if seat.reused else 0.0
+    return round(max(0.0, total - before), 3)
+
+
+def _seat_trace(seat: Seat, stderr_end: int | None, off_turn: float | None) -> dict[str, Any]:
     out: dict[str, Any] = {"decisions": seat.trace}
     if isinstance(seat, RemoteSeat):
         out["protocol"] = seat.protocol
         out["stderr_end"] = stderr_end
-        off_turn = seat.proc.off_turn_seconds
         if off_turn is not None:      # only then: the records of other bots stay as they were
-            out["off_turn_cpu"] = round(off_turn, 3)
+            out["off_turn_cpu"] = off_turn
     return out
 
 
-def _start_bots(spec: MatchSpec, game: Game, names: list[str], pool: BotPool,
-                local: list[Seat]) -> list[Seat]:
+def _start_bots(spec: MatchSpec, game: Game, pool: BotPool, local: list[Seat],
+                caught_before: dict[int, float]) -> list[Seat]:
     """All seats in order, bot processes started and past their handshake.
 
     Every process is spawned before the first handshake, so the bots'
     start-ups (interpreters, imports) run in parallel.  ``local`` is extended
-    in place as seats are made, so the caller can clean up after an error.
+    in place as seats are made, so the caller can clean up after an error,
+    and ``caught_before`` with the off-turn CPU of each kept process so far.
     """
     by_index: dict[int, Seat] = {seat.seat: seat for seat in local}
     encoder = MatchEncoder(game)
@@ -165,6 +183,8 @@ def _start_bots(spec: MatchSpec, game: Game, names: list[str], pool: BotPool,
             handle, reused = pool.acquire(seat_spec.bot, name=seat_spec.name,
                                           stderr_log=spec.stderr_log(i), time_control=spec.time,
                                           deal=spec.deal_key)
+            if reused:
+                caught_before[i] = handle.proc.off_turn_seconds or 0.0
             remote = RemoteSeat(i, handle, spec.faults, reused, encoder)
             by_index[i] = remote
             local.append(remote)
@@ -172,9 +192,10 @@ def _start_bots(spec: MatchSpec, game: Game, names: list[str], pool: BotPool,
     tc = spec.time
     limits = TimeLimits(tc.startup_seconds, tc.per_decision_seconds, tc.bank_seconds)
     rules = game.rules.to_mapping()
+    told, match = spec.told_names(), spec.told_match_id()     # names hidden if anonymous
     for i, seat in enumerate(seats):
         if isinstance(seat, RemoteSeat):
-            msg = encode_start(spec.match_id, i, names, rules, limits, PROTOCOL_VERSION)
+            msg = encode_start(match, i, told, rules, limits, PROTOCOL_VERSION)
             seats[i] = _handshake(spec, game, pool, seat, msg, local)
     return seats
 

@@ -7,6 +7,7 @@ a results store.  Nothing here starts processes or plays cards.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Hashable, Mapping, Sequence
@@ -25,6 +26,8 @@ ILLEGAL = "illegal"
 FAULT_KINDS = (TIMEOUT, CRASH, MALFORMED, WRONG_ID, ILLEGAL)
 
 START = "start"  # the decision kind of a fault in the handshake
+#: What an anonymous match tells bots instead of the seats' names: this and the seat.
+ANONYMOUS_PREFIX = "seat "
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,7 @@ class MatchSpec:
     time: TimeControl = field(default_factory=TimeControl)
     faults: FaultPolicy = field(default_factory=FaultPolicy)
     log_dir: str | None = None                      # per-bot per-match stderr logs go here
+    anonymous: bool = False                         # bots are not told who sits at the table
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seats", tuple(self.seats))
@@ -145,6 +149,25 @@ class MatchSpec:
             return ("plan", self.seed, json.dumps(self.deal, sort_keys=True, default=str))
         return ("seed", self.seed)
 
+    def told_names(self) -> list[str]:
+        """The ``names`` of ``start``: the seats' names, or with ``anonymous``
+        a placeholder per seat (``seat 0``, ...), the same in every match, so
+        that no bot learns who sits at its table or meets the same name twice."""
+        if self.anonymous:
+            return [f"{ANONYMOUS_PREFIX}{i}" for i in range(len(self.seats))]
+        return [s.name for s in self.seats]
+
+    def told_match_id(self) -> str:
+        """The ``match`` of ``start`` and ``end``.  With ``anonymous`` not the
+        id (a tournament's ids name the table, which with the list of bots
+        tells who sits there, and the rotation) but a digest of it and the
+        match's seed: the same for the same match replayed (a bot may seed
+        its generator with it), opaque to whoever does not know the seed."""
+        if not self.anonymous:
+            return self.match_id
+        digest = hashlib.blake2b(f"{self.seed}/{self.match_id}".encode(), digest_size=8).hexdigest()
+        return f"m-{digest}"
+
     def stderr_log(self, seat: int) -> str | None:
         if self.log_dir is None:
             return None
@@ -153,7 +176,7 @@ class MatchSpec:
 
     def to_json(self) -> dict[str, Any]:
         rules = self.rules.to_mapping() if isinstance(self.rules, Ruleset) else dict(self.rules)
-        return {
+        out = {
             "match_id": self.match_id,
             "seats": [s.to_json() for s in self.seats],
             "rules": rules,
@@ -163,6 +186,9 @@ class MatchSpec:
             "faults": asdict(self.faults),
             "log_dir": self.log_dir,
         }
+        if self.anonymous:
+            out["anonymous"] = True
+        return out
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> MatchSpec:
@@ -175,6 +201,7 @@ class MatchSpec:
             time=TimeControl(**obj.get("time", {})),
             faults=FaultPolicy(**obj.get("faults", {})),
             log_dir=obj.get("log_dir"),
+            anonymous=bool(obj.get("anonymous", False)),
         )
 
 
@@ -273,6 +300,9 @@ class MatchResult:
     reused: tuple[bool, ...] = ()                # the process came from a BotPool
     protocols: tuple[int | None, ...] = ()       # the protocol each bot chose in 'ready'
     warnings: tuple[IgnoredLines, ...] = ()      # per bot seat that sent lines nobody asked for
+    # Per seat: CPU seconds used between its turns in this match if the bot
+    # was caught computing then (process.turns), else None.
+    off_turn_cpu: tuple[float | None, ...] = ()
 
     @property
     def decisions(self) -> int:
@@ -306,6 +336,7 @@ class MatchResult:
             protocols=tuple(obj.get("protocols", ())),
             warnings=tuple(IgnoredLines(**{**w, "examples": tuple(w.get("examples", ()))})
                            for w in obj.get("warnings", ())),
+            off_turn_cpu=tuple(obj.get("off_turn_cpu", ())),
         )
 
 

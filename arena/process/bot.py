@@ -34,6 +34,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -108,6 +109,10 @@ class BotProcess(LineExchange):
         self._failure: BotFailure | None = None
         self._turns: TurnClock | None = None     # held against its CPU time by the watchdog
         self._pauser: Pauser | None = None       # once it was caught computing between turns
+        # Parked: kept idle by a pool for a later match (``park``).  The lock
+        # makes parking and the watchdog's stopping of a parked bot one step.
+        self._parked = False
+        self._park_lock = threading.Lock()
         # Appended to by the memory watchdog (a list's bound method, so the
         # watchdog holds no reference to this object and GC still works).
         self._kill_reasons: list[str] = []
@@ -216,7 +221,8 @@ class BotProcess(LineExchange):
         if spec.memory_mb is not None or spec.max_processes is not None or self._turns is not None:
             pidns = pid_namespace(self._sandbox_init) if self._sandbox_init else None
             WATCHDOG.register(proc.pid, self.name, spec.memory_mb, self._kill_reasons.append,
-                              pidns, spec.max_processes, self._turns)
+                              pidns, spec.max_processes, self._turns,
+                              weakref.WeakMethod(self._stop_parked) if self._turns is not None else None)
         LOG.debug("%s: started pid %d in %.1f ms (%s): %s", self.name, proc.pid,
                   self.spawn_seconds * 1000, self.containment.mode, " ".join(spec.argv))
         return self
@@ -363,7 +369,30 @@ class BotProcess(LineExchange):
 
     def _own_time(self) -> None:
         if self._turns is not None:
-            self._turns.open(time.monotonic())
+            self._turns.own_time(time.monotonic())
+
+    def park(self) -> None:
+        """No request comes until ``unpark``: a pool keeps the process for a
+        later match while others play on its CPU.  A bot caught computing
+        between its turns is stopped until then, now or when the watchdog
+        catches it (``turns``)."""
+        with self._park_lock:
+            self._parked = True
+            if self._turns is not None and self._turns.caught:
+                self._pause()
+
+    def unpark(self) -> None:
+        """The end of ``park``: requests may come again."""
+        with self._park_lock:
+            self._parked = False
+            if self._pauser is not None:
+                self._pauser.resume()
+
+    def _stop_parked(self) -> None:
+        """The watchdog thread's call while the bot is caught: stopped if parked."""
+        with self._park_lock:
+            if self._parked and not self._closed:
+                self._pause()
 
     def set_stderr_log(self, path: str | os.PathLike[str] | None) -> None:
         """Send the bot's stderr to another file from now on (a process kept
@@ -399,7 +428,7 @@ class BotProcess(LineExchange):
         self._drain_pending()
         t_start = time.monotonic()
         clock = self._turns
-        if clock is not None and clock.since is None:   # open since the spawn if it is new
+        if clock is not None:       # a new process's turn goes on from its spawn
             clock.open(t_start)
         try:
             t_sent = self._write(obj, t_start + limit, limit)
@@ -523,6 +552,8 @@ class BotProcess(LineExchange):
         """
         if self._proc is None or self._closed:
             return self.returncode
+        if self._parked:
+            self.unpark()                    # the watchdog must not stop it again
         self._closed = True
         proc = self._proc
         if self._pauser is not None:

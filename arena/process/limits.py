@@ -208,10 +208,12 @@ def pid_namespace(pid: int) -> int | None:
 class _Watched:
     def __init__(self, name: str, limit: int | None, on_kill: Callable[[str], None],
                  pidns: int | None, max_processes: int | None,
-                 clock: TurnClock | None = None) -> None:
+                 clock: TurnClock | None = None,
+                 on_caught: Callable[[], Callable[[], None] | None] | None = None) -> None:
         self.name, self.limit, self.on_kill, self.pidns = name, limit, on_kill, pidns
         self.max_processes = max_processes
         self.clock = clock
+        self.on_caught = on_caught        # a weak reference: what to call while it is caught
 
 
 class MemoryWatchdog:
@@ -232,14 +234,16 @@ class MemoryWatchdog:
 
     def register(self, pgid: int, name: str, memory_mb: int | None,
                  on_kill: Callable[[str], None], pidns: int | None = None,
-                 max_processes: int | None = None, clock: TurnClock | None = None) -> None:
+                 max_processes: int | None = None, clock: TurnClock | None = None,
+                 on_caught: Callable[[], Callable[[], None] | None] | None = None) -> None:
         """Watch group ``pgid``; with ``pidns`` (a sandboxed bot), every process
         of that PID namespace counts too, ``setsid()`` children included.
         With ``clock``, the group's CPU time is held against the bot's turns
-        (``turns``)."""
+        (``turns``), and ``on_caught`` (a weak reference to a callable) is
+        called after each scan that finds the bot caught."""
         limit = None if memory_mb is None else (memory_mb + GROUP_SLACK_MB) * MiB
         with self._lock:
-            self._groups[pgid] = _Watched(name, limit, on_kill, pidns, max_processes, clock)
+            self._groups[pgid] = _Watched(name, limit, on_kill, pidns, max_processes, clock, on_caught)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="bot-memory-watchdog",
                                                 daemon=True)
@@ -312,6 +316,10 @@ def _held_to_turns(watched: _Watched, procs: list[ProcInfo]) -> None:
         # compiler can do it without meaning to; the bot just loses the habit.
         LOG.info("%s: used %.2f s of CPU between its turns; from now on it is stopped "
                  "between its turns", watched.name, excess)
+    if clock.caught and watched.on_caught is not None:
+        act = watched.on_caught()
+        if act is not None:
+            act()
 
 
 def _over_limit(watched: _Watched, procs: list[ProcInfo]) -> str | None:

@@ -23,6 +23,19 @@ Stopping costs two signals and a look at the bot's processes per decision,
 which is why only a bot caught computing between turns is stopped.  In the
 sandbox every process of the bot is stopped, ``setsid()`` children included;
 without it, its process group is.
+
+Two ways round the per-scan slack are closed as well:
+
+- A bot that computes a little all the time (5 % of the CPU, below the
+  slack of one scan) runs up a debt: what it uses between turns beyond
+  ``OFF_TURN_LEAK`` per scan is added up, and past ``OFF_TURN_DEBT`` it is
+  caught just the same.
+- After ``end`` (and ``quit``) a bot has ``OWN_TIME`` seconds to sum up the
+  match; then its time is no longer its own.  A process kept for a later
+  match waits in the pool meanwhile, while other matches play on its CPU:
+  one that computes there is caught, and stopped where it waits (``parked``:
+  the watchdog stops it, as no turn of its own will come to do so) until the
+  pool gives it its next match.
 """
 
 from __future__ import annotations
@@ -44,7 +57,14 @@ LOG = logging.getLogger(__name__)
 # 0.2 ms leaves room for more).
 OFF_TURN_SLACK = 0.02
 PER_TURN_SLACK = 0.0002
+# Below the slack, CPU between turns beyond 2.5 ms a scan (1 % of a CPU) is
+# added up, and 0.1 s of it is caught too: 5 % of a CPU in about 3 s.
+OFF_TURN_LEAK = 0.0025
+OFF_TURN_DEBT = 0.1
+# Wall seconds after 'end' or 'quit' that are the bot's own to compute in.
+OWN_TIME = 1.0
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
+_TICK = 1 / _CLK_TCK
 
 
 class TurnClock:
@@ -52,39 +72,55 @@ class TurnClock:
     and what the watchdog concluded from its CPU time.
 
     ``closed`` is the seconds of the turns that are over, ``since`` the start
-    of the one under way (None between turns).  The owner thread adds to
-    ``closed`` before it clears ``since``, and the watchdog thread reads
-    ``since`` first: a scan in between counts a turn twice (too much time,
-    never a bot wrongly caught), never not at all."""
+    of the one under way (None between turns), ``until`` where that one ends
+    by itself (own time after ``end``; None: when it is closed).  The owner
+    thread adds to ``closed`` before it clears ``since``, and the watchdog
+    thread reads ``since`` first: a scan in between counts a turn twice (too
+    much time, never a bot wrongly caught), never not at all."""
 
-    __slots__ = ("closed", "since", "cpus", "caught", "off_turn", "_base")
+    __slots__ = ("closed", "since", "until", "cpus", "caught", "off_turn", "debt", "_base")
 
     def __init__(self, opened: float | None, cpus: int = 1) -> None:
         self.closed = 0.0
         self.since = opened
+        self.until: float | None = None
         self.cpus = max(1, cpus)      # CPUs the bot may run on: turns * cpus is the CPU it can use
         self.caught = False           # computed between turns: stopped between them from now on
         self.off_turn = 0.0           # CPU seconds found used between turns
+        self.debt = 0.0               # small excesses added up (OFF_TURN_LEAK)
         self._base: tuple[float, float] | None = None
 
     def open(self, at: float) -> None:
         """A turn starts at ``at`` (a turn still open goes on: counted up to ``at``)."""
         since = self.since
         if since is not None:
-            self.closed += max(0.0, at - since)
+            until = self.until
+            self.closed += max(0.0, (at if until is None else min(at, until)) - since)
+            self.until = None
         self.since = at
+
+    def own_time(self, at: float) -> None:
+        """From ``at`` the bot may compute for ``OWN_TIME`` seconds (after
+        ``end``, ``quit``), or until its next turn opens if that is sooner."""
+        self.open(at)
+        self.until = at + OWN_TIME
 
     def close(self, at: float) -> None:
         since = self.since
         if since is not None:
-            self.closed += max(0.0, at - since) + PER_TURN_SLACK
+            until = self.until
+            self.closed += max(0.0, (at if until is None else min(at, until)) - since) + PER_TURN_SLACK
             self.since = None
+            self.until = None
 
     def seconds(self, now: float) -> float:
         """Seconds of turns so far, the one under way up to ``now``."""
         since = self.since
+        until = self.until
         closed = self.closed
-        return closed if since is None else closed + max(0.0, now - since)
+        if since is None:
+            return closed
+        return closed + max(0.0, (now if until is None else min(now, until)) - since)
 
     def observe(self, cpu_ticks: int, now: float) -> float | None:
         """A watchdog scan: the bot's processes had used ``cpu_ticks`` in all.
@@ -100,7 +136,14 @@ class TurnClock:
             return None
         excess = max(0.0, cpu - base[0]) - (turns - base[1]) * self.cpus
         if excess <= OFF_TURN_SLACK:
-            return None
+            # A little at a time adds up: only what stays under the leak is forgiven.
+            # Credit for a scan that used less CPU than its turns lasted is
+            # one clock tick at most: enough that the ticks' rounding evens
+            # out, too little for time idled in its turns to hide much.
+            self.debt = max(0.0, self.debt + max(excess, -_TICK) - OFF_TURN_LEAK)
+            if self.debt <= OFF_TURN_DEBT:
+                return None
+            excess, self.debt = self.debt, 0.0
         self.off_turn += excess
         self.caught = True
         return excess

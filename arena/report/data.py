@@ -37,6 +37,8 @@ class BotSection:
     faults_by_kind: dict[str, int]
     places: dict[int, int]                              # place -> matches
     opponents: list[dict[str, Any]]                     # one per opponent: played, ahead, behind, tied, share
+    caught: list[str] = field(default_factory=list)     # matches where it was caught computing between turns
+    off_turn_cpu: float = 0.0                           # CPU seconds it used between turns in them
     slowest: list[dict[str, Any]] = field(default_factory=list)    # match_id, decision, kind, ms, hand
     refused: list[dict[str, Any]] = field(default_factory=list)    # fault, match_id, decision, hand, detail, reply, request
 
@@ -156,8 +158,8 @@ def collect(store: ResultStore, rating: str | None = None,
         faults.setdefault(f["bot"], {k: 0 for k in FAULT_KINDS})[f["kind"]] += 1
     match_rows = [{
         "match_id": m.match_id, "index": m.schedule_index, "deal": m.deal, "table": m.table, "rotation": m.rotation,
-        "seats": [{"bot": b, "total": m.totals[s], "place": m.places[s], "forfeited": m.forfeited[s]}
-                  for s, b in enumerate(m.bots)],
+        "seats": [{"bot": b, "total": m.totals[s], "place": m.places[s], "forfeited": m.forfeited[s],
+                   "caught": m.caught[s]} for s, b in enumerate(m.bots)],
         "faults": len(m.faults), "seconds": m.duration_seconds} for m in matches]
     cache = {} if cache is None else cache
     sections = [_bot_section(b, matches, h2h.get(b, {}), faults.get(b, {}), times.get(b, []), store, cache)
@@ -184,7 +186,9 @@ def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[s
         score_per_hand=score / hands if hands else None,
         forfeits=sum(1 for m, s in mine if m.forfeited[s]),
         faults_by_kind=dict(faults), places=dict(sorted(places.items())),
-        opponents=[{"opponent": o, **cell} for o, cell in sorted(h2h.items())])
+        opponents=[{"opponent": o, **cell} for o, cell in sorted(h2h.items())],
+        caught=[m.match_id for m, s in mine if m.caught[s]],
+        off_turn_cpu=round(sum(m.off_turn_cpu[s] or 0.0 for m, s in mine), 3))
     slow = sorted((t for t in times if t[2] >= 0), key=lambda t: -t[0])[:SLOWEST]
     section.slowest = [{"match_id": mid, "decision": k, "ms": ms} for ms, mid, k in slow]
     refused = [(m, s, f) for m, s in mine for f in m.faults if f["seat"] == s and f["kind"] in REFUSED]
@@ -230,9 +234,10 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
                 e["step"] = fault.get("step", e["step"])
 
 
-# ranks: the leaderboard's range ("2-3") of bots the matches do not tell apart.
+# ranks: the leaderboard's range ("2-3") of bots the matches do not tell apart;
+# caught: the matches in which the bot was caught computing between its turns.
 GRADEBOOK_COLUMNS = ("bot", "rank", "ranks", "rating", "matches", "mean_place", "score_per_hand",
-                     *(f"faults_{k}" for k in FAULT_KINDS), "faults", "forfeits")
+                     *(f"faults_{k}" for k in FAULT_KINDS), "faults", "forfeits", "caught")
 
 
 def gradebook_rows(data: ReportData) -> Iterable[list[Any]]:
@@ -244,4 +249,4 @@ def gradebook_rows(data: ReportData) -> Iterable[list[Any]]:
         yield [section.bot, r["rank"], r["ranks"], round(r["rating"], 2), section.matches,
                None if section.mean_place is None else round(section.mean_place, 3),
                None if section.score_per_hand is None else round(section.score_per_hand, 2),
-               *kinds, sum(kinds), section.forfeits]
+               *kinds, sum(kinds), section.forfeits, len(section.caught)]

@@ -274,8 +274,17 @@ def _build(record: Mapping[str, Any], names: Sequence[str], title: str, stderr_l
         "decisions": decisions,
         "faults": _faults(record, faults, decisions, steps, seats),
         "places": list(places) if places is not None else list(game.places()) if game.over else None,
+        "off_turn": [_off_turn(record, s) for s in range(n)],
         "back": back_link,
     }
+
+
+def _off_turn(record: Mapping[str, Any], seat: int) -> float | None:
+    """CPU seconds the seat's bot used between its turns, if it was caught at it."""
+    trace = record.get("trace")
+    t = trace[seat] if isinstance(trace, list) and seat < len(trace) and isinstance(trace[seat], dict) else {}
+    cpu = t.get("off_turn_cpu")
+    return float(cpu) if isinstance(cpu, (int, float)) and not isinstance(cpu, bool) else None
 
 
 def _faults(record: Mapping[str, Any], given: Sequence[Mapping[str, Any]] | None,

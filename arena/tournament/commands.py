@@ -309,6 +309,8 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
          decision: int | None) -> None:
     """Show one match of RESULTS: the hand-by-hand account, faults and stderr logs.
 
+    Without MATCH, a summary of the tournament: per bot, the matches it was
+    caught computing between its turns in, its forfeits and its faults.
     With --html, write its replay viewer; RESULTS may then also be a match
     log written by `arena play --log` (no MATCH needed). -v shows every draw
     and discard too.
@@ -322,7 +324,11 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
         click.echo(f"replay: {path}")
         return
     if match_id is None:
-        raise click.ClickException(f"which match of {results}? `arena matches {results}` lists them")
+        if decision is not None:
+            raise click.ClickException(f"--decision of which match of {results}? "
+                                       f"`arena matches {results}` lists them")
+        _show_tournament(results, as_json)
+        return
     if decision is not None:
         from ..report.build import ReportError, decision_lines
         try:
@@ -352,6 +358,25 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
         click.echo(json.dumps(match_json(m, record), indent=2, ensure_ascii=False))
     else:
         _print_account(m, record)
+
+
+def _show_tournament(results: str, as_json: bool) -> None:
+    """``arena show RESULTS``: who was caught between turns, forfeited, faulted."""
+    from .summary import bot_records, summary_json, summary_lines
+
+    store = _open_store(results)
+    try:
+        name = (store.tournament() or {}).get("name", results)
+        records, matches, failed = bot_records(store), len(store), len(store.failures())
+    except StoreError as err:
+        raise click.ClickException(str(err)) from None
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps(summary_json(name, records, matches, failed), indent=2, ensure_ascii=False))
+    else:
+        for line in summary_lines(name, records, matches, failed):
+            click.echo(line)
 
 
 def match_json(m: StoredMatch, record: dict[str, Any]) -> dict[str, Any]:
@@ -385,6 +410,16 @@ def _fault_place(f: dict[str, Any]) -> str:
     return f"in hand {f['hand']}, request id {f['request_id']} ({f['decision_kind']}; --decision {f['decision']})"
 
 
+def _seat_labels(m: StoredMatch, names: list[str]) -> list[str]:
+    """The final table's names, marked: a forfeited seat ranks last whatever
+    its total, and a bot caught computing between turns took others' CPU."""
+    out = []
+    for s, name in enumerate(names):
+        marks = [*(["forfeited"] if m.forfeited[s] else []), *(["caught between turns"] if m.caught[s] else [])]
+        out.append(f"{name} ({', '.join(marks)})" if marks else name)
+    return out
+
+
 def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     from ..account import final_table, render_account  # tabulate: not for the other commands
     from ..report.replay import decision_stderr
@@ -394,7 +429,13 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     for line in render_account(record["events"], names, verbose=verbose):
         click.echo(line)
     click.echo("")
-    click.echo(final_table(record["events"], names))
+    click.echo(final_table(record["events"], _seat_labels(m, names), places=m.places))
+    if any(m.caught):
+        click.echo("\nComputing between turns (no fault: stopped between its turns from then on, "
+                   "but it slowed the bot whose turn it was):")
+        for s, cpu in enumerate(m.off_turn_cpu):
+            if cpu is not None:
+                click.echo(f"  seat {s} ({names[s]}): caught, {cpu:.3f} s of CPU between its turns in this match")
     if m.faults:
         click.echo("\nFaults:")
         for f in faults_with_record(m.faults, record):

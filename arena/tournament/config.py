@@ -254,6 +254,7 @@ class TournamentConfig:
     seed: int | None = None        # None: random, chosen by the first run and stored
     jobs: int | None = None
     affinity: bool = True          # each match on a CPU of its own (process.affinity)
+    anonymous: bool = False        # bots are not told who sits at their table (MatchSpec.anonymous)
     output: Path = Path("arena-results")
     sandbox: str = AUTO
     executor: ExecutorSettings = field(default_factory=ExecutorSettings)
@@ -359,7 +360,7 @@ class TournamentConfig:
 
     def to_mapping(self) -> dict[str, Any]:
         """A JSON-friendly description (for storing with the results)."""
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "bots": [b.to_mapping() for b in self.bots],
             "players": self.players,
@@ -375,6 +376,10 @@ class TournamentConfig:
             "duplicate": self.duplicate,
             "seed": self.seed,
         }
+        # Stored only when set, so results stored before the key existed still resume.
+        if self.anonymous:
+            out["anonymous"] = True
+        return out
 
 
 def _repositories(start: Path) -> list[Path]:

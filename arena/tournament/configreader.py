@@ -50,7 +50,8 @@ from .yamlreader import NodeReader, _line, _suggest, _yaml_error, compose
 __all__ = ["Reader", "compose"]
 
 _TOP_KEYS = ("name", "bots", "players", "rules", "time", "faults", "format", "challengers",
-             "deals", "settle", "rating", "duplicate", "seed", "jobs", "affinity", "output", "sandbox", "executor")
+             "deals", "settle", "rating", "duplicate", "seed", "jobs", "affinity", "anonymous", "output", "sandbox",
+             "executor")
 _BOT_KEYS = ("name", "command", "builtin", "dir", "env", "build", "limits", "sandbox")
 _BOT_SANDBOX_KEYS = ("read", "write", "scratch")
 _LIMIT_KEYS = ("memory_mb", "cpu_seconds", "max_line_bytes", "stderr_max_bytes", "processes", "ponder")
@@ -157,6 +158,8 @@ class Reader(NodeReader):
             values["duplicate"] = self.boolean(top["duplicate"][1], "duplicate")
         if "affinity" in top:
             values["affinity"] = self.boolean(top["affinity"][1], "affinity")
+        if "anonymous" in top:
+            values["anonymous"] = self.boolean(top["anonymous"][1], "anonymous")
         if "seed" in top:
             values["seed"] = self.integer(top["seed"][1], "seed", -(2**63), 2**63 - 1, "a whole number")
         if "jobs" in top:

@@ -32,6 +32,7 @@ class FaultTally:
     faults: dict[str, Counter[str]] = field(default_factory=dict)
     forfeits: Counter[str] = field(default_factory=Counter)
     ignored: Counter[str] = field(default_factory=Counter)
+    caught: Counter[str] = field(default_factory=Counter)     # matches caught computing between turns
     failed: int = 0
 
     def add(self, bots: tuple[str, ...] | list[str], result: MatchResult) -> None:
@@ -42,10 +43,13 @@ class FaultTally:
                 self.forfeits[bots[seat]] += 1
         for w in result.warnings:
             self.ignored[bots[w.seat]] += w.count
+        for seat, cpu in enumerate(result.off_turn_cpu):
+            if cpu is not None:
+                self.caught[bots[seat]] += 1
 
     def lines(self) -> list[str]:
         """``Faults: none``, or a heading and one line per bot that had any."""
-        bots = sorted(set(self.faults) | set(self.forfeits) | set(self.ignored))
+        bots = sorted(set(self.faults) | set(self.forfeits) | set(self.ignored) | set(self.caught))
         if not bots and not self.failed:
             return ["Faults this run: none"]
         out = ["Faults this run (`arena show RESULTS MATCH` has the details):"]
@@ -56,6 +60,8 @@ class FaultTally:
                 parts.append(f"forfeited {plural(self.forfeits[bot], 'match', 'matches')}")
             if self.ignored[bot]:
                 parts.append(plural(self.ignored[bot], "ignored line"))
+            if self.caught[bot]:
+                parts.append(f"caught computing between its turns in {plural(self.caught[bot], 'match', 'matches')}")
             out.append(f"  {bot}: {', '.join(parts)}")
         if self.failed:
             out.append(f"  arena errors: {plural(self.failed, 'match', 'matches')} failed "

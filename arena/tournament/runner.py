@@ -71,6 +71,7 @@ def entry_spec(config: TournamentConfig, entry: ScheduleEntry, log_dir: Path,
         time=config.time,
         faults=FaultPolicy(max_strikes=config.faults.max_strikes, strict=config.faults.strict),
         log_dir=str(log_dir),
+        anonymous=config.anonymous,
     )
 
 
@@ -99,6 +100,7 @@ def stored_match(entry: ScheduleEntry, result: MatchResult, started_at: str) -> 
             for s in result.stats
         ],
         stderr_logs=list(result.stderr_logs),
+        off_turn_cpu=list(result.off_turn_cpu),
         # The lines the bots sent that were thrown away: not faults, kept for `arena show`.
         record={**result.record, "warnings": [asdict(w) for w in result.warnings]} if result.warnings
         else result.record,

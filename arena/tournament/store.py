@@ -18,9 +18,11 @@ included).
 
 Schema versions: 1 had no ``failed_matches``; 2 had no ``faults.excerpt``
 (the line a bot wrote that was refused) nor ``faults.request_id`` (the id of
-the request it failed).  Opening an older database adds what it lacks in one
-transaction (nothing else changes, no row is touched; its old faults read
-with neither).
+the request it failed); 3 had no ``seats.off_turn_cpu`` (the CPU a bot caught
+computing between its turns used then).  Opening an older database adds what
+it lacks in one transaction (its old faults read with neither excerpt nor
+request id); the one change to stored rows is that a seat's ``off_turn_cpu``
+is filled in from its match record, where schema 3 kept it already.
 
 The store is written by one process (the tournament runner's parent, as each
 match finishes); readers (``arena leaderboard``, ``arena matches``) may open the
@@ -48,7 +50,7 @@ __all__ = [
     "FailedMatch", "ResultStore", "StoreError", "StoredMatch", "resolve_db_path",
 ]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DEFAULT_DB_NAME = "results.sqlite"
 
 
@@ -133,6 +135,7 @@ CREATE TABLE seats (
     max_seconds REAL,
     timeouts    INTEGER NOT NULL CHECK (typeof(timeouts) = 'integer'),
     stderr_log  TEXT,
+    off_turn_cpu REAL,                  -- since version 4: CPU seconds used between turns, if caught at it
     PRIMARY KEY (match_id, seat),
     UNIQUE (match_id, bot)
 );
@@ -180,9 +183,31 @@ _SCHEMA += ";" + _FAILED_TABLE
 _MIGRATIONS: dict[int, list[str]] = {
     1: [_FAILED_TABLE],
     2: ["ALTER TABLE faults ADD COLUMN excerpt TEXT", "ALTER TABLE faults ADD COLUMN request_id INTEGER"],
+    3: ["ALTER TABLE seats ADD COLUMN off_turn_cpu REAL"],
 }
 
 _TABLES = {"tournament", "bots", "matches", "seats", "hand_scores", "faults", "failed_matches"}
+
+
+def _caught_from_records(c: sqlite3.Connection) -> None:
+    """Schema 3 kept a caught bot's off-turn CPU in the match record only
+    (``trace[seat].off_turn_cpu``): copied into the new column.  Only
+    records that mention it are parsed; a damaged one is passed over
+    (``arena show`` names it when it is read)."""
+    rows = c.execute("SELECT match_id, record FROM matches WHERE record IS NOT NULL").fetchall()
+    for match_id, blob in rows:
+        try:
+            text = zlib.decompress(blob)
+            if b'"off_turn_cpu"' not in text:
+                continue
+            trace = json.loads(text.decode("utf-8")).get("trace")
+        except (zlib.error, ValueError, AttributeError):
+            continue
+        for seat, t in enumerate(trace if isinstance(trace, list) else []):
+            cpu = t.get("off_turn_cpu") if isinstance(t, dict) else None
+            if isinstance(cpu, (int, float)) and not isinstance(cpu, bool):
+                c.execute("UPDATE seats SET off_turn_cpu = ? WHERE match_id = ? AND seat = ?",
+                          (float(cpu), match_id, seat))
 
 
 class ResultStore:
@@ -265,6 +290,9 @@ class ResultStore:
             if missing:
                 raise StoreError(f"{self.path}: damaged results database (missing tables: "
                                  f"{', '.join(sorted(missing))})")
+        # A database read without migrating it (an older schema) has no such column.
+        columns = {r[1] for r in c.execute("PRAGMA table_info(seats)")}
+        self._off_turn_column = "s.off_turn_cpu" if "off_turn_cpu" in columns else "NULL"
 
     def _migrate(self, version: int) -> set[str]:
         """Bring an older database up to SCHEMA_VERSION in one transaction (only
@@ -276,6 +304,8 @@ class ResultStore:
             for v in range(version, SCHEMA_VERSION):
                 for stmt in _MIGRATIONS[v]:
                     c.execute(stmt)
+            if version < 4:
+                _caught_from_records(c)
             c.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         return {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
@@ -362,9 +392,11 @@ class ResultStore:
                      len(m.faults), float(m.duration_seconds), m.started_at, _now(), blob, m.record_path))
                 c.executemany(
                     "INSERT INTO seats (match_id, seat, bot, total, place, forfeited, decisions, mean_seconds,"
-                    " p95_seconds, max_seconds, timeouts, stderr_log) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " p95_seconds, max_seconds, timeouts, stderr_log, off_turn_cpu)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [(m.match_id, s, m.bots[s], m.totals[s], m.places[s], int(m.forfeited[s]),
-                      st["count"], st["mean"], st["p95"], st["max"], st["timeouts"], m.stderr_logs[s])
+                      st["count"], st["mean"], st["p95"], st["max"], st["timeouts"], m.stderr_logs[s],
+                      m.off_turn_cpu[s])
                      for s, st in enumerate(m.decision_stats)])
                 c.executemany(
                     "INSERT INTO hand_scores (match_id, hand, seat, score, won) VALUES (?, ?, ?, ?, ?)",
@@ -526,7 +558,7 @@ class ResultStore:
         seats: dict[str, list[tuple]] = {}
         for r in self._read(
                 "SELECT s.match_id, s.seat, s.bot, s.total, s.place, s.forfeited, s.decisions, s.mean_seconds,"
-                " s.p95_seconds, s.max_seconds, s.timeouts, s.stderr_log FROM seats s"
+                f" s.p95_seconds, s.max_seconds, s.timeouts, s.stderr_log, {self._off_turn_column} FROM seats s"
                 f" JOIN matches m ON m.match_id = s.match_id WHERE {sel} ORDER BY s.match_id, s.seat", params):
             seats.setdefault(r[0], []).append(r[1:])
         hands: dict[str, list[tuple]] = {}
@@ -565,6 +597,7 @@ class ResultStore:
                 forfeited=[bool(r[4]) for r in srows], hand_scores=hand_scores, hand_winners=winners,
                 faults=faults.get(mid, []),
                 decision_stats=[dict(zip(STAT_KEYS, (r[5], r[6], r[7], r[8], r[9]))) for r in srows],
-                stderr_logs=[r[10] for r in srows], record=record, record_path=record_path,
+                stderr_logs=[r[10] for r in srows], off_turn_cpu=[r[11] for r in srows],
+                record=record, record_path=record_path,
                 duration_seconds=duration, started_at=started))
         return out

@@ -82,6 +82,9 @@ class StoredMatch:
     faults: list[dict[str, Any]] = field(default_factory=list)
     decision_stats: list[dict[str, Any]] = field(default_factory=list)
     stderr_logs: list[str | None] = field(default_factory=list)
+    # CPU seconds a seat's bot used between its turns, if it was caught at it
+    # (process.turns; schema 4), else None.
+    off_turn_cpu: list[float | None] = field(default_factory=list)
     record: dict[str, Any] | None = None
     record_path: str | None = None
     duration_seconds: float = 0.0
@@ -106,6 +109,7 @@ class StoredMatch:
         put("decision_stats", [{k: dict(s).get(k, 0 if k in ("count", "timeouts") else None)
                                 for k in STAT_KEYS} for s in stats])
         put("stderr_logs", [None if p is None else str(p) for p in self.stderr_logs] or [None] * n)
+        put("off_turn_cpu", [None if c is None else float(c) for c in self.off_turn_cpu] or [None] * n)
         if self.record_path is not None:
             put("record_path", str(self.record_path))
 
@@ -116,6 +120,11 @@ class StoredMatch:
     @property
     def hands(self) -> int:
         return len(self.hand_scores)
+
+    @property
+    def caught(self) -> list[bool]:
+        """Per seat: its bot was caught computing between its turns."""
+        return [c is not None for c in self.off_turn_cpu]
 
     def validate(self) -> None:
         """Raise StoreError (one line) if the match is not self-consistent."""
@@ -129,7 +138,7 @@ class StoredMatch:
             raise bad("no bots")
         if len(set(self.bots)) != n:
             raise bad(f"a bot appears twice in one match: {self.bots}")
-        for name in ("totals", "places", "forfeited", "decision_stats", "stderr_logs"):
+        for name in ("totals", "places", "forfeited", "decision_stats", "stderr_logs", "off_turn_cpu"):
             if len(getattr(self, name)) != n:
                 raise bad(f"{name} has {len(getattr(self, name))} entries for {n} seats")
         if len(self.hand_winners) != len(self.hand_scores):

@@ -4,10 +4,14 @@ child process (``--setsid``), or not at all (no option: it only reads and
 answers).  N is how far the computing has counted so far (shared memory
 with the child).  With ``--busy-after-end`` it also computes 0.3 s of CPU on
 each message whose "type" is "end" (what a bot may do after a match), and
-answers nothing to it."""
+answers nothing to it.  With ``--spin-after-end`` it computes after each
+"end" until its next line comes (a process kept idle for a later match,
+taking the CPU of the matches played meanwhile).  ``--duty PCT`` computes
+in a thread PCT % of the time (2 ms at a time): a little, all the time."""
 import json
 import mmap
 import os
+import select
 import struct
 import sys
 import threading
@@ -27,8 +31,26 @@ def spin() -> None:
                 os._exit(0)         # a child whose bot is gone: never left behind
 
 
+def duty(percent: float) -> None:
+    busy = 0.002                    # of this thread's CPU: the share holds on a busy machine too
+    while True:
+        start = time.thread_time()
+        while time.thread_time() - start < busy:
+            pass
+        time.sleep(busy * (100 - percent) / percent)
+
+
+def spin_until_input() -> None:
+    n = 0
+    while not select.select([sys.stdin], [], [], 0)[0]:
+        n += 1
+
+
 if "--thread" in sys.argv:
     threading.Thread(target=spin, daemon=True).start()
+elif "--duty" in sys.argv:
+    share = float(sys.argv[sys.argv.index("--duty") + 1])
+    threading.Thread(target=duty, args=(share,), daemon=True).start()
 elif "--setsid" in sys.argv and os.fork() == 0:
     os.setsid()
     spin()
@@ -42,6 +64,8 @@ for line in sys.stdin:
             start = time.process_time()
             while time.process_time() - start < 0.3:
                 pass
+        if "--spin-after-end" in sys.argv:
+            spin_until_input()
         continue
     spun = struct.unpack("q", counter[:8])[0]
     sys.stdout.write(json.dumps({"id": msg.get("id"), "spun": spun}) + "\n")

@@ -100,7 +100,8 @@ async function readReplayData(node) {
       const div = el("div", { class: "seat" + (e.seat === s ? " actor" : "") + (viewSeat === s ? " viewer" : ""),
         "data-seat": s, "data-total": st.totals[s], "data-count": hand.length });
       const meta = `seat ${s} \u00b7 total ${st.totals[s]} \u00b7 ${hand.length} cards` +
-        (st.down[s] ? " \u00b7 down" : "") + ` \u00b7 ${st.buys_left[s]} buys left` + (st.dealer === s ? " \u00b7 dealer" : "");
+        (st.down[s] ? " \u00b7 down" : "") + ` \u00b7 ${st.buys_left[s]} buys left` + (st.dealer === s ? " \u00b7 dealer" : "") +
+        (R.off_turn && R.off_turn[s] !== null ? ` \u00b7 caught computing between its turns (${R.off_turn[s].toFixed(3)} s CPU)` : "");
       div.append(el("div", { class: "head" }, el("span", { class: "name", text: R.names[s] }), el("span", { class: "meta", text: meta })));
       const row = el("div", { class: "cards" + (open ? "" : " hidden") });
       for (const c of hand) row.append(open ? card(c) : back());
