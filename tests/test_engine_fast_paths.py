@@ -327,3 +327,74 @@ def test_draw_and_buy_decisions_are_shared_values() -> None:
             reused += 1
         seen[key] = d
     assert reused > 100
+
+
+def test_one_card_usefulness_scores_like_the_old_one_with_or_without_the_card() -> None:
+    from arena.players.greedy import usefulness
+    rng = random.Random(11)
+    shoe = make_shoe(2)
+    contracts = list(dict.fromkeys(RULES.contracts + Ruleset.preset("pagat").contracts))
+    for _ in range(1500):
+        hand = rng.sample(shoe, rng.randint(1, 22))
+        contract = rng.choice(contracts)
+        wd = rng.random() < 0.7
+        for c in set(hand) | {rng.choice(ALL_CARDS)}:
+            old = _old_usefulness(c, hand + [c], contract, wd)
+            assert usefulness(c, hand, contract, wd) == old == usefulness(c, hand + [c], contract, wd)
+
+
+def test_laid_off_builds_what_lay_off_builds() -> None:
+    from arena.shanghai.melds import laid_off, lay_off, lay_off_ends, meld_or_reason
+    rng = random.Random(5)
+    shoe = make_shoe(2)
+    checked = 0
+    for _ in range(4000):
+        wd = rng.random() < 0.8
+        if rng.random() < 0.5:
+            rank = rng.randint(1, 13)
+            cards = [c for c in shoe if c.rank in (rank, 0, 2)]
+            m = meld_or_reason(rng.sample(cards, rng.randint(3, 6)), "set", wd)
+        else:
+            suit, lo = rng.choice(SUITS), rng.randint(1, 10)
+            run = [Card(v if v < 14 else 1, suit) for v in range(lo, lo + rng.randint(3, 6)) if v <= 14]
+            run = [JOKER if rng.random() < 0.2 else c for c in run]
+            m = meld_or_reason(run, "run", wd)
+        if isinstance(m, str):
+            continue
+        for c in ALL_CARDS:
+            for end in lay_off_ends(m, c, wd):
+                assert laid_off(m, c, end, wd) == lay_off(m, c, end, wd)
+                checked += 1
+    assert checked > 1000
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_draws_are_random_s_own_shuffle_and_choice(seed: int) -> None:
+    from arena.shanghai import draws
+    assert draws._INLINE  # this Python draws as the module copies; else it falls back, untested
+    a, b = random.Random(seed), random.Random(seed)
+    for n in [*range(0, 40), 108, 216, 600]:
+        x, y = list(range(n)), list(range(n))
+        a.shuffle(x)
+        draws.shuffle(b, y)
+        assert x == y
+        if n:
+            assert a.choice(x) == draws.choice(b, y)
+        assert a.getstate() == b.getstate()
+
+
+def test_draws_fall_back_for_a_subclass_of_random() -> None:
+    from arena.shanghai import draws
+
+    class Fixed(random.Random):
+        def random(self) -> float:
+            return 0.0
+
+        def getrandbits(self, k: int) -> int:
+            return 0
+
+    x = list(range(10))
+    draws.shuffle(Fixed(1), x)
+    y = list(range(10))
+    Fixed(1).shuffle(y)
+    assert x == y and draws.choice(Fixed(1), "abc") == Fixed(1).choice("abc")

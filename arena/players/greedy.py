@@ -15,9 +15,9 @@ from ..shanghai.actions import STOCK, UPCARD, Buy, Draw, GoDown, MeldCards, Play
 from ..shanghai.cards import JOKER_RANK, Card, sort_key
 from ..shanghai.finder import could_go_down, find_best_contract
 from ..shanghai.game import View
-from ..shanghai.melds import Meld, try_swap_wild
-from ..shanghai.ruleset import Contract
-from .tabletop import lay_off_all, table_melds, try_lay_off
+from ..shanghai.melds import Meld, lay_off_ends, try_swap_wild
+from ..shanghai.ruleset import RUN, Contract
+from .tabletop import lay_off_all, table_melds
 
 MAX_HAND_FOR_BUYING = 16
 
@@ -26,15 +26,24 @@ def is_wild(c: Card, wild_deuces: bool) -> bool:
     return c.rank == JOKER_RANK or (wild_deuces and c.rank == 2)
 
 
+# rank -> its bit in a suit's mask of natural values (an ace is both 1 and 14)
+_VALUE_BITS = (0, 1 << 1 | 1 << 14) + tuple(1 << r for r in range(2, 14))
+# rank -> the values one or two away from it; the ace, low and high: 2, 3, 12, 13
+_NEAR = (0,) + tuple(sum(1 << v for v in (r - 2, r - 1, r + 1, r + 2, *((12, 13) if r == 1 else ()))
+                         if 1 <= v <= 14) for r in range(1, 14))
+_PAIR_SCORE = (0.0, 3.0, 6.0)
+
+
 class HandShape:
     """What ``usefulness`` needs of a hand, counted once.
 
     Scoring each discard candidate against the whole hand was quadratic in
     the hand and a sixth of greedy's time; these counts make it constant per
-    card, with the same scores.
+    card, with the same scores.  A suit's natural values are a bit mask, so
+    a card's near neighbours are one AND and a bit count.
     """
 
-    __slots__ = ("wild_deuces", "sets", "runs", "per_rank", "per_card", "suit_values")
+    __slots__ = ("wild_deuces", "sets", "runs", "per_rank", "per_card", "suit_masks")
 
     def __init__(self, hand: Sequence[Card], contract: Contract, wild_deuces: bool) -> None:
         self.wild_deuces = wild_deuces
@@ -42,21 +51,17 @@ class HandShape:
         self.runs = bool(contract.runs)
         per_rank = [0] * 14
         per_card: dict[Card, int] = {}
-        suit_values: dict[str, set[int]] = {}
+        suit_masks = {"C": 0, "D": 0, "H": 0, "S": 0, "": 0}
+        bits = _VALUE_BITS
         for o in hand:
             r = o.rank
             per_rank[r] += 1
             per_card[o] = per_card.get(o, 0) + 1
             if r != JOKER_RANK and not (wild_deuces and r == 2):  # not is_wild, inlined
-                values = suit_values.get(o.suit)
-                if values is None:
-                    values = suit_values[o.suit] = set()
-                values.add(r)
-                if r == 1:
-                    values.add(14)
+                suit_masks[o.suit] |= bits[r]
         self.per_rank = per_rank
         self.per_card = per_card
-        self.suit_values = suit_values
+        self.suit_masks = suit_masks
 
     def usefulness(self, c: Card) -> float:
         r = c.rank
@@ -66,22 +71,42 @@ class HandShape:
         if self.sets:
             # other cards of c's rank; copies of c are the same object, not counted
             same = self.per_rank[r] - self.per_card.get(c, 0)
-            score += (0.0, 3.0, 6.0)[min(same, 2)]
+            score += _PAIR_SCORE[same if same < 2 else 2]
         if self.runs:
             # distinct values 1-2 away from c's (an ace is 1 and 14) held by
             # naturals of its suit; no other rank has one of c's own values
-            have = self.suit_values.get(c.suit, ())
-            near = (r - 2 in have) + (r - 1 in have) + (r + 1 in have) + (r + 2 in have)
-            if r == 1:  # also below the high ace (-1, 0, 2, 3 were counted above)
-                near += (12 in have) + (13 in have)
-            score += 2.0 * min(near, 3)
+            near = (self.suit_masks[c.suit] & _NEAR[r]).bit_count()
+            score += 2.0 * (near if near < 3 else 3)
         return score
 
 
 def usefulness(c: Card, hand: Sequence[Card], contract: Contract, wild_deuces: bool) -> float:
     """How much ``c`` helps towards ``contract`` given the rest of ``hand``:
-    pairs for sets, natural neighbours within two in its suit for runs, wilds always."""
-    return HandShape(hand, contract, wild_deuces).usefulness(c)
+    pairs for sets, natural neighbours within two in its suit for runs, wilds always.
+
+    ``HandShape(hand, ...).usefulness(c)`` for one card, in one pass over the
+    hand.  Whether ``hand`` holds ``c`` itself changes nothing: copies of
+    ``c`` are not its pairs, and its own value is not its neighbour.
+    """
+    r = c.rank
+    if r == JOKER_RANK or (wild_deuces and r == 2):
+        return 100.0
+    score = 0.0
+    if contract.sets:
+        same = 0
+        for o in hand:
+            if o.rank == r and o is not c:
+                same += 1
+        score += _PAIR_SCORE[same if same < 2 else 2]
+    if contract.runs:
+        suit = c.suit
+        mask = 0
+        for o in hand:
+            if o.suit == suit and not (wild_deuces and o.rank == 2):  # a joker has no suit
+                mask |= _VALUE_BITS[o.rank]
+        near = (mask & _NEAR[r]).bit_count()
+        score += 2.0 * (near if near < 3 else 3)
+    return score
 
 
 class GreedyPlayer:
@@ -95,9 +120,11 @@ class GreedyPlayer:
         if is_wild(c, rules.wild_deuces):
             return True
         if view.down[view.seat]:
-            return any(try_lay_off(m.meld, c, rules.wild_deuces) for m in view.melds)
-        hand = list(view.hand)
-        return usefulness(c, hand + [c], view.contract, rules.wild_deuces) >= threshold
+            # whether it fits somewhere: the ends it fits, without building the meld
+            wd = rules.wild_deuces
+            return any(lay_off_ends(m.meld, c, wd) for m in view.melds)
+        # as a card of the hand with c drawn; c's presence changes no score
+        return usefulness(c, view.hand, view.contract, rules.wild_deuces) >= threshold
 
     def draw(self, view: View) -> Draw:
         assert view.decision is not None
@@ -122,13 +149,19 @@ class GreedyPlayer:
         # that cannot go down even with the wild added cannot with the wild
         # instead of one of its cards, so each wild is first checked once.
         helps: dict[Card, bool] = {}
+        wd = rules.wild_deuces
+        naturals: list[Card] | None = None
         for i, m in enumerate(table):
             if not any(m.wild):
                 continue
-            for c in sorted(set(hand), key=sort_key):  # not set order: cards hash by identity
-                if is_wild(c, rules.wild_deuces):
+            if naturals is None:  # not set order: cards hash by identity
+                naturals = [c for c in sorted(set(hand), key=sort_key) if not is_wild(c, wd)]
+            run = m.kind == RUN
+            for c in naturals:
+                # only a natural of a set's rank, or of a run's suit, can replace its wild
+                if (c.suit != m.suit) if run else (c.rank != m.rank):
                     continue
-                swapped = try_swap_wild(m, c, None, rules.wild_deuces)
+                swapped = try_swap_wild(m, c, None, wd)
                 if swapped is None:
                     continue
                 new, wild = swapped
@@ -193,6 +226,8 @@ class GreedyPlayer:
             if is_wild(c, wd) or len(hand) <= 2:
                 continue
             for i, m in enumerate(table):
+                if (c.suit != m.suit) if m.kind == RUN else (c.rank != m.rank):
+                    continue  # it cannot replace a wild there (see _go_down)
                 if not any(m.wild):
                     continue
                 swapped = try_swap_wild(m, c, None, wd)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from ..shanghai.actions import Buy, Draw, GoDown, MeldCards, Play, Step
+from ..shanghai.draws import choice, shuffle
 from ..shanghai.finder import find_contract
 from ..shanghai.game import View
 from .tabletop import lay_off_all, table_melds
@@ -17,7 +18,7 @@ class RandomPlayer:
 
     def draw(self, view: View) -> Draw:
         assert view.decision is not None
-        return Draw(self.rng.choice(view.decision.options))
+        return Draw(choice(self.rng, view.decision.options))
 
     def buy(self, view: View) -> Buy:
         return Buy(self.rng.random() < 0.5)
@@ -39,13 +40,13 @@ class RandomPlayer:
                 down = True
         if down and table:
             order = list(range(len(table)))
-            self.rng.shuffle(order)
+            shuffle(self.rng, order)
             candidates = list(hand)
-            self.rng.shuffle(candidates)
+            shuffle(self.rng, candidates)
             steps.extend(lay_off_all(hand, table, order, candidates, rules.wild_deuces))
         if not hand:
             return Play(tuple(steps), None)
         if len(hand) == 1:
             # Going down would leave one card, and discarding it is not allowed.
-            return Play((), self.rng.choice(view.hand))
-        return Play(tuple(steps), self.rng.choice(hand))
+            return Play((), choice(self.rng, view.hand))
+        return Play(tuple(steps), choice(self.rng, hand))

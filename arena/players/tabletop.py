@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from ..shanghai.actions import LayOff
 from ..shanghai.cards import JOKER_RANK, Card
 from ..shanghai.game import TableMeld
-from ..shanghai.melds import Meld, lay_off, lay_off_ends
+from ..shanghai.melds import Meld, laid_off, lay_off_ends
 from ..shanghai.ruleset import SET
 
 
@@ -17,7 +17,7 @@ def try_lay_off(meld: Meld, c: Card, wild_deuces: bool) -> tuple[Meld, str | Non
     if not ends:
         return None
     end = ends[-1]  # a wild that fits both ends of a run goes high
-    return lay_off(meld, c, end, wild_deuces), end
+    return laid_off(meld, c, end, wild_deuces), end
 
 
 def lay_off_all(

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from .cards import Card, cards_text, parse_cards
+from .draws import shuffle
 from .errors import MalformedInput
 
 
@@ -80,7 +81,7 @@ def order_from_parts(
     stock = _cards(spec.get("stock", []), f"{where} stock")
     _take(pool, stock, f"{where} stock")
     rest = list(pool.elements())
-    rng.shuffle(rest)
+    shuffle(rng, rest)
     # Fill each seat's hand up to the deal size from the shuffled rest.
     full_hands = [list(h) for h in hands] + [[] for _ in range(players - len(hands))]
     for h in full_hands:
@@ -127,13 +128,13 @@ class SeededChance:
         if spec is not None:
             return order_from_parts(spec, cards, players, dealer, deal_size, rng, f"deal plan hand {hand}")
         order = list(cards)
-        rng.shuffle(order)
+        shuffle(rng, order)
         return order
 
     def reshuffle(self, hand: int, cards: list[Card]) -> list[Card]:
         self._reshuffles[hand] += 1
         order = list(cards)
-        self._stream("reshuffle", hand, self._reshuffles[hand]).shuffle(order)
+        shuffle(self._stream("reshuffle", hand, self._reshuffles[hand]), order)
         return order
 
 

@@ -27,7 +27,7 @@ from .actions import BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, Play, ac
 from .cards import Card, make_shoe, sort_key
 from .chance import Chance, RecordedChance, SeededChance
 from .errors import IllegalAction, RulesetError
-from .events import DRAW_SECRET, SECRETS, Event
+from .events import DRAW_SECRET, Event, secret_keys
 from .plays import Staged, check_play
 from .ruleset import Ruleset
 from .view import Decision, History, TableMeld, View, places_of
@@ -35,6 +35,7 @@ from .view import Decision, History, TableMeld, View, places_of
 __all__ = ["Game", "Decision", "TableMeld", "View", "places_of", "OVER"]
 
 OVER = "over"
+_new = object.__new__
 
 # Which decision each action type answers (exact types: action classes cannot be subclassed).
 _KIND_OF: dict[type, str] = {Draw: DRAW, Buy: BUY, Play: PLAY}
@@ -148,7 +149,11 @@ class Game:
         public = self.public
         history = self._history_view
         if history._events is not public or history._n != len(public):
-            history = self._history_view = History(public)  # shared: public is only appended to
+            # shared: public is only appended to.  Built here rather than by
+            # History's __init__: this runs on nearly every decision.
+            history = self._history_view = _new(History)
+            history._events = public
+            history._n = len(public)
         buys_left = self._buys_left
         if buys_left is None:
             limit = rules.buy_limits[hand]
@@ -254,12 +259,12 @@ class Game:
             c = self.pile.pop()
             self.upcard_live = False
             insort(self.hands[seat], c, key=sort_key)
-            self._emit(ev.DRAW, seat, source=UPCARD, card=c.text)
+            self._public(ev.DRAW, seat, {"source": UPCARD, "card": c.text})
             self.phase = PLAY
             return
         if not self.down[seat] and self.upcard_live:
             self.declined = True
-            self._emit(ev.DECLINE, seat, card=self.pile[-1].text)
+            self._public(ev.DECLINE, seat, {"card": self.pile[-1].text})
             self._open_buy_window()
         else:
             self._draw_stock(seat)
@@ -270,7 +275,10 @@ class Game:
             return  # the hand ended: nothing left to draw
         self.upcard_live = False
         insort(self.hands[seat], c, key=sort_key)
-        self._emit(ev.DRAW, seat, source=STOCK, card=c.text)
+        # the card drawn is the referee's secret: the public form leaves it out
+        hand_no = self.hand_no
+        self.log.append(Event(ev.DRAW, hand_no, seat, {"source": STOCK, "card": c.text}, DRAW_SECRET))
+        self.public.append(Event(ev.DRAW, hand_no, seat, {"source": STOCK}, ()))
         self.phase = PLAY
 
     def _buy_order(self) -> list[int]:
@@ -345,8 +353,8 @@ class Game:
         self.hands[seat] = hand
         self.melds = staged.melds
         self.down[seat] = staged.down
-        for kind, data in staged.pending:
-            self._emit(kind, seat, **data)
+        for kind, data in staged.pending:  # go_down, lay_off, swap: nothing secret
+            self._public(kind, seat, data)
         if not hand:
             self._emit(ev.GO_OUT, seat)
             self._end_hand(seat, "out")
@@ -355,7 +363,7 @@ class Game:
         self.pile.append(play.discard)
         self.upcard_live = True
         self.discarder = seat
-        self._emit(ev.DISCARD, seat, card=play.discard.text)
+        self._public(ev.DISCARD, seat, {"card": play.discard.text})
         self.turns += 1
         if self.turns >= self.rules.turn_cap_per_player * self.n:
             self._end_hand(None, "turn_cap")
@@ -417,11 +425,18 @@ class Game:
             self._start_hand()
 
     def _emit(self, kind: str, seat: int | None, **data: Any) -> None:
-        # secret_keys and Event.public, inlined: every action emits an event or two
-        secret = SECRETS.get(kind, ()) if kind != ev.DRAW or data["source"] != STOCK else DRAW_SECRET
+        secret = secret_keys(kind, data)
         e = Event(kind, self.hand_no, seat, data, secret)
         self.log.append(e)
         self.public.append(e.public() if secret else e)
+
+    def _public(self, kind: str, seat: int, data: dict[str, Any]) -> None:
+        """``_emit`` of an event with nothing secret (draws from the upcard,
+        declines, plays, discards: every action emits one or two), without
+        keyword arguments or a look-up of its secret keys."""
+        e = Event(kind, self.hand_no, seat, data, ())
+        self.log.append(e)
+        self.public.append(e)
 
     # -- records and replay ------------------------------------------------------
     def to_record(self) -> dict[str, Any]:

@@ -267,6 +267,27 @@ def lay_off(meld: Meld, c: Card, end: str | None, wild_deuces: bool = True) -> M
     return _unwrap(lay_off_or_reason(meld, c, end, wild_deuces))
 
 
+def laid_off(meld: Meld, c: Card, end: str | None, wild_deuces: bool = True) -> Meld:
+    """The meld ``lay_off(meld, c, end)`` builds, for an ``end`` that
+    ``lay_off_ends(meld, c)`` gave: without checking again or wording reasons.
+
+    Players lay off in their inner loops, after ``lay_off_ends`` has said
+    where the card fits; this only builds the result.
+    """
+    if meld.kind == SET:
+        # a set's rank stays (a wild never changes it); c is natural iff of that rank
+        r = c.rank
+        wild = not (r == meld.rank and r != JOKER_RANK)
+        return Meld(SET, meld.cards + (c,), meld.rank, "", meld.wild + (wild,))
+    if end == "low":
+        target = meld.rank - 1
+        wild = not (c.suit == meld.suit and c.rank == target)
+        return Meld(RUN, (c,) + meld.cards, target, meld.suit, (wild,) + meld.wild)
+    target = meld.rank + len(meld.cards)
+    wild = not (c.suit == meld.suit and c.rank == (1 if target == 14 else target))
+    return Meld(RUN, meld.cards + (c,), meld.rank, meld.suit, meld.wild + (wild,))
+
+
 def _swap_at(meld: Meld, natural: Card, take: Card | None, wild_deuces: bool) -> int:
     """The position of the wild ``natural`` may replace in ``meld``, or -1."""
     if _is_wild_candidate(natural, wild_deuces) and not (

@@ -140,6 +140,15 @@ def _swap(step: Swap, hand: list[Card], melds: list[TableMeld], wd: bool) -> dic
 def check_play(play: Play, hand: list[Card], melds: list[TableMeld], was_down: bool, seat: int,
                rules: Ruleset, hand_no: int) -> Staged | str:
     """Check ``play`` step by step on copies of ``hand`` and ``melds``."""
+    discard = play.discard
+    if not play.steps and discard is not None and len(hand) > 1 and discard in hand:
+        # A plain discard, most plays: the table is unchanged, so the staged
+        # table is the same list (views keep their tuple of it), and there is
+        # nothing else to check.  Anything unusual takes the general path,
+        # which words the reason.
+        rest = list(hand)
+        rest.remove(discard)
+        return Staged(rest, melds, was_down, [])
     hand = list(hand)
     melds = list(melds)
     down = was_down
