@@ -224,7 +224,9 @@ def test_time_bank(spawn):
     bot = spawn("late", "0.4", time_control=tc)
     bot.handshake({"type": "hello", "delay": 0})
     _, e1 = bot.request({"id": 1})                            # 0.3 s over: from the bank
-    assert e1 >= 0.4 and bot.bank_remaining == pytest.approx(0.45, abs=0.06)
+    # Not >= 0.4: the arena stamps a request after its write returns, and on a
+    # busy machine the bot may be reading (and sleeping) a few ms before that.
+    assert e1 > 0.3 and bot.bank_remaining == pytest.approx(0.45, abs=0.06)
     _, e2 = bot.request({"id": 2})
     assert bot.bank_remaining == pytest.approx(0.15, abs=0.1)
     with pytest.raises(BotTimeout) as err:                    # needs 0.3 s more, has ~0.15
