@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_fault_lines import SEATS_2
 
 from arena.tournament.store import SCHEMA_VERSION, ResultStore
 
@@ -131,20 +132,7 @@ def test_the_report_and_the_grade_book_show_it(run, tmp_path: Path) -> None:
 
 # The seats table of the previous version (3), as it shipped: no off_turn_cpu.
 # The other tables are the same as now.
-SEATS_3 = """
-CREATE TABLE seats (
-    match_id TEXT NOT NULL REFERENCES matches(match_id) ON DELETE CASCADE,
-    seat INTEGER NOT NULL CHECK (typeof(seat) = 'integer' AND seat >= 0),
-    bot TEXT NOT NULL REFERENCES bots(name),
-    total INTEGER NOT NULL CHECK (typeof(total) = 'integer'),
-    place INTEGER NOT NULL CHECK (typeof(place) = 'integer' AND place >= 1),
-    forfeited INTEGER NOT NULL CHECK (forfeited IN (0, 1)),
-    decisions INTEGER NOT NULL CHECK (typeof(decisions) = 'integer'),
-    mean_seconds REAL, p95_seconds REAL, max_seconds REAL,
-    timeouts INTEGER NOT NULL CHECK (typeof(timeouts) = 'integer'),
-    stderr_log TEXT, PRIMARY KEY (match_id, seat), UNIQUE (match_id, bot));
-CREATE INDEX seats_by_bot ON seats(bot);
-"""
+SEATS_3 = SEATS_2
 SEAT_COLUMNS_3 = ("match_id, seat, bot, total, place, forfeited, decisions, mean_seconds, p95_seconds,"
                   " max_seconds, timeouts, stderr_log")
 

@@ -160,8 +160,23 @@ def test_the_replay_viewer_has_the_stderr_escaped(run, tmp_path: Path) -> None:
     assert shown["stderr"] == LAST_WORDS + "\n" and shown["request_id"] == f["request_id"]
 
 
+# The seats table of schemas 2 and 3, as they shipped (schema 4 added off_turn_cpu).
+SEATS_2 = """
+CREATE TABLE seats (
+    match_id TEXT NOT NULL REFERENCES matches(match_id) ON DELETE CASCADE,
+    seat INTEGER NOT NULL CHECK (typeof(seat) = 'integer' AND seat >= 0),
+    bot TEXT NOT NULL REFERENCES bots(name),
+    total INTEGER NOT NULL CHECK (typeof(total) = 'integer'),
+    place INTEGER NOT NULL CHECK (typeof(place) = 'integer' AND place >= 1),
+    forfeited INTEGER NOT NULL CHECK (forfeited IN (0, 1)),
+    decisions INTEGER NOT NULL CHECK (typeof(decisions) = 'integer'),
+    mean_seconds REAL, p95_seconds REAL, max_seconds REAL,
+    timeouts INTEGER NOT NULL CHECK (typeof(timeouts) = 'integer'),
+    stderr_log TEXT, PRIMARY KEY (match_id, seat), UNIQUE (match_id, bot));
+CREATE INDEX seats_by_bot ON seats(bot);
+"""
 # The schema of the previous version (2), as it shipped: no excerpt, no request id.
-SCHEMA_2 = """
+SCHEMA_2 = f"""
 CREATE TABLE tournament (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL, config TEXT NOT NULL,
     seed INTEGER, created TEXT NOT NULL);
 CREATE TABLE bots (name TEXT PRIMARY KEY);
@@ -175,19 +190,7 @@ CREATE TABLE matches (
     players INTEGER NOT NULL, hands INTEGER NOT NULL, fault_count INTEGER NOT NULL,
     duration_seconds REAL NOT NULL, started_at TEXT NOT NULL, stored_at TEXT NOT NULL,
     record BLOB, record_path TEXT);
-CREATE TABLE seats (
-    match_id TEXT NOT NULL REFERENCES matches(match_id) ON DELETE CASCADE,
-    seat INTEGER NOT NULL CHECK (typeof(seat) = 'integer' AND seat >= 0),
-    bot TEXT NOT NULL REFERENCES bots(name),
-    total INTEGER NOT NULL CHECK (typeof(total) = 'integer'),
-    place INTEGER NOT NULL CHECK (typeof(place) = 'integer' AND place >= 1),
-    forfeited INTEGER NOT NULL CHECK (forfeited IN (0, 1)),
-    decisions INTEGER NOT NULL CHECK (typeof(decisions) = 'integer'),
-    mean_seconds REAL, p95_seconds REAL, max_seconds REAL,
-    timeouts INTEGER NOT NULL CHECK (typeof(timeouts) = 'integer'),
-    stderr_log TEXT, PRIMARY KEY (match_id, seat), UNIQUE (match_id, bot));
-CREATE INDEX seats_by_bot ON seats(bot);
-CREATE TABLE hand_scores (
+{SEATS_2}CREATE TABLE hand_scores (
     match_id TEXT NOT NULL, hand INTEGER NOT NULL CHECK (hand >= 1), seat INTEGER NOT NULL,
     score INTEGER NOT NULL CHECK (typeof(score) = 'integer'), won INTEGER NOT NULL CHECK (won IN (0, 1)),
     PRIMARY KEY (match_id, hand, seat),
