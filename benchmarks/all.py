@@ -15,7 +15,10 @@ other down), each with its floor and subject interleaved in ``--pairs`` pairs:
   the arena's CPU, the bots' CPU and the wall time (information; no aim);
 - benchmarks/workers.py: arena's peak PSS at --jobs 2 (<= 60 MB) and the CPU
   of --jobs 2 against --jobs 1 (<= 1.03x), playing tournaments/demo.yaml
-  through the ``arena`` command;
+  through the ``arena`` command, with the bot processes each started; then
+  the same ratios (information) for benchmarks/tournaments/five_random.yaml,
+  whose 4 rotations per table two workers can share without starting more
+  bot processes than one (the demo's 3 cannot: 12 against 9);
 - benchmarks/engine.py: decisions per CPU-second in-process, random players
   at 4 seats (>= 40,000) and 8 seats (>= 30,000), greedy at 4 (>= 20,000);
 - benchmarks/tournament.py: the start-up share of match time with process
@@ -56,6 +59,7 @@ from tabulate import tabulate  # noqa: E402
 
 HEADERS = ("figure", "target", "measured: median [min .. max]", "met", "alone: command")
 DEMO = ROOT / "tournaments" / "demo.yaml"
+FIVE = HERE / "tournaments" / "five_random.yaml"
 
 
 def met_text(figure: Figure) -> str:
@@ -69,11 +73,12 @@ def table(figures: Iterable[Figure]) -> str:
     return tabulate(rows, headers=HEADERS, tablefmt="github", disable_numparse=True)
 
 
-def quick_tournament(directory: Path) -> Path:
-    """tournaments/demo.yaml cut to two short hands per match, written into
-    ``directory`` (its bots still run from the repository's root)."""
-    text = DEMO.read_text(encoding="utf-8").replace("dir: ..", f"dir: {json.dumps(str(ROOT))}")
-    path = directory / "quick-demo.yaml"
+def quick_tournament(directory: Path, source: Path = DEMO) -> Path:
+    """``source`` (tournaments/demo.yaml) cut to two short hands per match,
+    written into ``directory`` (its bots still run from the repository's root)."""
+    relative = "../.." if source.parent != DEMO.parent else ".."
+    text = source.read_text(encoding="utf-8").replace(f"dir: {relative}", f"dir: {json.dumps(str(ROOT))}")
+    path = directory / f"quick-{source.name}"
     path.write_text(text + "\nrules:\n  contracts: [2S3, S3+R4]\n  deal_size: 7\n", encoding="utf-8")
     return path
 
@@ -88,22 +93,28 @@ def benches(pairs: int, quick: bool, tmp: Path) -> list[Bench]:
     import protocol
     import tournament
     import workers
-    file = quick_tournament(tmp) if quick else DEMO
     matches = 2 if quick else 10
 
-    def on(file_results: Callable[[int, Path], list[Figure]]) -> Callable[[], list[Figure]]:
+    def on(file_results: Callable[[int, Path], list[Figure]], source: Path = DEMO) -> Callable[[], list[Figure]]:
         # The quick tournament is a temporary file: name what it was made from.
         if not quick:
-            return lambda: file_results(pairs, file)
-        return lambda: [replace(f, command=f"{f.command.replace(str(file), 'tournaments/demo.yaml')}"
-                                            " (--quick: two short hands)")
+            return lambda: file_results(pairs, source)
+        file, shown = quick_tournament(tmp, source), str(source.relative_to(ROOT))
+        return lambda: [replace(f, command=f"{f.command.replace(str(file), shown)} (--quick: two short hands)")
                         for f in file_results(pairs, file)]
+
+    def four_seats(pairs: int, file: Path) -> list[Figure]:
+        """The --jobs ratios where 4 rotations split evenly over 2 workers:
+        information next to the demo's, whose 3 rotations cannot."""
+        return [replace(f, name=f"{f.name}; {FIVE.stem} (4-seat tables)", aim=None)
+                for f in workers.results(pairs, file) if f.unit == "x" and "host" not in f.name]
 
     return [
         ("protocol", lambda: protocol.results(pairs)),
         ("protocol", lambda: [f for f in protocol.results(pairs, pin=False) if f.unit != "B"]),
         ("affinity", lambda: affinity.results(pairs)),
         ("workers", on(workers.results)),
+        ("workers", on(four_seats, FIVE)),
         ("engine", lambda: engine.results(pairs, matches)),
         ("tournament", on(tournament.results)),
     ]

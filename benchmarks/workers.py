@@ -139,6 +139,7 @@ class Run:
     peak_pss_mb: float = 0.0
     peak_by_role: dict[str, float] = field(default_factory=dict)
     arena_processes: int = 0
+    bot_starts: int = 0
 
 
 def _read(path: str) -> str | None:
@@ -201,6 +202,7 @@ class Sampler(threading.Thread):
         self.cpu: dict[int, float] = {}
         self.peak_kb = 0
         self.peak_by_role: dict[str, int] = {}
+        self.bots: set[int] = set()          # bot processes started (seen at a rescan)
         self.done = threading.Event()
 
     def run(self) -> None:
@@ -208,9 +210,7 @@ class Sampler(threading.Thread):
         while not self.done.is_set():
             now = time.monotonic()
             if now >= next_scan:
-                for child in _children_of(self.root):
-                    if child not in self.roles and (role := _role(child)) is not None:
-                        self.roles[child] = role
+                self._rescan()
                 next_scan = now + RESCAN_SECONDS
             total = 0
             by_role: dict[str, int] = {}
@@ -224,6 +224,18 @@ class Sampler(threading.Thread):
             if total > self.peak_kb:
                 self.peak_kb, self.peak_by_role = total, by_role
             self.done.wait(SAMPLE_SECONDS)
+
+
+    def _rescan(self) -> None:
+        """New arena processes below the root, and the bots (or their
+        sandboxes) started by the root (``--jobs 1``) or by a worker."""
+        for child in _children_of(self.root):
+            if child not in self.roles and (role := _role(child)) is not None:
+                self.roles[child] = role
+        for parent in [pid for pid, role in self.roles.items() if role in ("parent", "worker")]:
+            for child in _children_of(parent):
+                if child not in self.roles and _role(child) is None:
+                    self.bots.add(child)
 
 
 def arena_command() -> list[str]:
@@ -275,6 +287,7 @@ def measure(file: Path, jobs: int, env: dict[str, str], tty: bool = False) -> Ru
     run.peak_pss_mb = sampler.peak_kb / 1024
     run.peak_by_role = {k: v / 1024 for k, v in sorted(sampler.peak_by_role.items())}
     run.arena_processes = len(sampler.roles)
+    run.bot_starts = len(sampler.bots)
     return run
 
 
@@ -295,7 +308,8 @@ def run_pairs(file: Path, pairs: int, env: dict[str, str], echo=print,
         echo(f"  host: the same Python work two at once / alone: {host:.3f}")
         for r in (one, two):
             roles = ", ".join(f"{k} {v:.1f}" for k, v in r.peak_by_role.items())
-            echo(f"  --jobs {r.jobs}: wall {r.wall:5.1f} s, CPU all {r.cpu_all:6.2f} s, arena {r.cpu_arena:5.2f} s; "
+            echo(f"  --jobs {r.jobs}: wall {r.wall:5.1f} s, CPU all {r.cpu_all:6.2f} s, arena {r.cpu_arena:5.2f} s, "
+                 f"{r.bot_starts} bot processes; "
                  f"peak arena PSS {r.peak_pss_mb:5.1f} MB ({roles})")
     return out
 
@@ -322,6 +336,9 @@ def results(pairs_n: int = 5, file: Path = ROOT / "tournaments" / "demo.yaml") -
                "x", 1.03, higher_is_better=False, command=command, fmt=".3f"),
         Figure("CPU --jobs 2 / --jobs 1, arena's processes only",
                tuple(b.cpu_arena / a.cpu_arena for a, b, _ in pairs),
+               "x", None, higher_is_better=False, command=command, fmt=".3f"),
+        Figure("bot processes started, --jobs 2 / --jobs 1 (a process never sees a deal twice)",
+               tuple(b.bot_starts / a.bot_starts for a, b, _ in pairs if a.bot_starts),
                "x", None, higher_is_better=False, command=command, fmt=".3f"),
         Figure("host floor: the same Python work on 2 CPUs at once / alone", tuple(h for _, _, h in pairs),
                "x", None, higher_is_better=False, command=command, fmt=".3f"),
@@ -361,6 +378,8 @@ def main() -> None:
     print("  all processes (bots included): " + spread([b.cpu_all / a.cpu_all for a, b, _ in pairs]))
     print("  arena's processes only:        " + spread([b.cpu_arena / a.cpu_arena for a, b, _ in pairs]))
     print("  the host's floor:              " + spread([h for _, _, h in pairs]))
+    print("  bot processes started:         "
+          + spread([b.bot_starts / a.bot_starts for a, b, _ in pairs if a.bot_starts]))
     print("  all processes over the floor:  " + spread([b.cpu_all / a.cpu_all / h for a, b, h in pairs]))
     print("arena's CPU-seconds: --jobs 1 " + spread([a.cpu_arena for a, _, _ in pairs], "{:.2f}")
           + "; --jobs 2 " + spread([b.cpu_arena for _, b, _ in pairs], "{:.2f}"))

@@ -78,4 +78,7 @@ def test_a_jvm_refused_its_memory_is_a_crash_at_start_up_with_its_exit_code(java
     assert match["forfeited"] == [True, False]
     detail = faults[0]["detail"]
     assert detail.startswith("exited with code 1 (memory limit 48 MB)"), detail
-    assert "insufficient memory for the Java Runtime Environment" in detail, detail
+    # What the JVM says depends on which of its allocations fails first: its
+    # error on stdout, or (seen under load) only a commit_memory warning on stderr.
+    assert ("insufficient memory for the Java Runtime Environment" in detail
+            or "os::commit_memory" in detail), detail

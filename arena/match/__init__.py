@@ -67,11 +67,12 @@ if TYPE_CHECKING:
                        SeatStats,
                        bot_key,
                        forfeit_places,
+                       pool_key,
     )
 
 __all__ = [
     "run_match", "BotPool", "BotHandle", "MatchSpec", "MatchResult", "SeatSpec", "FaultPolicy",
-    "Fault", "IgnoredLines", "SeatStats", "fallback_action", "forfeit_places", "bot_key", "FAULT_KINDS",
+    "Fault", "IgnoredLines", "SeatStats", "fallback_action", "forfeit_places", "bot_key", "pool_key", "FAULT_KINDS",
     "TIMEOUT", "CRASH", "MALFORMED", "WRONG_ID", "ILLEGAL", "START",
 ]
 

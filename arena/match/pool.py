@@ -6,10 +6,12 @@ hundreds of matches, mostly with the same few programs, so it keeps them.
 
 How reuse works:
 
-* The key is the program's identity (``bot_key``: argv, cwd, env, limits).
-  A match checks out one process per bot seat; two seats running the same
-  program in one match get two processes (a process is never shared between
-  seats, so a bot cannot see two hands).
+* The key is the bot's name and its program's identity (``pool_key``: name,
+  argv, cwd, env, limits): a process plays as one bot only, so what it
+  remembers of earlier matches stays with that bot.  A match checks out one
+  process per bot seat; two seats running the same program in one match get
+  two processes (a process is never shared between seats, so a bot cannot
+  see two hands).
 * After ``end`` a process goes back to the pool if it did not fault out of
   the match (forfeited or unusable processes are killed, never reused).  The
   next match with that program gets it and sends a new ``start``.
@@ -26,9 +28,11 @@ How reuse works:
   duplicate deals every rotation of a table gets the same cards, and a bot
   that remembered its hand would know an opponent's in the next rotation.
   So a process that has seen a deal stays idle for other deals, and a new
-  one is started; at most ``MAX_IDLE_PER_PROGRAM`` idle processes are kept
-  per program (the oldest are stopped), which is as many as a table can
-  need (one per rotation).
+  one is started; at most ``MAX_IDLE_PER_BOT`` idle processes are kept
+  per key (the oldest are stopped), which is as many as a table can need
+  (one per rotation).  Keyed by program alone, six bots running one program
+  at 4-seat tables needed 16 processes a deal, and with 8 kept, 120 matches
+  started 248 processes where 24 do.
 
 A pool is owned by one thread (like ``BotProcess``).  ``close()`` (or the
 ``with`` block) sends ``quit`` to every process and kills whatever is left,
@@ -45,12 +49,12 @@ from types import TracebackType
 from typing import Any
 
 from ..process import BotFailure, BotProcess, BotSpec, DecisionStats, TimeControl
-from .spec import bot_key
+from .spec import pool_key
 
 LOG = logging.getLogger(__name__)
 
 CLOSE_GRACE = 0.5      # after quit: how long a bot may take to exit before SIGTERM
-MAX_IDLE_PER_PROGRAM = 8
+MAX_IDLE_PER_BOT = 8
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -117,7 +121,7 @@ class BotPool:
         new process cannot be started."""
         if self._closed:
             raise RuntimeError("the bot pool is closed")
-        key = bot_key(spec)
+        key = pool_key(name, spec)
         idle = self._idle.get(key, [])
         for handle in reversed(idle):             # the most recently used first
             if deal is not None and deal in handle.deals:
@@ -147,7 +151,7 @@ class BotPool:
         proc = BotProcess(spec, name=name, stderr_log=stderr_log, time_control=time_control)
         proc.start()
         self.started += 1
-        handle = BotHandle(proc, bot_key(spec), matches=1)
+        handle = BotHandle(proc, pool_key(name, spec), matches=1)
         if deal is not None:
             handle.deals.add(deal)
         self._out.append(handle)
@@ -181,7 +185,7 @@ class BotPool:
             handle.proc.park()        # others play on its CPU meanwhile (turns.py)
             idle = self._idle.setdefault(handle.key, [])
             idle.append(handle)
-            if len(idle) > MAX_IDLE_PER_PROGRAM:
+            if len(idle) > MAX_IDLE_PER_BOT:
                 self._stop([idle.pop(0)])
         else:
             self._stop([handle])

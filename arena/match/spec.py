@@ -91,6 +91,14 @@ def bot_spec_from_json(obj: Mapping[str, Any]) -> BotSpec:
     return BotSpec(**fields)
 
 
+def pool_key(name: str, spec: BotSpec) -> tuple[Any, ...]:
+    """Which kept processes may play a seat: those of the same bot (name) running
+    the same program the same way.  A process plays as one bot only, so what it
+    remembers of its matches stays with that bot, and several bots of one
+    program (six copies of a baseline, say) each keep their own processes."""
+    return (name, *bot_key(spec))
+
+
 def bot_key(spec: BotSpec) -> tuple[Any, ...]:
     """A bot's identity: two seats with equal keys run the same program the same way."""
     env = tuple(sorted(spec.env.items())) if spec.env else ()
@@ -148,6 +156,11 @@ class MatchSpec:
         if self.deal is not None:
             return ("plan", self.seed, json.dumps(self.deal, sort_keys=True, default=str))
         return ("seed", self.seed)
+
+    def process_keys(self) -> tuple[Hashable, ...]:
+        """The ``BotPool`` key of each seat that runs a program (``pool_key``),
+        in seat order: which kept processes could play this match."""
+        return tuple(pool_key(s.name, s.bot) for s in self.seats if s.bot is not None)
 
     def told_names(self) -> list[str]:
         """The ``names`` of ``start``: the seats' names, or with ``anonymous``

@@ -14,7 +14,8 @@ others, like cutechess-cli's ``-recover``.  A worker process that dies in a
 match fails that match too, and a new worker takes its place.
 
 Each worker keeps a ``BotPool`` so a bot program plays its consecutive
-matches without being restarted.  A worker is spoken to over a socket pair,
+matches without being restarted; an idle worker is given the match, of the
+next few, that its pool can play with the fewest new processes (``assign``).  A worker is spoken to over a socket pair,
 one per worker, that carries one match at a time: so the parent always knows
 which match a worker is playing, and a worker that dies shows as the end of
 its socket.  A worker is started one of two ways (``start``):
@@ -67,6 +68,7 @@ from ...process.affinity import plan as plan_cpus
 from ...process.affinity import unpin as unpin_cpu
 from .. import channel
 from ..outcome import STOP, MatchFailure, Outcome
+from .assign import Assigner
 from .forked import ForkedWorker, WorkerProcess, can_fork
 
 if TYPE_CHECKING:
@@ -172,6 +174,7 @@ class ProcessExecutor:
         # after a replacement: a dead worker's successor takes its CPU.
         self.cpus = plan_cpus(self.jobs) if pin else [None] * self.jobs
         self.slots: list[_Slot] = []
+        self._assigner: Assigner | None = None
         self._more = True
         try:
             for i in range(self.jobs):
@@ -262,7 +265,8 @@ class ProcessExecutor:
         return _Slot(proc, ours)
 
     def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
-        todo = iter(specs)
+        todo = Assigner(iter(specs), len(self.slots))
+        self._assigner = todo
         self._more = True
         while True:
             yield from self._fill(todo)
@@ -276,12 +280,13 @@ class ProcessExecutor:
                 yield self._receive(index)
             yield from self._reap_dead()
 
-    def _fill(self, todo: Iterator[MatchSpec]) -> Iterator[Outcome]:
-        """Give every idle worker its next match; a spec that cannot be sent fails its match."""
+    def _fill(self, todo: Assigner) -> Iterator[Outcome]:
+        """Give every idle worker its next match (``assign``); a spec that
+        cannot be sent fails its match."""
         for i in range(len(self.slots)):
             if not self._more or self.slots[i].match_id is not None:
                 continue
-            spec = next(todo, None)
+            spec = todo.next_for(i)
             if spec is None:
                 self._more = False
                 return
@@ -355,6 +360,8 @@ class ProcessExecutor:
             old.process.kill()
             old.process.wait()
         self.slots[index] = self._start(self.cpus[index])
+        if self._assigner is not None:
+            self._assigner.forget(index)     # the new worker's pool is empty
         return self.slots[index]
 
     def close(self) -> None:

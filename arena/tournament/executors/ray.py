@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from ..node import LogShipper, Relocation, check_here
 from ..outcome import MatchFailure, Outcome
 from ..worker import unplayable
+from .assign import Assigner
 from .local import EXEC, ProcessExecutor, WorkerError
 
 if TYPE_CHECKING:
@@ -204,6 +205,7 @@ class RayExecutor:
         self._starting: dict[Any, _Slot] = {}
         self._calls: dict[Any, _Call] = {}
         self._failed_starts = 0
+        self._assigner: Assigner | None = None
         self._ours = connect(address, shipment)
         try:
             if jobs is None:
@@ -229,20 +231,23 @@ class RayExecutor:
         self._starting[slot.actor.node.remote()] = slot
 
     def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
-        todo = iter(specs)
+        # Each actor keeps its own bot pool: as in ProcessExecutor, an idle
+        # actor gets the match its pool plays with the fewest new processes.
+        todo = self._assigner = Assigner(iter(specs), self.jobs)
         retry: deque[tuple[MatchSpec, int]] = deque()
         more = True
         while True:
             while self._idle and (retry or more):
+                slot = self._idle[0]
                 if retry:
                     spec, attempt = retry.popleft()
                 else:
-                    nxt = next(todo, None)
+                    nxt = todo.next_for(id(slot))
                     if nxt is None:
                         more = False
                         break
                     spec, attempt = nxt, 1
-                slot = self._idle.popleft()
+                self._idle.popleft()
                 self._calls[slot.actor.play.remote(spec)] = _Call(slot, spec, attempt)
             if not self._calls and not retry and not more:
                 return
@@ -289,6 +294,8 @@ class RayExecutor:
 
     def _lost(self, call: _Call, exc: BaseException, retry: deque[tuple[MatchSpec, int]]) -> Iterator[Outcome]:
         where = f" on {call.slot.node}" if call.slot.node else ""
+        if self._assigner is not None:
+            self._assigner.forget(id(call.slot))
         try:
             self._ray.kill(call.slot.actor, no_restart=True)
         except Exception:  # noqa: BLE001, S110 - gone with its node, as expected
