@@ -27,7 +27,7 @@ from markupsafe import Markup
 
 from ..match.spec import fault_place
 from ..process.errors import escaped
-from ..tournament.leaderboard import RATING_UNITS, _level, cell_text
+from ..tournament.leaderboard import RATING_UNITS, _level, csv_cell
 from ..tournament.store import FAULT_KINDS, ResultStore, StoreError
 from .charts import ChartsUnavailable, ratings_chart, times_chart, vega_bundle
 from .data import GRADEBOOK_COLUMNS, ReportData, collect, gradebook_rows, stored_replay
@@ -81,8 +81,9 @@ def _gradebook(data: ReportData) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(GRADEBOOK_COLUMNS)
-    # A name with a newline, quoted, would still split the row for a line-by-line reader: escaped.
-    w.writerows([cell_text(v) if isinstance(v, str) else v for v in row] for row in gradebook_rows(data))
+    # A name with a newline, quoted, would still split the row for a line-by-line reader: escaped;
+    # one starting with "=" would run as a formula: guarded.
+    w.writerows([csv_cell(v) for v in row] for row in gradebook_rows(data))
     return out.getvalue()
 
 
