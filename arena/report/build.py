@@ -31,7 +31,7 @@ from ..tournament.leaderboard import RATING_UNITS, _level, csv_cell
 from ..tournament.store import FAULT_KINDS, ResultStore, StoreError
 from .charts import ChartsUnavailable, ratings_chart, times_chart, vega_bundle
 from .data import GRADEBOOK_COLUMNS, ReportData, collect, gradebook_rows, stored_replay
-from .html import asset, render, replay_page
+from .html import asset, bidi_visible, render, replay_page
 from .replay import ReplayError, build_replay
 
 __all__ = ["ReportError", "decision_lines", "write_report", "write_replay", "replay_of_log", "file_name"]
@@ -87,6 +87,10 @@ def _gradebook(data: ReportData) -> str:
     return out.getvalue()
 
 
+def _visible_bots(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**p, "bot": bidi_visible(p["bot"])} for p in points]
+
+
 def _report_html(data: ReportData, *, bot: str | None, replays: bool, gradebook: str | None,
                  replay_dir: str) -> str:
     sections = data.bots if bot is None else [s for s in data.bots if s.bot == bot]
@@ -95,16 +99,18 @@ def _report_html(data: ReportData, *, bot: str | None, replays: bool, gradebook:
         return f"{replay_dir}/{quote(file_name(match_id))}.html" + (f"#step={step}" if step is not None else "")
 
     def link(match_id: str, step: int | None = None) -> Markup:
+        shown = html_lib.escape(bidi_visible(match_id))
         if not replays:
-            return Markup(html_lib.escape(match_id))
-        return Markup(f'<a class="replay" href="{html_lib.escape(replay_href(match_id, step))}">'
-                      f'{html_lib.escape(match_id)}</a>')
+            return Markup(shown)
+        return Markup(f'<a class="replay" href="{html_lib.escape(replay_href(match_id, step))}">{shown}</a>')
 
     full = bot is None
     charts: dict[str, Any] = {}
     vega = ""
     if full:
-        charts = {"chart-ratings": ratings_chart(data.history), "chart-times": times_chart(data.times)}
+        # The names in a chart's labels and tooltips, as everywhere else on the page.
+        charts = {"chart-ratings": ratings_chart(_visible_bots(data.history)),
+                  "chart-times": times_chart(_visible_bots(data.times))}
         vega = vega_bundle()
     title = data.name if full else f"{bot} in {data.name}"
     return render("report.html", data=data, sections=sections, full=full, title=title, charts=charts,
