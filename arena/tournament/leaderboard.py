@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..process.errors import escaped
 from .config import RATE_HANDS, RATE_MATCHES, RATINGS
 from .ranking import assess_matches, duplicate_group, match_ranks
 from .store import ResultStore, StoredMatch
@@ -264,11 +265,10 @@ def _rounded(value: Any, col: Column) -> Any:
 
 
 def cell_text(text: str) -> str:
-    """``text`` as one inert line: every character that is not printable (a
-    newline, a tab, ESC, U+202E) written as its Python escape."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    """``text`` as one inert line for a table cell: every character that is
+    not printable (a newline, a tab, ESC, U+202E) written as its Python
+    escape (``escaped`` with tabs escaped too: a tab would break the columns)."""
+    return escaped(text, tabs=False)
 
 
 # A spreadsheet runs a cell starting with one of these as a formula ("=HYPERLINK(...)").
