@@ -76,17 +76,12 @@ def stop_signals() -> Iterator[None]:
     for s, handler in before.items():
         if handler != signal.SIG_IGN:
             signal.signal(s, _stop)
-    stopped = False
     try:
         yield
-    except KeyboardInterrupt:
-        stopped = True
-        raise
     finally:
-        if not stopped:
-            for s, handler in before.items():
-                if handler is not None and signal.getsignal(s) is _stop:
-                    signal.signal(s, handler)
+        for s, handler in before.items():
+            if handler is not None and signal.getsignal(s) is _stop:   # no signal came
+                signal.signal(s, handler)
 
 
 class UsageLine(click.ClickException):
