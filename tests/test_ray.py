@@ -108,7 +108,10 @@ def stderr_logs(out: Path) -> list[str]:
     return [p for m in stored(out) for p in m.stderr_logs if p]
 
 
-def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum, status, word", [(signal.SIGINT, 130, "interrupted"),
+                                                  (signal.SIGTERM, 143, "terminated (SIGTERM)")])
+def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path, signum: int, status: int,
+                                                          word: str) -> None:
     path = tournament(tmp_path, deals=1, hog=True)
     local = tmp_path / "local"
     assert cli("run", str(path), "--out", str(local), "--jobs", "2").exit_code == 0
@@ -119,10 +122,10 @@ def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path) -> Non
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=netns_env())
     count = wait_for_stored(out / "results.sqlite", proc, 2)
     assert proc.poll() is None, proc.communicate()[0].decode()
-    os.kill(proc.pid, signal.SIGINT)  # the pid is arena's: netns.py execs it
+    os.kill(proc.pid, signum)  # the pid is arena's: netns.py execs it
     output = proc.communicate(timeout=120)[0].decode()
-    assert proc.returncode == 130, output       # interrupted, as every command
-    assert "interrupted: the matches already finished are stored" in output
+    assert proc.returncode == status, output    # interrupted (or terminated), as every command
+    assert f"{word}: the matches already finished are stored" in output
     assert "Traceback" not in output
     assert 2 <= count < 12
     left = wait_gone(tmp_path)
