@@ -32,8 +32,8 @@ import click
 
 from . import logsetup
 
-__all__ = ["INTERRUPTED_STATUS", "TERMINATED_STATUS", "ArenaGroup", "Interrupted", "Terminated", "TerminatedLine", "UsageLine",
-           "common_options", "stop_signals", "verbosity"]
+__all__ = ["INTERRUPTED_STATUS", "TERMINATED_STATUS", "ArenaGroup", "Interrupted", "Terminated", "TerminatedLine",
+           "UsageLine", "common_options", "stop_signals", "verbosity"]
 
 # 128 + SIGINT / SIGTERM: what a shell reports for a command the signal
 # stopped, so a script tells "interrupted" from "failed" (1) and a usage mistake (2).
