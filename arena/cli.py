@@ -245,8 +245,8 @@ def _play_match(spec: MatchSpec) -> MatchResult:
         raise click.ClickException(f"{err}{hint}") from None
     except (ShanghaiError, ValueError) as err:
         raise click.ClickException(str(err)) from None
-    except KeyboardInterrupt:
-        raise Interrupted("interrupted: the match was stopped, its bots with it") from None
+    except KeyboardInterrupt as stop:
+        raise Interrupted.by(stop, "the match was stopped, its bots with it") from None
 
 
 def seat_labels(seats: tuple[SeatSpec, ...], given: tuple[str | None, ...]) -> list[str]:
@@ -371,8 +371,8 @@ def check(bot: tuple[str, ...], startup: float, per_decision: float, time_bank: 
         try:
             report = check_bot(seat.bot, time_control=time_control,
                                log_dir=str(log_dir) if log_dir is not None else None)
-        except KeyboardInterrupt:
-            raise Interrupted("interrupted: the check was stopped, the bot with it") from None
+        except KeyboardInterrupt as stop:
+            raise Interrupted.by(stop, "the check was stopped, the bot with it") from None
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2))
     else:

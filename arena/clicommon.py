@@ -1,7 +1,16 @@
 """What every ``arena`` command shares: the group that gives each command
 ``-q``, ``-v`` and ``--log-file`` (and sets up logging from them, once,
-before the command runs), the one-line usage error, and what a Ctrl-C ends
-with: one line and exit status 130, whichever command it stopped.
+before the command runs), the one-line usage error, and what a Ctrl-C or a
+SIGTERM ends with: one line and exit status 130 or 143, whichever command
+it stopped.
+
+A SIGTERM (``kill``, systemd, a CI job's timeout) is a Ctrl-C: it raises
+``Terminated``, a ``KeyboardInterrupt``, where a Ctrl-C would raise one, so
+the same clean-up runs (workers and bots stopped, every stored result kept).
+Only the first of the two signals interrupts: a second Ctrl-C, or a SIGTERM
+after one, is ignored while the command cleans up and exits, as in a
+worker (``tournament.worker``); raised in the middle of the clean-up it
+would cut it short, leave a bot running or print a traceback.
 
 A command added to the group by any module, now or later, gets the options:
 ``ArenaGroup.add_command`` adds them.
@@ -10,20 +19,69 @@ A command added to the group by any module, now or later, gets the options:
 from __future__ import annotations
 
 import functools
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import click
 
 from . import logsetup
 
-__all__ = ["INTERRUPTED_STATUS", "ArenaGroup", "Interrupted", "UsageLine", "common_options", "verbosity"]
+__all__ = ["INTERRUPTED_STATUS", "TERMINATED_STATUS", "ArenaGroup", "Interrupted", "Terminated", "TerminatedLine",
+           "UsageLine", "common_options", "stop_signals", "verbosity"]
 
-# 128 + SIGINT: what a shell reports for a command a Ctrl-C stopped, so a
-# script tells "interrupted" from "failed" (1) and a usage mistake (2).
-INTERRUPTED_STATUS = 130
+# 128 + SIGINT / SIGTERM: what a shell reports for a command the signal
+# stopped, so a script tells "interrupted" from "failed" (1) and a usage mistake (2).
+INTERRUPTED_STATUS = 128 + signal.SIGINT
+TERMINATED_STATUS = 128 + signal.SIGTERM
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Terminated(KeyboardInterrupt):
+    """A SIGTERM, raised as a Ctrl-C is: every ``except KeyboardInterrupt``
+    clean-up runs for it too."""
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    for s in STOP_SIGNALS:
+        if signal.getsignal(s) is _stop:
+            signal.signal(s, _ignore)
+    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+def _ignore(signum: int, frame: FrameType | None) -> None:
+    # A Python no-op rather than SIG_IGN: children exec'd while the command
+    # cleans up do not inherit it, and a signal caught but not yet handled
+    # raises no "ignored due to race condition".
+    pass
+
+
+@contextmanager
+def stop_signals() -> Iterator[None]:
+    """Within: the first SIGINT or SIGTERM raises (KeyboardInterrupt or
+    ``Terminated``), any later one is ignored.  On leaving, the handlers that
+    were there are put back, unless a signal came: the command is ending,
+    and a Ctrl-C while it prints its last line must not become click's
+    "Aborted!".  Signals ignored when the command started stay ignored
+    (``nohup``, a background job); outside the main thread nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    for s, handler in before.items():
+        if handler != signal.SIG_IGN:
+            signal.signal(s, _stop)
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            if handler is not None and signal.getsignal(s) is _stop:   # no signal came
+                signal.signal(s, handler)
 
 
 class UsageLine(click.ClickException):
@@ -34,25 +92,46 @@ class UsageLine(click.ClickException):
 
 
 class Interrupted(click.ClickException):
-    """A Ctrl-C (SIGINT) stopped the command, after its clean-up (bots
-    stopped, temporary files removed) has run: one line, exit status 130."""
+    """A Ctrl-C (SIGINT) or a SIGTERM stopped the command, after its clean-up
+    (bots stopped, temporary files removed) has run: one line, exit status
+    130 (143 for SIGTERM)."""
 
     exit_code = INTERRUPTED_STATUS
+    terminated = False
 
     def __init__(self, message: str = "interrupted") -> None:
         super().__init__(message)
 
+    @staticmethod
+    def by(stop: KeyboardInterrupt, what: str = "") -> Interrupted:
+        """The line for ``stop``: "interrupted: WHAT" for a Ctrl-C,
+        "terminated (SIGTERM): WHAT" (exit status 143) for a ``Terminated``."""
+        if isinstance(stop, Terminated):
+            return TerminatedLine(f"terminated (SIGTERM): {what}" if what else "terminated (SIGTERM)")
+        return Interrupted(f"interrupted: {what}" if what else "interrupted")
+
     def show(self, file: Any = None) -> None:
-        if sys.stderr.isatty():
+        if sys.stderr.isatty() and not self.terminated:
             click.echo(err=True)     # past the terminal's "^C"
         super().show(file)
+
+
+class TerminatedLine(Interrupted):
+    """``Interrupted`` by a SIGTERM: exit status 143."""
+
+    exit_code = TERMINATED_STATUS
+    terminated = True
+
+    def __init__(self, message: str = "terminated (SIGTERM)") -> None:
+        super().__init__(message)
 
 
 class ArenaGroup(click.Group):
     """The ``arena`` group: every command added to it, here or by another
     module, takes ``-q``, ``-v`` and ``--log-file`` (``common_options``), and
-    a Ctrl-C ends any of them as ``Interrupted`` (click's own handling would
-    say "Aborted!" and exit 1, the status of a command that failed)."""
+    a Ctrl-C or a SIGTERM ends any of them as ``Interrupted`` (click's own
+    handling would say "Aborted!" and exit 1, the status of a command that
+    failed; a SIGTERM would end Python with no clean-up at all)."""
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
         common_options(cmd)
@@ -60,10 +139,11 @@ class ArenaGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
-        except KeyboardInterrupt:
+            with stop_signals():
+                return super().invoke(ctx)
+        except KeyboardInterrupt as stop:
             # The command's own clean-up ran as the exception unwound it.
-            raise Interrupted() from None
+            raise Interrupted.by(stop) from None
 
 
 _META = "arena.verbosity"

@@ -26,6 +26,8 @@ from pathlib import Path
 import pytest
 from test_fault_lines import SEATS_2
 
+from arena.match import MatchResult
+from arena.tournament.faultsummary import FaultTally
 from arena.tournament.store import SCHEMA_VERSION, ResultStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,8 +79,30 @@ def test_the_store_keeps_who_was_caught_in_which_match(run) -> None:
         by_bot = dict(zip(m.bots, m.off_turn_cpu))
         assert by_bot["ponder"] is not None and by_bot["ponder"] > 0, (m.match_id, by_bot)
         assert by_bot["sleepy"] is None and by_bot["crashy"] is None, (m.match_id, by_bot)
-    # The summary that ends `arena run` says it too.
-    assert "ponder: caught computing between its turns in 3 matches" in res.stderr, res.stderr
+    # The summary that ends `arena run` says it too, apart from the faults: being caught is none.
+    faults, _, caught = res.stderr.partition("Caught computing between their turns (no fault")
+    assert "crashy: 3 crashes" in faults and "ponder" not in faults.partition("Faults this run")[2], res.stderr
+    assert "\n  ponder: in 3 matches" in caught and "crashy" not in caught, res.stderr
+
+
+def _result(off_turn_cpu: tuple[float | None, ...], forfeited: tuple[bool, ...] = (False, False)) -> MatchResult:
+    return MatchResult("m", ("a", "b"), (0, 5), (1, 2), ((0, 5),), (0,), forfeited, (), (), (None, None), {},
+                       1.0, 0.1, off_turn_cpu=off_turn_cpu)
+
+
+def test_a_run_with_only_catches_has_no_faults() -> None:
+    tally = FaultTally()
+    for _ in range(2):
+        tally.add(("ponder", "calm"), _result((0.25, None)))
+    assert tally.lines() == [
+        "Faults this run: none",
+        "Caught computing between their turns (no fault: each was stopped between its turns from then on; "
+        "`arena show RESULTS` lists the matches):",
+        "  ponder: in 2 matches"]
+    tally.add(("calm", "ponder"), _result((None, 0.5), forfeited=(True, False)))
+    assert tally.lines()[:2] == ["Faults this run (`arena show RESULTS MATCH` has the details):",
+                                 "  calm: forfeited 1 match"]
+    assert tally.lines()[-1] == "  ponder: in 3 matches" and len(tally.lines()) == 4
 
 
 def test_show_marks_the_caught_bot_and_the_forfeited_seat_in_the_final_table(run) -> None:

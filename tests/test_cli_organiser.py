@@ -151,7 +151,11 @@ def with_tag(tag: str) -> list[int]:
     return found
 
 
-def test_play_interrupted_exits_130_and_leaves_no_bot(tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum, status, word", [
+    (signal.SIGINT, 130, "interrupted"),           # a terminal's Ctrl-C, to the whole group
+    (signal.SIGTERM, 143, "terminated (SIGTERM)"),  # `kill PID`: the arena's process only
+])
+def test_play_interrupted_exits_130_and_leaves_no_bot(tmp_path: Path, signum: int, status: int, word: str) -> None:
     tag = f"tag-{tmp_path.name}"                  # an argument the bot ignores, to find its processes
     proc = subprocess.Popen([PY, "-m", "arena", "play", bot("slow_start.py", "60", tag), "greedy",
                              "--startup", "120", "--log-dir", str(tmp_path / "logs")],
@@ -163,12 +167,15 @@ def test_play_interrupted_exits_130_and_leaves_no_bot(tmp_path: Path) -> None:
             time.sleep(0.05)
         assert with_tag(tag), "the bot never started"
         time.sleep(1)       # into the wait for 'ready'
-        os.killpg(proc.pid, signal.SIGINT)      # what a terminal's Ctrl-C does
+        if signum == signal.SIGINT:
+            os.killpg(proc.pid, signum)
+        else:
+            os.kill(proc.pid, signum)
         out, err = proc.communicate(timeout=60)
     finally:
         proc.kill()
-    assert proc.returncode == 130, err
-    assert err.splitlines() == ["Error: interrupted: the match was stopped, its bots with it"], err
+    assert proc.returncode == status, err
+    assert err.splitlines() == [f"Error: {word}: the match was stopped, its bots with it"], err
     deadline = time.monotonic() + 15
     while with_tag(tag) and time.monotonic() < deadline:
         time.sleep(0.1)

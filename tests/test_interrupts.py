@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from arena.clicommon import Interrupted, Terminated, stop_signals
 from arena.process.interrupts import interrupts_deferred
 
 
@@ -57,3 +58,36 @@ def test_ignored_signals_stay_ignored_and_other_threads_are_left_alone() -> None
     t.start()
     t.join()
     assert errors == []
+
+
+def test_a_command_stops_at_the_first_signal_and_ignores_the_next() -> None:
+    """clicommon.stop_signals, around every arena command: SIGTERM raises as a
+    Ctrl-C does (Terminated is a KeyboardInterrupt), later signals are ignored."""
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    seen: list[str] = []
+    try:
+        with pytest.raises(Terminated):
+            with stop_signals():
+                try:
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    seen.append("not interrupted")
+                finally:
+                    os.kill(os.getpid(), signal.SIGINT)      # a Ctrl-C during the clean-up
+                    os.kill(os.getpid(), signal.SIGTERM)
+                    seen.append("clean-up done")
+        assert seen == ["clean-up done"]
+        os.kill(os.getpid(), signal.SIGINT)                  # still ignored: the command is ending
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+    assert isinstance(Terminated(), KeyboardInterrupt)
+    with stop_signals():                                    # no signal: the handlers come back
+        assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_the_line_and_the_status_of_a_stopped_command() -> None:
+    term = Interrupted.by(Terminated(), "the match was stopped")
+    ctrl_c = Interrupted.by(KeyboardInterrupt(), "the match was stopped")
+    assert (term.message, term.exit_code) == ("terminated (SIGTERM): the match was stopped", 143)
+    assert (ctrl_c.message, ctrl_c.exit_code) == ("interrupted: the match was stopped", 130)

@@ -108,6 +108,24 @@ def stderr_logs(out: Path) -> list[str]:
     return [p for m in stored(out) for p in m.stderr_logs if p]
 
 
+def _stop_a_ray_run(command: list[str], out: Path, tmp_path: Path, signum: int, at_least: int) -> int:
+    """Start ``command``, send ``signum`` to the arena once ``at_least`` matches
+    are stored, check it stopped as every command does; how many are stored."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=netns_env())
+    count = wait_for_stored(out / "results.sqlite", proc, at_least)
+    assert proc.poll() is None, proc.communicate()[0].decode()
+    os.kill(proc.pid, signum)  # the pid is arena's: netns.py execs it
+    output = proc.communicate(timeout=120)[0].decode()
+    status, word = (130, "interrupted") if signum == signal.SIGINT else (143, "terminated (SIGTERM)")
+    assert proc.returncode == status, output    # interrupted (or terminated), as every command
+    assert f"{word}: the matches already finished are stored" in output
+    assert "Traceback" not in output
+    assert at_least <= count < 12
+    left = wait_gone(tmp_path)
+    assert left == [], f"bots outlived an interrupted Ray run:\n{describe(left)}"
+    return len(stored(out))
+
+
 def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path) -> None:
     path = tournament(tmp_path, deals=1, hog=True)
     local = tmp_path / "local"
@@ -116,17 +134,10 @@ def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path) -> Non
     out = tmp_path / "ray"
     command = in_netns([sys.executable, "-m", "arena", "run", str(path), "--executor", "ray", "--jobs", "2",
                         "--out", str(out)])
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=netns_env())
-    count = wait_for_stored(out / "results.sqlite", proc, 2)
-    assert proc.poll() is None, proc.communicate()[0].decode()
-    os.kill(proc.pid, signal.SIGINT)  # the pid is arena's: netns.py execs it
-    output = proc.communicate(timeout=120)[0].decode()
-    assert proc.returncode == 130, output       # interrupted, as every command
-    assert "interrupted: the matches already finished are stored" in output
-    assert "Traceback" not in output
-    assert 2 <= count < 12
-    left = wait_gone(tmp_path)
-    assert left == [], f"bots outlived an interrupted Ray run:\n{describe(left)}"
+    kept = _stop_a_ray_run(command, out, tmp_path, signal.SIGINT, 2)
+    # Resumed, then a SIGTERM once it has played a match (ray.init puts in a
+    # SIGTERM handler of its own: the arena's must be back)
+    _stop_a_ray_run(command, out, tmp_path, signal.SIGTERM, kept + 1)
 
     resumed = subprocess.run(command, capture_output=True, text=True, env=netns_env(), timeout=300)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -203,4 +204,45 @@ def test_a_fault_shows_where_it_happened_with_the_reply_and_stderr(browser, resu
         assert "illegal" in text.lower() and f"request id {fault['request_id']} (" in text
         assert "go_down" in text                                  # the reply
         assert "thinking about request" in text                   # the stderr of that decision
+        assert p.errors == []
+
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+NAME = "mini\u202emal\u2067"           # as a hand-edited results database can call a bot
+
+
+@pytest.fixture(scope="module")
+def bidi_results(tmp_path_factory) -> Path:
+    out = run_tournament(tmp_path_factory.mktemp("bidi"))
+    with sqlite3.connect(out / "results.sqlite") as db:
+        db.execute("UPDATE bots SET name = ? WHERE name = 'minimal'", (NAME,))
+        db.execute("UPDATE seats SET bot = ? WHERE bot = 'minimal'", (NAME,))
+    res = cli("report", str(out))
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def _shown_text(page: Any) -> str:
+    """Everything the page shows as text, its select options and tooltips included."""
+    return page.evaluate("""() => [document.body.innerText,
+        ...[...document.querySelectorAll("option")].map(o => o.textContent),
+        ...[...document.querySelectorAll("[title]")].map(e => e.title)].join("\\n")""")
+
+
+def test_bidi_controls_in_a_name_are_shown_not_obeyed(browser, bidi_results):
+    shown_name = "mini\\u202emal\\u2067"
+    with Page(browser) as p:
+        page = p.page
+        page.goto((bidi_results / "report" / "index.html").as_uri())
+        assert page.evaluate("window.chartsDrawn.then(() => true)")
+        text = _shown_text(page)
+        assert shown_name in text and not [c for c in BIDI if c in text]
+        assert page.evaluate("getComputedStyle(document.querySelector('nav a')).unicodeBidi") == "isolate"
+        replay = next(iter(sorted((bidi_results / "report" / "replays").glob("*.html"))))
+        p.open_replay(replay.as_uri())
+        for key in ("Home", "ArrowRight", "ArrowRight", "End"):      # names in the events' text too
+            page.keyboard.press(key)
+            text = _shown_text(page)
+            assert shown_name in text and not [c for c in BIDI if c in text], key
+        assert page.evaluate("getComputedStyle(document.querySelector('.seat .name')).unicodeBidi") == "isolate"
         assert p.errors == []

@@ -8,8 +8,10 @@ JSON still gives the exact text back to a parser.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
+import re
 import sqlite3
 import zlib
 from pathlib import Path
@@ -118,3 +120,31 @@ def test_the_grade_book_keeps_one_row_per_line(results: Path, tmp_path: Path) ->
     rows = list(csv.reader(io.StringIO(text)))
     assert len(rows) == len(text.splitlines()) == 4 and {len(r) for r in rows} == {len(rows[0])}
     assert any(r[0].startswith("ev\\x1b[2Jil") for r in rows), rows
+
+
+BIDI = ("\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069",
+        "\u200e", "\u200f", "\u061c")
+
+
+def page_text(html: str) -> str:
+    """The page without its <script> elements (the charts' library is not the stored text)."""
+    return re.sub(r"<script\b.*?</script>", "", html, flags=re.S)
+
+
+def test_the_report_and_a_replay_show_bidi_controls_as_escapes(results: Path, tmp_path: Path) -> None:
+    done = cli("report", str(results), "--out", str(tmp_path / "report"))
+    assert done.exit_code == 0, done.output
+    index = (tmp_path / "report" / "index.html").read_bytes().decode("utf-8")     # its CRs kept
+    text = page_text(index)
+    assert not [c for c in BIDI if c in text], "a raw bidi control reached the report"
+    assert "il\\u202e" in text and "pwned\x07\\u202e" in text                    # a name and a reason
+    assert "t9\x1b[31m\\u202e" in text                                           # a failed match's id
+    shown = html.escape(HOSTILE.replace("\u202e", "\\u202e"))
+    assert f"<bdi>{shown}</bdi>" in text                                        # in a match's result
+    charts = json.loads(re.search(r'<script type="application/json" id="charts">(.*?)</script>',
+                                  index, re.S).group(1))
+    names = {p["bot"] for spec in charts.values() for data in spec["datasets"].values() for p in data}
+    assert "ev\x1b[2Jil\\u202e\nx|y\r\x85" in names and not [c for n in names for c in BIDI if c in n]
+    replay = next((tmp_path / "report" / "replays").glob("*.html")).read_text(encoding="utf-8")
+    assert not [c for c in BIDI if c in replay]                                 # its script included
+    assert "il\\u202e" in page_text(replay)                                      # the scores' header

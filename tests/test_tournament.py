@@ -221,6 +221,66 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     assert resumed.exit_code == 0 and "resuming" in resumed.output
 
 
+def stop_line(out: Path) -> str:
+    return (f"Error: terminated (SIGTERM): the matches already finished are stored in {out / 'results.sqlite'}; "
+            f"run the same command again to resume")
+
+
+def test_sigterm_stops_like_ctrl_c_and_resume_gives_the_same_results(tmp_path: Path) -> None:
+    """`kill`, systemd or a CI timeout: exit 143, one line, every stored match
+    kept, no bot left, and running again completes the same tournament."""
+    path = small_tournament(tmp_path, deals=2)
+    straight = tmp_path / "straight"
+    assert cli("run", str(path), "--out", str(straight), "--jobs", "2").exit_code == 0
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "run", str(path), "--out", str(out), "--jobs", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    stored = wait_for_stored(out / "results.sqlite", proc, 2)
+    assert 2 <= stored < 24
+    os.kill(proc.pid, signal.SIGTERM)       # the arena's process only, as `kill PID` does
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err      # 128 + SIGTERM, as a shell reports it
+    assert "Traceback" not in err and [line for line in err.splitlines() if "rror" in line] == [stop_line(out)], err
+    left = wait_gone(tmp_path)
+    assert left == [], f"bots outlived a terminated arena:\n{describe(left)}"
+    with sqlite3.connect(out / "results.sqlite") as db:
+        assert db.execute("pragma integrity_check").fetchone()[0] == "ok"
+        assert db.execute("select count(*) from matches").fetchone()[0] >= stored
+    resumed = cli("run", str(path), "--out", str(out), "--jobs", "2")
+    assert resumed.exit_code == 0 and "resuming" in resumed.output, resumed.output
+    assert match_rows(out) == match_rows(straight)
+    assert board(out) == board(straight)
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_second_signal_while_stopping_leaves_no_traceback_and_no_bot(tmp_path: Path, jobs: str) -> None:
+    """SIGTERM, then a Ctrl-C and another SIGTERM while the arena stops its
+    workers and bots: ignored, the clean-up completes."""
+    path = small_tournament(tmp_path, deals=2)
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "run", str(path), "--out", str(out), "--jobs", jobs],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    assert wait_for_stored(out / "results.sqlite", proc, 1) >= 1
+    os.kill(proc.pid, signal.SIGTERM)
+    for again in (signal.SIGINT, signal.SIGTERM):
+        time.sleep(0.02)
+        try:
+            os.killpg(proc.pid, again)      # the whole group: the workers get it too
+        except ProcessLookupError:
+            break                           # stopped already
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err and [line for line in err.splitlines() if "rror" in line] == [stop_line(out)], err
+    left = wait_gone(tmp_path)
+    assert left == [], f"bots outlived a terminated arena:\n{describe(left)}"
+    resumed = cli("run", str(path), "--out", str(out), "--jobs", "2")
+    assert resumed.exit_code == 0 and "resuming" in resumed.output, resumed.output
+
+
 @pytest.mark.parametrize(
     "text, expected",
     [

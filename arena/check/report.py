@@ -6,6 +6,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..process.errors import escaped
+
 PASS, FAIL, WARN, SKIP = "PASS", "FAIL", "WARN", "SKIP"
 
 
@@ -62,7 +64,7 @@ class CheckReport:
                 out.append(f"{pad}reply: {s.reply}")
             out.extend(f"{pad}{d}" for d in s.details)
         counts = ", ".join(f"{n} {s}" for s, n in self.counts().items() if n)
-        out = [_printable(line) for line in out]
+        out = [escaped(line) for line in out]
         out.append(f"steps: {counts}; lines ignored: {self.ignored_lines}")
         out.append(f"result: {self.verdict()}")
         dirs = dict.fromkeys(os.path.dirname(p) for p in self.stderr_logs)
@@ -81,12 +83,3 @@ class CheckReport:
                 "stderr_logs": list(dict.fromkeys(self.stderr_logs))}
 
 
-def _printable(text: str) -> str:
-    """``text`` with control characters but tabs (Java's stack traces) written
-    as escapes (``\\x1b``): the bot's lines and stderr are shown to a
-    terminal, where an escape sequence could hide or rewrite what the report
-    says."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() or c == "\t" else c.encode("unicode_escape").decode("ascii")
-                   for c in text)

@@ -28,20 +28,26 @@ def excerpt(data: bytes | str, limit: int = EXCERPT_CHARS) -> str:
     more = len(data) > limit
     data = data[:limit]
     if not data.isprintable():
-        data = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
-                       for c in data)
+        data = escaped(data, tabs=False)
         more = more or len(data) > limit
         data = data[:limit]
     return data + "..." if more else data
 
 
-def escaped(text: str) -> str:
-    """``text`` with the characters ``excerpt`` escapes escaped, but whole, and
-    tabs kept (harmless, and how a Java stack trace indents): for a line read
-    back from a file a bot wrote, or from a database, to show on a terminal."""
+def escaped(text: str, *, tabs: bool = True) -> str:
+    """``text`` whole, with every character that is not printable (ESC, a CR,
+    a newline, U+202E) written as its Python escape (``\\x1b``, ``\\r``,
+    ``\\n``, ``\\u202e``): for a line read back from a file a bot wrote, or
+    from a database, to show on a terminal.  Tabs are kept (harmless there,
+    and how a Java stack trace indents) unless ``tabs`` is False: in a table
+    cell (``leaderboard.cell_text``) or a one-line ``excerpt`` a tab would
+    break the columns, so it is written ``\\t``.
+
+    The one implementation of the arena's escaping: the tournament's tables
+    and the check report use it too (this layer imports none of theirs)."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() or c == "\t" else c.encode("unicode_escape").decode("ascii")
+    return "".join(c if c.isprintable() or (tabs and c == "\t") else c.encode("unicode_escape").decode("ascii")
                    for c in text)
 
 

@@ -27,11 +27,11 @@ from markupsafe import Markup
 
 from ..match.spec import fault_place
 from ..process.errors import escaped
-from ..tournament.leaderboard import RATING_UNITS, _level, cell_text
+from ..tournament.leaderboard import RATING_UNITS, _level, csv_cell
 from ..tournament.store import FAULT_KINDS, ResultStore, StoreError
 from .charts import ChartsUnavailable, ratings_chart, times_chart, vega_bundle
 from .data import GRADEBOOK_COLUMNS, ReportData, collect, gradebook_rows, stored_replay
-from .html import asset, render, replay_page
+from .html import asset, bidi_visible, render, replay_page
 from .replay import ReplayError, build_replay
 
 __all__ = ["ReportError", "decision_lines", "write_report", "write_replay", "replay_of_log", "file_name"]
@@ -81,9 +81,14 @@ def _gradebook(data: ReportData) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(GRADEBOOK_COLUMNS)
-    # A name with a newline, quoted, would still split the row for a line-by-line reader: escaped.
-    w.writerows([cell_text(v) if isinstance(v, str) else v for v in row] for row in gradebook_rows(data))
+    # A name with a newline, quoted, would still split the row for a line-by-line reader: escaped;
+    # one starting with "=" would run as a formula: guarded.
+    w.writerows([csv_cell(v) for v in row] for row in gradebook_rows(data))
     return out.getvalue()
+
+
+def _visible_bots(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**p, "bot": bidi_visible(p["bot"])} for p in points]
 
 
 def _report_html(data: ReportData, *, bot: str | None, replays: bool, gradebook: str | None,
@@ -94,16 +99,18 @@ def _report_html(data: ReportData, *, bot: str | None, replays: bool, gradebook:
         return f"{replay_dir}/{quote(file_name(match_id))}.html" + (f"#step={step}" if step is not None else "")
 
     def link(match_id: str, step: int | None = None) -> Markup:
+        shown = html_lib.escape(bidi_visible(match_id))
         if not replays:
-            return Markup(html_lib.escape(match_id))
-        return Markup(f'<a class="replay" href="{html_lib.escape(replay_href(match_id, step))}">'
-                      f'{html_lib.escape(match_id)}</a>')
+            return Markup(shown)
+        return Markup(f'<a class="replay" href="{html_lib.escape(replay_href(match_id, step))}">{shown}</a>')
 
     full = bot is None
     charts: dict[str, Any] = {}
     vega = ""
     if full:
-        charts = {"chart-ratings": ratings_chart(data.history), "chart-times": times_chart(data.times)}
+        # The names in a chart's labels and tooltips, as everywhere else on the page.
+        charts = {"chart-ratings": ratings_chart(_visible_bots(data.history)),
+                  "chart-times": times_chart(_visible_bots(data.times))}
         vega = vega_bundle()
     title = data.name if full else f"{bot} in {data.name}"
     return render("report.html", data=data, sections=sections, full=full, title=title, charts=charts,

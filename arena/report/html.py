@@ -4,6 +4,14 @@ Everything a page needs is inlined: its styles, its script and its data (as
 JSON in a ``<script type="application/json">``, escaped by ``tojson`` so a
 bot's name or stderr can never close the tag).  A page opens with no network.
 
+Text from a results database or a bot (names, match ids, details) may hold
+bidi controls: U+202E in a name would reverse the rest of its line.  Every
+``{{ value }}`` of a template is shown with them as visible escapes
+(``bidi_visible``, the ``finalize`` of the environment), the same as the
+plain outputs show them; names are also isolated (``<bdi>``, CSS
+``unicode-bidi: isolate``) so that a right-to-left name keeps to itself.
+The viewer's script does the same to what it puts on the page.
+
 A replay's data is mostly the request lines exactly as each seat got them,
 about 1.7 MB for a ten-hand match: it is embedded gzipped and base64-encoded
 (about 0.1 MB; base64 cannot close a tag either), and the page unpacks it with
@@ -21,8 +29,25 @@ from importlib import resources
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
-__all__ = ["render", "asset", "replay_page", "replay_data"]
+__all__ = ["BIDI_CONTROLS", "bidi_visible", "render", "asset", "replay_page", "replay_data"]
+
+# Embeddings, overrides, isolates and marks: each can reorder the text around it.
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+_BIDI_ESCAPES = {ord(c): f"\\u{ord(c):04x}" for c in BIDI_CONTROLS}
+
+
+def bidi_visible(text: str) -> str:
+    """``text`` with its bidi controls written as escapes (``\\u202e``): shown, not acted on."""
+    return text.translate(_BIDI_ESCAPES)
+
+
+def _finalize(value: Any) -> Any:
+    # Markup is the templates' own HTML (styles, scripts, links built with bidi_visible).
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return bidi_visible(value)
+    return value
 
 
 @cache
@@ -34,7 +59,8 @@ def asset(name: str) -> str:
 @lru_cache(maxsize=1)
 def _env() -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FunctionLoader(asset), autoescape=True,
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                              finalize=_finalize)
 
 
 def render(template: str, **context: Any) -> str:

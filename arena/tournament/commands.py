@@ -193,10 +193,10 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
     stream: TextIO = sys.stderr if not is_quiet() else _NoLiveLine(sys.stderr)  # type: ignore[assignment]
     try:
         summary = run_tournament(config, jobs_run, echo=status, progress_stream=stream)
-    except KeyboardInterrupt:
-        raise Interrupted(
-            f"interrupted: the matches already finished are stored in {db_path(config)}; "
-            f"run the same command again to resume"
+    except KeyboardInterrupt as stop:
+        raise Interrupted.by(
+            stop, f"the matches already finished are stored in {db_path(config)}; "
+                  f"run the same command again to resume"
         ) from None
     except (ConfigError, TournamentError, StoreError) as err:
         raise click.ClickException(str(err)) from None

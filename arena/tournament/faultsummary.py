@@ -48,11 +48,15 @@ class FaultTally:
                 self.caught[bots[seat]] += 1
 
     def lines(self) -> list[str]:
-        """``Faults: none``, or a heading and one line per bot that had any."""
-        bots = sorted(set(self.faults) | set(self.forfeits) | set(self.ignored) | set(self.caught))
+        """``Faults this run: none``, or a heading and one line per bot that had
+        any; then, in a section of their own, the bots caught computing
+        between their turns: being caught is no fault (docs/PROTOCOL.md), so
+        it is never listed as one."""
+        bots = sorted(set(self.faults) | set(self.forfeits) | set(self.ignored))
         if not bots and not self.failed:
-            return ["Faults this run: none"]
-        out = ["Faults this run (`arena show RESULTS MATCH` has the details):"]
+            out = ["Faults this run: none"]
+        else:
+            out = ["Faults this run (`arena show RESULTS MATCH` has the details):"]
         for bot in bots:
             kinds = self.faults.get(bot, Counter())
             parts = [plural(kinds[k], *FAULT_NOUNS.get(k, (k, None))) for k in FAULT_KINDS if kinds[k]]
@@ -60,10 +64,14 @@ class FaultTally:
                 parts.append(f"forfeited {plural(self.forfeits[bot], 'match', 'matches')}")
             if self.ignored[bot]:
                 parts.append(plural(self.ignored[bot], "ignored line"))
-            if self.caught[bot]:
-                parts.append(f"caught computing between its turns in {plural(self.caught[bot], 'match', 'matches')}")
             out.append(f"  {bot}: {', '.join(parts)}")
         if self.failed:
             out.append(f"  arena errors: {plural(self.failed, 'match', 'matches')} failed "
                        f"(not a bot's fault; logs/errors.log)")
+        caught = sorted(bot for bot, n in self.caught.items() if n)
+        if caught:
+            # The words of `arena show RESULTS`, which lists the matches.
+            out.append("Caught computing between their turns (no fault: each was stopped between its turns "
+                       "from then on; `arena show RESULTS` lists the matches):")
+            out += [f"  {bot}: in {plural(self.caught[bot], 'match', 'matches')}" for bot in caught]
         return out

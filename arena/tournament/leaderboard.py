@@ -6,7 +6,8 @@ one of :data:`FORMATS`:
 
 - ``plain``: tabulate's ``simple`` table, for terminals;
 - ``markdown``: tabulate's ``github`` table;
-- ``csv``: a header row of the JSON keys, then one row per entry;
+- ``csv``: a header row of the JSON keys, then one row per entry; a text
+  cell a spreadsheet would run as a formula is guarded (``csv_cell``);
 - ``json``: a list of objects with stable keys (in a fixed order), numbers
   rounded (ratings to 3 decimals, means to 3 or 2).
 
@@ -36,6 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..process.errors import escaped
 from .config import RATE_HANDS, RATE_MATCHES, RATINGS
 from .ranking import assess_matches, duplicate_group, match_ranks
 from .store import ResultStore, StoredMatch
@@ -44,7 +46,7 @@ if TYPE_CHECKING:  # numpy and tabulate load when a table is computed, not with 
     from ..ranking import Assessment
 
 __all__ = [
-    "FORMATS", "HeadToHead", "LeaderboardRow", "SeatStat", "cell_text", "format_head_to_head",
+    "FORMATS", "HeadToHead", "LeaderboardRow", "SeatStat", "cell_text", "csv_cell", "format_head_to_head",
     "format_leaderboard", "format_seat_effect", "format_table", "head_to_head", "leaderboard", "report",
     "seat_effect", "terminal_json",
 ]
@@ -263,11 +265,27 @@ def _rounded(value: Any, col: Column) -> Any:
 
 
 def cell_text(text: str) -> str:
-    """``text`` as one inert line: every character that is not printable (a
-    newline, a tab, ESC, U+202E) written as its Python escape."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    """``text`` as one inert line for a table cell: every character that is
+    not printable (a newline, a tab, ESC, U+202E) written as its Python
+    escape (``escaped`` with tabs escaped too: a tab would break the columns)."""
+    return escaped(text, tabs=False)
+
+
+# A spreadsheet runs a cell starting with one of these as a formula ("=HYPERLINK(...)").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """``value`` for a CSV cell: a number as it is (a rating of -1.5 stays a
+    number), None empty, text one inert line (``cell_text``) with a quote in
+    front if a spreadsheet would take it for a formula: a bot's name is
+    anyone's text, and an organiser opens the file in a spreadsheet."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        return value
+    text = cell_text(value)
+    return "'" + text if value.startswith(FORMULA_STARTS) else text
 
 
 def _name_cell(text: str, fmt: str) -> str:
@@ -320,7 +338,7 @@ def format_table(columns: Sequence[Column], rows: Sequence[Any], fmt: str,
         w.writerow([c.key for c in columns])
         for rec in records:
             # Escaped, not quoted across lines: one row per line, whatever reads it.
-            w.writerow(["" if v is None else cell_text(v) if isinstance(v, str) else v for v in rec.values()])
+            w.writerow([csv_cell(v) for v in rec.values()])
         return out.getvalue().rstrip("\n")
     table = [[_text(get(r, c.key), c) for c in columns] for r in rows]
     if fmt == "markdown":

@@ -47,13 +47,19 @@ async function readReplayData(node) {
   let viewSeat = null;           // null: the full table
 
   // -- drawing helpers --------------------------------------------------------
+  // Names, details, stderr and replies are anyone's text: textContent keeps
+  // them from being HTML, and visible() keeps their bidi controls (U+202E
+  // would reverse the rest of the line) from acting, as escapes ("\u202e"),
+  // the way the report and the terminal show them (arena/report/html.py).
+  const BIDI = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
+  const visible = text => String(text).replace(BIDI, c => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
       if (v === null || v === undefined) continue;
-      if (k === "class") node.className = v; else if (k === "text") node.textContent = v; else node.setAttribute(k, v);
+      if (k === "class") node.className = v; else if (k === "text") node.textContent = visible(v); else node.setAttribute(k, visible(v));
     }
-    for (const c of children) if (c !== null && c !== undefined) node.append(c);
+    for (const c of children) if (c !== null && c !== undefined) node.append(typeof c === "string" ? visible(c) : c);
     return node;
   }
   function card(text) {
@@ -218,7 +224,7 @@ async function readReplayData(node) {
     drawScores();
     const ev = document.getElementById("event");
     ev.dataset.type = e.type;
-    ev.replaceChildren(el("span", { class: "type", text: e.type.replace("_", " ") + ": " }), describe(e));
+    ev.replaceChildren(el("span", { class: "type", text: e.type.replace("_", " ") + ": " }), visible(describe(e)));
     drawSide();
     document.getElementById("stepinfo").textContent = `event ${step + 1} of ${N} \u00b7 hand ${s.e.hand}`;
     const sel = document.getElementById("hand");

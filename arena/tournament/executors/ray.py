@@ -37,8 +37,10 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -156,12 +158,20 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
                               f"{{'working_dir': {shipment.root!r}}}) first, or use 'files: shared'")
         return False
     env = None if shipment is None else shipment.runtime_env()
+    # ray.init puts in a SIGTERM handler of its own (sys.exit, after its core
+    # has dumped a stack): the arena's goes back, so that a SIGTERM stops a
+    # Ray run as a Ctrl-C does (clicommon.stop_signals; the abort ends the
+    # actors, and with them the bots).
+    held = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
     try:
         ray.init(address=address, runtime_env=env, include_dashboard=False, log_to_driver=False,
                  logging_level=logging.WARNING, configure_logging=True)
     except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
         where = f" at {address}" if address else ""
         raise WorkerError(f"cannot join the Ray cluster{where}: {_line(exc)}") from None
+    finally:
+        if held is not None:
+            signal.signal(signal.SIGTERM, held)
     return True
 
 
