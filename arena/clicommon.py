@@ -82,6 +82,12 @@ def stop_signals() -> Iterator[None]:
         for s, handler in before.items():
             if handler is not None and signal.getsignal(s) is _stop:   # no signal came
                 signal.signal(s, handler)
+            elif signal.getsignal(s) is _ignore:
+                # The command is ending: no child is started from here on.
+                # The interpreter's shutdown puts back the default action of
+                # a signal with a Python handler (a late SIGTERM would then
+                # end the process by the signal, not with 143), never SIG_IGN's.
+                signal.signal(s, signal.SIG_IGN)
 
 
 class UsageLine(click.ClickException):
