@@ -43,6 +43,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+from collections.abc import Callable, Mapping
 
 from .limits import pid_namespace, process_tree
 
@@ -61,6 +62,13 @@ PER_TURN_SLACK = 0.0002
 # added up, and 0.1 s of it is caught too: 5 % of a CPU in about 3 s.
 OFF_TURN_LEAK = 0.0025
 OFF_TURN_DEBT = 0.1
+# What a bot waited on the run queue is taken from its turns' time, less
+# this much per turn: after its reply the arena reading it is often
+# scheduled first, and the bot then waits to finish its write between its
+# turns, behind whatever else is ready (with a CPU hog on its CPU: 1-4 ms a
+# turn measured, the more the longer it had computed; at 2 ms an honest bot
+# that computes 20 ms a turn was caught once in three).
+WAIT_PER_TURN = 0.003
 # Wall seconds after 'end' or 'quit' that are the bot's own to compute in.
 OWN_TIME = 1.0
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -78,9 +86,11 @@ class TurnClock:
     thread reads ``since`` first: a scan in between counts a turn twice (too
     much time, never a bot wrongly caught), never not at all."""
 
-    __slots__ = ("closed", "since", "until", "cpus", "caught", "off_turn", "debt", "_base")
+    __slots__ = ("closed", "since", "until", "cpus", "caught", "off_turn", "debt", "_base",
+                 "_threads", "taken", "_taken")
 
-    def __init__(self, opened: float | None, cpus: int = 1) -> None:
+    def __init__(self, opened: float | None, cpus: int = 1,
+                 taken: Callable[[], int] | None = None) -> None:
         self.closed = 0.0
         self.since = opened
         self.until: float | None = None
@@ -89,6 +99,9 @@ class TurnClock:
         self.off_turn = 0.0           # CPU seconds found used between turns
         self.debt = 0.0               # small excesses added up (OFF_TURN_LEAK)
         self._base: tuple[float, float] | None = None
+        self._threads: Mapping[int, tuple[int, int, int]] = {}
+        self.taken = taken            # how many turns it has taken (a count a new match may restart)
+        self._taken = 0
 
     def open(self, at: float) -> None:
         """A turn starts at ``at`` (a turn still open goes on: counted up to ``at``)."""
@@ -122,19 +135,25 @@ class TurnClock:
             return closed
         return closed + max(0.0, (now if until is None else min(now, until)) - since)
 
-    def observe(self, cpu_ticks: int, now: float) -> float | None:
-        """A watchdog scan: the bot's processes had used ``cpu_ticks`` in all.
-        Returns the CPU seconds used between turns since the last scan when
-        that is more than the slack (the bot is ``caught`` then), else None."""
+    def observe(self, cpu_ticks: int, now: float,
+                threads: Mapping[int, tuple[int, int, int]] | None = None) -> float | None:
+        """A watchdog scan: the bot's processes had used ``cpu_ticks`` in all,
+        and ``threads`` (``limits.thread_times``) are its threads' CPU and
+        run-queue wait in ns so far.  Returns the CPU seconds used between
+        turns since the last scan when that is more than the slack (the bot
+        is ``caught`` then), else None."""
         cpu = cpu_ticks / _CLK_TCK
         turns = self.seconds(now)
         base = self._base
         # A child that has died but is not reaped yet drops out of the sum until
         # its parent's counts take it in: the CPU seen never goes down here.
         self._base = (cpu if base is None else max(cpu, base[0]), turns)
+        waited = self._waited(threads)
         if base is None:
             return None
-        excess = max(0.0, cpu - base[0]) - (turns - base[1]) * self.cpus
+        # The CPU it could have had in its turns: their wall time, less what
+        # it waited on the run queue meanwhile (a loaded machine).
+        excess = max(0.0, cpu - base[0]) - max(0.0, (turns - base[1]) * self.cpus - waited)
         if excess <= OFF_TURN_SLACK:
             # A little at a time adds up: only what stays under the leak is forgiven.
             # Credit for a scan that used less CPU than its turns lasted is
@@ -147,6 +166,26 @@ class TurnClock:
         self.off_turn += excess
         self.caught = True
         return excess
+
+    def _waited(self, threads: Mapping[int, tuple[int, int, int]] | None) -> float:
+        """Seconds since the last scan that the bot's thread that waited
+        longest on the run queue waited: the part of its turns in which it
+        could not have the CPU.  Not the sum: its threads wait at the same
+        time (and for each other, when more are ready than it has CPUs)."""
+        if threads is None:
+            return 0.0
+        before, self._threads = self._threads, threads
+        longest = 0
+        for tid, (ran, waited, _slices) in threads.items():
+            then = before.get(tid)
+            if then is not None and then[0] <= ran and then[1] <= waited:
+                waited -= then[1]
+            # else a thread new since the last scan (or a reused id): all of it is new
+            longest = max(longest, waited)
+        taken = self.taken() if self.taken is not None else 0
+        turns = taken - self._taken if taken >= self._taken else taken   # a new count: a new match
+        self._taken = taken
+        return max(0.0, longest / 1e9 - turns * WAIT_PER_TURN)
 
 
 def cpus_of(pid: int) -> int:
