@@ -19,6 +19,23 @@ compute only on its own time.  Nothing else happens to it: it is no fault,
 and a runtime that compiles or collects garbage in the background (a JVM,
 node) only finds that work moved into its own turns.
 
+On a loaded machine a turn lasts longer than the CPU the bot got in it:
+it waits on the run queue for CPUs others have.  Held against wall time
+alone, CPU used between turns hid in that wait: a bot computing 5 ms a turn,
+played with 20 ms between its turns on one CPU shared with a CPU hog, was
+never caught with a thread spinning between its turns (0 of 3 tries of
+12 s).  So each scan also reads what the bot's threads waited on the run
+queue (``limits.thread_times``, /proc/PID/task/TID/schedstat, per scan only)
+and takes the longest of their waits from its turns' time, less
+``WAIT_PER_TURN`` a turn (the turns are counted from the decision stats kept
+anyway: nothing is added per decision).  With it the spinning
+thread is caught within 0.5 s (3 of 3), one computing 10 % of the time in
+2 of 3 tries and one computing 5 % in none: a little between turns still
+hides in the per-turn allowance on a loaded machine.  Honest bots computing
+5 or 20 ms a turn there were not caught (0 of 3 tries each), nor the demo
+bots in three demo tournaments with a hog on each CPU
+(``benchmarks/turn_guard_load.py`` measures it).
+
 Stopping costs two signals and a look at the bot's processes per decision,
 which is why only a bot caught computing between turns is stopped.  In the
 sandbox every process of the bot is stopped, ``setsid()`` children included;
