@@ -238,6 +238,45 @@ def test_an_honest_bot_on_a_loaded_machine_is_not_caught() -> None:
     assert not clock.caught
 
 
+def test_the_wait_after_each_turn_is_forgiven_per_turn_taken_in_this_match() -> None:
+    """A pool gives a bot new decision stats each match: a count lower than
+    the last one seen is a new count, all of whose turns are new."""
+    taken = [1000]
+    clock = TurnClock(opened=None, taken=lambda: taken[0])
+    clock.observe(0, 0.0, {})
+    clock.open(0.0)
+    clock.close(0.1)
+    taken[0] = 10                                    # its next match: 10 turns so far
+    # Half the turn's time waiting for the CPU, and a little after each reply.
+    wait = int((0.05 + 10 * WAIT_PER_TURN * 0.9) * 1e9)
+    clock.observe(int(0.05 * TICK), 0.25, {7: (50_000_000, wait, 20)})
+    assert not clock.caught
+    clock.open(0.25)
+    clock.close(0.35)
+    # The same with no turn taken by the count: all the wait is taken from the turn's time.
+    clock.observe(int(0.1 * TICK), 0.5, {7: (100_000_000, 2 * wait, 40)})
+    assert clock.caught
+
+
+@pytest.mark.skipif(not limits.SCHEDSTAT, reason="no /proc/PID/task/TID/schedstat here")
+def test_thread_times_reads_every_thread_of_the_processes() -> None:
+    import threading
+    stop = threading.Event()
+    helper = threading.Thread(target=stop.wait)
+    helper.start()
+    try:
+        start = time.thread_time()
+        while time.thread_time() - start < 0.02:
+            pass
+        times = limits.thread_times([os.getpid(), 999_999_999])     # the second: no such process
+    finally:
+        stop.set()
+        helper.join()
+    assert set(times) == {int(t) for t in os.listdir("/proc/self/task")} | {helper.native_id}
+    assert times[threading.get_native_id()][0] >= 20_000_000          # ns of CPU, at least ours
+    assert all(waited >= 0 and slices >= 1 for _ran, waited, slices in times.values())
+
+
 # ------------------------------------------------------------ real processes
 
 @needs_bwrap
