@@ -226,7 +226,7 @@ def test_an_honest_bot_on_a_loaded_machine_is_not_caught() -> None:
     turns = 0
     clock = TurnClock(opened=None, taken=lambda: turns)
     clock.observe(0, 0.0, {})
-    ran = waited = 0
+    ran = waited = slices = 0
     for scan in range(1, 400):
         for k in range(10):
             clock.open(0.25 * scan - 0.2 + k * 0.02)
@@ -234,7 +234,8 @@ def test_an_honest_bot_on_a_loaded_machine_is_not_caught() -> None:
         turns += 10
         ran += 50_000_000                             # 5 ms in each 10 ms turn
         waited += 50_000_000 + 10 * int(WAIT_PER_TURN * 1e9 * 0.9)
-        clock.observe(ran * TICK // 1_000_000_000, 0.25 * scan, {7: (ran, waited, 0)})
+        slices += 20                                  # woken, and put aside once, each turn
+        clock.observe(ran * TICK // 1_000_000_000, 0.25 * scan, {7: (ran, waited, slices)})
     assert not clock.caught
 
 

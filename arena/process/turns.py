@@ -21,22 +21,27 @@ node) only finds that work moved into its own turns.
 
 On a loaded machine a turn lasts longer than the CPU the bot got in it:
 it waits on the run queue for CPUs others have.  Held against wall time
-alone, CPU used between turns hid in that wait: a bot computing 5 ms a turn,
-played with 20 ms between its turns on one CPU shared with a CPU hog, was
-never caught with a thread spinning between its turns (0 of 3 tries of
-12 s).  So each scan also reads what the bot's threads waited on the run
-queue (``limits.thread_times``, /proc/PID/task/TID/schedstat, per scan only)
-and takes the longest of their waits from its turns' time, less
-``WAIT_PER_TURN`` a turn (the turns are counted from the decision stats kept
-anyway: nothing is added per decision).  With it the spinning
-thread is caught within 0.5 s (3 of 3), one computing 10 % of the time in
-2 of 3 tries and one computing 5 % in none: a little between turns still
-hides in the per-turn allowance on a loaded machine.  Honest bots computing
-5 or 20 ms a turn there were not caught (0 of 3 tries each), nor the demo
-bots in three demo tournaments with a hog on each CPU
-(``benchmarks/turn_guard_load.py`` measures it).  In tournaments of
-tests/bots/ponder_game.py against the demo bots with two hogs on each CPU
-(load 10-11) that bot was caught in 27 of 27 matches, 5 of 27 before.
+alone, CPU used between turns hid in that wait.  So each scan also reads
+what the bot's threads waited on the run queue (``limits.thread_times``,
+/proc/PID/task/TID/schedstat: per scan only) and takes the longest of their
+waits from its turns' time, less one wait per turn for the wait after its
+reply (``WAIT_PER_TURN`` at least; the turns are counted from the decision
+stats kept anyway: nothing is added per decision).
+
+Measured with ``benchmarks/turn_guard_load.py`` (the bot, the arena and a
+CPU hog on one CPU; a bot computing 5 ms a turn, 20 ms between its turns;
+tries of 12 s): a thread spinning between its turns is caught within 0.5 s
+in 3 of 3 tries sandboxed and 3 of 3 not (0 of 3 before), one computing
+10 % of the time in 3 of 3 and 3 of 3 (0 of 3 before), one computing 5 %
+in none: a little between turns still hides in what each turn is allowed
+for the wait after its reply.  Honest bots computing 5 or 20 ms a turn
+were caught in none of 3 tries each.  In tournaments of
+tests/bots/ponder_game.py (a thread spinning all the time) against the
+demo bots, two CPU hogs on each CPU: caught in 23 of 27 matches at load
+4-9 (0 of 18 before; the others were over within a scan or two), and in
+27 of 27 at load 10-11 with a flat 3 ms a turn (5 of 27 before); no demo
+bot was caught, there nor in 14 demo tournaments with one or two hogs on
+each CPU.
 
 Stopping costs two signals and a look at the bot's processes per decision,
 which is why only a bot caught computing between turns is stopped.  In the
@@ -82,11 +87,12 @@ PER_TURN_SLACK = 0.0002
 OFF_TURN_LEAK = 0.0025
 OFF_TURN_DEBT = 0.1
 # What a bot waited on the run queue is taken from its turns' time, less
-# this much per turn: after its reply the arena reading it is often
-# scheduled first, and the bot then waits to finish its write between its
-# turns, behind whatever else is ready (with a CPU hog on its CPU: 1-4 ms a
-# turn measured, the more the longer it had computed; at 2 ms an honest bot
-# that computes 20 ms a turn was caught once in three).
+# one wait per turn, of this much at least: after its reply the arena
+# reading it is often scheduled first, and the bot then waits to finish its
+# write between its turns, behind whatever else is ready.  With a CPU hog on
+# its CPU that happened after 25-45 % of the turns, 3-5 ms each time (about
+# a time slice of the hog), 1-2 ms a turn on average; at 2 ms an honest bot
+# that computes 20 ms a turn was caught once in three tries.
 WAIT_PER_TURN = 0.003
 # Wall seconds after 'end' or 'quit' that are the bot's own to compute in.
 OWN_TIME = 1.0
@@ -187,24 +193,29 @@ class TurnClock:
         return excess
 
     def _waited(self, threads: Mapping[int, tuple[int, int, int]] | None) -> float:
-        """Seconds since the last scan that the bot's thread that waited
-        longest on the run queue waited: the part of its turns in which it
-        could not have the CPU.  Not the sum: its threads wait at the same
-        time (and for each other, when more are ready than it has CPUs)."""
+        """Seconds since the last scan in which the bot could not have the
+        CPU in its turns: what the thread that waited longest on the run
+        queue waited, less the wait after each reply (one wait of that
+        thread's usual length, ``WAIT_PER_TURN`` at least).  Not the sum of
+        its threads' waits: they wait at the same time (and for each other,
+        when more are ready than it has CPUs)."""
         if threads is None:
             return 0.0
-        before, self._threads = self._threads, threads
-        longest = 0
-        for tid, (ran, waited, _slices) in threads.items():
-            then = before.get(tid)
-            if then is not None and then[0] <= ran and then[1] <= waited:
-                waited -= then[1]
-            # else a thread new since the last scan (or a reused id): all of it is new
-            longest = max(longest, waited)
         taken = self.taken() if self.taken is not None else 0
         turns = taken - self._taken if taken >= self._taken else taken   # a new count: a new match
         self._taken = taken
-        return max(0.0, longest / 1e9 - turns * WAIT_PER_TURN)
+        before, self._threads = self._threads, threads
+        longest = 0.0
+        for tid, (ran, waited, slices) in threads.items():
+            then = before.get(tid)
+            if then is not None and then[0] <= ran and then[1] <= waited and then[2] <= slices:
+                waited -= then[1]
+                slices -= then[2]
+            # else a thread new since the last scan (or a reused id): all of it is new
+            if waited > 0:
+                usual = waited / 1e9 / max(1, slices)      # its waits' mean length
+                longest = max(longest, waited / 1e9 - turns * max(WAIT_PER_TURN, usual))
+        return longest
 
 
 def cpus_of(pid: int) -> int:
