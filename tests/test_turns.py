@@ -10,15 +10,25 @@ bot ``tests/bots/ponder.py`` computes in a thread or a ``setsid()`` child.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from arena.match.pool import BotPool
 from arena.process import BotProcess, BotSpec, SandboxPolicy, TimeControl, limits, sandbox
-from arena.process.turns import OFF_TURN_DEBT, OFF_TURN_LEAK, OFF_TURN_SLACK, OWN_TIME, PER_TURN_SLACK, TurnClock
+from arena.process.turns import (
+    OFF_TURN_DEBT,
+    OFF_TURN_LEAK,
+    OFF_TURN_SLACK,
+    OWN_TIME,
+    PER_TURN_SLACK,
+    WAIT_PER_TURN,
+    TurnClock,
+)
 
 BOT = Path(__file__).parent / "bots" / "ponder.py"
 TICK = os.sysconf("SC_CLK_TCK")
@@ -26,6 +36,21 @@ WAIT = 10.0           # a bound for things that take a watchdog scan or two (0.2
 
 needs_bwrap = pytest.mark.skipif(sandbox.resolve(sandbox.AUTO).mode != sandbox.BWRAP,
                                  reason="bubblewrap does not work here")
+
+
+@pytest.fixture
+def loaded_cpu() -> Iterator[None]:
+    """This process, the bots it starts and a process that computes without
+    end share one CPU: a loaded machine, where every turn waits for the CPU."""
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {max(before)})
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        yield
+    finally:
+        hog.kill()
+        hog.wait()
+        os.sched_setaffinity(0, before)
 
 
 def start(tmp_path: Path, *args: str, mode: str = "bwrap", guard: bool = True) -> BotProcess:
@@ -179,6 +204,80 @@ def test_tick_rounding_alone_never_adds_up() -> None:
     assert not clock.caught
 
 
+def test_what_a_loaded_machine_kept_from_the_turns_is_no_cover() -> None:
+    """On a loaded machine a turn lasts longer than the CPU the bot got in
+    it; what its threads waited on the run queue is not time it could use."""
+    def scan(waits: dict[int, tuple[int, int, int]] | None) -> TurnClock:
+        clock = TurnClock(opened=None, taken=lambda: 0)
+        clock.observe(0, 0.0, {} if waits is not None else None)
+        clock.open(0.0)
+        clock.close(0.2)              # a turn of 0.2 s in which it had the CPU for 0.1 s
+        clock.observe(int(0.15 * TICK), 0.25, waits)     # and computed 0.05 s after it
+        return clock
+    assert not scan(None).caught                         # what the wall time hid
+    assert scan({7: (150_000_000, 100_000_000, 10)}).caught
+    # Its threads wait at the same time: the longest wait counts, not their sum.
+    assert not scan({7: (100_000_000, 50_000_000, 10), 8: (50_000_000, 50_000_000, 10)}).caught
+
+
+def test_an_honest_bot_on_a_loaded_machine_is_not_caught() -> None:
+    """Its turns last twice the CPU it gets, and it waits a little more after
+    each reply (the arena's reading of it goes first)."""
+    turns = 0
+    clock = TurnClock(opened=None, taken=lambda: turns)
+    clock.observe(0, 0.0, {})
+    ran = waited = slices = 0
+    for scan in range(1, 400):
+        for k in range(10):
+            clock.open(0.25 * scan - 0.2 + k * 0.02)
+            clock.close(0.25 * scan - 0.19 + k * 0.02)
+        turns += 10
+        ran += 50_000_000                             # 5 ms in each 10 ms turn
+        waited += 50_000_000 + 10 * int(WAIT_PER_TURN * 1e9 * 0.9)
+        slices += 20                                  # woken, and put aside once, each turn
+        clock.observe(ran * TICK // 1_000_000_000, 0.25 * scan, {7: (ran, waited, slices)})
+    assert not clock.caught
+
+
+def test_the_wait_after_each_turn_is_forgiven_per_turn_taken_in_this_match() -> None:
+    """A pool gives a bot new decision stats each match: a count lower than
+    the last one seen is a new count, all of whose turns are new."""
+    taken = [1000]
+    clock = TurnClock(opened=None, taken=lambda: taken[0])
+    clock.observe(0, 0.0, {})
+    clock.open(0.0)
+    clock.close(0.1)
+    taken[0] = 10                                    # its next match: 10 turns so far
+    # Half the turn's time waiting for the CPU, and a little after each reply.
+    wait = int((0.05 + 10 * WAIT_PER_TURN * 0.9) * 1e9)
+    clock.observe(int(0.05 * TICK), 0.25, {7: (50_000_000, wait, 20)})
+    assert not clock.caught
+    clock.open(0.25)
+    clock.close(0.35)
+    # The same with no turn taken by the count: all the wait is taken from the turn's time.
+    clock.observe(int(0.1 * TICK), 0.5, {7: (100_000_000, 2 * wait, 40)})
+    assert clock.caught
+
+
+@pytest.mark.skipif(not limits.SCHEDSTAT, reason="no /proc/PID/task/TID/schedstat here")
+def test_thread_times_reads_every_thread_of_the_processes() -> None:
+    import threading
+    stop = threading.Event()
+    helper = threading.Thread(target=stop.wait)
+    helper.start()
+    try:
+        start = time.thread_time()
+        while time.thread_time() - start < 0.02:
+            pass
+        times = limits.thread_times([os.getpid(), 999_999_999])     # the second: no such process
+    finally:
+        stop.set()
+        helper.join()
+    assert set(times) == {int(t) for t in os.listdir("/proc/self/task")} | {helper.native_id}
+    assert times[threading.get_native_id()][0] >= 20_000_000          # ns of CPU, at least ours
+    assert all(waited >= 0 and slices >= 1 for _ran, waited, slices in times.values())
+
+
 # ------------------------------------------------------------ real processes
 
 @needs_bwrap
@@ -312,3 +411,38 @@ def test_a_pooled_bot_that_sums_up_within_its_own_time_is_left_alone(tmp_path: P
         pool.release(handle, keep=True)
         time.sleep(OWN_TIME + 0.75)                      # and three scans past its own time
         assert bot._turns is not None and not bot._turns.caught
+
+
+@pytest.mark.parametrize("mode", [pytest.param("bwrap", marks=needs_bwrap), "none"])
+def test_on_a_loaded_cpu_a_bot_computing_between_turns_is_caught(tmp_path: Path, mode: str,
+                                                                  loaded_cpu: None) -> None:
+    """A bot that computes 5 ms a turn, with the other bots' turns between
+    them: its turns last twice that with the hog on its CPU, which hid a
+    thread computing between them (never caught in 3 tries of 12 s before
+    the run-queue waits were counted)."""
+    bot = start(tmp_path, "--work", "5", "--thread", mode=mode)
+    try:
+        assert bot._turns is not None
+        n = 1
+        deadline = time.monotonic() + WAIT
+        while not bot._turns.caught and time.monotonic() < deadline:
+            ask(bot, n)
+            n += 1
+            time.sleep(0.02)
+        assert bot._turns.caught, "a bot computing between its turns was not caught on a loaded CPU"
+    finally:
+        bot.close()
+
+
+@pytest.mark.parametrize("mode", [pytest.param("bwrap", marks=needs_bwrap), "none"])
+def test_on_a_loaded_cpu_a_bot_that_only_computes_on_its_turns_is_not_caught(
+        tmp_path: Path, mode: str, loaded_cpu: None) -> None:
+    bot = start(tmp_path, "--work", "20", mode=mode)
+    try:
+        assert bot._turns is not None
+        for n in range(1, 60):              # about twelve watchdog scans
+            ask(bot, n)
+            time.sleep(0.02)
+        assert not bot._turns.caught and bot._pauser is None
+    finally:
+        bot.close()

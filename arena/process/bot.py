@@ -220,7 +220,7 @@ class BotProcess(LineExchange):
         self._stderr.start()
         if spec.turn_guard:
             # Its first turn runs from the spawn to its 'ready': the start-up.
-            self._turns = TurnClock(t0, cpus_of(proc.pid))
+            self._turns = TurnClock(t0, cpus_of(proc.pid), _turns_taken(weakref.ref(self)))
         if spec.memory_mb is not None or spec.max_processes is not None or self._turns is not None:
             pidns = pid_namespace(self._sandbox_init) if self._sandbox_init else None
             WATCHDOG.register(proc.pid, self.name, spec.memory_mb, self._kill_reasons.append,
@@ -584,6 +584,10 @@ class BotProcess(LineExchange):
         if clock.caught:
             self._pause()
 
+    def _turns_taken_count(self) -> int:
+        stats = self.stats                 # a new one each match in a pool
+        return len(stats.times) + stats.timeouts
+
     def _pause(self) -> None:
         if self._proc is None or self._reaped:
             return
@@ -665,3 +669,13 @@ class BotProcess(LineExchange):
 
 def _request_id(obj: Any) -> Any:
     return obj.get("id") if isinstance(obj, Mapping) else None
+
+
+def _turns_taken(ref: weakref.ReferenceType[BotProcess]) -> Callable[[], int]:
+    """The decisions ``ref``'s bot has taken so far, for its ``TurnClock``:
+    counted by the watchdog from the stats kept anyway, nothing per decision.
+    Through a weak reference: the clock must not keep the bot alive."""
+    def taken() -> int:
+        bot = ref()
+        return 0 if bot is None else bot._turns_taken_count()
+    return taken

@@ -47,7 +47,7 @@ import resource
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -63,6 +63,9 @@ WATCHDOG_INTERVAL = 0.25
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 # Children lists need CONFIG_PROC_CHILDREN (Debian, Ubuntu, Fedora... have it).
 CHILDREN_LISTS = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
+# Per-thread CPU and run-queue wait in ns need CONFIG_SCHED_INFO (where it is
+# off the files read "0 0 0": no wait, as without them).
+SCHEDSTAT = os.path.exists(f"/proc/self/task/{os.getpid()}/schedstat")
 
 
 def _lowered(pid: int, which: int, soft: int, hard: int) -> tuple[int, int]:
@@ -144,6 +147,26 @@ def process_tree(root: int) -> list[ProcInfo]:
                 with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
                     todo.extend(map(int, f.read().split()))
             except OSError:
+                continue
+    return found
+
+
+def thread_times(pids: Iterable[int]) -> dict[int, tuple[int, int, int]]:
+    """Per thread of the processes ``pids``: the CPU it has had and the time
+    it has waited on a run queue for a CPU, in ns, and how many times it got
+    a CPU (/proc/PID/task/TID/schedstat).  A thread gone meanwhile is left out."""
+    found: dict[int, tuple[int, int, int]] = {}
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                    fields = f.read().split()
+                found[int(tid)] = (int(fields[0]), int(fields[1]), int(fields[2]))
+            except (OSError, ValueError, IndexError):
                 continue
     return found
 
@@ -310,7 +333,8 @@ def _held_to_turns(watched: _Watched, procs: list[ProcInfo]) -> None:
     if clock is None or not procs:
         return
     first = not clock.caught
-    excess = clock.observe(sum(p.cpu_ticks for p in procs), time.monotonic())
+    threads = thread_times(p.pid for p in procs) if SCHEDSTAT else None
+    excess = clock.observe(sum(p.cpu_ticks for p in procs), time.monotonic(), threads)
     if excess is not None and first:
         # Information, not a warning: no fault, and a JVM's background
         # compiler can do it without meaning to; the bot just loses the habit.

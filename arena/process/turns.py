@@ -19,6 +19,30 @@ compute only on its own time.  Nothing else happens to it: it is no fault,
 and a runtime that compiles or collects garbage in the background (a JVM,
 node) only finds that work moved into its own turns.
 
+On a loaded machine a turn lasts longer than the CPU the bot got in it:
+it waits on the run queue for CPUs others have.  Held against wall time
+alone, CPU used between turns hid in that wait.  So each scan also reads
+what the bot's threads waited on the run queue (``limits.thread_times``,
+/proc/PID/task/TID/schedstat: per scan only) and takes the longest of their
+waits from its turns' time, less one wait per turn for the wait after its
+reply (``WAIT_PER_TURN`` at least; the turns are counted from the decision
+stats kept anyway: nothing is added per decision).
+
+Measured with ``benchmarks/turn_guard_load.py`` (the bot, the arena and a
+CPU hog on one CPU; a bot computing 5 ms a turn, 20 ms between its turns;
+tries of 12 s): a thread spinning between its turns is caught within 0.5 s
+in 3 of 3 tries sandboxed and 3 of 3 not (0 of 3 before), one computing
+10 % of the time in 3 of 3 and 3 of 3 (0 of 3 before), one computing 5 %
+in none: a little between turns still hides in what each turn is allowed
+for the wait after its reply.  Honest bots computing 5 or 20 ms a turn
+were caught in none of 3 tries each.  In tournaments of
+tests/bots/ponder_game.py (a thread spinning all the time) against the
+demo bots, two CPU hogs on each CPU: caught in 23 of 27 matches at load
+4-9 (0 of 18 before; the others were over within a scan or two), and in
+27 of 27 at load 10-11 with a flat 3 ms a turn (5 of 27 before); no demo
+bot was caught, there nor in 14 demo tournaments with one or two hogs on
+each CPU.
+
 Stopping costs two signals and a look at the bot's processes per decision,
 which is why only a bot caught computing between turns is stopped.  In the
 sandbox every process of the bot is stopped, ``setsid()`` children included;
@@ -43,6 +67,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+from collections.abc import Callable, Mapping
 
 from .limits import pid_namespace, process_tree
 
@@ -61,6 +86,14 @@ PER_TURN_SLACK = 0.0002
 # added up, and 0.1 s of it is caught too: 5 % of a CPU in about 3 s.
 OFF_TURN_LEAK = 0.0025
 OFF_TURN_DEBT = 0.1
+# What a bot waited on the run queue is taken from its turns' time, less
+# one wait per turn, of this much at least: after its reply the arena
+# reading it is often scheduled first, and the bot then waits to finish its
+# write between its turns, behind whatever else is ready.  With a CPU hog on
+# its CPU that happened after 25-45 % of the turns, 3-5 ms each time (about
+# a time slice of the hog), 1-2 ms a turn on average; at 2 ms an honest bot
+# that computes 20 ms a turn was caught once in three tries.
+WAIT_PER_TURN = 0.003
 # Wall seconds after 'end' or 'quit' that are the bot's own to compute in.
 OWN_TIME = 1.0
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -78,9 +111,11 @@ class TurnClock:
     thread reads ``since`` first: a scan in between counts a turn twice (too
     much time, never a bot wrongly caught), never not at all."""
 
-    __slots__ = ("closed", "since", "until", "cpus", "caught", "off_turn", "debt", "_base")
+    __slots__ = ("closed", "since", "until", "cpus", "caught", "off_turn", "debt", "_base",
+                 "_threads", "taken", "_taken")
 
-    def __init__(self, opened: float | None, cpus: int = 1) -> None:
+    def __init__(self, opened: float | None, cpus: int = 1,
+                 taken: Callable[[], int] | None = None) -> None:
         self.closed = 0.0
         self.since = opened
         self.until: float | None = None
@@ -89,6 +124,9 @@ class TurnClock:
         self.off_turn = 0.0           # CPU seconds found used between turns
         self.debt = 0.0               # small excesses added up (OFF_TURN_LEAK)
         self._base: tuple[float, float] | None = None
+        self._threads: Mapping[int, tuple[int, int, int]] = {}
+        self.taken = taken            # how many turns it has taken (a count a new match may restart)
+        self._taken = 0
 
     def open(self, at: float) -> None:
         """A turn starts at ``at`` (a turn still open goes on: counted up to ``at``)."""
@@ -122,19 +160,25 @@ class TurnClock:
             return closed
         return closed + max(0.0, (now if until is None else min(now, until)) - since)
 
-    def observe(self, cpu_ticks: int, now: float) -> float | None:
-        """A watchdog scan: the bot's processes had used ``cpu_ticks`` in all.
-        Returns the CPU seconds used between turns since the last scan when
-        that is more than the slack (the bot is ``caught`` then), else None."""
+    def observe(self, cpu_ticks: int, now: float,
+                threads: Mapping[int, tuple[int, int, int]] | None = None) -> float | None:
+        """A watchdog scan: the bot's processes had used ``cpu_ticks`` in all,
+        and ``threads`` (``limits.thread_times``) are its threads' CPU and
+        run-queue wait in ns so far.  Returns the CPU seconds used between
+        turns since the last scan when that is more than the slack (the bot
+        is ``caught`` then), else None."""
         cpu = cpu_ticks / _CLK_TCK
         turns = self.seconds(now)
         base = self._base
         # A child that has died but is not reaped yet drops out of the sum until
         # its parent's counts take it in: the CPU seen never goes down here.
         self._base = (cpu if base is None else max(cpu, base[0]), turns)
+        waited = self._waited(threads)
         if base is None:
             return None
-        excess = max(0.0, cpu - base[0]) - (turns - base[1]) * self.cpus
+        # The CPU it could have had in its turns: their wall time, less what
+        # it waited on the run queue meanwhile (a loaded machine).
+        excess = max(0.0, cpu - base[0]) - max(0.0, (turns - base[1]) * self.cpus - waited)
         if excess <= OFF_TURN_SLACK:
             # A little at a time adds up: only what stays under the leak is forgiven.
             # Credit for a scan that used less CPU than its turns lasted is
@@ -147,6 +191,31 @@ class TurnClock:
         self.off_turn += excess
         self.caught = True
         return excess
+
+    def _waited(self, threads: Mapping[int, tuple[int, int, int]] | None) -> float:
+        """Seconds since the last scan in which the bot could not have the
+        CPU in its turns: what the thread that waited longest on the run
+        queue waited, less the wait after each reply (one wait of that
+        thread's usual length, ``WAIT_PER_TURN`` at least).  Not the sum of
+        its threads' waits: they wait at the same time (and for each other,
+        when more are ready than it has CPUs)."""
+        if threads is None:
+            return 0.0
+        taken = self.taken() if self.taken is not None else 0
+        turns = taken - self._taken if taken >= self._taken else taken   # a new count: a new match
+        self._taken = taken
+        before, self._threads = self._threads, threads
+        longest = 0.0
+        for tid, (ran, waited, slices) in threads.items():
+            then = before.get(tid)
+            if then is not None and then[0] <= ran and then[1] <= waited and then[2] <= slices:
+                waited -= then[1]
+                slices -= then[2]
+            # else a thread new since the last scan (or a reused id): all of it is new
+            if waited > 0:
+                usual = waited / 1e9 / max(1, slices)      # its waits' mean length
+                longest = max(longest, waited / 1e9 - turns * max(WAIT_PER_TURN, usual))
+        return longest
 
 
 def cpus_of(pid: int) -> int:

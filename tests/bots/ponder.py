@@ -7,7 +7,9 @@ each message whose "type" is "end" (what a bot may do after a match), and
 answers nothing to it.  With ``--spin-after-end`` it computes after each
 "end" until its next line comes (a process kept idle for a later match,
 taking the CPU of the matches played meanwhile).  ``--duty PCT`` computes
-in a thread PCT % of the time (2 ms at a time): a little, all the time."""
+in a thread PCT % of the time (2 ms at a time): a little, all the time.
+``--work MS`` computes MS ms of CPU on each request before it answers (a
+bot that thinks on its turns, as a real one does)."""
 import json
 import mmap
 import os
@@ -67,6 +69,10 @@ for line in sys.stdin:
         if "--spin-after-end" in sys.argv:
             spin_until_input()
         continue
+    if "--work" in sys.argv:
+        start = time.thread_time()
+        while time.thread_time() - start < float(sys.argv[sys.argv.index("--work") + 1]) / 1000:
+            pass
     spun = struct.unpack("q", counter[:8])[0]
     sys.stdout.write(json.dumps({"id": msg.get("id"), "spun": spun}) + "\n")
     sys.stdout.flush()
