@@ -260,3 +260,37 @@ def test_the_replay_viewer_has_it_per_seat(run, tmp_path: Path) -> None:
     cpu = dict(zip(data["names"], data["off_turn"]))
     assert cpu["ponder"] > 0 and cpu["sleepy"] is None and cpu["crashy"] is None
     assert "caught computing between its turns" in page.read_text()      # the script that shows it
+
+
+def test_computing_while_kept_in_the_pool_is_charged_to_the_next_match(tmp_path: Path) -> None:
+    """A process that plays its first match cleanly, then computes while it
+    waits in the pool for its next, is caught there (parked) and charged that
+    CPU in the next match's record: no CPU it was caught using is left out,
+    and the matches still add up to the process's figure."""
+    import time
+
+    from arena.match import BotPool, MatchSpec, SeatSpec, run_match
+    from arena.process import SandboxPolicy, TimeControl
+
+    none = SandboxPolicy("none")
+    seats = (SeatSpec.command([PY, str(PONDER), "--after-end"], name="ponder", sandbox=none),
+             SeatSpec.builtin("random"))
+    tc = TimeControl(startup_seconds=30, per_decision_seconds=5)
+    with BotPool() as pool:
+        def play(seed: int) -> MatchResult:
+            return run_match(MatchSpec(f"m{seed}", seats, {"contracts": ["2S3"]}, seed=seed, time=tc,
+                                       log_dir=str(tmp_path)), pool)
+
+        first = play(1)
+        kept = next(h for hs in pool._idle.values() for h in hs if h.proc.pid == first.pids[0])
+        deadline = time.monotonic() + 30
+        while kept.proc.off_turn_seconds is None and time.monotonic() < deadline:
+            time.sleep(0.05)          # its own second after 'end', then a scan or two
+        parked = kept.proc.off_turn_seconds
+        assert parked is not None and parked > 0, "computing in the pool was not caught"
+        second = play(2)
+        assert second.reused[0] and second.pids[0] == first.pids[0]
+        total = kept.proc.off_turn_seconds
+    assert first.off_turn_cpu[0] is None                  # its first match was clean
+    assert second.off_turn_cpu[0] is not None and second.off_turn_cpu[0] >= parked - 0.001
+    assert total is not None and second.off_turn_cpu[0] == pytest.approx(total, abs=0.002)

@@ -67,6 +67,10 @@ class BotHandle:
     next_id: int = 1
     matches: int = 0
     deals: set[Hashable] = field(default_factory=set)     # seeds of the matches it played
+    # Its off-turn CPU (``BotProcess.off_turn_seconds``) already charged to
+    # the matches it played: the next match is charged what comes after,
+    # computing while it waited in the pool for that match included.
+    off_turn_charged: float = 0.0
 
     def new_id(self) -> int:
         req_id = self.next_id

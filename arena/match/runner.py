@@ -146,13 +146,16 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
 
 def _off_turn_cpu(seat: Seat, caught_before: dict[int, float]) -> float | None:
     """CPU seconds the seat's bot was seen using between its turns in this
-    match, if its process was caught at it (then 0.0 is a kept process caught
-    in an earlier match and stopped between its turns throughout this one)."""
+    match, or for a kept process while it waited in the pool for this match,
+    if its process was caught at it (then 0.0 is a kept process caught
+    earlier and stopped between its turns throughout this one).  Charged
+    once each: the matches of a process add up to its ``off_turn_seconds``."""
     if not isinstance(seat, RemoteSeat):
         return None
     total = seat.proc.off_turn_seconds
     if total is None:
         return None
+    seat.handle.off_turn_charged = total
     before = caught_before.get(seat.seat, 0.0) if seat.reused else 0.0
     return round(max(0.0, total - before), 3)
 
@@ -184,7 +187,7 @@ def _start_bots(spec: MatchSpec, game: Game, pool: BotPool, local: list[Seat],
                                           stderr_log=spec.stderr_log(i), time_control=spec.time,
                                           deal=spec.deal_key)
             if reused:
-                caught_before[i] = handle.proc.off_turn_seconds or 0.0
+                caught_before[i] = handle.off_turn_charged
             remote = RemoteSeat(i, handle, spec.faults, reused, encoder)
             by_index[i] = remote
             local.append(remote)
