@@ -137,14 +137,16 @@ def test_the_report_and_a_replay_show_bidi_controls_as_escapes(results: Path, tm
     index = (tmp_path / "report" / "index.html").read_bytes().decode("utf-8")     # its CRs kept
     text = page_text(index)
     assert not [c for c in BIDI if c in text], "a raw bidi control reached the report"
-    assert "il\\u202e" in text and "pwned\x07\\u202e" in text                    # a name and a reason
-    assert "t9\x1b[31m\\u202e" in text                                           # a failed match's id
-    shown = html.escape(HOSTILE.replace("\u202e", "\\u202e"))
+    assert "il\\u202e" in text and "pwned\\x07\\u202e" in text                  # a name and a reason
+    assert "t9\\x1b[31m\\u202e" in text                                         # a failed match's id
+    # ESC, BEL, CR, NEL: escaped too, so two names cannot look alike; newlines stay.
+    assert not [c for c in "\x1b\x07\r\x85" if c in text], "a raw control character reached the report"
+    shown = html.escape("ev\\x1b[2Jil\\u202e\nx|y\\r\\x85")
     assert f"<bdi>{shown}</bdi>" in text                                        # in a match's result
     charts = json.loads(re.search(r'<script type="application/json" id="charts">(.*?)</script>',
                                   index, re.S).group(1))
     names = {p["bot"] for spec in charts.values() for data in spec["datasets"].values() for p in data}
-    assert "ev\x1b[2Jil\\u202e\nx|y\r\x85" in names and not [c for n in names for c in BIDI if c in n]
+    assert "ev\\x1b[2Jil\\u202e\nx|y\\r\\x85" in names and not [c for n in names for c in BIDI if c in n]
     replay = next((tmp_path / "report" / "replays").glob("*.html")).read_text(encoding="utf-8")
     assert not [c for c in BIDI if c in replay]                                 # its script included
     assert "il\\u202e" in page_text(replay)                                      # the scores' header

@@ -31,7 +31,7 @@ from ..tournament.leaderboard import RATING_UNITS, _level, csv_cell
 from ..tournament.store import FAULT_KINDS, ResultStore, StoreError
 from .charts import ChartsUnavailable, ratings_chart, times_chart, vega_bundle
 from .data import GRADEBOOK_COLUMNS, ReportData, collect, gradebook_rows, stored_replay
-from .html import asset, bidi_visible, render, replay_page
+from .html import asset, render, replay_page, visible
 from .replay import ReplayError, build_replay
 
 __all__ = ["ReportError", "decision_lines", "write_report", "write_replay", "replay_of_log", "file_name"]
@@ -88,7 +88,7 @@ def _gradebook(data: ReportData) -> str:
 
 
 def _visible_bots(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{**p, "bot": bidi_visible(p["bot"])} for p in points]
+    return [{**p, "bot": visible(p["bot"])} for p in points]
 
 
 def _report_html(data: ReportData, *, bot: str | None, replays: bool, gradebook: str | None,
@@ -99,7 +99,7 @@ def _report_html(data: ReportData, *, bot: str | None, replays: bool, gradebook:
         return f"{replay_dir}/{quote(file_name(match_id))}.html" + (f"#step={step}" if step is not None else "")
 
     def link(match_id: str, step: int | None = None) -> Markup:
-        shown = html_lib.escape(bidi_visible(match_id))
+        shown = html_lib.escape(visible(match_id))
         if not replays:
             return Markup(shown)
         return Markup(f'<a class="replay" href="{html_lib.escape(replay_href(match_id, step))}">{shown}</a>')

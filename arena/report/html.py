@@ -5,10 +5,12 @@ JSON in a ``<script type="application/json">``, escaped by ``tojson`` so a
 bot's name or stderr can never close the tag).  A page opens with no network.
 
 Text from a results database or a bot (names, match ids, details) may hold
-bidi controls: U+202E in a name would reverse the rest of its line.  Every
-``{{ value }}`` of a template is shown with them as visible escapes
-(``bidi_visible``, the ``finalize`` of the environment), the same as the
-plain outputs show them; names are also isolated (``<bdi>``, CSS
+bidi controls: U+202E in a name would reverse the rest of its line; and
+other characters a page does not show (ESC, BEL, NEL, a zero-width space),
+so two names could look the same.  Every ``{{ value }}`` of a template is
+shown with them as visible escapes (``\\u202e``, ``\\x1b``: ``visible``, the
+``finalize`` of the environment), the same as the plain outputs show them;
+newlines and tabs stay.  Names are also isolated (``<bdi>``, CSS
 ``unicode-bidi: isolate``) so that a right-to-left name keeps to itself.
 The viewer's script does the same to what it puts on the page.
 
@@ -31,22 +33,22 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-__all__ = ["BIDI_CONTROLS", "bidi_visible", "render", "asset", "replay_page", "replay_data"]
+from ..process.errors import escaped_lines
 
-# Embeddings, overrides, isolates and marks: each can reorder the text around it.
-BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
-_BIDI_ESCAPES = {ord(c): f"\\u{ord(c):04x}" for c in BIDI_CONTROLS}
+__all__ = ["visible", "render", "asset", "replay_page", "replay_data"]
 
-
-def bidi_visible(text: str) -> str:
-    """``text`` with its bidi controls written as escapes (``\\u202e``): shown, not acted on."""
-    return text.translate(_BIDI_ESCAPES)
+def visible(text: str) -> str:
+    """``text`` with every character that is not printable but a newline or
+    a tab (ESC, NEL, the bidi controls) written as its escape (``\\x1b``,
+    ``\\u202e``): shown, not acted on, as ``escaped_lines`` shows a bot's
+    stderr on a terminal."""
+    return text if text.isprintable() else escaped_lines(text)
 
 
 def _finalize(value: Any) -> Any:
-    # Markup is the templates' own HTML (styles, scripts, links built with bidi_visible).
+    # Markup is the templates' own HTML (styles, scripts, links built with visible).
     if isinstance(value, str) and not isinstance(value, Markup):
-        return bidi_visible(value)
+        return visible(value)
     return value
 
 

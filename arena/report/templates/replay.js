@@ -48,11 +48,18 @@ async function readReplayData(node) {
 
   // -- drawing helpers --------------------------------------------------------
   // Names, details, stderr and replies are anyone's text: textContent keeps
-  // them from being HTML, and visible() keeps their bidi controls (U+202E
-  // would reverse the rest of the line) from acting, as escapes ("\u202e"),
-  // the way the report and the terminal show them (arena/report/html.py).
-  const BIDI = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
-  const visible = text => String(text).replace(BIDI, c => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+  // them from being HTML, and visible() writes what a page would not show
+  // as it is as escapes ("\u202e", "\x1b"), the way the report and the
+  // terminal show them (arena/report/html.py, Python's isprintable): bidi
+  // controls (U+202E would reverse the rest of the line), other controls and
+  // format characters, separators but the space.  Newlines and tabs stay.
+  const HIDDEN = /(?![\n\t ])[\p{C}\p{Z}]/gu;
+  const escape = c => {
+    const n = c.codePointAt(0);
+    return c === "\r" ? "\\r" : n < 0x100 ? "\\x" + n.toString(16).padStart(2, "0")
+      : n < 0x10000 ? "\\u" + n.toString(16).padStart(4, "0") : "\\U" + n.toString(16).padStart(8, "0");
+  };
+  const visible = text => String(text).replace(HIDDEN, escape);
   function el(tag, attrs, ...children) {
     const node = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
