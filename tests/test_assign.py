@@ -14,7 +14,7 @@ from pathlib import Path
 
 from arena.match import BotPool, MatchSpec, SeatSpec, pool_key, run_match
 from arena.process import TimeControl
-from arena.tournament.executors.assign import Assigner, _PoolModel
+from arena.tournament.executors.assign import Assigner, PoolModel
 
 GAMEBOTS = Path(__file__).parent / "gamebots"
 MINIMAL = [sys.executable, str(GAMEBOTS / "minimal.py")]
@@ -80,7 +80,7 @@ def test_every_match_is_handed_out_once():
 
 def test_the_model_counts_a_process_per_seat_and_deal():
     a, b = pool_key("a", SeatSpec.command(MINIMAL).bot), pool_key("b", SeatSpec.command(MINIMAL).bot)
-    pool = _PoolModel()
+    pool = PoolModel()
     assert pool.new_starts((a, b), 1) == 2
     pool.play((a, b), 1)
     assert pool.new_starts((a, b), 2) == 0            # another deal: the same processes
@@ -88,6 +88,20 @@ def test_the_model_counts_a_process_per_seat_and_deal():
     assert pool.new_starts((a, a), 2) == 1            # two seats of one bot: two processes
     pool.play((a, a), 2)
     assert pool.new_starts((a,), 1) == 0              # the second one has not seen deal 1
+
+
+def test_the_pools_outlive_one_run_of_matches():
+    """An executor plays a Swiss tournament's rounds one run() each: its
+    workers keep their bot pools from one round to the next, and so does the
+    model of them (``pools``)."""
+    specs = _schedule(bots=4, players=4, deals=2)
+    pools: dict = {}
+    first = Assigner(iter(specs[:4]), 2, pools=pools)
+    while first.next_for(len(pools) % 2) is not None:
+        pass
+    kept = sum(sum(p.kept.values()) for p in pools.values())
+    second = Assigner(iter(specs[4:]), 2, pools=pools)
+    assert second.processes == kept > 0
 
 
 def test_a_replaced_worker_starts_from_an_empty_pool():
@@ -161,11 +175,21 @@ def test_the_process_executor_hands_matches_out_through_the_assigner(monkeypatch
     monkeypatch.setattr(local.ProcessExecutor, "_send", send)
     monkeypatch.setattr(local.ProcessExecutor, "_receive", receive)
     specs = _schedule()
+    rounds = (specs[:37], specs[37:])          # two runs, as a Swiss tournament's rounds
     executor = local.ProcessExecutor(2, pin=False)
-    outcomes = list(executor.run(iter(specs)))
+    outcomes = [o for part in rounds for o in executor.run(iter(part))]
     for s in theirs + [slot.conn for slot in executor.slots]:
         s.close()
     assert sorted(o.match_id for o in outcomes) == sorted(s.match_id for s in specs)
-    replay = Assigner(iter(specs), 2)
-    assert handed == [(w, replay.next_for(w).match_id) for w, _ in handed]
+    pools: dict = {}                           # the workers' pools, kept from one run to the next
+    replays = iter([Assigner(iter(part), 2, pools=pools) for part in rounds])
+    replay = next(replays)
+    expected = []
+    for worker, _ in handed:
+        spec = replay.next_for(worker)
+        if spec is None:
+            replay = next(replays)
+            spec = replay.next_for(worker)
+        expected.append((worker, spec.match_id))
+    assert handed == expected
     assert [m for _, m in handed] != [s.match_id for s in specs]       # reordered

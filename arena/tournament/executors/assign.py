@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ...match.spec import MatchSpec
 
-__all__ = ["Assigner", "LOOKAHEAD"]
+__all__ = ["Assigner", "PoolModel", "LOOKAHEAD"]
 
 LOG = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ LOG = logging.getLogger(__name__)
 LOOKAHEAD = 32
 
 
-class _PoolModel:
+class PoolModel:
     """One worker's pool as seen from here: processes per bot, deals per bot."""
 
     def __init__(self) -> None:
@@ -74,11 +74,14 @@ class Assigner:
     nothing of what is started.
     """
 
-    def __init__(self, specs: Iterator[MatchSpec], workers: int, lookahead: int = LOOKAHEAD) -> None:
+    def __init__(self, specs: Iterator[MatchSpec], workers: int, lookahead: int = LOOKAHEAD,
+                 pools: dict[Hashable, PoolModel] | None = None) -> None:
+        # ``pools``: the workers' pools as an earlier Assigner of the same
+        # executor left them (the rounds of a Swiss tournament), updated here.
         self._specs = specs
         self._pending: deque[MatchSpec] = deque()
         self._lookahead = max(1, lookahead) if workers > 1 else 1
-        self._pools: dict[Hashable, _PoolModel] = {}
+        self._pools: dict[Hashable, PoolModel] = {} if pools is None else pools
         self._more = True
 
     def next_for(self, worker: Hashable) -> MatchSpec | None:
@@ -87,7 +90,7 @@ class Assigner:
         self._fill()
         if not self._pending:
             return None
-        pool = self._pools.setdefault(worker, _PoolModel())
+        pool = self._pools.setdefault(worker, PoolModel())
         best, fewest = 0, None
         for i, spec in enumerate(self._pending):
             starts = pool.new_starts(spec.process_keys(), spec.deal_key)

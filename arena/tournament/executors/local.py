@@ -57,7 +57,7 @@ import socket
 import subprocess
 import sys
 import traceback
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, Protocol
@@ -68,7 +68,7 @@ from ...process.affinity import plan as plan_cpus
 from ...process.affinity import unpin as unpin_cpu
 from .. import channel
 from ..outcome import STOP, MatchFailure, Outcome
-from .assign import Assigner
+from .assign import Assigner, PoolModel
 from .forked import ForkedWorker, WorkerProcess, can_fork
 
 if TYPE_CHECKING:
@@ -174,7 +174,7 @@ class ProcessExecutor:
         # after a replacement: a dead worker's successor takes its CPU.
         self.cpus = plan_cpus(self.jobs) if pin else [None] * self.jobs
         self.slots: list[_Slot] = []
-        self._assigner: Assigner | None = None
+        self._pool_models: dict[Hashable, PoolModel] = {}     # each worker's, for ``assign``
         self._more = True
         try:
             for i in range(self.jobs):
@@ -265,8 +265,7 @@ class ProcessExecutor:
         return _Slot(proc, ours)
 
     def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
-        todo = Assigner(iter(specs), len(self.slots))
-        self._assigner = todo
+        todo = Assigner(iter(specs), len(self.slots), pools=self._pool_models)
         self._more = True
         while True:
             yield from self._fill(todo)
@@ -360,8 +359,7 @@ class ProcessExecutor:
             old.process.kill()
             old.process.wait()
         self.slots[index] = self._start(self.cpus[index])
-        if self._assigner is not None:
-            self._assigner.forget(index)     # the new worker's pool is empty
+        self._pool_models.pop(index, None)     # the new worker's pool is empty
         return self.slots[index]
 
     def close(self) -> None:

@@ -42,14 +42,14 @@ import socket
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..node import LogShipper, Relocation, check_here
 from ..outcome import MatchFailure, Outcome
 from ..worker import unplayable
-from .assign import Assigner
+from .assign import Assigner, PoolModel
 from .local import EXEC, ProcessExecutor, WorkerError
 
 if TYPE_CHECKING:
@@ -215,7 +215,7 @@ class RayExecutor:
         self._starting: dict[Any, _Slot] = {}
         self._calls: dict[Any, _Call] = {}
         self._failed_starts = 0
-        self._assigner: Assigner | None = None
+        self._pool_models: dict[Hashable, PoolModel] = {}     # each actor's, for ``assign``
         self._ours = connect(address, shipment)
         try:
             if jobs is None:
@@ -243,7 +243,7 @@ class RayExecutor:
     def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
         # Each actor keeps its own bot pool: as in ProcessExecutor, an idle
         # actor gets the match its pool plays with the fewest new processes.
-        todo = self._assigner = Assigner(iter(specs), self.jobs)
+        todo = Assigner(iter(specs), self.jobs, pools=self._pool_models)
         retry: deque[tuple[MatchSpec, int]] = deque()
         more = True
         while True:
@@ -304,8 +304,7 @@ class RayExecutor:
 
     def _lost(self, call: _Call, exc: BaseException, retry: deque[tuple[MatchSpec, int]]) -> Iterator[Outcome]:
         where = f" on {call.slot.node}" if call.slot.node else ""
-        if self._assigner is not None:
-            self._assigner.forget(id(call.slot))
+        self._pool_models.pop(id(call.slot), None)
         try:
             self._ray.kill(call.slot.actor, no_restart=True)
         except Exception:  # noqa: BLE001, S110 - gone with its node, as expected
