@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Loaded to play a match, never to parse a command line or read results.
 PLAYING = ("msgspec", "arena.match.runner", "arena.match.pool", "arena.match.seats", "arena.process.bot",
-           "arena.process.exchange", "arena.protocol.wire", "arena.protocol.messages", "arena.protocol.encoder",
-           "arena.players.greedy", "arena.players.random_player", "arena.players.base", "arena.shanghai.finder",
-           "arena.tournament.worker")
+           "arena.process.spawn", "arena.process.exchange", "arena.protocol.wire", "arena.protocol.messages",
+           "arena.protocol.encoder", "arena.players.greedy", "arena.players.random_player", "arena.players.base",
+           "arena.shanghai.finder", "arena.tournament.worker")
 # Loaded for a report or a fit, never by a command that does not show one.
 REPORTING = ("numpy", "trueskill", "jinja2", "altair", "arena.report.build", "arena.ranking.trueskill_batch")
 

@@ -4,8 +4,9 @@ Knows nothing about any game: it moves JSON objects, one per line, over a
 bot's stdin/stdout, measures how long the bot takes, enforces time, memory
 and CPU limits, and makes sure no bot process outlives its ``BotProcess``.
 
-Modules: ``spec`` (BotSpec, TimeControl), ``bot`` (BotProcess), ``exchange``
-(writing lines, awaiting replies), ``exits`` (reaping, exit messages, cleanup),
+Modules: ``spec`` (BotSpec, TimeControl), ``bot`` (BotProcess), ``spawn``
+(starting it: environment, sandbox, limits), ``exchange`` (writing lines,
+awaiting replies), ``exits`` (reaping, exit messages, cleanup),
 ``errors`` (typed failures), ``streams`` (reading stdout and stderr, line splitting),
 ``jsonline`` (the strict, bounded decoder of every line a bot writes),
 ``limits`` (rlimits, process groups, memory watchdog), ``stats`` (decision times),

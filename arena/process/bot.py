@@ -22,8 +22,9 @@ killing the group ends the whole sandbox, ``setsid()`` escapees included.
 Not thread-safe: one owner thread drives a ``BotProcess`` and reads its
 stdout while it waits for it (the stderr reader thread only writes the log).
 
-The lines are moved by ``exchange.LineExchange`` and the end of the process
-is handled by ``exits.ProcessExits``: the two parts ``BotProcess`` is built on.
+The bot is started by ``spawn.ProcessStart``, the lines are moved by
+``exchange.LineExchange`` and the end of the process is handled by
+``exits.ProcessExits``: the parts ``BotProcess`` is built on.
 """
 
 from __future__ import annotations
@@ -33,49 +34,33 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import IO, Any
+from typing import Any
 
 from ..jsonline import NO_ID, JSONLineError, JSONObject
 from . import sandbox
-from .errors import BotFailure, BotStartupError, BotTimeout
+from .errors import BotFailure, BotTimeout
 from .exchange import WIRE_DEBUG, Decode, LineExchange
-from .exits import emergency_kill
-from .interrupts import interrupts_deferred
-from .limits import CHILDREN_LISTS, WATCHDOG, apply_limits, kill_group, pid_namespace
+from .limits import CHILDREN_LISTS
+from .spawn import ProcessStart
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats
 from .streams import LINE, LazyLog, StderrReader, StdoutReader, Wakeup
-from .turns import PER_TURN_SLACK, Pauser, TurnClock, cpus_of
+from .turns import PER_TURN_SLACK, Pauser, TurnClock
 
 LOG = logging.getLogger(__name__)
 
 QUIT_MESSAGE: Mapping[str, Any] = {"type": "quit"}
 SEND_TIMEOUT = 5.0        # default limit for writing a message the bot does not answer
 TERM_GRACE = 0.5          # after SIGTERM, before SIGKILL
-READY_WAIT = 2.0          # for the sandbox's first process to be past its set-up
 
 
-_WARNED: set[str] = set()
-
-
-def _warn_once(message: str) -> None:
-    """The fallback warning of ``auto``, once per process (callers that
-    resolve the mode themselves, like the CLI, print it their own way)."""
-    if message not in _WARNED:
-        _WARNED.add(message)
-        LOG.warning("%s", message)
-
-
-class BotProcess(LineExchange):
+class BotProcess(ProcessStart, LineExchange):
     """A bot program running as a subprocess in its own process group."""
-
-    _stdin: IO[bytes]            # the process's stdin, from start() on
 
     def __init__(self, spec: BotSpec, *, name: str | None = None,
                  stderr_log: str | os.PathLike[str] | None = None,
@@ -158,189 +143,6 @@ class BotProcess(LineExchange):
     def stderr_tail(self) -> str:
         """The last few KiB the bot wrote on stderr."""
         return self._stderr.tail_text() if self._stderr is not None else ""
-
-    # ------------------------------------------------------------------ start
-    def start(self) -> BotProcess:
-        """Spawn the bot.  Raises ``BotStartupError`` if it cannot be started."""
-        if self._proc is not None:
-            raise RuntimeError(f"bot {self.name!r} already started")
-        spec = self.spec
-        if spec.cwd is not None and not os.path.isdir(spec.cwd):
-            raise BotStartupError(f"cannot start {spec.argv[0]!r}: working directory "
-                                  f"{os.fspath(spec.cwd)!r} does not exist",
-                                  argv=spec.argv, bot=self.name)
-        try:
-            self.containment = sandbox.resolve(spec.sandbox.mode)
-        except sandbox.SandboxUnavailable as exc:
-            raise BotStartupError(str(exc), argv=spec.argv, bot=self.name) from exc
-        if self.containment.warning and spec.sandbox.mode == sandbox.AUTO:
-            _warn_once(self.containment.warning)
-        log_file = None
-        if self.stderr_log is not None:
-            os.makedirs(os.path.dirname(os.path.abspath(self.stderr_log)), exist_ok=True)
-            log_file = LazyLog(self.stderr_log)     # owned by the stderr thread
-        t0 = time.monotonic()
-        try:
-            if self.containment.mode == sandbox.BWRAP:
-                proc = self._spawn_sandboxed()
-            else:
-                proc = self._spawn()
-        except (OSError, BotStartupError) as exc:
-            if log_file is not None:
-                log_file.close()
-            if isinstance(exc, BotStartupError):
-                raise
-            raise self._startup_error(exc) from exc
-        self.spawn_seconds = time.monotonic() - t0
-        self._proc = proc
-        self._finalizer = weakref.finalize(self, emergency_kill, proc, self._wake, self.name)
-        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        self._stdin = proc.stdin             # its fd is asked for at each write: it raises once closed
-        os.set_blocking(proc.stdin.fileno(), False)
-        try:
-            if self.containment.mode != sandbox.BWRAP:
-                apply_limits(proc.pid, spec)
-        except ProcessLookupError:
-            pass            # already gone: reported as a crash on first use
-        except OSError as exc:
-            self._finalizer()
-            if log_file is not None:
-                log_file.close()
-            raise BotStartupError(f"cannot apply resource limits to {spec.argv[0]!r}: {exc}",
-                                  argv=spec.argv, bot=self.name) from exc
-        try:
-            pidfd: int | None = os.pidfd_open(proc.pid)
-        except (AttributeError, OSError):      # no pidfd (old kernel): poll instead
-            pidfd = None
-        self._has_pidfd = pidfd is not None
-        self._stderr = StderrReader(self.name, proc.stderr, self._wake, log_file,
-                                    spec.stderr_max_bytes)
-        self._stdout = StdoutReader(self.name, proc.stdout, pidfd, spec.max_line_bytes,
-                                    self._stderr)
-        self._stderr.start()
-        if spec.turn_guard:
-            # Its first turn runs from the spawn to its 'ready': the start-up.
-            self._turns = TurnClock(t0, cpus_of(proc.pid), _turns_taken(weakref.ref(self)))
-        if spec.memory_mb is not None or spec.max_processes is not None or self._turns is not None:
-            pidns = pid_namespace(self._sandbox_init) if self._sandbox_init else None
-            WATCHDOG.register(proc.pid, self.name, spec.memory_mb, self._kill_reasons.append,
-                              pidns, spec.max_processes, self._turns,
-                              weakref.WeakMethod(self._stop_parked) if self._turns is not None else None)
-        LOG.debug("%s: started pid %d in %.1f ms (%s): %s", self.name, proc.pid,
-                  self.spawn_seconds * 1000, self.containment.mode, " ".join(spec.argv))
-        return self
-
-    def _environment(self) -> dict[str, str]:
-        env = sandbox.bot_environment(os.environ, self.spec.env)
-        scratch = self.spec.sandbox.scratch
-        if scratch is not None:
-            if self.containment is None or self.containment.mode != sandbox.BWRAP:
-                # No sandbox to mount a private file system: a fresh directory
-                # for this process, removed when it is closed.
-                os.makedirs(scratch, mode=0o700, exist_ok=True)
-                self._scratch_dir = tempfile.mkdtemp(prefix="process-", dir=scratch)
-                scratch = self._scratch_dir
-            env["ARENA_SCRATCH"] = scratch
-        return env
-
-    def _popen(self, argv: Sequence[str], cwd: str | os.PathLike[str] | None,
-               env: Mapping[str, str], pass_fds: Sequence[int] = ()) -> subprocess.Popen[bytes]:
-        # start_new_session: own session and process group, and no terminal
-        # signals (Ctrl-C goes to the arena, which then closes its bots).
-        # No preexec_fn, so CPython can use vfork(); close_fds keeps a bot
-        # from inheriting the pipes of other bots (which would hide EOFs).
-        return subprocess.Popen(
-            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, cwd=cwd, env=env, bufsize=0,
-            close_fds=True, pass_fds=tuple(pass_fds), start_new_session=True)
-
-    def _spawn(self) -> subprocess.Popen[bytes]:
-        return self._popen(self.spec.argv, self.spec.cwd, self._environment())
-
-    def _spawn_sandboxed(self) -> subprocess.Popen[bytes]:
-        """Start the bot inside bwrap, held until its namespace's first
-        process has the resource limits (see ``sandbox.Gates``)."""
-        spec = self.spec
-        cwd = os.path.abspath(spec.cwd if spec.cwd is not None else os.getcwd())
-        env = self._environment()
-        problem = sandbox.preflight(spec.argv, cwd, env)
-        if problem is not None:
-            raise problem
-        policy = spec.sandbox
-        if policy.tmp_mb is None and spec.memory_mb is not None:
-            policy = policy.replace(tmp_mb=spec.memory_mb)
-        if self.stderr_log is not None:      # the arena's logs are no business of the bot
-            logs = os.path.dirname(os.path.abspath(self.stderr_log))
-            policy = policy.replace(hide=(*policy.hide, logs))
-        gates = sandbox.Gates()
-        proc: subprocess.Popen[bytes] | None = None
-        try:
-            # Not interruptible until bwrap's first process is held or let go:
-            # an interrupt is handed on when the block ends, in this try.
-            with interrupts_deferred():
-                assert self.containment is not None and self.containment.bwrap is not None
-                argv = sandbox.command(self.containment.bwrap, spec.argv, cwd=cwd, env=env,
-                                       policy=policy, gates=gates, sized=self.containment.sized)
-                proc = self._popen(argv, cwd, env, pass_fds=gates.child_fds)
-                gates.spawned()
-                child = self._hold_and_release(proc, gates)
-        except BaseException:
-            if proc is None:
-                gates.close(spawned=False)
-            else:
-                # Interrupted (a stopping worker's SIGTERM): bwrap may not have
-                # its --die-with-parent yet, and its first process waits for it.
-                kill_group(proc.pid, signal.SIGKILL)
-                proc.wait()
-            raise
-        if child is None:
-            kill_group(proc.pid, signal.SIGKILL)
-            _out, err = proc.communicate(timeout=5.0)
-            lines = err.decode("utf-8", "replace").strip().splitlines()
-            why = lines[-1] if lines else f"bwrap exited with code {proc.returncode}"
-            raise BotStartupError(f"cannot start {spec.argv[0]!r} in the sandbox: {why}",
-                                  argv=spec.argv, bot=self.name)
-        return proc
-
-    def _hold_and_release(self, proc: subprocess.Popen[bytes], gates: sandbox.Gates) -> int | None:
-        """Set the limits on the held sandbox and let the bot start (``Gates``);
-        the pid of the sandbox's first process, or None if bwrap failed."""
-        spec = self.spec
-        try:
-            child = gates.child_pid(self.time_control.startup_seconds)
-            if child is not None:
-                self._sandbox_init = child
-                apply_limits(child, spec)
-                wait = min(self.time_control.startup_seconds, READY_WAIT)
-                if not gates.held(child, wait):
-                    LOG.debug("%s: could not see the sandbox held; going on", self.name)
-                gates.release()
-                if not gates.ready(child, wait):
-                    LOG.debug("%s: could not see the sandbox's init wait; starting anyway",
-                              self.name)
-                assert proc.stdin is not None
-                proc.stdin.write(sandbox.GATE_LINE)
-        except OSError as exc:
-            child = None
-            LOG.debug("%s: sandbox set-up failed: %s", self.name, exc)
-        finally:
-            gates.close(spawned=True)
-        return child
-
-    def _startup_error(self, exc: OSError) -> BotStartupError:
-        cmd = self.spec.argv[0]
-        if isinstance(exc, FileNotFoundError):
-            what = "no such file or command"
-            if os.path.isfile(cmd):
-                what = "its interpreter (#! line) was not found"
-        elif isinstance(exc, PermissionError):
-            what = "permission denied (is it executable?)"
-        else:
-            what = exc.strerror or str(exc)
-            if exc.errno == 8:                           # ENOEXEC
-                what += " (not a binary, and no #! line?)"
-        return BotStartupError(f"cannot start {cmd!r}: {what}", argv=self.spec.argv,
-                               bot=self.name)
 
     # -------------------------------------------------------------- messages
     def send(self, obj: Any, *, timeout: float | None = None, own_time: bool = False) -> float:
@@ -584,10 +386,6 @@ class BotProcess(LineExchange):
         if clock.caught:
             self._pause()
 
-    def _turns_taken_count(self) -> int:
-        stats = self.stats                 # a new one each match in a pool
-        return len(stats.times) + stats.timeouts
-
     def _pause(self) -> None:
         if self._proc is None or self._reaped:
             return
@@ -669,13 +467,3 @@ class BotProcess(LineExchange):
 
 def _request_id(obj: Any) -> Any:
     return obj.get("id") if isinstance(obj, Mapping) else None
-
-
-def _turns_taken(ref: weakref.ReferenceType[BotProcess]) -> Callable[[], int]:
-    """The decisions ``ref``'s bot has taken so far, for its ``TurnClock``:
-    counted by the watchdog from the stats kept anyway, nothing per decision.
-    Through a weak reference: the clock must not keep the bot alive."""
-    def taken() -> int:
-        bot = ref()
-        return 0 if bot is None else bot._turns_taken_count()
-    return taken
