@@ -181,8 +181,10 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
     if any(s.is_bot for s in seats):
         seats = _confine(seats, _sandbox_mode(sandbox_mode), (deal_file, log_file))
     spec = MatchSpec(
-        # The match name is sent to the bots: it must not carry the seed.
-        f"play-{time.strftime('%Y%m%d-%H%M%S')}", seats, settings, seed=seed, deal=plan,
+        # The match name is sent to the bots: it must not carry the seed.  It
+        # names the stderr logs too: two plays started in one second must not
+        # write into each other's, hence a random part.
+        f"play-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}", seats, settings, seed=seed, deal=plan,
         time=_time_control(startup, per_decision, time_bank), faults=FaultPolicy(strict=strict),
         log_dir=str(log_dir), anonymous=anonymous)
     result = _play_match(spec)

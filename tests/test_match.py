@@ -375,6 +375,23 @@ def test_cli_play_with_a_bot_program(tmp_path):
     assert f"seat 1 (minimal (garbage.py)): malformed at hand 1, request id {rid} ({fault['decision_kind']})" in out
 
 
+def test_two_plays_in_one_second_keep_their_own_stderr_logs(tmp_path, monkeypatch):
+    """The match name (and so the logs' names) had only the second: a script
+    playing seeds one after another got both matches' stderr in one file."""
+    monkeypatch.setattr(time, "strftime", lambda fmt, *args: "20260101-000000")
+    chatty = f"{sys.executable} {GAMEBOTS / 'chatty.py'}"
+    logs = []
+    for seed in (1, 2):
+        log = tmp_path / f"m{seed}.json"
+        res = CliRunner().invoke(main, ["play", chatty, "random", "--seed", str(seed), "--rules",
+                                        _rules_file(tmp_path), "--log-dir", str(tmp_path / "logs"), "--log", str(log)])
+        assert res.exit_code == 0, res.output
+        logs.append(json.loads(log.read_text())["stderr_logs"][0])
+    assert logs[0] != logs[1]
+    texts = [Path(p).read_text() for p in logs]
+    assert all(texts) and texts[0] != texts[1]
+
+
 def test_cli_play_missing_program(tmp_path):
     res = CliRunner().invoke(main, ["play", "./no-such-bot", "random", "--log-dir", str(tmp_path)])
     assert res.exit_code != 0

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import secrets
 import tempfile
 import time
 from collections.abc import Mapping
@@ -112,7 +113,9 @@ class _Run:
     log_dir: str
     pool: BotPool
     transcript: Transcript
-    stamp: str = field(default_factory=lambda: time.strftime("%Y%m%d-%H%M%S"))
+    # Names the matches and so the stderr logs: unique to this check, even
+    # for two started in one second.
+    stamp: str = field(default_factory=lambda: f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}")
     seen: set[str] = field(default_factory=set)   # every reply so far: a late copy is a duplicate
     played: list[tuple[MatchResult, int]] = field(default_factory=list)   # every step's match, the bot's seat
 
