@@ -115,6 +115,12 @@ def test_show_html_of_a_stored_match_and_of_a_play_log(results, tmp_path):
     fault = data["faults"][0]
     assert fault["kind"] == "illegal" and "go_down" in fault["reply"]
     assert fault["stderr"].startswith("thinking about request ")
+    # Anything else read from the log, which is no database, says what does read it.
+    for args in (["show", str(log)], ["show", str(log), "--decision", "2"], ["matches", str(log)],
+                 ["leaderboard", str(log)]):
+        res = cli(*args)
+        assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1, (args, res.output)
+        assert f"`arena show {log} --html` opens that" in res.output, (args, res.output)
 
 
 @pytest.mark.parametrize("content, message", [

@@ -324,6 +324,7 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
         return
     if match_id is None:
         if decision is not None:
+            _open_store(results).close()      # a match log, say, is told so first
             raise click.ClickException(f"--decision of which match of {results}? "
                                        f"`arena matches {results}` lists them")
         _show_tournament(results, as_json)

@@ -60,6 +60,19 @@ SCHEMA_VERSION = 4
 DEFAULT_DB_NAME = "results.sqlite"
 
 
+def _match_log_hint(path: Path) -> str:
+    """What to do instead when ``path``, which is no database, is JSON: most
+    likely the log of one match that ``arena play --log`` wrote."""
+    try:
+        with open(path, "rb") as f:
+            start = f.read(64).lstrip()
+    except OSError:
+        return ""
+    if not start.startswith(b"{"):
+        return ""
+    return f"; it is JSON, such as the log `arena play --log` writes: `arena show {path} --html` opens that"
+
+
 def resolve_db_path(path: str | Path) -> Path:
     """The database file for a RESULTS argument: a directory means its results.sqlite."""
     p = Path(path)
@@ -274,7 +287,8 @@ class ResultStore:
         try:
             self._conn = _read_only(self.path) if readonly else _connect(str(self.path))
         except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: cannot open results database: {_one_line(exc)}") from None
+            raise StoreError(f"{self.path}: cannot open results database: {_one_line(exc)}"
+                             f"{_match_log_hint(self.path)}") from None
         try:
             self._setup(create, readonly)
         except StoreError:
@@ -282,7 +296,8 @@ class ResultStore:
             raise
         except sqlite3.Error as exc:
             self._conn.close()
-            raise StoreError(f"{self.path}: not a usable results database ({_one_line(exc)})") from None
+            raise StoreError(f"{self.path}: not a usable results database ({_one_line(exc)})"
+                             f"{_match_log_hint(self.path)}") from None
 
     # -- opening -------------------------------------------------------------
 
