@@ -5,7 +5,7 @@ Why these: Altair builds declarative, validated Vega-Lite specs in a few
 lines (no drawing code of ours), and vl-convert-python ships Vega, Vega-Lite
 and vega-embed as one JavaScript bundle inside its wheel, so the report
 carries them inline and opens with no network.  Both are the ``report``
-extra (``pip install 'arena[report]'``): the tournament runner never needs them.
+extra (``pip install '.[report]'`` in the checkout): the tournament runner never needs them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from typing import Any
 
 __all__ = ["ChartsUnavailable", "ratings_chart", "times_chart", "vega_bundle"]
 
-INSTALL_HINT = "install the report extra: pip install 'arena[report]'"
+# As the README installs arena: from its checkout (the name "arena" on a
+# package index may be another project).
+INSTALL_HINT = "install the report extra from the arena checkout: pip install '.[report]'"
 
 
 class ChartsUnavailable(Exception):
