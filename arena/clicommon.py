@@ -19,6 +19,7 @@ A command added to the group by any module, now or later, gets the options:
 from __future__ import annotations
 
 import functools
+import os
 import signal
 import sys
 import threading
@@ -32,13 +33,14 @@ import click
 
 from . import logsetup
 
-__all__ = ["INTERRUPTED_STATUS", "TERMINATED_STATUS", "ArenaGroup", "Interrupted", "Terminated", "TerminatedLine",
-           "UsageLine", "common_options", "stop_signals", "verbosity"]
+__all__ = ["INTERRUPTED_STATUS", "PIPE_CLOSED_STATUS", "TERMINATED_STATUS", "ArenaGroup", "Interrupted",
+           "Terminated", "TerminatedLine", "UsageLine", "common_options", "stop_signals", "verbosity"]
 
 # 128 + SIGINT / SIGTERM: what a shell reports for a command the signal
 # stopped, so a script tells "interrupted" from "failed" (1) and a usage mistake (2).
 INTERRUPTED_STATUS = 128 + signal.SIGINT
 TERMINATED_STATUS = 128 + signal.SIGTERM
+PIPE_CLOSED_STATUS = 128 + signal.SIGPIPE
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
@@ -150,6 +152,15 @@ class ArenaGroup(click.Group):
         except KeyboardInterrupt as stop:
             # The command's own clean-up ran as the exception unwound it.
             raise Interrupted.by(stop) from None
+        except BrokenPipeError:
+            # Whoever read the output went away (`arena check ... | head`).
+            # Click would exit 1, which says a step or a match failed; exit
+            # as a shell reports a program a SIGPIPE ended, writing nothing
+            # more (the interpreter's last flush goes to /dev/null).
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            raise click.exceptions.Exit(PIPE_CLOSED_STATUS) from None
 
 
 _META = "arena.verbosity"

@@ -95,3 +95,23 @@ def test_the_line_and_the_status_of_a_stopped_command() -> None:
     ctrl_c = Interrupted.by(KeyboardInterrupt(), "the match was stopped")
     assert (term.message, term.exit_code) == ("terminated (SIGTERM): the match was stopped", 143)
     assert (ctrl_c.message, ctrl_c.exit_code) == ("interrupted: the match was stopped", 130)
+
+
+def test_a_reader_gone_ends_a_command_with_141_and_no_traceback(tmp_path) -> None:
+    """`arena check BOT | head`: the reader closes the pipe. Click would exit
+    1, the status of a failed step; a program a SIGPIPE ends is 141."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    minimal = Path(__file__).parent / "gamebots" / "minimal.py"
+    read, write = os.pipe()
+    os.close(read)                 # gone before the first line
+    try:
+        done = subprocess.run([sys.executable, "-m", "arena", "check", f"{sys.executable} {minimal}",
+                               "--log-dir", str(tmp_path)],
+                              stdout=write, stderr=subprocess.PIPE, timeout=300)
+    finally:
+        os.close(write)
+    assert done.returncode == 141, done.stderr.decode()
+    assert done.stderr == b""
