@@ -241,3 +241,18 @@ def test_deuces_natural_when_not_wild():
 )
 def test_penalty_points(text, points):
     assert parse_card(text).penalty() == points
+
+
+def test_a_meld_of_no_kind_that_is_neither_gives_both_reasons() -> None:
+    """A player who meant 5C 6C QC as a set (no "kind") was told only why it
+    is no run; both kinds' reasons now, the cards named once."""
+    from arena.shanghai.actions import MeldCards
+    from arena.shanghai.plays import build_meld
+
+    reason = build_meld(MeldCards(tuple(parse_cards("5C 6C QC"))), wild_deuces=True)
+    assert isinstance(reason, str)
+    assert reason.startswith("run 5C 6C QC: QC does not follow 6C")
+    assert reason.endswith("; nor a set: 6C is not a 5, so it cannot join a set of 5s")
+    assert reason.count("5C 6C QC") == 1
+    given = build_meld(MeldCards(tuple(parse_cards("5C 6C QC")), RUN), wild_deuces=True)
+    assert isinstance(given, str) and "nor a set" not in given          # a kind given: that kind's reason

@@ -32,15 +32,20 @@ class Staged(NamedTuple):
 
 def build_meld(mc: MeldCards, wild_deuces: bool) -> Meld | str:
     """The meld a player lays down; with no kind given, the likelier kind
-    first, then the other, and the first kind's reason if neither works."""
+    first, then the other, and both kinds' reasons if neither works (the
+    player may have meant the other: ``5C 6C QC`` as a set, say)."""
     if mc.kind is not None:
         return meld_or_reason(mc.cards, mc.kind, wild_deuces)
     first = guess_kind(mc.cards, wild_deuces)
     built = meld_or_reason(mc.cards, first, wild_deuces)
     if not isinstance(built, str):
         return built
-    other = meld_or_reason(mc.cards, RUN if first == SET else SET, wild_deuces)
-    return built if isinstance(other, str) else other
+    second = RUN if first == SET else SET
+    other = meld_or_reason(mc.cards, second, wild_deuces)
+    if not isinstance(other, str):
+        return other
+    # Each reason starts "run 5C 6C QC: ": the cards are named once.
+    return f"{built}; nor a {second}: {other.split(': ', 1)[-1]}"
 
 
 def contract_reason(melds: list[Meld], rules: Ruleset, hand_no: int) -> str | None:
