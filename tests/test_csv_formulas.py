@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_stored_text import three_builtins
 
 from arena.cli import main
 from arena.tournament.leaderboard import Column, csv_cell, format_table
@@ -39,17 +40,12 @@ def test_a_text_cell_is_guarded_and_a_negative_number_is_not() -> None:
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("formulas")
-    (tmp / "t.yaml").write_text("name: names\nbots:\n  - {name: g, builtin: greedy}\n"
-                                "  - {name: r, builtin: random}\n  - {name: p, builtin: passive}\n"
-                                "players: 3\nrules: {contracts: [2S3]}\nseed: 4\n")
-    done = cli("run", str(tmp / "t.yaml"), "--out", str(tmp / "out"), "--jobs", "1", "-q")
-    assert done.exit_code == 0, done.output
-    with sqlite3.connect(tmp / "out" / "results.sqlite") as db:
+    out = three_builtins(tmp_path_factory.mktemp("formulas"))
+    with sqlite3.connect(out / "results.sqlite") as db:
         for old, new in NAMES.items():
             db.execute("UPDATE bots SET name = ? WHERE name = ?", (new, old))
             db.execute("UPDATE seats SET bot = ? WHERE bot = ?", (new, old))
-    return tmp / "out"
+    return out
 
 
 def assert_guarded(rows: list[list[str]]) -> None:

@@ -37,15 +37,20 @@ def assert_inert(text: str) -> None:
     assert "\nx|y" not in text and "il\u202e" not in text
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("hostile")
+def three_builtins(tmp: Path) -> Path:
+    """The results of a short tournament of bots g, r and p (built-in players), to hand-edit."""
     (tmp / "t.yaml").write_text("name: names\nbots:\n  - {name: g, builtin: greedy}\n"
                                 "  - {name: r, builtin: random}\n  - {name: p, builtin: passive}\n"
                                 "players: 3\nrules: {contracts: [2S3]}\nseed: 4\n")
     done = cli("run", str(tmp / "t.yaml"), "--out", str(tmp / "out"), "--jobs", "1", "-q")
     assert done.exit_code == 0, done.output
-    with sqlite3.connect(tmp / "out" / "results.sqlite") as db:    # what a hand edit can do
+    return tmp / "out"
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = three_builtins(tmp_path_factory.mktemp("hostile"))
+    with sqlite3.connect(out / "results.sqlite") as db:    # what a hand edit can do
         for match_id, blob in db.execute("SELECT match_id, record FROM matches").fetchall():
             record = json.loads(zlib.decompress(blob))
             deal = next(e for e in record["events"] if e["type"] == "deal")
@@ -56,7 +61,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
         db.execute("UPDATE seats SET bot = ? WHERE bot = 'r'", (HOSTILE,))
         db.execute("INSERT INTO failed_matches VALUES (?, 99, ?, ?, ?, 1, '2026-01-01T00:00:00+00:00')",
                    (BAD_ID, json.dumps([HOSTILE, "g", "p"]), REASON, "logs/\x1b[8merrors.log"))
-    return tmp / "out"
+    return out
 
 
 @pytest.mark.parametrize("command", ["leaderboard", "matches"])

@@ -67,8 +67,8 @@ def ask(bot: BotProcess, n: int) -> int:
     return int(reply["spun"])
 
 
-def play_until_caught(bot: BotProcess) -> int:
-    """Requests with pauses between them (the other bots' turns) until the
+def play_until_caught(bot: BotProcess, pause: float = 0.1, why: str = "") -> int:
+    """Requests with ``pause`` between them (the other bots' turns) until the
     watchdog has caught the bot; the next request id."""
     assert bot._turns is not None
     n = 1
@@ -76,8 +76,8 @@ def play_until_caught(bot: BotProcess) -> int:
     while not bot._turns.caught and time.monotonic() < deadline:
         ask(bot, n)
         n += 1
-        time.sleep(0.1)
-    assert bot._turns.caught, "a bot computing between its turns was not caught"
+        time.sleep(pause)
+    assert bot._turns.caught, f"a bot computing between its turns was not caught{why}"
     return n
 
 
@@ -422,14 +422,7 @@ def test_on_a_loaded_cpu_a_bot_computing_between_turns_is_caught(tmp_path: Path,
     the run-queue waits were counted)."""
     bot = start(tmp_path, "--work", "5", "--thread", mode=mode)
     try:
-        assert bot._turns is not None
-        n = 1
-        deadline = time.monotonic() + WAIT
-        while not bot._turns.caught and time.monotonic() < deadline:
-            ask(bot, n)
-            n += 1
-            time.sleep(0.02)
-        assert bot._turns.caught, "a bot computing between its turns was not caught on a loaded CPU"
+        play_until_caught(bot, pause=0.02, why=" on a loaded CPU")
     finally:
         bot.close()
 
