@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -117,16 +118,21 @@ def test_check_keeps_the_logs_in_the_directory_asked_for(tmp_path: Path) -> None
     assert left_behind(tmp_path) == []
 
 
+def wait_while_running(proc: subprocess.Popen[str], seen: Callable[[], object], seconds: float = 120) -> object:
+    """Poll ``seen`` until it holds, ``proc`` ends or ``seconds`` pass; then what it gives."""
+    deadline = time.monotonic() + seconds
+    while not seen() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return seen()
+
+
 def test_check_interrupted_leaves_no_temporary_directory(tmp_path: Path) -> None:
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     # the bot waits before its 'ready', so the check is still at its first step
     proc = subprocess.Popen([PY, "-m", "arena", "check", bot("slow_start.py", "60"), "--startup", "120"],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 120
-        while not left_behind(tmp_path) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert left_behind(tmp_path), "the check never made its directory"
+        assert wait_while_running(proc, lambda: left_behind(tmp_path)), "the check never made its directory"
         time.sleep(1)       # into the wait for 'ready'
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
@@ -162,10 +168,7 @@ def test_play_interrupted_exits_130_and_leaves_no_bot(tmp_path: Path, signum: in
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:
-        deadline = time.monotonic() + 120
-        while not with_tag(tag) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert with_tag(tag), "the bot never started"
+        assert wait_while_running(proc, lambda: with_tag(tag)), "the bot never started"
         time.sleep(1)       # into the wait for 'ready'
         if signum == signal.SIGINT:
             os.killpg(proc.pid, signum)

@@ -217,14 +217,18 @@ def _old_usefulness(c: Card, hand: Sequence[Card], contract: Contract, wild_deuc
     return score
 
 
-def test_hand_shape_scores_like_the_old_usefulness() -> None:
-    rng = random.Random(9)
+def _random_hands(seed: int, n: int = 1500) -> Iterator[tuple[random.Random, list[Card], Contract, bool]]:
+    """``n`` random hands of 1-22 cards, each with a contract of either preset
+    and wild deuces on or off, and the generator (for more draws)."""
+    rng = random.Random(seed)
     shoe = make_shoe(2)
     contracts = list(dict.fromkeys(RULES.contracts + Ruleset.preset("pagat").contracts))
-    for _ in range(1500):
-        hand = rng.sample(shoe, rng.randint(1, 22))
-        contract = rng.choice(contracts)
-        wd = rng.random() < 0.7
+    for _ in range(n):
+        yield rng, rng.sample(shoe, rng.randint(1, 22)), rng.choice(contracts), rng.random() < 0.7
+
+
+def test_hand_shape_scores_like_the_old_usefulness() -> None:
+    for rng, hand, contract, wd in _random_hands(9):
         shape = HandShape(hand, contract, wd)
         for c in set(hand) | {rng.choice(ALL_CARDS)}:
             assert shape.usefulness(c) == _old_usefulness(c, hand, contract, wd)
@@ -331,13 +335,7 @@ def test_draw_and_buy_decisions_are_shared_values() -> None:
 
 def test_one_card_usefulness_scores_like_the_old_one_with_or_without_the_card() -> None:
     from arena.players.greedy import usefulness
-    rng = random.Random(11)
-    shoe = make_shoe(2)
-    contracts = list(dict.fromkeys(RULES.contracts + Ruleset.preset("pagat").contracts))
-    for _ in range(1500):
-        hand = rng.sample(shoe, rng.randint(1, 22))
-        contract = rng.choice(contracts)
-        wd = rng.random() < 0.7
+    for rng, hand, contract, wd in _random_hands(11):
         for c in set(hand) | {rng.choice(ALL_CARDS)}:
             old = _old_usefulness(c, hand + [c], contract, wd)
             assert usefulness(c, hand, contract, wd) == old == usefulness(c, hand + [c], contract, wd)

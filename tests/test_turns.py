@@ -67,6 +67,15 @@ def ask(bot: BotProcess, n: int) -> int:
     return int(reply["spun"])
 
 
+def assert_never_caught(bot: BotProcess, requests: int, pause: float) -> None:
+    """``requests`` requests with ``pause`` between them: the bot is never caught or stopped."""
+    assert bot._turns is not None
+    for n in range(1, requests + 1):
+        ask(bot, n)
+        time.sleep(pause)
+    assert not bot._turns.caught and bot._pauser is None
+
+
 def play_until_caught(bot: BotProcess, pause: float = 0.1, why: str = "") -> int:
     """Requests with ``pause`` between them (the other bots' turns) until the
     watchdog has caught the bot; the next request id."""
@@ -315,11 +324,7 @@ def test_unsandboxed_bot_computing_between_turns_is_stopped_between_them(tmp_pat
 def test_bot_that_only_answers_is_never_stopped(tmp_path: Path, mode: str) -> None:
     bot = start(tmp_path, mode=mode)
     try:
-        assert bot._turns is not None
-        for n in range(1, 16):            # about six watchdog scans
-            ask(bot, n)
-            time.sleep(0.1)
-        assert not bot._turns.caught and bot._pauser is None
+        assert_never_caught(bot, 15, pause=0.1)      # about six watchdog scans
     finally:
         bot.close()
 
@@ -432,10 +437,6 @@ def test_on_a_loaded_cpu_a_bot_that_only_computes_on_its_turns_is_not_caught(
         tmp_path: Path, mode: str, loaded_cpu: None) -> None:
     bot = start(tmp_path, "--work", "20", mode=mode)
     try:
-        assert bot._turns is not None
-        for n in range(1, 60):              # about twelve watchdog scans
-            ask(bot, n)
-            time.sleep(0.02)
-        assert not bot._turns.caught and bot._pauser is None
+        assert_never_caught(bot, 59, pause=0.02)     # about twelve watchdog scans
     finally:
         bot.close()
