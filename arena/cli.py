@@ -106,7 +106,7 @@ def _time_options(f: Callable[..., Any]) -> Callable[..., Any]:
                           "(default: none).")(f)
     f = click.option("--per-decision", "--per-move", "--time-per-move", "per_decision",
                      type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
-                     help="Seconds a bot program has for each decision.")(f)
+                     help="Seconds a bot program has for each decision (a tournament file's time: per_decision).")(f)
     f = click.option("--startup", "startup", type=click.FloatRange(min=0, min_open=True), default=10.0,
                      show_default=True,
                      help="Seconds a bot program has to start and answer 'start' (raise it for "

@@ -72,7 +72,7 @@ rules:
   buy_penalty: 1
   decks: {3: 3}
   deal_size: 10
-time: {startup: 5, per_move: 0.5, bank: 20}
+time: {startup: 5, per_decision: 0.5, bank: 20}
 faults: {max_strikes: 5, strict: true}
 format: gauntlet
 challengers: [alpha, beta]
@@ -80,7 +80,7 @@ deals: 2
 duplicate: false
 seed: 42
 jobs: 3
-output: ../results/spring
+out: ../results/spring
 """
 
 
@@ -212,6 +212,19 @@ def test_empty_rules_and_null_bank(tmp_path: Path) -> None:
     assert config.rules == Ruleset() and config.time.bank_seconds is None and config.jobs is None
 
 
+def test_the_keys_are_spelt_as_the_command_line_and_their_old_names_still_work(tmp_path: Path) -> None:
+    new = load_config(write(tmp_path, THREE_BOTS + "players: 3\ntime: {per_decision: 2.5}\nout: res\n"))
+    old = load_config(write(tmp_path, THREE_BOTS + "players: 3\ntime: {per_move: 2.5}\noutput: res\n"))
+    assert new.time.per_decision_seconds == 2.5 and new.output == new.dir / "res"
+    assert (old.time, old.output, old.line_of("out")) == (new.time, new.output, 7)
+    # stored with the results (and compared on resuming) under the current name, however the file spells it
+    assert old.to_mapping() == new.to_mapping() and new.to_mapping()["time"]["per_decision"] == 2.5
+    assert "per_move" not in repr(new.to_mapping())
+    # a "<<" merge may still override a key in the same spelling
+    merged = THREE_BOTS + "players: 3\nx-t: &t {per_move: 1}\ntime: {<<: *t, per_move: 3}\n"
+    assert load_config(write(tmp_path, merged)).time.per_decision_seconds == 3
+
+
 def test_shipped_tournaments_load() -> None:
     demo = load_config(REPO / "tournaments" / "demo.yaml")
     assert demo.name == "demo"
@@ -225,12 +238,15 @@ def test_shipped_tournaments_load() -> None:
     text = (REPO / "tournaments" / "example.yaml").read_text()
     keys = ["name", "bots", "command", "builtin", "dir", "env", "build", "limits", "memory_mb",
             "cpu_seconds", "max_line_bytes", "stderr_max_bytes", "ponder", "players", "rules", "preset", "time",
-            "startup", "per_move", "bank", "faults", "max_strikes", "strict", "format", "challengers",
-            "deals", "duplicate", "seed", "jobs", "output"]
+            "startup", "per_decision", "bank", "faults", "max_strikes", "strict", "format", "challengers",
+            "deals", "duplicate", "seed", "jobs", "out"]
     keys += list(Ruleset().to_mapping())
     for key in keys:
         assert f"{key}:" in text, key
     assert example.rules == Ruleset()
+    # the old names only as comments
+    for old in ("per_move", "output"):
+        assert f"{old}:" not in text and f"{old}:" not in (REPO / "tournaments" / "demo.yaml").read_text()
 
 
 # -- mistakes: one line, file:line: key.path: what was expected ------------------------
@@ -242,7 +258,7 @@ CASES = {
     "unknown key without a close match": (
         THREE_BOTS + "colour: red\n",
         ":5: colour: unknown key; expected one of: name, bots, players, rules, time, faults, format, "
-        "challengers, deals, settle, rating, duplicate, seed, jobs, affinity, anonymous, output, sandbox, executor"),
+        "challengers, deals, settle, rating, duplicate, seed, jobs, affinity, anonymous, out, sandbox, executor"),
     "affinity that is not a boolean": (
         THREE_BOTS + "players: 3\naffinity: sometimes\n",
         ":6: affinity: expected true or false, got 'sometimes'"),
@@ -258,7 +274,22 @@ CASES = {
         ":5: bots[0].limits.memory: unknown key (did you mean 'memory_mb'?)"),
     "unknown time key": (
         THREE_BOTS + "players: 3\ntime:\n  per_mov: 2\n",
-        ":7: time.per_mov: unknown key (did you mean 'per_move'?)"),
+        ":7: time.per_mov: unknown key (did you mean 'per_decision'?)"),
+    "a key and its old name both given": (
+        THREE_BOTS + "players: 3\ntime:\n  per_decision: 1\n  per_move: 2\n",
+        ":8: time.per_move: 'per_move' is the old name of 'per_decision', and both are given (the other on "
+        "line 7); give it once, as 'per_decision'"),
+    "a key's old name and the key both given": (
+        THREE_BOTS + "players: 3\nout: a\noutput: a\n",
+        ":7: output: 'output' is the old name of 'out', and both are given (the other on line 6); "
+        "give it once, as 'out'"),
+    "a key's old name, then the key": (
+        THREE_BOTS + "players: 3\ntime: {per_move: 1, per_decision: 1}\n",
+        ":6: time.per_decision: 'per_move' is the old name of 'per_decision', and both are given (the other "
+        "on line 6); give it once, as 'per_decision'"),
+    "a value under a key's old name": (
+        THREE_BOTS + "players: 3\ntime:\n  per_move: 0\n",
+        ":7: time.per_move: expected a number of seconds, more than 0 and at most 600, got 0"),
     "unknown faults key": (
         THREE_BOTS + "players: 3\nfaults: {strikes: 2}\n",
         ":6: faults.strikes: unknown key (did you mean 'max_strikes'?)"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -48,6 +49,43 @@ def test_report_is_one_file_with_everything_inline_and_a_replay_per_match(result
         assert f'href="replays/{mid}.html"' in page
     for section in ("leaderboard", "head-to-head", "seats", "ratings", "faults", "times", "matches"):
         assert f'id="{section}"' in page
+
+
+# A fresh interpreter in which a chart library cannot be imported, as where the
+# report extra was never installed, running the real command line.
+WITHOUT = """
+import sys
+hidden = sys.argv[1]
+class Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] == hidden:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+sys.meta_path.insert(0, Missing())
+from arena.cli import main
+sys.argv[:2] = ["arena"]
+main()
+"""
+
+
+@pytest.mark.parametrize("library", ["altair", "vl_convert"])
+def test_report_without_the_chart_libraries_is_written_without_charts_and_says_how_to_get_them(
+        results, tmp_path, library):
+    out = tmp_path / "report"
+    res = subprocess.run([sys.executable, "-c", WITHOUT, library, "report", str(results), "--out", str(out)],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert f"report: {out / 'index.html'}" in res.stdout
+    # one line on stderr, naming the missing library and the fix
+    assert res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+    assert f"No module named '{library}'" in res.stderr and "pip install '.[report]'" in res.stderr
+    page = (out / "index.html").read_text()
+    for section in ("leaderboard", "head-to-head", "seats", "ratings", "faults", "times", "matches"):
+        assert f'id="{section}"' in page
+    # a note where each chart would be, and no script calling the missing Vega
+    assert page.count('class="note no-charts"') == 2 and "pip install &#39;.[report]&#39;" in page
+    assert "vegaEmbed" not in page and 'class="chart"' not in page
+    assert (out / "gradebook.csv").is_file() and len(list((out / "replays").glob("*.html"))) == 6
 
 
 def test_gradebook_has_one_row_per_bot_matching_the_store(results, report_dir):

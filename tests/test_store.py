@@ -235,6 +235,20 @@ def test_tournament_config_must_match(db: Path) -> None:
         assert store.tournament()["seed"] == 3
 
 
+def test_results_stored_under_a_setting_s_old_name_still_resume(db: Path) -> None:
+    with ResultStore(db) as store:
+        store.init_tournament("t", {}, seed=3)
+    with sqlite3.connect(db) as conn:   # as stored before time.per_move became time.per_decision
+        conn.execute("""UPDATE tournament SET config = '{"time":{"bank":null,"per_move":1,"startup":10}}'""")
+    conn.close()
+    with ResultStore(db) as store:
+        store.init_tournament("t", {"time": {"startup": 10, "per_decision": 1, "bank": None}}, seed=3)
+        assert store.tournament()["config"] == {"time": {"startup": 10, "per_decision": 1, "bank": None}}
+        with pytest.raises(StoreError) as e:
+            store.init_tournament("t", {"time": {"startup": 10, "per_decision": 2, "bank": None}}, seed=3)
+        assert "(time.per_decision: was 1, now 2)" in one_line(e, db)
+
+
 def test_duplicate_match_is_refused(db: Path) -> None:
     with ResultStore(db) as store:
         store.add_match(make_match(1))

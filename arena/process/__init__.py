@@ -7,7 +7,8 @@ and CPU limits, and makes sure no bot process outlives its ``BotProcess``.
 Modules: ``spec`` (BotSpec, TimeControl), ``bot`` (BotProcess), ``spawn``
 (starting it: environment, sandbox, limits), ``exchange`` (writing lines,
 awaiting replies), ``exits`` (reaping, exit messages, cleanup),
-``errors`` (typed failures), ``streams`` (reading stdout and stderr, line splitting),
+``errors`` (typed failures), ``streams`` (reading stdout, line splitting),
+``stderr`` (reading stderr into its bounded log),
 ``jsonline`` (the strict, bounded decoder of every line a bot writes),
 ``limits`` (rlimits, process groups, memory watchdog), ``stats`` (decision times),
 ``sandbox`` (the bubblewrap sandbox every bot runs in where it works).

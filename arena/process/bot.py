@@ -49,7 +49,8 @@ from .limits import CHILDREN_LISTS
 from .spawn import ProcessStart
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats
-from .streams import LINE, LazyLog, StderrReader, StdoutReader, Wakeup
+from .stderr import LazyLog, StderrReader, Wakeup
+from .streams import LINE, StdoutReader
 from .turns import PER_TURN_SLACK, Pauser, TurnClock
 
 LOG = logging.getLogger(__name__)

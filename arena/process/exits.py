@@ -21,7 +21,8 @@ from . import sandbox
 from .errors import BotCrashed, BotFailure, describe_exit, excerpt
 from .limits import CHILDREN_LISTS, WATCHDOG, group_members, kill_group, process_tree, signal_member
 from .spec import BotSpec
-from .streams import EOF, EXIT, StderrReader, StdoutReader, Wakeup
+from .stderr import StderrReader, Wakeup
+from .streams import EOF, EXIT, StdoutReader
 
 LOG = logging.getLogger(__name__)
 

@@ -27,7 +27,8 @@ from .interrupts import interrupts_deferred
 from .limits import WATCHDOG, apply_limits, kill_group, pid_namespace
 from .spec import TimeControl
 from .stats import DecisionStats
-from .streams import LazyLog, StderrReader, StdoutReader
+from .stderr import LazyLog, StderrReader
+from .streams import StdoutReader
 from .turns import TurnClock, cpus_of
 
 # The name these lines had before they moved here from ``bot``: log files

@@ -29,7 +29,7 @@ from ..match.spec import fault_place
 from ..process.errors import escaped
 from ..tournament.leaderboard import RATING_UNITS, _level, csv_cell
 from ..tournament.store import FAULT_KINDS, ResultStore, StoreError
-from .charts import ChartsUnavailable, ratings_chart, times_chart, vega_bundle
+from .charts import INSTALL_HINT, ChartsUnavailable, ratings_chart, times_chart, vega_bundle
 from .data import GRADEBOOK_COLUMNS, ReportData, collect, gradebook_rows, stored_replay
 from .html import asset, render, replay_page, visible
 from .replay import ReplayError, build_replay
@@ -91,8 +91,22 @@ def _visible_bots(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**p, "bot": visible(p["bot"])} for p in points]
 
 
+def _charts(data: ReportData, warn: Callable[[str], None] | None) -> tuple[dict[str, Any], str]:
+    """The charts' specs by element id and Vega's script; none, and one
+    warning, without the ``report`` extra: the rest of the page needs neither."""
+    try:
+        # The names in a chart's labels and tooltips, as everywhere else on the page.
+        charts = {"chart-ratings": ratings_chart(_visible_bots(data.history)),
+                  "chart-times": times_chart(_visible_bots(data.times))}
+        return charts, vega_bundle()
+    except ChartsUnavailable as err:
+        if warn is not None:
+            warn(f"warning: the report has {err}")
+        return {}, ""
+
+
 def _report_html(data: ReportData, *, bot: str | None, replays: bool, gradebook: str | None,
-                 replay_dir: str) -> str:
+                 replay_dir: str, warn: Callable[[str], None] | None = None) -> str:
     sections = data.bots if bot is None else [s for s in data.bots if s.bot == bot]
 
     def replay_href(match_id: str, step: int | None = None) -> str:
@@ -108,13 +122,10 @@ def _report_html(data: ReportData, *, bot: str | None, replays: bool, gradebook:
     charts: dict[str, Any] = {}
     vega = ""
     if full:
-        # The names in a chart's labels and tooltips, as everywhere else on the page.
-        charts = {"chart-ratings": ratings_chart(_visible_bots(data.history)),
-                  "chart-times": times_chart(_visible_bots(data.times))}
-        vega = vega_bundle()
+        charts, vega = _charts(data, warn)
     title = data.name if full else f"{bot} in {data.name}"
     return render("report.html", data=data, sections=sections, full=full, title=title, charts=charts,
-                  vega=vega, css=asset("cards.css") + asset("report.css"), kinds=FAULT_KINDS,
+                  vega=vega, hint=INSTALL_HINT, css=asset("cards.css") + asset("report.css"), kinds=FAULT_KINDS,
                   level=_level(data.confidence), unit_text=RATING_UNITS.get(data.rating_unit, data.rating_unit),
                   gradebook=gradebook, replays=replays, replay_href=replay_href, link=link,
                   colour=_colour, fmt=_fmt, anchor=anchor, place=fault_place)
@@ -161,10 +172,8 @@ def write_report(results: str, out: Path | None = None, *, bot: str | None = Non
         book = out / "gradebook.csv"
         _write(book, _gradebook(data))
         written.append(book)
-        try:
-            page = _report_html(data, bot=bot, replays=replays, gradebook=book.name, replay_dir=replay_dir)
-        except ChartsUnavailable as err:
-            raise ReportError(str(err)) from None
+        page = _report_html(data, bot=bot, replays=replays, gradebook=book.name, replay_dir=replay_dir,
+                            warn=progress)
         target = out / ("index.html" if bot is None else f"bot-{file_name(bot)}.html")
         _write(target, page)
         written.append(target)

@@ -22,14 +22,15 @@ INSTALL_HINT = "install the report extra from the arena checkout: pip install '.
 
 
 class ChartsUnavailable(Exception):
-    """The chart libraries are not installed; one line with the fix."""
+    """The chart libraries are not installed; one line with the fix.  The
+    report is written without its charts then (``build.write_report``)."""
 
 
 def _altair() -> Any:
     try:
         import altair
     except ImportError as exc:
-        raise ChartsUnavailable(f"arena report needs Vega-Altair ({exc}); {INSTALL_HINT}") from None
+        raise ChartsUnavailable(f"no charts: Vega-Altair is not installed ({exc}); {INSTALL_HINT}") from None
     return altair
 
 
@@ -39,7 +40,7 @@ def vega_bundle() -> str:
     try:
         import vl_convert
     except ImportError as exc:
-        raise ChartsUnavailable(f"arena report needs vl-convert-python ({exc}); {INSTALL_HINT}") from None
+        raise ChartsUnavailable(f"no charts: vl-convert-python is not installed ({exc}); {INSTALL_HINT}") from None
     wanted = ".".join(_altair().SCHEMA_VERSION.lstrip("v").split(".")[:2])
     version = wanted if wanted in vl_convert.get_vegalite_versions() else None
     # Inside a <script> element: a literal "</script" would end it.

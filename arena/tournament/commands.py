@@ -151,7 +151,7 @@ def _played_line(summary: RunSummary) -> str:
 @click.option("--seed", type=click.IntRange(-(2**63), 2**63 - 1), default=None,
               help="Override the file's seed (a 64-bit whole number, as in the file).")
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None,
-              help="Results directory (default: the file's 'output').")
+              help="Results directory (default: the file's 'out').")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True,
               help="Format of the final tables (or of the --dry-run schedule) on stdout; "
                    "status and progress go to stderr.")

@@ -365,7 +365,7 @@ class TournamentConfig:
             "bots": [b.to_mapping() for b in self.bots],
             "players": self.players,
             "rules": self.rules.to_mapping(),
-            "time": {"startup": self.time.startup_seconds, "per_move": self.time.per_decision_seconds,
+            "time": {"startup": self.time.startup_seconds, "per_decision": self.time.per_decision_seconds,
                      "bank": self.time.bank_seconds},
             "faults": dataclasses.asdict(self.faults),
             "format": self.format,

@@ -50,12 +50,16 @@ from .yamlreader import NodeReader, _line, _suggest, _yaml_error, compose
 __all__ = ["Reader", "compose"]
 
 _TOP_KEYS = ("name", "bots", "players", "rules", "time", "faults", "format", "challengers",
-             "deals", "settle", "rating", "duplicate", "seed", "jobs", "affinity", "anonymous", "output", "sandbox",
+             "deals", "settle", "rating", "duplicate", "seed", "jobs", "affinity", "anonymous", "out", "sandbox",
              "executor")
 _BOT_KEYS = ("name", "command", "builtin", "dir", "env", "build", "limits", "sandbox")
 _BOT_SANDBOX_KEYS = ("read", "write", "scratch")
 _LIMIT_KEYS = ("memory_mb", "cpu_seconds", "max_line_bytes", "stderr_max_bytes", "processes", "ponder")
-_TIME_KEYS = ("startup", "per_move", "bank")
+_TIME_KEYS = ("startup", "per_decision", "bank")
+# Old spellings, still read: the file's keys now match the command line's
+# options (--out, --per-decision).  The protocol's names are the bots' business.
+_TOP_ALIASES = {"output": "out"}
+_TIME_ALIASES = {"per_move": "per_decision"}
 _FAULT_KEYS = ("max_strikes", "strict")
 _SETTLE_KEYS = ("confidence", "max_matches", "max_minutes")
 _EXECUTOR_KEYS = ("backend", "address", "files")
@@ -74,7 +78,7 @@ class Reader(NodeReader):
             raise ConfigError(self.file, 1, None,
                               "the file is empty; expected a mapping of tournament settings with at least 'bots'")
         top = self.mapping(root, "", _TOP_KEYS, what="a mapping of tournament settings (name, bots, ...)",
-                           required=("bots",), extensions=True)
+                           required=("bots",), extensions=True, aliases=_TOP_ALIASES)
         values: dict[str, Any] = {}
         key_lines = tuple((k, _line(kn)) for k, (kn, _) in top.items())
 
@@ -179,8 +183,8 @@ class Reader(NodeReader):
         if "executor" in top:
             values["executor"] = self.executor(top["executor"][1])
 
-        if "output" in top:
-            values["output"] = self.directory(top["output"][1], "output")
+        if "out" in top:
+            values["output"] = self.directory(top["out"][1], self.spelt(top["out"], "out"))
         else:
             slug = re.sub(r"[^A-Za-z0-9._+-]+", "-", name).strip("-.") or "tournament"
             values["output"] = self.base / "arena-results" / slug
@@ -400,12 +404,15 @@ class Reader(NodeReader):
         return self.fail(node, f"rules.{setting}", _ruleset_message(err))
 
     def time(self, node: Node) -> TimeControl:
-        entries = self.mapping(node, "time", _TIME_KEYS, what="a mapping of times in seconds (startup, per_move, bank)")
+        entries = self.mapping(node, "time", _TIME_KEYS, what="a mapping of times in seconds (startup, per_decision, "
+                               "bank)", aliases=_TIME_ALIASES)
         values: dict[str, Any] = {}
         if "startup" in entries:
             values["startup_seconds"] = self.number(entries["startup"][1], "time.startup", positive=True, hi=600)
-        if "per_move" in entries:
-            values["per_decision_seconds"] = self.number(entries["per_move"][1], "time.per_move", positive=True, hi=600)
+        if "per_decision" in entries:
+            values["per_decision_seconds"] = self.number(entries["per_decision"][1],
+                                                         self.spelt(entries["per_decision"], "time.per_decision"),
+                                                         positive=True, hi=600)
         if "bank" in entries:
             bank_node = entries["bank"][1]
             if isinstance(bank_node, ScalarNode) and self.value(bank_node) is None:

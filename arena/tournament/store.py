@@ -84,6 +84,23 @@ def _canonical_json(config: str | Mapping[str, Any]) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+# Settings that older versions stored under another name (section, old, new):
+# read under today's, so that their results still resume and show as today's.
+RENAMED_SETTINGS = (("time", "per_move", "per_decision"),)
+
+
+def current_config(config: Any) -> Any:
+    """A stored configuration with the old names of ``RENAMED_SETTINGS`` replaced."""
+    if not isinstance(config, dict):
+        return config
+    out = dict(config)
+    for section, old, new in RENAMED_SETTINGS:
+        part = out.get(section)
+        if isinstance(part, dict) and old in part and new not in part:
+            out[section] = {(new if k == old else k): v for k, v in part.items()}
+    return out
+
+
 def _changes(stored: str, given: str, shown: int = 2) -> str:
     """`` (key: was X, now Y; ...)``: what differs, the first few."""
     found = differences(json.loads(stored), json.loads(given))
@@ -399,7 +416,8 @@ class ResultStore:
         would mix two tournaments' results: StoreError. ``bots`` are registered
         so that a bot with no completed match still has a leaderboard row.
         """
-        config = _canonical_json(config_json)
+        config = _canonical_json(current_config(json.loads(config_json) if isinstance(config_json, (str, bytes))
+                                                else config_json))
         with self._lock:
             c = self._conn
             with _immediate(c):
@@ -407,7 +425,11 @@ class ResultStore:
                 if row is None:
                     c.execute("INSERT INTO tournament (id, name, config, seed, created) VALUES (1, ?, ?, ?, ?)",
                               (name, config, seed, _now()))
-                elif (row[0], row[1], row[2]) != (name, config, seed):
+                    row = (name, config, seed)
+                # Compared under today's names; the row stays as stored, so the
+                # version that stored it can still resume it.
+                row = (row[0], _canonical_json(current_config(json.loads(row[1]))), row[2])
+                if (row[0], row[1], row[2]) != (name, config, seed):
                     # The configuration holds the seed too: name the seed first.
                     what = ("name" if row[0] != name else "seed" if row[2] != seed else "configuration")
                     if what == "configuration":
@@ -423,7 +445,7 @@ class ResultStore:
         if not rows:
             return None
         name, config, seed, created = rows[0]
-        return {"name": name, "config": json.loads(config), "seed": seed, "created": created}
+        return {"name": name, "config": current_config(json.loads(config)), "seed": seed, "created": created}
 
     def bots(self) -> list[str]:
         """Every bot known to the database (registered or seen in a match), sorted."""

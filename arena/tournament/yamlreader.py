@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +29,22 @@ from .config import ConfigError
 __all__ = ["NodeReader", "compose"]
 
 
-def _suggest(word: str, choices: Iterable[str]) -> str:
+def _suggest(word: str, choices: Iterable[str], aliases: Mapping[str, str] | None = None) -> str:
+    """`` (did you mean 'x'?)`` or the list of ``choices``; a word close to an
+    old spelling in ``aliases`` gets the current one suggested."""
     choices = list(choices)
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    aliases = aliases or {}
+    close = difflib.get_close_matches(word, [*choices, *aliases], n=1, cutoff=0.6)
     if close:
-        return f" (did you mean '{close[0]}'?)"
+        return f" (did you mean '{aliases.get(close[0], close[0])}'?)"
     return f"; expected one of: {', '.join(choices)}"
+
+
+def _both_spellings(name: str, key: str, first: str, line: int) -> str:
+    """The error for one key given by its current and its old name."""
+    old = key if key != name else first
+    return (f"'{old}' is the old name of '{name}', and both are given (the other on line {line}); "
+            f"give it once, as '{name}'")
 
 
 def _join(path: str, key: str) -> str:
@@ -70,8 +80,15 @@ class NodeReader:
         return str(node.value)
 
     def mapping(self, node: Node, path: str, known: Sequence[str], *, what: str,
-                required: Sequence[str] = (), extensions: bool = False) -> dict[str, tuple[Node, Node]]:
-        """The entries of a mapping node with only ``known`` keys: key -> (key node, value node)."""
+                required: Sequence[str] = (), extensions: bool = False,
+                aliases: Mapping[str, str] | None = None) -> dict[str, tuple[Node, Node]]:
+        """The entries of a mapping node with only ``known`` keys: key -> (key node, value node).
+
+        ``aliases`` maps old spellings to keys of ``known``: an entry given by
+        its old spelling is returned under the current one (its key node keeps
+        the spelling, for errors about its value); both spellings of one key
+        are an error."""
+        aliases = aliases or {}
         if not isinstance(node, MappingNode):
             raise self.fail(node, path or None, f"expected {what}, got {self.got(node)}")
         seen: dict[str, Node] = {}
@@ -96,13 +113,26 @@ class NodeReader:
                 raise self.fail(key_node, path or None, f"expected a key name, got {self.got(key_node)}")
             if extensions and key.startswith("x-"):
                 continue
-            if key not in known:
-                raise self.fail(key_node, _join(path, key), f"unknown key{_suggest(key, known)}")
-            entries[key] = (key_node, value_node)
+            name = aliases.get(key, key)
+            if name not in known:
+                raise self.fail(key_node, _join(path, key), f"unknown key{_suggest(key, known, aliases)}")
+            # One spelling twice is a duplicate key (above) or a "<<" merge's override (later wins).
+            first = entries[name][0] if name in entries else None
+            if first is not None and self.value(first) != key:
+                raise self.fail(key_node, _join(path, key), _both_spellings(name, key, str(self.value(first)),
+                                                                            _line(first)))
+            entries[name] = (key_node, value_node)
         for key in required:
             if key not in entries:
                 raise self.fail(node, _join(path, key), f"missing; {what} needs '{key}'")
         return entries
+
+    def spelt(self, entry: tuple[Node, Node], path: str) -> str:
+        """``path`` with its last key as the file spells it (an old name, from
+        ``mapping``'s aliases), so that an error names what the file says."""
+        given = self.value(entry[0])
+        head, _, _ = path.rpartition(".")
+        return _join(head, str(given))
 
     def sequence(self, node: Node, path: str, what: str) -> list[Node]:
         if not isinstance(node, SequenceNode):
