@@ -3,7 +3,7 @@
 A match plays on one CPU (``affinity``).  A bot that goes on computing after
 its reply, in a thread or a child process, takes that CPU from the bot whose
 turn it is: measured with a background thread that only counts, the other
-bot's decisions took twice as long, so with a per-move limit it would time
+bot's decisions took twice as long, so with a per-decision limit it would time
 out where it otherwise would not.  That is one bot making another lose, and
 no time limit of its own sees it.
 
