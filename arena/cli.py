@@ -242,7 +242,7 @@ def _play_match(spec: MatchSpec) -> MatchResult:
         return run_match(spec)
     except BotStartupError as err:
         hint = ""
-        if len(err.argv) == 1 and os.sep not in err.argv[0]:
+        if len(err.argv) == 1 and os.sep not in err.argv[0] and not os.path.isfile(err.argv[0]):
             hint = f" (built-in players are: {', '.join(BUILTIN_PLAYERS)})"
         raise click.ClickException(f"{err}{hint}") from None
     except (ShanghaiError, ValueError) as err:

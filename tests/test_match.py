@@ -399,6 +399,21 @@ def test_cli_play_missing_program(tmp_path):
                                                "no such file or command"]
 
 
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_cli_play_a_bare_name_of_a_program_in_the_directory_says_dot_slash(tmp_path, monkeypatch, mode):
+    """Like a shell, a name without '/' is looked up on PATH only: a compiled bot
+    next to the user is ./mybot, and the error says so (not that a #! line is wrong)."""
+    program = tmp_path / "mybot"
+    program.write_text(f"#!{sys.executable}\n")
+    program.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, ["play", "mybot", "random", "--sandbox", mode, "--log-dir", str(tmp_path)])
+    assert res.exit_code == 1
+    assert res.output.strip().splitlines() == [
+        f"Error: bot 'mybot': cannot start 'mybot': not on PATH; to run the file 'mybot' in {tmp_path}, "
+        "write ./mybot"]
+
+
 def test_cli_check_passes_a_good_bot(tmp_path):
     res = CliRunner().invoke(main, ["check", f"{sys.executable} {GAMEBOTS / 'minimal.py'}",
                                     "--log-dir", str(tmp_path)])

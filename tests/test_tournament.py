@@ -419,6 +419,21 @@ def test_a_bot_program_that_cannot_be_run_is_one_line_before_any_match(tmp_path:
         assert store.failures() == [] and store.completed_ids() == set()
 
 
+def test_a_bare_program_name_in_the_bots_dir_is_told_to_start_with_dot_slash(tmp_path: Path) -> None:
+    bot = tmp_path / "mybot"
+    bot.write_text("#!/bin/sh\n")
+    bot.chmod(0o755)
+    path = tmp_path / "t.yaml"
+    path.write_text(f"name: x\nbots:\n  - {{name: mine, command: mybot, dir: {json.dumps(str(tmp_path))}}}\n"
+                    "  - {name: b, builtin: greedy}\nplayers: 2\nseed: 3\n")
+    done = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"Error: {path}:3: bots.mine.command: program 'mybot' not on PATH; "
+        f"to run the file 'mybot' in {tmp_path}, write ./mybot")
+
+
 def test_every_rotation_of_a_duplicate_deal_gets_the_same_cards_in_every_hand(tmp_path: Path) -> None:
     """Each hand's shoe comes from (match seed, hand), each reshuffle from
     (match seed, hand, reshuffle): a reshuffle in one rotation cannot change

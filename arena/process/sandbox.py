@@ -52,6 +52,7 @@ from .sandbox_policy import (
     bot_places,
     home_of,
     mount_options,
+    not_on_path_hint,
     own_paths,
     program_path,
     runtime_paths,
@@ -59,7 +60,7 @@ from .sandbox_policy import (
 
 __all__ = ["AUTO", "BWRAP", "NONE", "MODES", "SandboxPolicy", "SandboxUnavailable",
            "Containment", "resolve", "prepare", "bot_places", "home_of", "bot_environment", "command",
-           "Gates", "GATE_LINE", "preflight", "exit_code"]
+           "Gates", "GATE_LINE", "preflight", "exit_code", "not_on_path_hint"]
 
 PROBE_TIMEOUT = 10.0
 MiB = 1024 * 1024

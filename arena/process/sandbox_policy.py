@@ -99,6 +99,15 @@ def program_path(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> str |
     return shutil.which(first, path=env.get("PATH", os.defpath))
 
 
+def not_on_path_hint(program: str, cwd: str) -> str | None:
+    """Why a bare program name was not found although a file of that name is
+    in the bot's directory: like a shell, a name without a ``/`` is looked up
+    on PATH only (a compiled bot is ``./bot``, not ``bot``)."""
+    if "/" in program or not os.path.isfile(os.path.join(cwd, program)):
+        return None
+    return f"not on PATH; to run the file {program!r} in {cwd}, write ./{program}"
+
+
 def runtime_paths() -> list[str]:
     """The arena package and this interpreter's environment (a venv's root,
     whose pyvenv.cfg tells Python it is one, and its site-packages), where

@@ -235,9 +235,10 @@ class ProcessStart(ProcessExits):
 
     def _startup_error(self, exc: OSError) -> BotStartupError:
         cmd = self.spec.argv[0]
+        cwd = os.path.abspath(self.spec.cwd if self.spec.cwd is not None else os.getcwd())
         if isinstance(exc, FileNotFoundError):
-            what = "no such file or command"
-            if os.path.isfile(cmd):
+            what = sandbox.not_on_path_hint(cmd, cwd) or "no such file or command"
+            if "/" in cmd and os.path.isfile(os.path.join(cwd, cmd)):
                 what = "its interpreter (#! line) was not found"
         elif isinstance(exc, PermissionError):
             what = "permission denied (is it executable?)"

@@ -121,9 +121,10 @@ def check_bots(config: TournamentConfig) -> None:
             program if (cwd / program).exists() or Path(program).exists() else None)
         where = f"{config.path}:{bot.line}" if bot.line else str(config.path)
         if found is None:
+            hint = sandbox.not_on_path_hint(program, str(cwd))
             raise TournamentError(
-                f"{where}: bots.{bot.name}.command: program {program!r} not found"
-                f" (command: {shlex.join(bot.command)}, run in {cwd})"
+                f"{where}: bots.{bot.name}.command: program {program!r} "
+                + (hint if hint else f"not found (command: {shlex.join(bot.command)}, run in {cwd})")
             )
         # An interpreter's script is the usual typo: check it too.
         for arg in bot.command[1:2]:
