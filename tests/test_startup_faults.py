@@ -54,6 +54,18 @@ def test_arena_check_shows_the_banner_and_the_hint_and_no_raw_escape(tmp_path):
     assert f"reply: {BANNER}" in res.output
 
 
+def test_a_line_of_prose_in_place_of_a_reply_gets_the_same_hint(tmp_path):
+    """A debug print before the reply is taken for the reply: the fault (and
+    the error notice the bot gets, which carries the same reason) says where
+    such lines belong."""
+    seat = SeatSpec.command([sys.executable, str(GAMEBOTS / "garbage.py")], name="garbage")
+    faults = play(tmp_path, seat).faults_of(0)
+    assert [f.kind for f in faults] == ["malformed"] * 3
+    for fault in faults:
+        assert fault.detail.startswith("not valid JSON") and fault.detail.endswith(f"; {HINT}"), fault.detail
+        assert fault.excerpt == "I think I will discard the seven of hearts"
+
+
 @pytest.mark.parametrize("mode", ["bwrap", "none"])
 def test_a_bot_that_prints_its_error_on_stdout_and_exits_is_a_crash_with_its_exit_code(tmp_path, mode):
     seat = SeatSpec.command([sys.executable, str(GAMEBOTS / "banner.py"), "--exit", "3"],

@@ -48,6 +48,7 @@ STARTUP_EXIT_WAIT = 1.0
 # What most often comes instead of 'ready': a banner, a debug line or a
 # runtime's warning printed on stdout.
 NOT_READY_HINT = "stdout is for protocol lines only; write logs to stderr"
+NOT_JSON = "not valid JSON"             # the start of arena.jsonline's reason for such a line
 
 # (fault kind, reason, excerpt of the offending line)
 HandshakeFailure = tuple[str, str, str | None]
@@ -201,6 +202,8 @@ class RemoteSeat:
         except (BotFailure, MalformedInput, IllegalAction) as exc:
             self.note_ignored(game.hand_no, index)
             kind, detail, line = _classify(exc, reply)
+            if isinstance(exc, BotMalformed) and detail.startswith(NOT_JSON):
+                detail = f"{detail}; {NOT_READY_HINT}"     # most likely a debug print
         fallback = fallback_action(d)
         self._record(game, index, d.kind, kind, detail, line, request_id=req_id)
         if self.proc.failure is None:
