@@ -227,6 +227,7 @@ FAULTY_BOT = r"""
 import json, sys
 out = open(sys.argv[1], "w")
 faulted = set()
+draws = 0
 for line in sys.stdin:
     msg = json.loads(line)
     kind = msg.get("type")
@@ -239,7 +240,10 @@ for line in sys.stdin:
         break
     elif kind == "request":
         ask, rid, cards = msg["kind"], msg["id"], msg["view"]["cards"]
-        if ask not in faulted:
+        draws += ask == "draw"
+        # The draw left unanswered is the second: one before any answer would
+        # get the arena's hint about flushing stdout.
+        if ask not in faulted and (ask != "draw" or draws == 2):
             faulted.add(ask)
             if ask == "draw":
                 continue

@@ -66,6 +66,26 @@ def test_a_line_of_prose_in_place_of_a_reply_gets_the_same_hint(tmp_path):
         assert fault.excerpt == "I think I will discard the seven of hearts"
 
 
+FLUSH_HINT = ("no request of this match answered yet: does the bot flush stdout after each reply, "
+              "not only after 'ready'?")
+
+
+@pytest.mark.parametrize("answered", [0, 2])
+def test_timeouts_before_any_reply_ask_about_flushing_and_later_ones_do_not(tmp_path, answered):
+    """A bot that flushes its 'ready' but not its replies (a C bot with one
+    fflush in its start branch) times out at every request: say why it may."""
+    seat = SeatSpec.command([sys.executable, str(GAMEBOTS / "silent_after.py"), str(answered)],
+                            name="quiet")
+    spec = MatchSpec("t1", (seat, SeatSpec.builtin("random")), {"contracts": ["2S3"]}, seed=1,
+                     time=TimeControl(startup_seconds=10.0, per_decision_seconds=0.6),
+                     log_dir=str(tmp_path / "logs"))
+    faults = run_match(spec).faults_of(0)
+    assert [f.kind for f in faults] == ["timeout"] * 3
+    for fault in faults:
+        assert fault.detail.startswith("no reply within 0.600 s")
+        assert (FLUSH_HINT in fault.detail) == (answered == 0), fault.detail
+
+
 @pytest.mark.parametrize("mode", ["bwrap", "none"])
 def test_a_bot_that_prints_its_error_on_stdout_and_exits_is_a_crash_with_its_exit_code(tmp_path, mode):
     seat = SeatSpec.command([sys.executable, str(GAMEBOTS / "banner.py"), "--exit", "3"],

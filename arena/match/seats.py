@@ -41,6 +41,12 @@ START_TIMEOUT_HINT = ("; does the bot flush stdout after each line? (Python: pri
                       "(java Bot.java, a JIT) needs precompiling or more start-up time "
                       "(--startup, or time.startup in a tournament)")
 
+# A bot that answered 'start' but no request of the match yet most often
+# flushes its 'ready' line only.
+NO_REPLY_YET_HINT = ("; no request of this match answered yet: does the bot flush stdout after "
+                     "each reply, not only after 'ready'? (C: fflush(stdout); Python: "
+                     "print(..., flush=True))")
+
 # After a refused 'ready', how long the bot may take to exit: an exit is the
 # fault then (a runtime printing its error on stdout as it fails to start).
 STARTUP_EXIT_WAIT = 1.0
@@ -204,6 +210,8 @@ class RemoteSeat:
             kind, detail, line = _classify(exc, reply)
             if isinstance(exc, BotMalformed) and detail.startswith(NOT_JSON):
                 detail = f"{detail}; {NOT_READY_HINT}"     # most likely a debug print
+            elif isinstance(exc, BotTimeout) and not proc.stats.times:
+                detail += NO_REPLY_YET_HINT
         fallback = fallback_action(d)
         self._record(game, index, d.kind, kind, detail, line, request_id=req_id)
         if self.proc.failure is None:
