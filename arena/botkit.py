@@ -50,11 +50,12 @@ Meld search and meld rules are re-exported here: ``find_contract``,
 
 from __future__ import annotations
 
-import hashlib
+import json
 import random
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from importlib import import_module
 from typing import Any, TextIO
 
 from .protocol.replies import PROTOCOL_VERSION, reply_from_action
@@ -79,9 +80,9 @@ from .shanghai.actions import (
 from .shanghai.cards import JOKER, JOKER_RANK, Card, cards_text, parse_card, parse_cards, sort_key
 from .shanghai.events import Event
 from .shanghai.finder import could_go_down, find_best_contract, find_contract
-from .shanghai.game import Decision, TableMeld, View
 from .shanghai.melds import Meld, guess_kind, lay_off, lay_off_ends, make_meld, make_run, make_set, swap_wild
 from .shanghai.ruleset import RUN, SET, Contract, Ruleset, parse_contract
+from .shanghai.view import Decision, TableMeld, View  # not .game: a bot plays no Game
 
 __all__ = [
     # the loop
@@ -261,12 +262,24 @@ class MatchInfo:
     @property
     def seed(self) -> int:
         """A seed that depends only on the match id and the seat (stable across runs)."""
-        digest = hashlib.sha256(f"{self.match}/{self.seat}".encode()).digest()
+        digest = _sha256(f"{self.match}/{self.seat}".encode())
         return int.from_bytes(digest[:8], "big")
 
     def rng(self) -> random.Random:
         """A random generator seeded with ``seed``: same match, same seat, same game."""
         return random.Random(self.seed)
+
+
+def _sha256(data: bytes) -> bytes:
+    """SHA-256 from CPython's own module: ``hashlib`` would first load
+    OpenSSL's libcrypto, about 2 ms of every bot's start; the digest is the same."""
+    for name in ("_sha256", "_sha2"):   # CPython up to 3.11, from 3.12
+        try:
+            return bytes(import_module(name).sha256(data).digest())
+        except ImportError:
+            continue
+    import hashlib
+    return hashlib.sha256(data).digest()
 
 
 # -- players made of functions -----------------------------------------------------
@@ -324,6 +337,10 @@ class BotSession:
     (or None); ``run()`` reads stdin and writes stdout until ``quit`` or EOF.
     """
 
+    # Lines read with json before msgspec takes over (see _json_codec): its
+    # import (~10 ms) over what it saves a line (~3 us), rounded up.
+    faster_after = 4000
+
     def __init__(
         self,
         player: Any = None,
@@ -354,6 +371,8 @@ class BotSession:
         self.matches = 0
         self.errors: list[dict[str, Any]] = []
         self.history = History()
+        self.lines_read = 0
+        self._decode, self._encode = _json_codec()
 
     @property
     def stderr(self) -> TextIO:
@@ -394,7 +413,7 @@ class BotSession:
             if self.print_errors:
                 self.log(
                     f"arena: request {msg.get('id')} refused ({msg.get('fault')}): {msg.get('reason')}; "
-                    f"played instead: {_encode(msg.get('fallback')).decode()}"
+                    f"played instead: {self._encode(msg.get('fallback'))}"
                 )
             self._hook("on_error", dict(msg))
         elif kind == "end":
@@ -445,31 +464,62 @@ class BotSession:
                 break  # EOF: the arena closed our input
             if not line.strip():
                 continue
+            self.lines_read += 1
+            if self.lines_read == self.faster_after:
+                self._decode, self._encode = _msgspec_codec() or (self._decode, self._encode)
             try:
-                msg = _decode(line)
+                msg = self._decode(line)
             except ValueError as err:   # msgspec's DecodeError and json's JSONDecodeError are ValueErrors
                 self.log(f"botkit: ignoring a line that is not JSON ({err}): {line[:200]!r}")
                 continue
             reply = self.handle(msg)
             if reply is not None:
-                out.write(_encode(reply).decode() + "\n")
+                out.write(self._encode(reply) + "\n")
                 out.flush()  # the arena waits for this line: never leave it in a buffer
         return 0
 
 
-try:  # msgspec reads and writes lines faster; a bot without it still runs
-    import msgspec
+# -- reading and writing lines ----------------------------------------------------
+#
+# The standard json module loads in about 1 ms.  msgspec reads and writes a
+# line about 3 us faster, but loading it costs about 10 ms of CPU (it brings
+# inspect, typing, datetime, decimal, uuid...): a third of a bot's start,
+# paid again by every bot process a tournament, ``arena check`` or ``arena
+# play`` starts.  So a session reads and writes with json, and switches to
+# msgspec (where it is installed) at ``BotSession.faster_after`` lines, about
+# three matches, when the lines still to come start paying its import back:
+# a bot that plays one match never loads it, one that plays a hundred pays
+# once.  Both write the same reply bytes, so the switch changes no reply.
+Codec = tuple[Callable[[str], Any], Callable[[Any], str]]
 
-    _decode: Callable[[str], Any] = msgspec.json.decode
-    _encode: Callable[[Any], bytes] = msgspec.json.encode
-except ImportError:
-    import json
 
-    def _decode(line: str) -> Any:
-        return json.loads(line)
+def _like_msgspec(obj: Any) -> Any:
+    """What msgspec writes for the values json does not know, so that a reply
+    reads the same either way: a set as a list, a dataclass as its fields."""
+    if isinstance(obj, (set, frozenset)):
+        return list(obj)
+    fields = getattr(type(obj), "__dataclass_fields__", None)
+    if fields is not None:
+        return {name: getattr(obj, name) for name in fields}
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
-    def _encode(obj: Any) -> bytes:
-        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+def _json_codec() -> Codec:
+    encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_like_msgspec)
+    return json.loads, encoder.encode
+
+
+def _msgspec_codec() -> Codec | None:
+    try:
+        import msgspec
+    except ImportError:
+        return None
+    encode = msgspec.json.encode
+
+    def encode_text(obj: Any) -> str:
+        return encode(obj).decode()
+
+    return msgspec.json.decode, encode_text
 
 
 def _traceback() -> str:

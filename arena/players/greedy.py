@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from ..shanghai.actions import STOCK, UPCARD, Buy, Draw, GoDown, MeldCards, Play, Step, Swap
 from ..shanghai.cards import JOKER_RANK, Card, sort_key
 from ..shanghai.finder import could_go_down, find_best_contract
-from ..shanghai.game import View
 from ..shanghai.melds import Meld, lay_off_ends, try_swap_wild
 from ..shanghai.ruleset import RUN, Contract
+from ..shanghai.view import View
 from .tabletop import lay_off_all, table_melds
 
 MAX_HAND_FOR_BUYING = 16

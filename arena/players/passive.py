@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 
 from ..shanghai.actions import STOCK, Buy, Draw, Play, discard_only
-from ..shanghai.game import View
+from ..shanghai.view import View
 
 
 class PassivePlayer:

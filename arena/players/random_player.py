@@ -7,7 +7,7 @@ import random
 from ..shanghai.actions import Buy, Draw, GoDown, MeldCards, Play, Step
 from ..shanghai.draws import choice, shuffle
 from ..shanghai.finder import find_contract
-from ..shanghai.game import View
+from ..shanghai.view import View
 from .tabletop import lay_off_all, table_melds
 
 

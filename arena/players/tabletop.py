@@ -6,9 +6,9 @@ from collections.abc import Iterable
 
 from ..shanghai.actions import LayOff
 from ..shanghai.cards import JOKER_RANK, Card
-from ..shanghai.game import TableMeld
 from ..shanghai.melds import Meld, laid_off, lay_off_ends
 from ..shanghai.ruleset import SET
+from ..shanghai.view import TableMeld
 
 
 def try_lay_off(meld: Meld, c: Card, wild_deuces: bool) -> tuple[Meld, str | None] | None:
