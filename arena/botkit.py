@@ -338,7 +338,7 @@ class BotSession:
     """
 
     # Lines read with json before msgspec takes over (see _json_codec): its
-    # import (~10 ms) over what it saves a line (~3 us), rounded up.
+    # import (~10.5 ms) over what it saves a line (~2.6 us, measured on whole matches).
     faster_after = 4000
 
     def __init__(
@@ -482,14 +482,16 @@ class BotSession:
 # -- reading and writing lines ----------------------------------------------------
 #
 # The standard json module loads in about 1 ms.  msgspec reads and writes a
-# line about 3 us faster, but loading it costs about 10 ms of CPU (it brings
+# line about 2.6 us faster, but loading it costs about 10 ms of CPU (it brings
 # inspect, typing, datetime, decimal, uuid...): a third of a bot's start,
 # paid again by every bot process a tournament, ``arena check`` or ``arena
 # play`` starts.  So a session reads and writes with json, and switches to
 # msgspec (where it is installed) at ``BotSession.faster_after`` lines, about
-# three matches, when the lines still to come start paying its import back:
-# a bot that plays one match never loads it, one that plays a hundred pays
-# once.  Both write the same reply bytes, so the switch changes no reply.
+# three matches: by then json has cost what msgspec's import costs, so
+# whatever the bot's life, it pays at most twice the better choice (the
+# rent-or-buy rule).  A bot that plays one match never loads msgspec; one
+# that plays a hundred pays for it once.  Both write the same reply bytes,
+# so the switch changes no reply.
 Codec = tuple[Callable[[str], Any], Callable[[Any], str]]
 
 

@@ -22,7 +22,11 @@ other down), each with its floor and subject interleaved in ``--pairs`` pairs:
 - benchmarks/engine.py: decisions per CPU-second in-process, random players
   at 4 seats (>= 40,000) and 8 seats (>= 30,000), greedy at 4 (>= 20,000);
 - benchmarks/tournament.py: the start-up share of match time with process
-  reuse, as tournaments run (information; no aim).
+  reuse, as tournaments run (information; no aim);
+- benchmarks/botstart.py: the CPU of a shipped Python bot's start (to its
+  ``ready`` line, then quit) against the same interpreter answering
+  ``start`` with only the standard json module (information; no aim): what
+  every bot process a tournament starts costs before it plays.
 
 "measured" is the median over the pairs with the min and max; "met" compares
 the median with the target.  Each script's own ``main()`` prints more (the
@@ -89,6 +93,7 @@ Bench = tuple[str, Callable[[], list[Figure]]]
 def benches(pairs: int, quick: bool, tmp: Path) -> list[Bench]:
     """(name, the call that measures it), in the order they run."""
     import affinity
+    import botstart
     import engine
     import protocol
     import tournament
@@ -117,6 +122,7 @@ def benches(pairs: int, quick: bool, tmp: Path) -> list[Bench]:
         ("workers", on(four_seats, FIVE)),
         ("engine", lambda: engine.results(pairs, matches)),
         ("tournament", on(tournament.results)),
+        ("botstart", lambda: botstart.results(pairs, starts=3 if quick else 10)),
     ]
 
 

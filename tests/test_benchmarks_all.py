@@ -120,3 +120,12 @@ def test_engine_and_protocol_results_are_real_figures_with_the_issues_aims() -> 
         (40.0, False), (2048.0, False), (0.8, True)]         # arena us/decision, request B, rate ratio
     assert all(len(f.samples) == 5 and all(s > 0 for s in f.samples) for f in figures)
     assert len(bench_all.table(figures).splitlines()) == 2 + len(figures)
+
+
+def test_botstart_results_are_informational_figures_of_real_starts() -> None:
+    import botstart
+    figures = botstart.results(pairs_n=2, starts=1)
+    assert len(figures) == 5          # the floor, then per shipped bot: ms per start and the ratio
+    assert all(f.aim is None and len(f.samples) == 2 and all(s > 0 for s in f.samples) for f in figures)
+    assert [f.unit for f in figures] == ["ms", "ms", "x", "ms", "x"]
+    assert "random_bot.py" in figures[1].name and "greedy_bot.py" in figures[3].name
