@@ -514,7 +514,7 @@ def _json_codec() -> Codec:
 def _msgspec_codec() -> Codec | None:
     try:
         import msgspec
-    except ImportError:
+    except Exception:  # noqa: BLE001 - not installed, or broken: the bot goes on with json, mid-match
         return None
     encode = msgspec.json.encode
 
