@@ -8,6 +8,9 @@ reason of each mark names the suggested fix.
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,6 +21,7 @@ from arena.process import BotProcess, BotSpec, TimeControl, sandbox
 from arena.process.sandbox import SandboxPolicy
 
 BOTS = Path(__file__).parent / "bots"
+HOSTILE = Path(__file__).parent / "hostile"
 WAIT = 10.0           # a bound for things that take a watchdog scan or two (0.25 s each)
 
 needs_bwrap = pytest.mark.skipif(sandbox.resolve(sandbox.AUTO).mode != sandbox.BWRAP,
@@ -55,7 +59,7 @@ def off_turn_children_cpu(bot: BotProcess, enough: float) -> float:
 def test_children_waited_for_count_as_computing_between_turns(tmp_path: Path) -> None:
     bot = start_children_bot(tmp_path)
     try:
-        cpu = off_turn_children_cpu(bot, enough=2.0)
+        cpu = off_turn_children_cpu(bot, enough=1.0)
         assert bot._turns is not None and bot._turns.caught, \
             f"children used {cpu:.2f} s of CPU between the bot's turns unseen"
     finally:
@@ -73,8 +77,70 @@ def test_children_waited_for_count_as_computing_between_turns(tmp_path: Path) ->
 def test_children_reaped_by_the_kernel_count_as_computing_between_turns(tmp_path: Path) -> None:
     bot = start_children_bot(tmp_path, "--autoreap")
     try:
-        cpu = off_turn_children_cpu(bot, enough=2.0)
+        cpu = off_turn_children_cpu(bot, enough=1.0)
         assert bot._turns is not None and bot._turns.caught, \
             f"children used {cpu:.2f} s of CPU between the bot's turns unseen"
     finally:
         bot.close(grace=0.5, term_grace=0.2)
+
+
+# ------------------------------------------------- seeing the other hands
+
+def test_arena_play_hides_the_other_bots_stderr_logs(visible_dir: Path) -> None:
+    """Bots often print their hand on stderr; ``arena play`` writes it, live,
+    into its log directory (``arena-logs`` in the current directory by
+    default), which the bots' working directory holds."""
+    for name in ("proto.py", "logspy.py"):
+        shutil.copy(HOSTILE / name, visible_dir)
+    done = subprocess.run([sys.executable, "-m", "arena", "play", f"{sys.executable} logspy.py",
+                           f"{sys.executable} logspy.py", "--sandbox", "bwrap", "--seed", "7"],
+                          capture_output=True, text=True, timeout=180, cwd=visible_dir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    logs = visible_dir / "arena-logs"
+    lines = [json.loads(line[len("MEMORY "):]) for log in sorted(logs.glob("*.stderr.log"))
+             for line in log.read_text().splitlines() if line.startswith("MEMORY ")]
+    assert {r["seat"] for r in lines} == {0, 1}, "the bots did not play"
+    held = {r["seat"]: r["cards"] for r in lines}
+    known = sorted({(r["seat"], int(s)) for r in lines for s, cards in r["claims"].items()
+                    if held.get(int(s)) == cards})
+    assert known == [], f"a bot read its opponent's hand in the stderr logs: {known}"
+
+
+def test_arena_play_refuses_a_log_dir_the_bots_could_read(visible_dir: Path) -> None:
+    """A log directory that holds a bot's own directory cannot be hidden from
+    it (the sandbox never hides what a bot runs from): with ``--log-dir .``
+    each bot read the other's hand in its stderr log, live."""
+    for name in ("proto.py", "logspy.py"):
+        shutil.copy(HOSTILE / name, visible_dir)
+    done = subprocess.run([sys.executable, "-m", "arena", "play", f"{sys.executable} logspy.py",
+                           f"{sys.executable} logspy.py", "--sandbox", "bwrap", "--seed", "7",
+                           "--log-dir", "."],
+                          capture_output=True, text=True, timeout=180, cwd=visible_dir)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "--log-dir . holds" in done.stderr, done.stderr
+    assert not list(visible_dir.glob("*.stderr.log")), "bots were started"
+
+
+def test_a_results_directory_holding_a_bots_directory_is_refused(visible_dir: Path) -> None:
+    """The results directory is hidden from the bots, but never one that
+    holds a bot's own directory: with ``output: .`` beside the bots'
+    directories, a bot read the results database (with the seed)."""
+    rt = visible_dir / "rt"
+    rt.mkdir()
+    for name in ("proto.py", "redteam.py"):
+        shutil.copy(HOSTILE / name, rt)
+    db = visible_dir / "results.sqlite"
+    tfile = visible_dir / "t.yaml"
+    tfile.write_text(json.dumps({
+        "name": "redteam3", "sandbox": "bwrap", "players": 2, "rules": {"contracts": ["2S3"]},
+        "output": ".", "bots": [
+            {"name": "rt", "command": [sys.executable, "redteam.py"], "dir": "rt",
+             "env": {"RT_PROBES": "read", "RT_READ": str(db)}},
+            {"name": "ref", "builtin": "random"}]}))
+    done = subprocess.run([sys.executable, "-m", "arena", "run", str(tfile), "--jobs", "1"],
+                          capture_output=True, text=True, timeout=180, cwd=visible_dir)
+    read = [line for log in (visible_dir / "logs").glob("*-rt.stderr.log")
+            for line in log.read_text().splitlines() if line.startswith("REDTEAM-PROBE read")]
+    assert read == [], f"the bot read the results database: {read}"
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"output: the results directory {visible_dir} holds {rt}" in done.stderr, done.stderr

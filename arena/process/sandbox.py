@@ -50,6 +50,7 @@ from .sandbox_policy import (
     NONE,
     SandboxPolicy,
     bot_places,
+    exposed,
     home_of,
     mount_options,
     not_on_path_hint,
@@ -59,8 +60,8 @@ from .sandbox_policy import (
 )
 
 __all__ = ["AUTO", "BWRAP", "NONE", "MODES", "SandboxPolicy", "SandboxUnavailable",
-           "Containment", "resolve", "prepare", "bot_places", "home_of", "bot_environment", "command",
-           "Gates", "GATE_LINE", "preflight", "exit_code", "not_on_path_hint"]
+           "Containment", "resolve", "prepare", "bot_places", "exposed", "home_of", "bot_environment",
+           "command", "Gates", "GATE_LINE", "preflight", "exit_code", "not_on_path_hint"]
 
 PROBE_TIMEOUT = 10.0
 MiB = 1024 * 1024

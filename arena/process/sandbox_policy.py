@@ -138,6 +138,16 @@ def own_paths(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> tuple[li
     return list(dict.fromkeys(folders)), list(dict.fromkeys(files))
 
 
+def exposed(path: str, argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> str | None:
+    """The first of the bot's own paths (``own_paths``, ``runtime_paths``)
+    that lies in ``path``, or None.  ``mount_options`` never hides a path
+    holding what the bot needs, so such a ``path`` stays in its view: callers
+    that must hide it (the results, the logs) refuse to run instead."""
+    folders, files = own_paths(argv, cwd, env)
+    root = os.path.abspath(path)
+    return next((p for p in [*folders, *files, *runtime_paths()] if _within(p, root)), None)
+
+
 # Directories that hold more than one program's files: a bot's program or
 # script found there is hidden from the others file by file, never the folder.
 _SHARED_DIRS = ("/", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt",

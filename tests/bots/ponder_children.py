@@ -1,7 +1,8 @@
 """Test bot: answers each line at once with {"id": ..., "spun": N, "cpu": S},
 and computes between its turns in short-lived child processes, one after
-another, each computing MS ms of CPU (``--children MS``, default 4) and
-exiting.  N counts their work and S sums their CPU seconds (shared memory).
+another, each computing MS ms of CPU (``--children MS``, default 5) and
+exiting, one every ``--every MS`` ms (default 12; with ``--autoreap``).
+N counts their work and S sums their CPU seconds (shared memory).
 
 With ``--autoreap`` the bot ignores SIGCHLD, so the kernel reaps the children
 at once and adds their CPU time to no process (POSIX: the times of children
@@ -19,7 +20,8 @@ import threading
 import time
 
 shared = mmap.mmap(-1, 16)          # work count, CPU seconds: written by the children
-MS = float(sys.argv[sys.argv.index("--children") + 1]) if "--children" in sys.argv else 4.0
+MS = float(sys.argv[sys.argv.index("--children") + 1]) if "--children" in sys.argv else 5.0
+EVERY = float(sys.argv[sys.argv.index("--every") + 1]) if "--every" in sys.argv else 12.0
 AUTOREAP = "--autoreap" in sys.argv
 
 if AUTOREAP:
@@ -43,7 +45,7 @@ def spawn_forever() -> None:
         if pid == 0:
             child()
         if AUTOREAP:
-            time.sleep(MS / 1000 * 1.2)     # one child at a time: never two to share the CPU
+            time.sleep(EVERY / 1000)        # one child at a time, and few forks: forking is the bot's CPU
         else:
             os.waitpid(pid, 0)
         if os.getpid() != parent:
