@@ -9,6 +9,7 @@ reason of each mark names the suggested fix.
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import subprocess
 import sys
@@ -144,3 +145,43 @@ def test_a_results_directory_holding_a_bots_directory_is_refused(visible_dir: Pa
     assert read == [], f"the bot read the results database: {read}"
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"output: the results directory {visible_dir} holds {rt}" in done.stderr, done.stderr
+
+
+# ------------------------------------------------- channels between bots
+
+@needs_bwrap
+@pytest.mark.xfail(strict=True, reason=(
+    "the machine's counters are not per namespace: what one bot leaves in its own /dev/shm "
+    "or /tmp (private, bounded) moves the Shmem count of /proc/meminfo (and sysinfo(2)) that "
+    "every other bot reads, a channel of 5 bits an exchange at MiB grain, more at page grain; "
+    "free memory and /proc/stat's CPU times carry the same, more noisily. Fix: only a "
+    "virtual machine per bot (or lxcfs-like per-sandbox /proc files plus a seccomp filter "
+    "on sysinfo); a bot's decision times are a channel to its table anyway (docs/SECURITY.md)"))
+def test_two_bots_cannot_signal_each_other_through_the_machines_memory_counters(tmp_path: Path) -> None:
+    bots = []
+    for _ in range(2):
+        bot = BotProcess(BotSpec([sys.executable, str(BOTS / "shmchannel.py")],
+                                 sandbox=SandboxPolicy("bwrap")),
+                         time_control=TimeControl(startup_seconds=30, per_decision_seconds=30))
+        bots.append(bot.start())
+    sender, receiver = bots
+    ids = iter(range(1, 1000))
+
+    def ask(bot: BotProcess, **what: object) -> dict:
+        reply, _elapsed = bot.request({"type": "request", "id": next(ids), **what})
+        return reply
+
+    try:
+        sent = [random.randrange(1, 32) for _ in range(12)]
+        got = []
+        for value in sent:
+            before = ask(receiver, do="read")["shmem_kb"]
+            ask(sender, do="send", mb=value)
+            after = ask(receiver, do="read")["shmem_kb"]
+            ask(sender, do="send", mb=0)
+            got.append(round((after - before) / 1024))
+    finally:
+        for bot in bots:
+            bot.close(grace=0.5)
+    right = sum(s == g for s, g in zip(sent, got))
+    assert right < len(sent) // 2, f"{right} of {len(sent)} values passed: sent {sent}, read {got}"
