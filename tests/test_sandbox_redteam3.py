@@ -9,6 +9,7 @@ reason of each mark names the suggested fix.
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -185,3 +186,38 @@ def test_two_bots_cannot_signal_each_other_through_the_machines_memory_counters(
             bot.close(grace=0.5)
     right = sum(s == g for s, g in zip(sent, got))
     assert right < len(sent) // 2, f"{right} of {len(sent)} values passed: sent {sent}, read {got}"
+
+
+@needs_bwrap
+@pytest.mark.xfail(strict=True, reason=(
+    "the page cache (which pages of a file the kernel holds in memory) is shared by every "
+    "sandbox and outlives every process: a bot that reads chosen pages of a file all can read "
+    "leaves marks that a later process finds (preadv2 RWF_NOWAIT here; timing a read, about "
+    "0.5 us cached against 20 us not, does as well), so a bot remembers a deal into the next "
+    "rotation, and two bots talk at any time. Fix: none on one machine (a seccomp rule on "
+    "RWF_NOWAIT, io_uring and mincore leaves the timing); rotations of a duplicate deal on "
+    "different machines, or a virtual machine per bot (docs/SECURITY.md)"))
+def test_a_bot_process_cannot_leave_marks_for_a_later_one_in_the_page_cache(visible_dir: Path) -> None:
+    shared = visible_dir / "shared.bin"
+    with open(shared, "wb") as f:         # any file every bot can read (a library, a JDK's modules)
+        f.write(os.urandom(64 * 4096))
+        f.flush()
+        os.fsync(f.fileno())              # clean pages: they can be dropped from the cache
+
+    def once(**what: object) -> dict:
+        """One request to a fresh process, closed before the next one starts."""
+        bot = BotProcess(BotSpec([sys.executable, str(BOTS / "pagecache.py")],
+                                 env={"PAGECACHE_FILE": str(shared)}, sandbox=SandboxPolicy("bwrap")),
+                         time_control=TimeControl(startup_seconds=30, per_decision_seconds=30))
+        bot.start()
+        try:
+            reply, _elapsed = bot.request({"type": "request", "id": 1, **what})
+        finally:
+            bot.close(grace=0.5)
+        return reply
+
+    value = random.getrandbits(64) | 1
+    once(do="clear", bits=64)
+    once(do="send", value=value, bits=64)          # a rotation's process: its hand, say
+    got = once(do="read", bits=64)["value"]        # the next rotation's fresh process
+    assert got != value, f"64 bits passed from a process gone to a new one: {value:#x}"
