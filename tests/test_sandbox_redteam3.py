@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.process import BotProcess, BotSpec, TimeControl, sandbox
+from arena.process import BotFailure, BotProcess, BotSpec, TimeControl, sandbox
 from arena.process.sandbox import SandboxPolicy
 
 BOTS = Path(__file__).parent / "bots"
@@ -221,3 +221,25 @@ def test_a_bot_process_cannot_leave_marks_for_a_later_one_in_the_page_cache(visi
     once(do="send", value=value, bits=64)          # a rotation's process: its hand, say
     got = once(do="read", bits=64)["value"]        # the next rotation's fresh process
     assert got != value, f"64 bits passed from a process gone to a new one: {value:#x}"
+
+
+# ------------------------------------------------------------ resources
+
+@needs_bwrap
+def test_files_in_the_private_file_systems_count_toward_the_memory_limit(visible_dir: Path) -> None:
+    """/tmp (the memory limit's size), /dev/shm (64 MB), /run and /var/tmp
+    (16 MB) and the scratch directory are each bounded, but they are memory
+    in no process's resident set: a bot limited to 64 MB held 274 MB."""
+    scratch = visible_dir / "scratch"
+    scratch.mkdir()
+    bot = BotProcess(BotSpec([sys.executable, str(BOTS / "tmpfs_hog.py"), "64", "2"], memory_mb=64,
+                             sandbox=SandboxPolicy("bwrap", scratch=str(scratch))),
+                     time_control=TimeControl(startup_seconds=30, per_decision_seconds=30))
+    bot.start()
+    try:
+        with pytest.raises(BotFailure, match="memory limit exceeded") as failed:
+            reply, _elapsed = bot.request({"type": "request", "id": 1})
+            pytest.fail(f"a bot limited to 64 MB held {reply['held']} MiB in files")
+        assert "files in its /tmp" in str(failed.value), failed.value
+    finally:
+        bot.close(grace=0.5)

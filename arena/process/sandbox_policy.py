@@ -199,6 +199,14 @@ def _redundant(path: str, outer: str, shown: list[str]) -> bool:
             and not any(_within(s, outer) and _within(path, s) for s in shown))
 
 
+def private_mounts(policy: SandboxPolicy) -> list[str]:
+    """The file systems in memory a sandboxed bot may write (its private
+    /tmp, /dev/shm, /run, /var/tmp and its scratch): what it keeps there is
+    memory that no process's resident set shows."""
+    found = [p for p in _PRIVATE_TMPFS if os.path.isdir(p) and not os.path.islink(p)]
+    return found + ([policy.scratch] if policy.scratch is not None else [])
+
+
 def _tmpfs(path: str, mb: int | None, sized: bool) -> list[str]:
     return (["--size", str(mb * MiB)] if sized and mb else []) + ["--tmpfs", path]
 
@@ -213,7 +221,7 @@ def mount_options(own: Iterable[str], policy: SandboxPolicy, sized: bool,
     folders = list(own)
     own = folders + list(needed)
     tmp_mb = policy.tmp_mb or TMP_MB
-    private = [p for p in _PRIVATE_TMPFS if os.path.isdir(p) and not os.path.islink(p)]
+    private = private_mounts(policy.replace(scratch=None))
     ops: list[tuple[int, int, str, list[str]]] = [
         (p.count("/"), 0, p, _tmpfs(p, _PRIVATE_TMPFS[p] or tmp_mb, sized)) for p in private]
     shown = own + list(policy.read) + list(policy.write)
