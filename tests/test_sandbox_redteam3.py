@@ -14,6 +14,7 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,6 +22,7 @@ import pytest
 
 from arena.process import BotFailure, BotProcess, BotSpec, TimeControl, sandbox
 from arena.process.sandbox import SandboxPolicy
+from arena.process.sandbox_policy import mount_options
 
 BOTS = Path(__file__).parent / "bots"
 HOSTILE = Path(__file__).parent / "hostile"
@@ -147,6 +149,48 @@ def test_a_results_directory_holding_a_bots_directory_is_refused(visible_dir: Pa
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"output: the results directory {visible_dir} holds {rt}" in done.stderr, done.stderr
 
+
+@needs_bwrap
+@pytest.mark.parametrize("where", ["/", "/tmp"])
+def test_a_bot_run_from_the_root_or_tmp_still_sees_only_its_own_sandbox(visible_dir: Path, where: str) -> None:
+    """``arena play`` run from "/" (a container's usual working directory)
+    or from /tmp: the bots' working directory is shown to them read-only,
+    and binding "/" brought back the host's /proc (every process: another
+    bot's stdin, its hand, could be opened), /dev, /tmp and /run (with
+    their sockets); binding /tmp, the host's /tmp."""
+    for name in ("proto.py", "spy.py"):
+        shutil.copy(HOSTILE / name, visible_dir)
+    (visible_dir / "victim.py").write_text("import proto\nproto.serve(name='victim')\n")
+    logs = visible_dir / "logs"
+    done = subprocess.run([sys.executable, "-m", "arena", "play", f"{sys.executable} {visible_dir / 'spy.py'}",
+                           f"{sys.executable} {visible_dir / 'victim.py'}", "--sandbox", "bwrap",
+                           "--log-dir", str(logs)],
+                          capture_output=True, text=True, timeout=180, cwd=where)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = next(json.loads(line[len("SPY-REPORT "):]) for log in sorted(logs.glob("*.stderr.log"))
+                  for line in log.read_text().splitlines() if line.startswith("SPY-REPORT "))
+    seen = [p["pid"] for p in report["processes"]]
+    others = [p for p in report["processes"] if any("victim.py" in a for a in p["cmdline"] or [])]
+    assert seen == [1] and others == [], f"the bot saw {len(seen)} processes, the other bot's: {others}"
+    assert report["wrote_tmp"] is True, "the bot's /tmp is not its own private one"
+
+
+def test_a_working_directory_of_root_or_tmp_is_not_bound_over_the_sandbox() -> None:
+    """The mount options alone: "/" is never bound again (the base binds it
+    read-only, without the host's /proc and /dev), and a working directory
+    that is a private file system stays private, with the bot's own script
+    there shown by itself, over it."""
+    policy = SandboxPolicy("bwrap")
+    fd, script = tempfile.mkstemp(suffix=".py", dir="/tmp")
+    os.close(fd)
+    try:
+        for folders in (["/"], ["/tmp"]):
+            args = mount_options(folders, policy, True, [script])
+            pairs = list(zip(args, args[1:]))
+            assert ("--ro-bind", "/") not in pairs and ("--ro-bind", "/tmp") not in pairs, args
+        assert args.index(script) > args.index("/tmp") and ("--ro-bind", script) in pairs, args
+    finally:
+        os.remove(script)
 
 # ------------------------------------------------- channels between bots
 

@@ -211,6 +211,22 @@ def _tmpfs(path: str, mb: int | None, sized: bool) -> list[str]:
     return (["--size", str(mb * MiB)] if sized and mb else []) + ["--tmpfs", path]
 
 
+# Mounts of the sandbox itself (the base options': its own /proc and /dev).
+_BASE_MOUNTS = ("/proc", "/dev")
+
+
+def _undoes_base(path: str, own_folder: bool) -> bool:
+    """Binding ``path`` would bring back what the sandbox replaced: "/"
+    (bound read-only already) holds the host's /proc, with every process,
+    its /dev and its /tmp and /run, with their sockets.  A bot's own folder
+    in /proc or /dev would be the host's, and one that is a private file
+    system (a working directory of /tmp) leaves that in place; a ``read``
+    path there (a device) is the organiser's to give."""
+    if path == "/":
+        return True
+    return own_folder and (path in _PRIVATE_TMPFS or any(_within(path, m) for m in _BASE_MOUNTS))
+
+
 def mount_options(own: Iterable[str], policy: SandboxPolicy, sized: bool,
             needed: Iterable[str] = ()) -> list[str]:
     """Mount options after the base ones, shallowest path first.  A path is
@@ -238,7 +254,14 @@ def mount_options(own: Iterable[str], policy: SandboxPolicy, sized: bool,
             op = ["--ro-bind", "/dev/null", path]
         ops.append((path.count("/"), 0, path, op))
     for path in folders + list(policy.read):
+        if _undoes_base(path, own_folder=path in folders):
+            continue
         if os.path.exists(path):
+            ops.append((path.count("/"), 1, path, ["--ro-bind", path, path]))
+    for path in list(needed):
+        # A program or script in a folder left to a private file system
+        # (its working directory is /tmp, say): that file alone is shown.
+        if os.path.dirname(path) in private and os.path.exists(path):
             ops.append((path.count("/"), 1, path, ["--ro-bind", path, path]))
     for path in policy.write:
         if os.path.exists(path):
