@@ -71,19 +71,25 @@ def test_children_waited_for_count_as_computing_between_turns(tmp_path: Path) ->
 
 
 @needs_bwrap
-@pytest.mark.xfail(strict=True, reason=(
+# Not strict: on a loaded machine the forking alone may get the bot caught by
+# chance (its own CPU between turns adds up), which stops the attack then.
+@pytest.mark.xfail(strict=False, reason=(
     "a bot that ignores SIGCHLD (or sets SA_NOCLDWAIT) and computes between its turns in "
-    "children living a few ms each is never caught: the kernel reaps them at once and adds "
+    "children living a few ms each is not seen: the kernel reaps them at once and adds "
     "their CPU to no process, and a watchdog scan every 0.25 s rarely sees one alive. Fix: "
     "account a bot's CPU by a cgroup of its own (cpu.stat counts every task, reaped or not) "
     "where a delegated cgroup is available; a seccomp rule on rt_sigaction(SIGCHLD) cannot "
     "see whether the action asked for is SIG_IGN or SA_NOCLDWAIT"))
 def test_children_reaped_by_the_kernel_count_as_computing_between_turns(tmp_path: Path) -> None:
+    """The CPU held against the bot is what its children used between its
+    turns (or it is caught before they used much)."""
     bot = start_children_bot(tmp_path, "--autoreap")
     try:
-        cpu = off_turn_children_cpu(bot, enough=1.0)
-        assert bot._turns is not None and bot._turns.caught, \
-            f"children used {cpu:.2f} s of CPU between the bot's turns unseen"
+        cpu = off_turn_children_cpu(bot, enough=0.5)
+        assert bot._turns is not None
+        seen = bot._turns.off_turn
+        assert seen >= cpu / 2, f"children used {cpu:.2f} s of CPU between the bot's turns; " \
+                                f"{seen:.2f} s of it was seen"
     finally:
         bot.close(grace=0.5, term_grace=0.2)
 

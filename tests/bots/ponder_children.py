@@ -1,7 +1,7 @@
 """Test bot: answers each line at once with {"id": ..., "spun": N, "cpu": S},
 and computes between its turns in short-lived child processes, one after
 another, each computing MS ms of CPU (``--children MS``, default 5) and
-exiting, one every ``--every MS`` ms (default 12; with ``--autoreap``).
+exiting, one every ``--every MS`` ms (default 25; with ``--autoreap``).
 N counts their work and S sums their CPU seconds (shared memory).
 
 With ``--autoreap`` the bot ignores SIGCHLD, so the kernel reaps the children
@@ -21,7 +21,7 @@ import time
 
 shared = mmap.mmap(-1, 16)          # work count, CPU seconds: written by the children
 MS = float(sys.argv[sys.argv.index("--children") + 1]) if "--children" in sys.argv else 5.0
-EVERY = float(sys.argv[sys.argv.index("--every") + 1]) if "--every" in sys.argv else 12.0
+EVERY = float(sys.argv[sys.argv.index("--every") + 1]) if "--every" in sys.argv else 25.0
 AUTOREAP = "--autoreap" in sys.argv
 
 if AUTOREAP:
