@@ -133,7 +133,7 @@ def test_arena_play_refuses_a_log_dir_the_bots_could_read(visible_dir: Path) -> 
 
 def test_a_results_directory_holding_a_bots_directory_is_refused(visible_dir: Path) -> None:
     """The results directory is hidden from the bots, but never one that
-    holds a bot's own directory: with ``output: .`` beside the bots'
+    holds a bot's own directory: with ``out: .`` beside the bots'
     directories, a bot read the results database (with the seed)."""
     rt = visible_dir / "rt"
     rt.mkdir()
@@ -143,7 +143,7 @@ def test_a_results_directory_holding_a_bots_directory_is_refused(visible_dir: Pa
     tfile = visible_dir / "t.yaml"
     tfile.write_text(json.dumps({
         "name": "redteam3", "sandbox": "bwrap", "players": 2, "rules": {"contracts": ["2S3"]},
-        "output": ".", "bots": [
+        "out": ".", "bots": [
             {"name": "rt", "command": [sys.executable, "redteam.py"], "dir": "rt",
              "env": {"RT_PROBES": "read", "RT_READ": str(db)}},
             {"name": "ref", "builtin": "random"}]}))
@@ -153,7 +153,7 @@ def test_a_results_directory_holding_a_bots_directory_is_refused(visible_dir: Pa
             for line in log.read_text().splitlines() if line.startswith("REDTEAM-PROBE read")]
     assert read == [], f"the bot read the results database: {read}"
     assert done.returncode == 1, done.stdout + done.stderr
-    assert f"output: the results directory {visible_dir} holds {rt}" in done.stderr, done.stderr
+    assert f"t.yaml:1: out: the results directory {visible_dir} holds {rt}" in done.stderr, done.stderr
 
 
 @needs_bwrap

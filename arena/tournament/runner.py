@@ -193,7 +193,7 @@ def check_results_hidden(config: TournamentConfig) -> None:
     """The sandbox hides the results directory (the seed, every stored match,
     the other bots' stderr logs as they are written) from every bot, but
     never a directory holding what a bot needs (its own directory, program or
-    script): a bot living inside ``output`` would see it all."""
+    script): a bot living inside ``out`` would see it all."""
     for bot in config.bots:
         if bot.command is None:
             continue
@@ -201,10 +201,10 @@ def check_results_hidden(config: TournamentConfig) -> None:
         env = sandbox.bot_environment(os.environ, dict(bot.env))
         inside = sandbox.exposed(os.fspath(config.output), bot.command, cwd, env)
         if inside is not None:
-            line = config.line_of("output")
+            line = config.line_of("out")
             where = f"{config.path}:{line}" if line else str(config.path)
             raise TournamentError(
-                f"{where}: output: the results directory {config.output} holds {inside}, which "
+                f"{where}: out: the results directory {config.output} holds {inside}, which "
                 f"bot {bot.name} runs from, so the sandbox cannot hide the results (the seed, "
                 f"every stored match, the other bots' logs) from it; put the results elsewhere")
 
