@@ -83,6 +83,23 @@ def _confine(seats: tuple[SeatSpec, ...], mode: str, hide: tuple[Path | None, ..
     return tuple(out)
 
 
+def _check_logs_hidden(seats: tuple[SeatSpec, ...], log_dir: Path) -> None:
+    """The sandbox hides the stderr logs from the bots, but never a directory
+    holding a bot's own: with two bot programs, one could read what the
+    other writes on stderr (its hand, often) as it is written."""
+    bots = [s.bot for s in seats if s.bot is not None and s.bot.sandbox.mode == sandbox.BWRAP]
+    if len(bots) < 2:
+        return
+    for bot in bots:
+        cwd = os.fspath(bot.cwd) if bot.cwd is not None else os.getcwd()
+        env = sandbox.bot_environment(os.environ, bot.env)
+        inside = sandbox.exposed(os.fspath(log_dir), bot.argv, cwd, env)
+        if inside is not None:
+            raise UsageLine(f"--log-dir {log_dir} holds {inside}, which {shlex.join(bot.argv)!r} "
+                            "runs from, so the bots could read each other's stderr logs as they "
+                            "are written; give a directory of its own (the default: arena-logs)")
+
+
 _SANDBOX_OPTION = click.option(
     "--sandbox", "sandbox_mode", type=click.Choice(sandbox.MODES), default=sandbox.AUTO,
     show_default=True,
@@ -180,6 +197,7 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
         seed = secrets.randbits(63)
     if any(s.is_bot for s in seats):
         seats = _confine(seats, _sandbox_mode(sandbox_mode), (deal_file, log_file))
+        _check_logs_hidden(seats, log_dir)
     spec = MatchSpec(
         # The match name is sent to the bots: it must not carry the seed.  It
         # names the stderr logs too: two plays started in one second must not

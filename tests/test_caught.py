@@ -242,7 +242,7 @@ def test_play_says_so_too(tmp_path: Path) -> None:
     rules = tmp_path / "rules.yaml"
     rules.write_text("contracts: [2S3]\n")
     res = arena("play", f"{PY} {PONDER}", f"{PY} {GAMEBOTS / 'late.py'} 0.6 --once", "passive", "--seed", "2",
-                "--rules", str(rules), "--log-dir", str(tmp_path), cwd=tmp_path)
+                "--rules", str(rules), "--log-dir", str(tmp_path / "logs"), cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     lines = res.stdout[res.stdout.index("Bot programs:"):].splitlines()
     assert re.fullmatch(r"    caught computing between its turns \(\d+\.\d{3} s of CPU\): .*", lines[2]), lines

@@ -228,15 +228,40 @@ def pid_namespace(pid: int) -> int | None:
         return None
 
 
+def _private_bytes(root_pid: int, pidns: int | None, paths: Iterable[str]) -> int:
+    """What a sandboxed bot keeps in its private file systems in memory
+    (``paths``, as the sandbox's first process ``root_pid`` sees them): files
+    written there are in no process's resident set.  0 once that process is
+    gone (a pid of another namespace: never the host's own /tmp)."""
+    if pidns is None or pid_namespace(root_pid) != pidns:
+        return 0
+    used = 0
+    for path in paths:
+        try:
+            st = os.statvfs(f"/proc/{root_pid}/root{path}")
+        except OSError:
+            continue
+        used += (st.f_blocks - st.f_bfree) * st.f_frsize
+    return used
+
+
 class _Watched:
     def __init__(self, name: str, limit: int | None, on_kill: Callable[[str], None],
                  pidns: int | None, max_processes: int | None,
                  clock: TurnClock | None = None,
-                 on_caught: Callable[[], Callable[[], None] | None] | None = None) -> None:
+                 on_caught: Callable[[], Callable[[], None] | None] | None = None,
+                 private: tuple[int, tuple[str, ...]] | None = None) -> None:
         self.name, self.limit, self.on_kill, self.pidns = name, limit, on_kill, pidns
         self.max_processes = max_processes
         self.clock = clock
         self.on_caught = on_caught        # a weak reference: what to call while it is caught
+        self.private = private            # (sandbox's first pid, its file systems in memory)
+
+    def private_bytes(self) -> int:
+        if self.private is None:
+            return 0
+        root_pid, paths = self.private
+        return _private_bytes(root_pid, self.pidns, paths)
 
 
 class MemoryWatchdog:
@@ -258,15 +283,19 @@ class MemoryWatchdog:
     def register(self, pgid: int, name: str, memory_mb: int | None,
                  on_kill: Callable[[str], None], pidns: int | None = None,
                  max_processes: int | None = None, clock: TurnClock | None = None,
-                 on_caught: Callable[[], Callable[[], None] | None] | None = None) -> None:
+                 on_caught: Callable[[], Callable[[], None] | None] | None = None,
+                 private: tuple[int, tuple[str, ...]] | None = None) -> None:
         """Watch group ``pgid``; with ``pidns`` (a sandboxed bot), every process
-        of that PID namespace counts too, ``setsid()`` children included.
+        of that PID namespace counts too, ``setsid()`` children included, and
+        with ``private`` (the sandbox's first pid, and its private file
+        systems in memory: /tmp, /dev/shm, ...), what is written there.
         With ``clock``, the group's CPU time is held against the bot's turns
         (``turns``), and ``on_caught`` (a weak reference to a callable) is
         called after each scan that finds the bot caught."""
         limit = None if memory_mb is None else (memory_mb + GROUP_SLACK_MB) * MiB
         with self._lock:
-            self._groups[pgid] = _Watched(name, limit, on_kill, pidns, max_processes, clock, on_caught)
+            self._groups[pgid] = _Watched(name, limit, on_kill, pidns, max_processes, clock, on_caught,
+                                          private)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="bot-memory-watchdog",
                                                 daemon=True)
@@ -354,14 +383,18 @@ def _over_limit(watched: _Watched, procs: list[ProcInfo]) -> str | None:
         return f"process limit exceeded: {count} processes, limit {watched.max_processes}"
     if watched.limit is None:
         return None
-    rss = sum(p.rss_bytes for p in procs)
+    # Files in its /tmp, /dev/shm, ... are memory too: each is bounded, but
+    # not their sum with its processes' (four times the limit, else).
+    held = watched.private_bytes()
+    rss = sum(p.rss_bytes for p in procs) + held
     if rss <= watched.limit:
         return None
-    pss = sum(_pss_bytes(p.pid) or p.rss_bytes for p in procs)
+    pss = sum(_pss_bytes(p.pid) or p.rss_bytes for p in procs) + held
     if pss <= watched.limit:
         return None
+    files = f" ({held // MiB} MB of it files in its /tmp, /dev/shm, ...)" if held >= MiB else ""
     return (f"memory limit exceeded: process group uses {pss // MiB} MB in "
-            f"{len(procs)} process(es), limit {watched.limit // MiB} MB")
+            f"{len(procs)} process(es){files}, limit {watched.limit // MiB} MB")
 
 
 WATCHDOG = MemoryWatchdog()

@@ -50,17 +50,20 @@ from .sandbox_policy import (
     NONE,
     SandboxPolicy,
     bot_places,
+    exposed,
     home_of,
     mount_options,
     not_on_path_hint,
     own_paths,
+    private_mounts,
     program_path,
     runtime_paths,
 )
 
 __all__ = ["AUTO", "BWRAP", "NONE", "MODES", "SandboxPolicy", "SandboxUnavailable",
-           "Containment", "resolve", "prepare", "bot_places", "home_of", "bot_environment", "command",
-           "Gates", "GATE_LINE", "preflight", "exit_code", "not_on_path_hint"]
+           "Containment", "resolve", "prepare", "bot_places", "exposed", "home_of", "private_mounts",
+           "bot_environment", "command", "Gates", "GATE_LINE", "preflight", "exit_code",
+           "not_on_path_hint"]
 
 PROBE_TIMEOUT = 10.0
 MiB = 1024 * 1024

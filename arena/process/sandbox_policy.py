@@ -138,6 +138,16 @@ def own_paths(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> tuple[li
     return list(dict.fromkeys(folders)), list(dict.fromkeys(files))
 
 
+def exposed(path: str, argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> str | None:
+    """The first of the bot's own paths (``own_paths``, ``runtime_paths``)
+    that lies in ``path``, or None.  ``mount_options`` never hides a path
+    holding what the bot needs, so such a ``path`` stays in its view: callers
+    that must hide it (the results, the logs) refuse to run instead."""
+    folders, files = own_paths(argv, cwd, env)
+    root = os.path.abspath(path)
+    return next((p for p in [*folders, *files, *runtime_paths()] if _within(p, root)), None)
+
+
 # Directories that hold more than one program's files: a bot's program or
 # script found there is hidden from the others file by file, never the folder.
 _SHARED_DIRS = ("/", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt",
@@ -189,8 +199,32 @@ def _redundant(path: str, outer: str, shown: list[str]) -> bool:
             and not any(_within(s, outer) and _within(path, s) for s in shown))
 
 
+def private_mounts(policy: SandboxPolicy) -> list[str]:
+    """The file systems in memory a sandboxed bot may write (its private
+    /tmp, /dev/shm, /run, /var/tmp and its scratch): what it keeps there is
+    memory that no process's resident set shows."""
+    found = [p for p in _PRIVATE_TMPFS if os.path.isdir(p) and not os.path.islink(p)]
+    return found + ([policy.scratch] if policy.scratch is not None else [])
+
+
 def _tmpfs(path: str, mb: int | None, sized: bool) -> list[str]:
     return (["--size", str(mb * MiB)] if sized and mb else []) + ["--tmpfs", path]
+
+
+# Mounts of the sandbox itself (the base options': its own /proc and /dev).
+_BASE_MOUNTS = ("/proc", "/dev")
+
+
+def _undoes_base(path: str, own_folder: bool) -> bool:
+    """Binding ``path`` would bring back what the sandbox replaced: "/"
+    (bound read-only already) holds the host's /proc, with every process,
+    its /dev and its /tmp and /run, with their sockets.  A bot's own folder
+    in /proc or /dev would be the host's, and one that is a private file
+    system (a working directory of /tmp) leaves that in place; a ``read``
+    path there (a device) is the organiser's to give."""
+    if path == "/":
+        return True
+    return own_folder and (path in _PRIVATE_TMPFS or any(_within(path, m) for m in _BASE_MOUNTS))
 
 
 def mount_options(own: Iterable[str], policy: SandboxPolicy, sized: bool,
@@ -203,7 +237,7 @@ def mount_options(own: Iterable[str], policy: SandboxPolicy, sized: bool,
     folders = list(own)
     own = folders + list(needed)
     tmp_mb = policy.tmp_mb or TMP_MB
-    private = [p for p in _PRIVATE_TMPFS if os.path.isdir(p) and not os.path.islink(p)]
+    private = private_mounts(policy.replace(scratch=None))
     ops: list[tuple[int, int, str, list[str]]] = [
         (p.count("/"), 0, p, _tmpfs(p, _PRIVATE_TMPFS[p] or tmp_mb, sized)) for p in private]
     shown = own + list(policy.read) + list(policy.write)
@@ -220,7 +254,14 @@ def mount_options(own: Iterable[str], policy: SandboxPolicy, sized: bool,
             op = ["--ro-bind", "/dev/null", path]
         ops.append((path.count("/"), 0, path, op))
     for path in folders + list(policy.read):
+        if _undoes_base(path, own_folder=path in folders):
+            continue
         if os.path.exists(path):
+            ops.append((path.count("/"), 1, path, ["--ro-bind", path, path]))
+    for path in list(needed):
+        # A program or script in a folder left to a private file system
+        # (its working directory is /tmp, say): that file alone is shown.
+        if os.path.dirname(path) in private and os.path.exists(path):
             ops.append((path.count("/"), 1, path, ["--ro-bind", path, path]))
     for path in policy.write:
         if os.path.exists(path):

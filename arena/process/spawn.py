@@ -129,9 +129,12 @@ class ProcessStart(ProcessExits):
             self._turns = TurnClock(t0, cpus_of(proc.pid), _turns_taken(weakref.ref(self)))
         if spec.memory_mb is not None or spec.max_processes is not None or self._turns is not None:
             pidns = pid_namespace(self._sandbox_init) if self._sandbox_init else None
+            private = ((self._sandbox_init, tuple(sandbox.private_mounts(spec.sandbox)))
+                       if self._sandbox_init else None)
             WATCHDOG.register(proc.pid, self.name, spec.memory_mb, self._kill_reasons.append,
                               pidns, spec.max_processes, self._turns,
-                              weakref.WeakMethod(self._stop_parked) if self._turns is not None else None)
+                              weakref.WeakMethod(self._stop_parked) if self._turns is not None else None,
+                              private)
         LOG.debug("%s: started pid %d in %.1f ms (%s): %s", self.name, proc.pid,
                   self.spawn_seconds * 1000, self.containment.mode, " ".join(spec.argv))
         return self

@@ -181,10 +181,32 @@ def prepare_sandbox(config: TournamentConfig, warn: Callable[[str], None] = _war
         raise TournamentError(f"{config.path}: sandbox: {exc}") from None
     if containment.warning:
         warn(containment.warning)
+    if containment.mode == sandbox.BWRAP:
+        check_results_hidden(config)
     for bot in config.bots:
         if bot.sandbox.scratch:
             config.scratch_dir(bot.name).mkdir(mode=0o700, parents=True, exist_ok=True)
     return containment.mode
+
+
+def check_results_hidden(config: TournamentConfig) -> None:
+    """The sandbox hides the results directory (the seed, every stored match,
+    the other bots' stderr logs as they are written) from every bot, but
+    never a directory holding what a bot needs (its own directory, program or
+    script): a bot living inside ``out`` would see it all."""
+    for bot in config.bots:
+        if bot.command is None:
+            continue
+        cwd = os.fspath(bot.dir or config.dir)
+        env = sandbox.bot_environment(os.environ, dict(bot.env))
+        inside = sandbox.exposed(os.fspath(config.output), bot.command, cwd, env)
+        if inside is not None:
+            line = config.line_of("out")
+            where = f"{config.path}:{line}" if line else str(config.path)
+            raise TournamentError(
+                f"{where}: out: the results directory {config.output} holds {inside}, which "
+                f"bot {bot.name} runs from, so the sandbox cannot hide the results (the seed, "
+                f"every stored match, the other bots' logs) from it; put the results elsewhere")
 
 
 def run_builds(config: TournamentConfig, echo: Callable[[str], None]) -> None:
