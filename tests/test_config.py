@@ -548,3 +548,20 @@ def test_schedule_far_too_large(tmp_path: Path) -> None:
     assert message.startswith(f"{path}:32: players: a round robin of 30 bots with 6 players per table is 593,775 tables")
     assert "3,562,650 matches" in message and "gauntlet" in message and "fewer bots" in message
     assert load_config(path, max_matches=None).players == 6
+
+
+def test_a_bot_may_not_write_the_root_directory(tmp_path):
+    """Bound writable, / is the host's whole file system: the sandbox's own
+    /proc, /tmp and /run would be replaced by the host's."""
+    message = error_of(tmp_path, """
+        bots:
+          - name: a
+            command: python3 a.py
+            sandbox: {write: [/]}
+          - {name: b, builtin: random}
+        """)
+    assert message.startswith(":5: bots[0].sandbox.write[0]:"), message
+    assert "not /" in message
+    from arena.process import SandboxPolicy
+    with pytest.raises(ValueError, match="cannot be /"):
+        SandboxPolicy(write=("/",))

@@ -69,6 +69,9 @@ class SandboxPolicy:
                 raise TypeError(f"sandbox {name} must be a sequence of paths, not one string")
             clean = tuple(dict.fromkeys(os.path.abspath(os.fspath(p)) for p in paths))
             object.__setattr__(self, name, clean)
+        if "/" in self.write:
+            raise ValueError("sandbox write cannot be /: bound writable, the host's whole file system "
+                             "would be the bot's, its /proc (every process) and /tmp with it")
         if self.scratch is not None:
             object.__setattr__(self, "scratch", os.path.abspath(os.fspath(self.scratch)))
         if self.tmp_mb is not None and self.tmp_mb <= 0:

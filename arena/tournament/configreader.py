@@ -267,6 +267,9 @@ class Reader(NodeReader):
                 p = self.directory(item, where)
                 if not p.exists():
                     raise self.fail(item, where, f"expected an existing path, but {p} does not exist")
+                if key == "write" and p.resolve() == Path("/"):
+                    raise self.fail(item, where, "expected a folder the bot may write, not / (the host's whole "
+                                                 "file system, /proc with every process and /tmp included)")
                 found.append(p)
             paths[key] = tuple(found)
         scratch = self.boolean(entries["scratch"][1], f"{path}.scratch") if "scratch" in entries else False
