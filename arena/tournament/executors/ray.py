@@ -164,7 +164,7 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
     # actors, and with them the bots).
     held = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
     try:
-        ray.init(address=address, runtime_env=env, include_dashboard=False, log_to_driver=False,
+        ray.init(address=_bootstrap(address), runtime_env=env, include_dashboard=False, log_to_driver=False,
                  logging_level=logging.WARNING, configure_logging=True)
     except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
         where = f" at {address}" if address else ""
@@ -173,6 +173,19 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
         if held is not None:
             signal.signal(signal.SIGTERM, held)
     return True
+
+
+def _bootstrap(address: str | None) -> str | None:
+    """What ``ray.init`` is given for ``address``.  Given no address (None),
+    Ray joins ``RAY_ADDRESS``, else the cluster last started on this machine
+    by ``ray start`` or a test's ``Cluster`` (its temporary directory's
+    ``ray_current_cluster`` file, left behind by one killed); the arena then
+    starts a Ray of its own, as documented: "local" makes Ray do just that.
+    Joining that other cluster would put a run on someone else's machines, or
+    hang retrying a head long gone or in another network namespace."""
+    if address is None and not os.environ.get("RAY_ADDRESS"):
+        return "local"
+    return address
 
 
 def _line(exc: BaseException) -> str:
