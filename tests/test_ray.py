@@ -30,6 +30,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -211,16 +212,47 @@ def test_without_an_address_a_ray_of_its_own_not_the_cluster_last_started_here(t
     # as a test beside this one has: Ray retries it for ever)
     (ray_tmp / "ray").mkdir()
     (ray_tmp / "ray" / "ray_current_cluster").write_text("127.0.0.1:1\n")
-    path = tmp_path / "t.yaml"
-    path.write_text("name: own\nbots:\n  - {name: g, builtin: greedy}\n  - {name: r, builtin: random}\n"
-                    "players: 2\ndeals: 1\nseed: 3\n")
     out = tmp_path / "out"
-    command = in_netns([sys.executable, "-m", "arena", "run", str(path), "--executor", "ray", "--out", str(out)])
+    command = in_netns([sys.executable, "-m", "arena", "run", str(two_builtins(tmp_path)), "--executor", "ray",
+                        "--out", str(out)])
     # the timeout bounds a hung run (a Ray joining the dead head), it times nothing
     run = subprocess.run(command, capture_output=True, text=True, env=netns_env(ray_tmp), timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr[-3000:]
     assert "127.0.0.1:1" not in run.stderr
     assert len(stored(out)) == 2
+
+
+def test_a_sigterm_while_ray_starts_ends_the_run_as_any_sigterm(tmp_path: Path, ray_tmp: Path) -> None:
+    # Ray's handler is in place while ray.init runs: here for as long as it
+    # retries the head RAY_ADDRESS names, which does not answer
+    env = {**netns_env(ray_tmp), "RAY_ADDRESS": "127.0.0.1:1"}
+    command = in_netns([sys.executable, "-m", "arena", "run", str(two_builtins(tmp_path)), "--executor", "ray",
+                        "--out", str(tmp_path / "out")])
+    log = tmp_path / "output"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 240  # bounds a run that never gets there; times nothing
+        while "127.0.0.1:1" not in log.read_text() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None and "127.0.0.1:1" in log.read_text(), log.read_text()  # Ray retries
+        os.kill(proc.pid, signal.SIGTERM)  # the pid is arena's: netns.py execs it
+        proc.wait(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    output = log.read_text()
+    assert proc.returncode == 143, output
+    assert "terminated (SIGTERM)" in output and "Traceback" not in output
+
+
+def two_builtins(tmp: Path) -> Path:
+    """A tournament of two matches between built-in bots: nothing to ship."""
+    path = tmp / "t.yaml"
+    path.write_text("name: own\nbots:\n  - {name: g, builtin: greedy}\n  - {name: r, builtin: random}\n"
+                    "players: 2\ndeals: 1\nseed: 3\n")
+    return path
 
 
 def test_relocation_moves_every_path_under_the_shipped_directory_and_back(tmp_path: Path) -> None:

@@ -164,14 +164,23 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
     # actors, and with them the bots).
     held = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
     try:
-        ray.init(address=_bootstrap(address), runtime_env=env, include_dashboard=False, log_to_driver=False,
-                 logging_level=logging.WARNING, configure_logging=True)
+        try:
+            ray.init(address=_bootstrap(address), runtime_env=env, include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.WARNING, configure_logging=True)
+        finally:
+            if held is not None:
+                signal.signal(signal.SIGTERM, held)
     except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
         where = f" at {address}" if address else ""
         raise WorkerError(f"cannot join the Ray cluster{where}: {_line(exc)}") from None
-    finally:
-        if held is not None:
-            signal.signal(signal.SIGTERM, held)
+    except SystemExit as exc:
+        # A SIGTERM while Ray started (or retried a head that does not
+        # answer) met Ray's handler: its exit, with the signal's number, would
+        # end the command with status 15 and without its line.  The arena's
+        # handler takes it instead, as it takes one a moment later.
+        if callable(held) and exc.code == signal.SIGTERM:
+            held(signal.SIGTERM, None)
+        raise
     return True
 
 
