@@ -14,6 +14,11 @@ from a copy of it, as on a real cluster.
   lost in mid-match has its match played again, a SIGKILLed arena resumes on
   what is left of the cluster, the results still equal ``--jobs 2``, and
   ``arena check`` runs on a node.
+
+Each test's Ray keeps its files in a directory of its own (``RAY_TMPDIR``, the
+``ray_tmp`` fixture), not the machine's /tmp/ray: a ``Cluster`` writes its
+address there (``ray_current_cluster``), for any later ``ray.init()`` on the
+machine to join, and tests (and other users of the machine) run side by side.
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,8 +48,20 @@ def in_netns(argv: list[str]) -> list[str]:
     return [sys.executable, str(HERE / "netns.py"), *argv]
 
 
-def netns_env() -> dict[str, str]:
+@pytest.fixture
+def ray_tmp() -> Iterator[Path]:
+    """A Ray temporary directory for the test alone; short (under /tmp, not
+    pytest's long ``tmp_path``): Ray's unix sockets live in it, and their
+    paths have a limit of 107 bytes."""
+    path = Path(tempfile.mkdtemp(prefix="arena-ray-", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def netns_env(ray_tmp: Path) -> dict[str, str]:
     env = dict(os.environ)
+    env.pop("RAY_ADDRESS", None)
+    env["RAY_TMPDIR"] = str(ray_tmp)
     env["RAY_USAGE_STATS_ENABLED"] = "0"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
     return env
@@ -108,10 +128,11 @@ def stderr_logs(out: Path) -> list[str]:
     return [p for m in stored(out) for p in m.stderr_logs if p]
 
 
-def _stop_a_ray_run(command: list[str], out: Path, tmp_path: Path, signum: int, at_least: int) -> int:
+def _stop_a_ray_run(command: list[str], out: Path, tmp_path: Path, ray_tmp: Path, signum: int,
+                    at_least: int) -> int:
     """Start ``command``, send ``signum`` to the arena once ``at_least`` matches
     are stored, check it stopped as every command does; how many are stored."""
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=netns_env())
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=netns_env(ray_tmp))
     count = wait_for_stored(out / "results.sqlite", proc, at_least)
     assert proc.poll() is None, proc.communicate()[0].decode()
     os.kill(proc.pid, signum)  # the pid is arena's: netns.py execs it
@@ -126,7 +147,7 @@ def _stop_a_ray_run(command: list[str], out: Path, tmp_path: Path, signum: int, 
     return len(stored(out))
 
 
-def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path) -> None:
+def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path, ray_tmp: Path) -> None:
     path = tournament(tmp_path, deals=1, hog=True)
     local = tmp_path / "local"
     assert cli("run", str(path), "--out", str(local), "--jobs", "2").exit_code == 0
@@ -134,12 +155,12 @@ def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path) -> Non
     out = tmp_path / "ray"
     command = in_netns([sys.executable, "-m", "arena", "run", str(path), "--executor", "ray", "--jobs", "2",
                         "--out", str(out)])
-    kept = _stop_a_ray_run(command, out, tmp_path, signal.SIGINT, 2)
+    kept = _stop_a_ray_run(command, out, tmp_path, ray_tmp, signal.SIGINT, 2)
     # Resumed, then a SIGTERM once it has played a match (ray.init puts in a
     # SIGTERM handler of its own: the arena's must be back)
-    _stop_a_ray_run(command, out, tmp_path, signal.SIGTERM, kept + 1)
+    _stop_a_ray_run(command, out, tmp_path, ray_tmp, signal.SIGTERM, kept + 1)
 
-    resumed = subprocess.run(command, capture_output=True, text=True, env=netns_env(), timeout=300)
+    resumed = subprocess.run(command, capture_output=True, text=True, env=netns_env(ray_tmp), timeout=300)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "resuming" in resumed.stderr
     assert match_rows(out) == match_rows(local)
@@ -156,7 +177,7 @@ def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path) -> Non
     assert wait_gone(tmp_path) == []
 
 
-def test_cluster_node_lost_head_killed_and_check_on_a_node(tmp_path: Path) -> None:
+def test_cluster_node_lost_head_killed_and_check_on_a_node(tmp_path: Path, ray_tmp: Path) -> None:
     # Enough matches that the node is found and removed, and the head killed,
     # well before the last one is stored, even on a quiet machine.
     path = tournament(tmp_path, deals=5, hog=False)
@@ -167,7 +188,7 @@ def test_cluster_node_lost_head_killed_and_check_on_a_node(tmp_path: Path) -> No
     out, report_path = tmp_path / "ray", tmp_path / "report.json"
     scenario = subprocess.run(in_netns([sys.executable, str(HERE / "ray_cluster.py"), str(path), str(out),
                                         str(report_path)]),
-                              capture_output=True, text=True, env=netns_env(), timeout=600)
+                              capture_output=True, text=True, env=netns_env(ray_tmp), timeout=600)
     assert report_path.exists(), scenario.stdout[-3000:] + scenario.stderr[-3000:]
     report = json.loads(report_path.read_text())
     first = report["first_run_stderr"]
@@ -182,6 +203,56 @@ def test_cluster_node_lost_head_killed_and_check_on_a_node(tmp_path: Path) -> No
     assert wait_gone(tmp_path) == []
     assert report["check_exit"] == 0, report["check_output"]
     assert "on Ray node" in report["check_output"] and "result: PASS" in report["check_output"]
+
+
+def test_without_an_address_a_ray_of_its_own_not_the_cluster_last_started_here(tmp_path: Path,
+                                                                               ray_tmp: Path) -> None:
+    # What a Cluster (or `ray start`) leaves for ray.init() to join: here the
+    # head of one long gone (the same as one in another network namespace,
+    # as a test beside this one has: Ray retries it for ever)
+    (ray_tmp / "ray").mkdir()
+    (ray_tmp / "ray" / "ray_current_cluster").write_text("127.0.0.1:1\n")
+    out = tmp_path / "out"
+    command = in_netns([sys.executable, "-m", "arena", "run", str(two_builtins(tmp_path)), "--executor", "ray",
+                        "--out", str(out)])
+    # the timeout bounds a hung run (a Ray joining the dead head), it times nothing
+    run = subprocess.run(command, capture_output=True, text=True, env=netns_env(ray_tmp), timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr[-3000:]
+    assert "127.0.0.1:1" not in run.stderr
+    assert len(stored(out)) == 2
+
+
+def test_a_sigterm_while_ray_starts_ends_the_run_as_any_sigterm(tmp_path: Path, ray_tmp: Path) -> None:
+    # Ray's handler is in place while ray.init runs: here for as long as it
+    # retries the head RAY_ADDRESS names, which does not answer
+    env = {**netns_env(ray_tmp), "RAY_ADDRESS": "127.0.0.1:1"}
+    command = in_netns([sys.executable, "-m", "arena", "run", str(two_builtins(tmp_path)), "--executor", "ray",
+                        "--out", str(tmp_path / "out")])
+    log = tmp_path / "output"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 240  # bounds a run that never gets there; times nothing
+        while "127.0.0.1:1" not in log.read_text() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None and "127.0.0.1:1" in log.read_text(), log.read_text()  # Ray retries
+        os.kill(proc.pid, signal.SIGTERM)  # the pid is arena's: netns.py execs it
+        proc.wait(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    output = log.read_text()
+    assert proc.returncode == 143, output
+    assert "terminated (SIGTERM)" in output and "Traceback" not in output
+
+
+def two_builtins(tmp: Path) -> Path:
+    """A tournament of two matches between built-in bots: nothing to ship."""
+    path = tmp / "t.yaml"
+    path.write_text("name: own\nbots:\n  - {name: g, builtin: greedy}\n  - {name: r, builtin: random}\n"
+                    "players: 2\ndeals: 1\nseed: 3\n")
+    return path
 
 
 def test_relocation_moves_every_path_under_the_shipped_directory_and_back(tmp_path: Path) -> None:

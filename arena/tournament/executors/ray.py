@@ -164,15 +164,37 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
     # actors, and with them the bots).
     held = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
     try:
-        ray.init(address=address, runtime_env=env, include_dashboard=False, log_to_driver=False,
-                 logging_level=logging.WARNING, configure_logging=True)
+        try:
+            ray.init(address=_bootstrap(address), runtime_env=env, include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.WARNING, configure_logging=True)
+        finally:
+            if held is not None:
+                signal.signal(signal.SIGTERM, held)
     except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
         where = f" at {address}" if address else ""
         raise WorkerError(f"cannot join the Ray cluster{where}: {_line(exc)}") from None
-    finally:
-        if held is not None:
-            signal.signal(signal.SIGTERM, held)
+    except SystemExit as exc:
+        # A SIGTERM while Ray started (or retried a head that does not
+        # answer) met Ray's handler: its exit, with the signal's number, would
+        # end the command with status 15 and without its line.  The arena's
+        # handler takes it instead, as it takes one a moment later.
+        if callable(held) and exc.code == signal.SIGTERM:
+            held(signal.SIGTERM, None)
+        raise
     return True
+
+
+def _bootstrap(address: str | None) -> str | None:
+    """What ``ray.init`` is given for ``address``.  Given no address (None),
+    Ray joins ``RAY_ADDRESS``, else the cluster last started on this machine
+    by ``ray start`` or a test's ``Cluster`` (its temporary directory's
+    ``ray_current_cluster`` file, left behind by one killed); the arena then
+    starts a Ray of its own, as documented: "local" makes Ray do just that.
+    Joining that other cluster would put a run on someone else's machines, or
+    hang retrying a head long gone or in another network namespace."""
+    if address is None and not os.environ.get("RAY_ADDRESS"):
+        return "local"
+    return address
 
 
 def _line(exc: BaseException) -> str:
