@@ -222,20 +222,34 @@ def test_without_an_address_a_ray_of_its_own_not_the_cluster_last_started_here(t
     assert len(stored(out)) == 2
 
 
+def test_a_head_nothing_answers_at_is_one_line_at_once(tmp_path: Path, ray_tmp: Path) -> None:
+    """Given it, ray.init retried a dead head for minutes on end."""
+    env = {**netns_env(ray_tmp), "RAY_ADDRESS": "127.0.0.1:1"}
+    run = [sys.executable, "-m", "arena", "run", str(two_builtins(tmp_path)), "--executor", "ray",
+           "--out", str(tmp_path / "out")]
+    for given, named in (([], " (RAY_ADDRESS)"), (["--address", "127.0.0.1:1"], "")):
+        done = subprocess.run(in_netns(run + given), capture_output=True, text=True, env=env, timeout=240)
+        assert done.returncode == 1, done.stderr
+        assert done.stderr.strip().splitlines()[-1] == (
+            f"Error: cannot join the Ray cluster at 127.0.0.1:1{named}: nothing answers there (Connection refused)"
+        ), done.stderr
+        assert "Traceback" not in done.stderr
+
+
 def test_a_sigterm_while_ray_starts_ends_the_run_as_any_sigterm(tmp_path: Path, ray_tmp: Path) -> None:
     # Ray's handler is in place while ray.init runs: here for as long as it
-    # retries the head RAY_ADDRESS names, which does not answer
-    env = {**netns_env(ray_tmp), "RAY_ADDRESS": "127.0.0.1:1"}
-    command = in_netns([sys.executable, "-m", "arena", "run", str(two_builtins(tmp_path)), "--executor", "ray",
-                        "--out", str(tmp_path / "out")])
+    # retries the head RAY_ADDRESS names, which takes connections and never answers
+    env = {**netns_env(ray_tmp), "RAY_ADDRESS": "127.0.0.1:6390"}
+    command = [sys.executable, str(HERE / "netns.py"), "--listen", "6390", sys.executable, "-m", "arena", "run",
+               str(two_builtins(tmp_path)), "--executor", "ray", "--out", str(tmp_path / "out")]
     log = tmp_path / "output"
     with log.open("wb") as sink:
         proc = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)
     try:
         deadline = time.monotonic() + 240  # bounds a run that never gets there; times nothing
-        while "127.0.0.1:1" not in log.read_text() and proc.poll() is None and time.monotonic() < deadline:
+        while "127.0.0.1:6390" not in log.read_text() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert proc.poll() is None and "127.0.0.1:1" in log.read_text(), log.read_text()  # Ray retries
+        assert proc.poll() is None and "127.0.0.1:6390" in log.read_text(), log.read_text()  # Ray retries
         os.kill(proc.pid, signal.SIGTERM)  # the pid is arena's: netns.py execs it
         proc.wait(timeout=300)
     finally:

@@ -62,6 +62,7 @@ MAX_ATTEMPTS = 3          # plays of one match whose actor is lost, before it fa
 POLL_SECONDS = 1.0        # ray.wait's timeout: how often the loop looks up
 STOP_SECONDS = 30.0       # for actors to close their workers after a complete run
 MAX_FAILED_STARTS = 3     # actors in a row that die starting: the cluster cannot run arena
+REACH_SECONDS = 10.0      # for a head's port to answer at all (_check_reachable)
 # Ray starts its workers at niceness 15 (its daemons come first), and the
 # worker processes and bots an actor starts would inherit it: on a busy node
 # they would lose the CPU to everything else, and bots would time out where
@@ -158,6 +159,11 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
                               f"{{'working_dir': {shipment.root!r}}}) first, or use 'files: shared'")
         return False
     env = None if shipment is None else shipment.runtime_env()
+    bootstrap = _bootstrap(address)
+    if bootstrap is None:
+        _check_reachable(os.environ.get("RAY_ADDRESS"), " (RAY_ADDRESS)")
+    else:
+        _check_reachable(bootstrap)
     # ray.init puts in a SIGTERM handler of its own (sys.exit, after its core
     # has dumped a stack): the arena's goes back, so that a SIGTERM stops a
     # Ray run as a Ctrl-C does (clicommon.stop_signals; the abort ends the
@@ -165,7 +171,7 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
     held = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
     try:
         try:
-            ray.init(address=_bootstrap(address), runtime_env=env, include_dashboard=False, log_to_driver=False,
+            ray.init(address=bootstrap, runtime_env=env, include_dashboard=False, log_to_driver=False,
                      logging_level=logging.WARNING, configure_logging=True)
         finally:
             if held is not None:
@@ -195,6 +201,23 @@ def _bootstrap(address: str | None) -> str | None:
     if address is None and not os.environ.get("RAY_ADDRESS"):
         return "local"
     return address
+
+
+def _check_reachable(address: str | None, named: str = "") -> None:
+    """Refuse a head that nothing answers at: given one, ``ray.init`` retries
+    it for minutes on end (more than 5 seen) before it gives up, if it does.
+    Only an address of the form HOST:PORT (or ray://HOST:PORT) is tried;
+    "auto" and "local" are Ray's to find.  ``named``: where the address was given."""
+    if not address or address in ("auto", "local"):
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return  # not HOST:PORT: Ray says what is wrong with it
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_SECONDS).close()
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise WorkerError(f"cannot join the Ray cluster at {address}{named}: nothing answers there ({reason})") from None
 
 
 def _line(exc: BaseException) -> str:
