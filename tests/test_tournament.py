@@ -401,16 +401,24 @@ def test_without_a_seed_a_random_one_is_drawn_kept_and_resumed(tmp_path: Path) -
         assert store.tournament()["seed"] != seed
 
 
-def test_a_bot_program_that_cannot_be_run_is_one_line_before_any_match(tmp_path: Path) -> None:
-    bot = tmp_path / "bot.py"
+def _run_one_program(tmp_path: Path, name: str, mode: int, command: str) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """``arena run`` of a file whose bot ``mine`` runs ``command`` from
+    ``tmp_path``, which holds a shell-less script ``name`` with ``mode``."""
+    bot = tmp_path / name
     bot.write_text("#!/usr/bin/env python3\n")
-    bot.chmod(0o644)
+    bot.chmod(mode)
     path = tmp_path / "t.yaml"
-    path.write_text(f"name: x\nbots:\n  - {{name: mine, command: ./bot.py, dir: {json.dumps(str(tmp_path))}}}\n"
+    path.write_text(f"name: x\nbots:\n  - {{name: mine, command: {command}, dir: {json.dumps(str(tmp_path))}}}\n"
                     "  - {name: b, builtin: greedy}\nplayers: 2\nseed: 3\n")
     done = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(tmp_path / "out")],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert done.returncode == 1 and "Traceback" not in done.stderr and done.stdout == ""
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    return path, done
+
+
+def test_a_bot_program_that_cannot_be_run_is_one_line_before_any_match(tmp_path: Path) -> None:
+    path, done = _run_one_program(tmp_path, "bot.py", 0o644, "./bot.py")
+    assert done.stdout == ""
     # the status line saying what would be played, then the one-line error
     assert done.stderr.strip().splitlines()[1:] == [
         f"Error: {path}:3: bots.mine.command: './bot.py' is not executable "
@@ -420,15 +428,7 @@ def test_a_bot_program_that_cannot_be_run_is_one_line_before_any_match(tmp_path:
 
 
 def test_a_bare_program_name_in_the_bots_dir_is_told_to_start_with_dot_slash(tmp_path: Path) -> None:
-    bot = tmp_path / "mybot"
-    bot.write_text("#!/bin/sh\n")
-    bot.chmod(0o755)
-    path = tmp_path / "t.yaml"
-    path.write_text(f"name: x\nbots:\n  - {{name: mine, command: mybot, dir: {json.dumps(str(tmp_path))}}}\n"
-                    "  - {name: b, builtin: greedy}\nplayers: 2\nseed: 3\n")
-    done = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(tmp_path / "out")],
-                          capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert done.returncode == 1 and "Traceback" not in done.stderr
+    path, done = _run_one_program(tmp_path, "mybot", 0o755, "mybot")
     assert done.stderr.strip().splitlines()[-1] == (
         f"Error: {path}:3: bots.mine.command: program 'mybot' not on PATH; "
         f"to run the file 'mybot' in {tmp_path}, write ./mybot")
