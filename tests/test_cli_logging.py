@@ -82,7 +82,8 @@ def test_ignored_lines_go_to_the_record_the_log_and_the_summary_not_the_screen(t
     summary = err[err.index("Faults this run"):].splitlines()
     assert re.fullmatch(r"  twice: \d+ ignored lines", summary[1]), err
     assert len(summary) == 2        # the well-behaved players have nothing to report
-    ignored = [line for line in log.read_text().splitlines() if "INFO arena.process.exchange: twice: ignoring " in line]
+    ignored = [line for line in log.read_text().splitlines()
+               if re.search(r"INFO arena\.process\.exchange: seat 0 \(twice\): ignoring ", line)]
     assert ignored, log.read_text()[:2000]
     # logged by the worker processes, which found --log-file in their environment
     assert all(int(line.split()[2]) != proc.pid for line in ignored)
@@ -133,7 +134,7 @@ def test_on_a_terminal_ignored_lines_never_land_in_the_progress_line(tmp_path: P
     code, screen = read_terminal([sys.executable, "-m", "arena", "run", path, "--jobs", "2", "-v",
                                   "--out", str(tmp_path / "again")])
     assert code == 0, screen
-    shown = [m.start() for m in re.finditer("twice: ignoring", screen)]
+    shown = [m.start() for m in re.finditer(r"seat \d \(twice\): ignoring", screen)]
     assert shown and all(screen[i - 4:i] == "\r\x1b[K" for i in shown), screen[:3000]
     assert "[1/3]" in screen
 

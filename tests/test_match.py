@@ -8,7 +8,9 @@ right decision, and no bot process may outlive the match (or the pool).
 from __future__ import annotations
 
 import json
+import logging
 import pickle
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,7 +29,7 @@ from arena.match import (
     forfeit_places,
     run_match,
 )
-from arena.process import BotStartupError, SandboxPolicy, TimeControl, group_members
+from arena.process import BotSpec, BotStartupError, SandboxPolicy, TimeControl, group_members
 from arena.protocol import request_message
 from arena.protocol.encoder import MatchEncoder
 from arena.shanghai.game import Game
@@ -467,3 +469,44 @@ def test_stderr_offsets_tie_each_decision_to_what_the_bot_wrote_during_it(tmp_pa
     assert fault["kind"] == "illegal" and fault["excerpt"].startswith('{"id"')
     assert fault["decision"] in [d[0] for d in trace["decisions"]]
     assert not Path(result.stderr_logs[1]).exists()      # minimal wrote nothing: no empty file
+
+
+# ------------------------------------------------------- seats in log lines
+
+def test_a_kept_process_is_logged_as_the_seat_it_plays_now_its_name_unchanged(caplog):
+    """Two seats running one program have one name (`arena play bot bot`):
+    the log lines say which seat, even for a process a pool kept from a
+    match where it sat elsewhere; its name (errors, pool key) stays."""
+    caplog.set_level(logging.DEBUG, logger="arena.process")
+    spec = BotSpec(argv=(sys.executable, str(Path(__file__).parent / "bots" / "echo.py")))
+    tc = TimeControl(startup_seconds=5, per_decision_seconds=5)
+    with BotPool() as pool:
+        first, _ = pool.acquire(spec, name="echo.py", stderr_log=None, time_control=tc, label="seat 0 (echo.py)")
+        first.proc.request({"id": 1})
+        pool.release(first, keep=True)
+        again, reused = pool.acquire(spec, name="echo.py", stderr_log=None, time_control=tc, label="seat 1 (echo.py)")
+        assert reused and again.proc is first.proc and again.proc.name == "echo.py"
+        again.proc.request({"id": 2})
+        pool.release(again, keep=False)
+    wire = [r.getMessage() for r in caplog.records if " >> " in r.getMessage() or " << " in r.getMessage()]
+    assert wire == ['seat 0 (echo.py) >> {"id":1}', 'seat 0 (echo.py) << {"id": 1, "echo": {"id": 1}}',
+                    'seat 1 (echo.py) >> {"id":2}', 'seat 1 (echo.py) << {"id": 2, "echo": {"id": 2}}',
+                    'seat 1 (echo.py) >> {"type":"quit"}'], wire
+
+
+def test_play_vv_says_which_seat_each_protocol_line_is_when_seats_run_one_program(tmp_path):
+    cmd = f"{sys.executable} {GAMEBOTS / 'minimal.py'}"
+    done = subprocess.run([sys.executable, "-m", "arena", "play", cmd, cmd, "--seed", "1", "--rules",
+                           _rules_file(tmp_path), "-vv"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    starts = {}
+    for line in done.stderr.splitlines():
+        label, sep, text = line.partition(" >> ")
+        if sep and '"type":"start"' in text:
+            starts[label] = json.loads(text)
+    assert set(starts) == {"seat 0 (minimal.py)", "seat 1 (minimal.py)"}, done.stderr[:3000]
+    for seat in (0, 1):
+        told = starts[f"seat {seat} (minimal.py)"]
+        assert told["seat"] == seat and told["names"] == ["minimal.py", "minimal.py"]  # what bots are told: unchanged
+    replies = {line.partition(" << ")[0] for line in done.stderr.splitlines() if " << " in line}
+    assert replies == {"seat 0 (minimal.py)", "seat 1 (minimal.py)"}

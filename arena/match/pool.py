@@ -119,9 +119,11 @@ class BotPool:
         return sum(len(v) for v in self._idle.values())
 
     def acquire(self, spec: BotSpec, *, name: str, stderr_log: str | None,
-                time_control: TimeControl, deal: Hashable | None = None) -> tuple[BotHandle, bool]:
+                time_control: TimeControl, deal: Hashable | None = None,
+                label: str | None = None) -> tuple[BotHandle, bool]:
         """A started process for ``spec`` that has not played ``deal`` (the
-        match's seed): ``(handle, reused)``.  Raises ``BotStartupError`` if a
+        match's seed): ``(handle, reused)``.  ``label`` names it in log lines
+        (its seat; ``name`` by default).  Raises ``BotStartupError`` if a
         new process cannot be started."""
         if self._closed:
             raise RuntimeError("the bot pool is closed")
@@ -138,6 +140,7 @@ class BotPool:
             proc = handle.proc
             proc.unpark()
             proc.name = name
+            proc.relabel(label or name)
             proc.set_stderr_log(stderr_log)
             self._reset(proc, time_control)
             handle.matches += 1
@@ -147,12 +150,14 @@ class BotPool:
             self.reuses += 1
             return handle, True
         return self.start(spec, name=name, stderr_log=stderr_log, time_control=time_control,
-                          deal=deal), False
+                          deal=deal, label=label), False
 
     def start(self, spec: BotSpec, *, name: str, stderr_log: str | None,
-              time_control: TimeControl, deal: Hashable | None = None) -> BotHandle:
+              time_control: TimeControl, deal: Hashable | None = None,
+              label: str | None = None) -> BotHandle:
         """Always a new process (checked out)."""
-        proc = BotProcess(spec, name=name, stderr_log=stderr_log, time_control=time_control)
+        proc = BotProcess(spec, name=name, stderr_log=stderr_log, time_control=time_control,
+                          label=label)
         proc.start()
         self.started += 1
         handle = BotHandle(proc, pool_key(name, spec), matches=1)

@@ -32,6 +32,13 @@ class InjectedFailure(RuntimeError):
     """The arena-side error raised on request of ARENA_TEST_FAIL_MATCH (tests only)."""
 
 
+def seat_label(seat: int, name: str) -> str:
+    """What the log lines of a seat's process call it: which seat, for when
+    several seats run one program (``arena play bot bot``), whose names are
+    the same; the name bots are told, pool keys and results keep ``name``."""
+    return f"seat {seat} ({name})"
+
+
 def _injected_failure(match_id: str) -> None:
     wanted = os.environ.get(TEST_FAIL_ENV)
     if wanted and match_id in wanted.split(","):
@@ -185,7 +192,7 @@ def _start_bots(spec: MatchSpec, game: Game, pool: BotPool, local: list[Seat],
         if seat_spec.bot is not None:
             handle, reused = pool.acquire(seat_spec.bot, name=seat_spec.name,
                                           stderr_log=spec.stderr_log(i), time_control=spec.time,
-                                          deal=spec.deal_key)
+                                          deal=spec.deal_key, label=seat_label(i, seat_spec.name))
             if reused:
                 caught_before[i] = handle.off_turn_charged
             remote = RemoteSeat(i, handle, spec.faults, reused, encoder)
@@ -216,7 +223,8 @@ def _handshake(spec: MatchSpec, game: Game, pool: BotPool, seat: RemoteSeat,
         bot = spec.seats[i].bot
         assert bot is not None
         handle = pool.start(bot, name=spec.seats[i].name, stderr_log=spec.stderr_log(i),
-                            time_control=spec.time, deal=spec.deal_key)
+                            time_control=spec.time, deal=spec.deal_key,
+                            label=seat_label(i, spec.seats[i].name))
         seat = RemoteSeat(i, handle, spec.faults, False, seat.encoder)
         local.append(seat)
         failure = seat.handshake(msg)

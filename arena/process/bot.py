@@ -45,7 +45,7 @@ from ..jsonline import NO_ID, JSONLineError, JSONObject
 from . import sandbox
 from .errors import BotFailure, BotTimeout
 from .exchange import WIRE_DEBUG, Decode, LineExchange
-from .limits import CHILDREN_LISTS
+from .limits import CHILDREN_LISTS, WATCHDOG
 from .spawn import ProcessStart
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats
@@ -65,9 +65,10 @@ class BotProcess(ProcessStart, LineExchange):
 
     def __init__(self, spec: BotSpec, *, name: str | None = None,
                  stderr_log: str | os.PathLike[str] | None = None,
-                 time_control: TimeControl | None = None) -> None:
+                 time_control: TimeControl | None = None, label: str | None = None) -> None:
         self.spec = spec
         self.name = name or spec.display_name
+        self.label = label or self.name
         self.stderr_log = stderr_log
         self.time_control = time_control or TimeControl()
         self.stats = DecisionStats()
@@ -110,6 +111,19 @@ class BotProcess(ProcessStart, LineExchange):
         state = ("new" if self._proc is None else "closed" if self._closed
                  else "dead" if self._reaped else "running")
         return f"<BotProcess {self.name!r} pid={self.pid} {state}>"
+
+    def relabel(self, label: str) -> None:
+        """What the log lines of this process call it from now on (``label``:
+        which seat it plays, when several seats run one program); its
+        ``name``, which its errors give, is unchanged."""
+        self.label = label
+        for reader in (self._stdout, self._stderr):
+            if reader is not None:
+                reader.bot = label
+        if self._pauser is not None:
+            self._pauser.name = label
+        if self._proc is not None:
+            WATCHDOG.relabel(self._proc.pid, label)
 
     @property
     def pid(self) -> int | None:
@@ -376,7 +390,7 @@ class BotProcess(ProcessStart, LineExchange):
         if bank is not None and elapsed > allowance:
             self.bank_remaining = max(0.0, bank - (elapsed - allowance))
             LOG.debug("%s: %.3f s over the per-decision time, bank now %.3f s",
-                      self.name, elapsed - allowance, self.bank_remaining)
+                      self.label, elapsed - allowance, self.bank_remaining)
         self.stats.times.append(elapsed)     # DecisionStats.record, without the call
         return value, elapsed
 
@@ -392,7 +406,7 @@ class BotProcess(ProcessStart, LineExchange):
             return
         if self._pauser is None:
             init = self._sandbox_init if self._sandboxed and CHILDREN_LISTS else None
-            self._pauser = Pauser(self.name, self._proc.pid, init)
+            self._pauser = Pauser(self.label, self._proc.pid, init)
         self._pauser.stop()
 
     def _check_usable(self) -> None:
@@ -431,10 +445,10 @@ class BotProcess(ProcessStart, LineExchange):
                             self._write(quit_message, time.monotonic() + min(grace, 0.5),
                                         min(grace, 0.5))
                         except BotFailure as exc:
-                            LOG.debug("%s: could not send quit: %s", self.name, exc)
+                            LOG.debug("%s: could not send quit: %s", self.label, exc)
                     self._close_stdin()
                     if not self._wait_leader(grace) and term_grace > 0:
-                        LOG.debug("%s: still running after %.2f s, SIGTERM", self.name, grace)
+                        LOG.debug("%s: still running after %.2f s, SIGTERM", self.label, grace)
                         self._signal_bot(signal.SIGTERM)
                         self._wait_leader(term_grace)
                 self._kill_and_reap()
@@ -446,7 +460,7 @@ class BotProcess(ProcessStart, LineExchange):
             self._stop_readers()
             left = self._wait_group_gone(1.0)
             if left:
-                LOG.warning("%s: processes %s of group %d survived SIGKILL", self.name, left,
+                LOG.warning("%s: processes %s of group %d survived SIGKILL", self.label, left,
                             proc.pid)
             if self._scratch_dir is not None:
                 shutil.rmtree(self._scratch_dir, ignore_errors=True)

@@ -72,7 +72,7 @@ class LineExchange(ProcessExits):
         """Write ``data``, whole lines each ending in a newline (see ``_write_lines``)."""
         if LOG.isEnabledFor(logging.DEBUG):
             for line in data.split(b"\n")[:-1]:
-                LOG.debug("%s >> %s", self.name, log_text(line))
+                LOG.debug("%s >> %s", self.label, log_text(line))
         assert self._proc is not None and self._proc.stdin is not None
         if self._pauser is not None:
             self._pauser.resume()            # stopped since its last reply: its turn again
@@ -260,7 +260,7 @@ class LineExchange(ProcessExits):
         self.ignored_since += 1
         if len(self.ignored) < IGNORED_KEPT:
             self.ignored.append(what)
-        LOG.info("%s: ignoring %s", self.name, what)
+        LOG.info("%s: ignoring %s", self.label, what)
 
     def take_ignored(self) -> tuple[int, list[str]]:
         """How many lines were thrown away since the last call, and the first of them."""

@@ -48,6 +48,7 @@ class ProcessExits:
     ``BotProcess.__init__`` and ``start``."""
 
     name: str
+    label: str      # in log lines (``BotProcess.relabel``)
     spec: BotSpec
     returncode: int | None
     exit_description: str | None
@@ -137,7 +138,7 @@ class ProcessExits:
         self._reaped = True
         self.returncode = returncode
         self.exit_description = self._describe_exit()
-        LOG.debug("%s: pid %d %s", self.name, proc.pid, self.exit_description)
+        LOG.debug("%s: pid %d %s", self.label, proc.pid, self.exit_description)
 
     def _describe_exit(self) -> str:
         if self.returncode is None:
@@ -190,7 +191,7 @@ class ProcessExits:
             message += f"; stderr: {excerpt(last[-1])}"
         exc = BotCrashed(message, bot=self.name, returncode=returncode, stderr_tail=tail)
         self._failure = exc
-        LOG.debug("%s: crashed: %s", self.name, message)
+        LOG.debug("%s: crashed: %s", self.label, message)
         return exc
 
     def _stdout_abandoned(self) -> bool:
@@ -223,7 +224,7 @@ class ProcessExits:
                         return False
                 except OSError:
                     continue
-        LOG.debug("%s: no process of the bot holds its stdout", self.name)
+        LOG.debug("%s: no process of the bot holds its stdout", self.label)
         return True
 
     def _wait_group_gone(self, timeout: float) -> list[int]:
@@ -239,7 +240,7 @@ class ProcessExits:
         try:
             self._proc.stdin.close()
         except OSError as exc:
-            LOG.debug("%s: closing stdin: %s", self.name, exc)
+            LOG.debug("%s: closing stdin: %s", self.label, exc)
 
     def _stop_readers(self) -> None:
         if self._stdout is not None:

@@ -301,6 +301,13 @@ class MemoryWatchdog:
                                                 daemon=True)
                 self._thread.start()
 
+    def relabel(self, pgid: int, name: str) -> None:
+        """What the warnings about group ``pgid`` call it from now on."""
+        with self._lock:
+            watched = self._groups.get(pgid)
+            if watched is not None:
+                watched.name = name
+
     def unregister(self, pgid: int) -> None:
         with self._lock:
             self._groups.pop(pgid, None)

@@ -119,9 +119,9 @@ class ProcessStart(ProcessExits):
         except (AttributeError, OSError):      # no pidfd (old kernel): poll instead
             pidfd = None
         self._has_pidfd = pidfd is not None
-        self._stderr = StderrReader(self.name, proc.stderr, self._wake, log_file,
+        self._stderr = StderrReader(self.label, proc.stderr, self._wake, log_file,
                                     spec.stderr_max_bytes)
-        self._stdout = StdoutReader(self.name, proc.stdout, pidfd, spec.max_line_bytes,
+        self._stdout = StdoutReader(self.label, proc.stdout, pidfd, spec.max_line_bytes,
                                     self._stderr)
         self._stderr.start()
         if spec.turn_guard:
@@ -131,11 +131,11 @@ class ProcessStart(ProcessExits):
             pidns = pid_namespace(self._sandbox_init) if self._sandbox_init else None
             private = ((self._sandbox_init, tuple(sandbox.private_mounts(spec.sandbox)))
                        if self._sandbox_init else None)
-            WATCHDOG.register(proc.pid, self.name, spec.memory_mb, self._kill_reasons.append,
+            WATCHDOG.register(proc.pid, self.label, spec.memory_mb, self._kill_reasons.append,
                               pidns, spec.max_processes, self._turns,
                               weakref.WeakMethod(self._stop_parked) if self._turns is not None else None,
                               private)
-        LOG.debug("%s: started pid %d in %.1f ms (%s): %s", self.name, proc.pid,
+        LOG.debug("%s: started pid %d in %.1f ms (%s): %s", self.label, proc.pid,
                   self.spawn_seconds * 1000, self.containment.mode, " ".join(spec.argv))
         return self
 
@@ -222,7 +222,7 @@ class ProcessStart(ProcessExits):
                 apply_limits(child, spec)
                 wait = min(self.time_control.startup_seconds, READY_WAIT)
                 if not gates.held(child, wait):
-                    LOG.debug("%s: could not see the sandbox held; going on", self.name)
+                    LOG.debug("%s: could not see the sandbox held; going on", self.label)
                 gates.release()
                 if not gates.ready(child, wait):
                     LOG.debug("%s: could not see the sandbox's init wait; starting anyway",
@@ -231,7 +231,7 @@ class ProcessStart(ProcessExits):
                 proc.stdin.write(sandbox.GATE_LINE)
         except OSError as exc:
             child = None
-            LOG.debug("%s: sandbox set-up failed: %s", self.name, exc)
+            LOG.debug("%s: sandbox set-up failed: %s", self.label, exc)
         finally:
             gates.close(spawned=True)
         return child

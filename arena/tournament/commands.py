@@ -9,6 +9,7 @@ so ``arena run t.yaml --format json | jq`` works.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import sys
 from pathlib import Path
@@ -26,8 +27,11 @@ from .leaderboard import FORMATS, Column, cell_text, format_table, report, termi
 from .rounds import match_budget
 from .runner import STOP_REASONS, RunSummary, TournamentError, db_path, plan, run_tournament, settle_seed
 from .schedule import ScheduleEntry, estimate_seconds
+from .sharing import shared_folder_warnings
 from .store import ResultStore, StoredMatch, StoreError, resolve_db_path
 from .stored import FailedMatch, faults_with_record
+
+LOG = logging.getLogger(__name__)
 
 SECTIONS = ("leaderboard", "head_to_head", "seats")
 
@@ -184,6 +188,8 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
     jobs_run = None if on_ray and config.jobs is None else config.job_count
     jobs_used = config.job_count
     _announce(config, entries, jobs_used, _parallel(jobs_run, on_ray))
+    for line in shared_folder_warnings(config):
+        LOG.warning("%s", line)
     if dry_run:
         click.echo(format_schedule(entries, fmt))
         if unseeded and not db_path(config).exists():

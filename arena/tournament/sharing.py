@@ -1,0 +1,139 @@
+"""Bots that can read each other's files: a warning before a run.
+
+The sandbox hides from a bot the other bots' directories, programs and
+scripts, but never a folder that holds what the bot itself runs from: two
+bots with one ``dir:`` (or dirs that nest) see each other's files there, all
+but their programs and scripts.  An organiser rarely means that.
+
+arena cannot know which files are whose; a bot's own files (its modules, its
+opening book, its weights) usually lie beside its program.  So the warning is
+for a folder holding a bot's program or script that another sandboxed bot
+can read, when it holds a file other than the bots' programs and scripts and
+their documentation (README, LICENSE, COPYING: written to be read).  Bots
+run from a common tree with each program in a folder of its own (the demo
+tournament, from the repository root) are left alone: each program's folder
+is hidden from the others.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..process import sandbox
+from ..process.sandbox_policy import NONE, bot_places, own_paths, private_mounts
+from .config import BotConfig, TournamentConfig
+
+# Files written to be read by anyone: not a bot's secret.
+_DOCUMENTS = ("readme", "license", "licence", "copying")
+# How many entries of a folder to look at before giving up (a huge folder).
+_MAX_ENTRIES = 20_000
+
+
+@dataclass(frozen=True)
+class _Sight:
+    """What bot ``reader`` sees of the folders around it: as the sandbox's
+    mounts, applied shallowest first, the deepest of the paths holding a
+    path decides whether it is shown (the host's, or one bound in) or hidden
+    (a hidden path, or a private file system such as /tmp)."""
+
+    own_folders: tuple[str, ...]
+    shown: tuple[str, ...]
+    hidden: tuple[str, ...]
+
+    def hides(self, path: str) -> bool:
+        hide = max((h.count("/") for h in self.hidden if _within(path, h)), default=None)
+        show = max((s.count("/") for s in self.shown if _within(path, s)), default=-1)
+        return hide is not None and show < hide
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _cwd(bot: BotConfig) -> str:
+    return os.path.abspath(bot.dir) if bot.dir is not None else os.getcwd()
+
+
+def _sight(config: TournamentConfig, bot: BotConfig) -> _Sight:
+    """The bot's own folders and what its sandbox hides (``mount_options``
+    never hides a path holding one of the bot's own paths)."""
+    assert bot.command is not None
+    env = sandbox.bot_environment(os.environ, dict(bot.env))
+    folders, files = own_paths(bot.command, _cwd(bot), env)
+    own = [*folders, *files]
+    policy = config.sandbox_policy(bot.name)
+    hidden = [p for p in policy.hide if os.path.lexists(p) and not any(_within(s, p) for s in own)]
+    return _Sight(tuple(folders), (*own, *policy.read, *policy.write),
+                  (*hidden, *private_mounts(policy.replace(scratch=None))))
+
+
+def _program_folders(bot: BotConfig) -> list[str]:
+    """The folders of the programs and scripts a bot's command names by path
+    (not shared ones such as /usr/bin, which ``bot_places`` leaves out)."""
+    assert bot.command is not None
+    places = bot_places(bot.command, os.fspath(bot.dir) if bot.dir is not None else None)
+    return [os.path.dirname(p) for p in places if os.path.isfile(p) and os.path.dirname(p) in places]
+
+
+def _foreign_file(folder: str, reader: _Sight, programs: frozenset[str]) -> str | None:
+    """A file in ``folder`` that ``reader`` can read and that is no bot's
+    program or script, document, nor inside ``reader``'s own folders below it."""
+    seen = 0
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not _skipped(os.path.join(root, d), folder, reader))
+        for name in sorted(files):
+            seen += 1
+            path = os.path.join(root, name)
+            if seen > _MAX_ENTRIES:
+                return None
+            if (path not in programs and not name.lower().startswith(_DOCUMENTS)
+                    and not reader.hides(path) and os.path.isfile(path)):
+                return path
+    return None
+
+
+def _skipped(path: str, top: str, reader: _Sight) -> bool:
+    return reader.hides(path) or any(_within(path, f) and f != top for f in reader.own_folders)
+
+
+def _exposures(config: TournamentConfig) -> Iterator[tuple[str, str, str, str]]:
+    """(owner, reader, folder, example file): ``reader`` can read a file in
+    a folder holding ``owner``'s program."""
+    bots = [b for b in config.bots if b.command is not None]
+    programs = frozenset(p for b in bots for p in bot_places(b.command or (), os.fspath(b.dir) if b.dir else None)
+                         if os.path.isfile(p))
+    sights = {b.name: _sight(config, b) for b in bots}
+    for owner in bots:
+        for folder in dict.fromkeys(_program_folders(owner)):
+            for reader in bots:
+                if reader is owner or sights[reader.name].hides(folder):
+                    continue
+                found = _foreign_file(folder, sights[reader.name], programs)
+                if found is not None:
+                    yield owner.name, reader.name, folder, found
+
+
+def shared_folder_warnings(config: TournamentConfig) -> list[str]:
+    """One line per pair of sandboxed bots that can read each other's files
+    (or one the other's): empty without a sandbox, where every bot reads
+    everything anyway (and is warned of that)."""
+    if config.sandbox == NONE:
+        return []
+    pairs: dict[frozenset[str], list[tuple[str, str, str, str]]] = {}
+    for exposure in _exposures(config):
+        pairs.setdefault(frozenset(exposure[:2]), []).append(exposure)
+    order = {b.name: i for i, b in enumerate(config.bots)}
+    lines = []
+    for found in pairs.values():
+        owner, reader, folder, example = found[0]
+        first, second = sorted((owner, reader), key=order.__getitem__)
+        if {f[0] for f in found} == {owner, reader}:
+            who = f"bots {first} and {second} can read each other's files in {folder}"
+        else:
+            who = f"bot {reader} can read bot {owner}'s files in {folder}, the folder of {owner}'s program"
+        lines.append(f"{who} (such as {os.path.relpath(example, folder)}): the sandbox hides the other "
+                     f"bots' programs and scripts, not a folder that holds what a bot runs from; give "
+                     f"each bot a folder of its own (its dir:, with its program in it)")
+    return lines

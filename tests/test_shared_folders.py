@@ -1,0 +1,110 @@
+"""`arena run` warns when sandboxed bots can read each other's files: two
+bots with one `dir:` (or dirs that nest) see each other's files there, all
+but their programs and scripts (a red-team finding; docs/SECURITY.md).
+
+Through the real command line: what an organiser sees on stderr.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BOT = ROOT / "bots" / "random_bot.py"
+PY = sys.executable
+
+
+def arena(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PY, "-m", "arena", *args], capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+
+PEEK = """import sys
+try:
+    with open("alice_book.json") as book:
+        sys.stderr.write("peek: " + book.read() + "\\n")
+except OSError as exc:
+    sys.stderr.write(f"peek: {exc}\\n")
+sys.stderr.flush()
+"""
+
+
+def warnings(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("warning:")]
+
+
+def tournament(tmp_path: Path, bots: dict[str, tuple[str, str]], sandbox: str = "auto") -> Path:
+    """bots: name -> (dir, program file in it), each a copy of a shipped bot."""
+    lines = ["name: t", f"sandbox: {sandbox}", "players: 2", "seed: 1", "bots:"]
+    for name, (folder, program) in bots.items():
+        target = tmp_path / folder / program
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(BOT, target)
+        lines += [f"  - name: {name}", f"    command: {PY} {program}", f"    dir: {folder}"]
+    path = tmp_path / "t.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_bots_sharing_a_folder_with_a_file_of_their_own_are_warned_on_a_run_and_a_dry_run(tmp_path: Path) -> None:
+    path = tournament(tmp_path, {"alice": ("sub", "alice.py"), "bob": ("sub", "bob.py")})
+    (tmp_path / "sub" / "alice_book.json").write_text('{"secret": 42}')
+    bob = tmp_path / "sub" / "bob.py"        # reads alice's book, as the warning says it can
+    bob.write_text(PEEK + bob.read_text())
+    for extra in (["--dry-run"], ["--jobs", "1"]):    # the run's matches are played, as always
+        done = arena("run", str(path), "--out", str(tmp_path / "out"), *extra)
+        assert done.returncode == 0, done.stderr
+        assert warnings(done.stderr) == [
+            f"warning: bots alice and bob can read each other's files in {tmp_path / 'sub'} "
+            f"(such as alice_book.json): the sandbox hides the other bots' programs and scripts, not a "
+            f"folder that holds what a bot runs from; give each bot a folder of its own (its dir:, "
+            f"with its program in it)"], done.stderr
+    logs = [p.read_text() for p in (tmp_path / "out").rglob("*bob*.log")]
+    assert logs and all('peek: {"secret": 42}' in log for log in logs), logs
+
+
+
+
+def test_a_bot_whose_dir_is_inside_another_bots_is_warned_one_way(visible_dir: Path) -> None:
+    tmp_path = visible_dir          # outside the private /tmp, which would hide alice's folder from bob
+    path = tournament(tmp_path, {"alice": ("sub", "alice.py"), "bob": ("sub/bob", "bob.py")})
+    (tmp_path / "sub" / "weights.bin").write_bytes(b"\0")
+    (tmp_path / "sub" / "bob" / "book.json").write_text("{}")     # bob's own, hidden from alice
+    found = warnings(arena("run", str(path), "--dry-run").stderr)
+    assert len(found) == 1, found
+    assert found[0].startswith(f"warning: bot bob can read bot alice's files in {tmp_path / 'sub'}, the "
+                               f"folder of alice's program (such as weights.bin): "), found
+
+
+def test_no_warning_where_the_private_tmp_hides_the_outer_folder(tmp_path: Path) -> None:
+    if not str(tmp_path).startswith("/tmp/"):
+        pytest.skip("the test's directory is not under /tmp")
+    path = tournament(tmp_path, {"alice": ("sub", "alice.py"), "bob": ("sub/bob", "bob.py")})
+    (tmp_path / "sub" / "weights.bin").write_bytes(b"\0")
+    done = arena("run", str(path), "--dry-run")
+    assert done.returncode == 0 and warnings(done.stderr) == [], done.stderr
+
+
+@pytest.mark.parametrize("layout", ["programs only", "a folder per program", "no sandbox"])
+def test_no_warning_where_no_bot_reads_another_ones_files(tmp_path: Path, layout: str) -> None:
+    if layout == "a folder per program":     # one dir for both, each program in a folder of its own
+        path = tournament(tmp_path, {"alice": ("sub", "alice/bot.py"), "bob": ("sub", "bob/bot.py")})
+        (tmp_path / "sub" / "alice" / "book.json").write_text("{}")
+        (tmp_path / "sub" / "bob" / "book.json").write_text("{}")
+    else:
+        path = tournament(tmp_path, {"alice": ("sub", "alice.py"), "bob": ("sub", "bob.py")},
+                          sandbox="none" if layout == "no sandbox" else "auto")
+        (tmp_path / "sub" / "README.md").write_text("how to run these bots")
+        if layout == "no sandbox":
+            (tmp_path / "sub" / "alice_book.json").write_text("{}")
+    done = arena("run", str(path), "--dry-run")
+    assert done.returncode == 0 and warnings(done.stderr) == [], done.stderr
+
+
+def test_the_demo_tournament_run_from_the_repository_root_is_not_warned() -> None:
+    done = arena("run", str(ROOT / "tournaments" / "demo.yaml"), "--dry-run")
+    assert done.returncode == 0 and warnings(done.stderr) == [], done.stderr
