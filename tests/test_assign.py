@@ -35,26 +35,17 @@ def _schedule(bots: int = 6, players: int = 4, deals: int = 2) -> list[MatchSpec
     return specs
 
 
-def _processes(specs: list[MatchSpec], workers: int, lookahead: int, seed: int, wait: bool = False) -> int:
+def _processes(specs: list[MatchSpec], workers: int, lookahead: int, seed: int) -> int:
     """Bot processes started when ``workers`` workers play ``specs``, each free
-    again after a random time (the same times for every lookahead); ``wait``:
-    tell the assigner which workers are busy, so that it may let one wait."""
+    again after a random time (the same times for every lookahead)."""
     durations = random.Random(seed)
     assigner = Assigner(iter(specs), workers, lookahead)
-    free = [0.0] * workers            # when each worker is done with its match
-    idle: set[int] = set()            # waiting: the assigner gave it nothing yet
-    while not assigner.done:
-        worker = min((w for w in range(workers) if w not in idle), key=free.__getitem__)
-        now = free[worker]
-        for w in [worker, *sorted(idle)]:
-            busy = [b for b in range(workers) if b != w and b not in idle and free[b] > now] if wait else []
-            if assigner.next_for(w, busy) is None:
-                idle.add(w)
-                free[w] = now
-            else:
-                idle.discard(w)
-                free[w] = now + durations.uniform(0.5, 1.5)
-        assert len(idle) < workers
+    free = [0.0] * workers
+    while True:
+        worker = min(range(workers), key=free.__getitem__)
+        if assigner.next_for(worker) is None:
+            break
+        free[worker] += durations.uniform(0.5, 1.5)
     return assigner.processes
 
 
@@ -74,45 +65,6 @@ def test_two_workers_start_fewer_processes_than_in_schedule_order():
     assert sum(assigned) < 0.85 * sum(in_order), (in_order, assigned)
     assert min(assigned) == 6 * 4                  # as few as one worker needs
     assert max(assigned) <= max(in_order)
-
-
-def test_at_the_end_a_worker_waits_for_the_busy_worker_whose_processes_can_play_what_is_left():
-    """The 5-bot round robin at 4-seat tables: one worker needs 20 processes.
-    Without waiting, matches that end unevenly sent the last matches to the
-    worker that had played their deal, and it started more."""
-    specs = _schedule(bots=5, players=4, deals=1)
-    seeds = range(40)
-    without = [_processes(specs, 2, 32, seed) for seed in seeds]
-    waiting = [_processes(specs, 2, 32, seed, wait=True) for seed in seeds]
-    assert max(without) > 20                       # the case this is about happens
-    assert all(w <= o for w, o in zip(waiting, without)), (without, waiting)
-    assert sum(w == 20 for w in waiting) > sum(o == 20 for o in without)
-
-
-def _tail(pending: int = 1) -> tuple[Assigner, list[MatchSpec]]:
-    """Worker 0 has played the deal of the last ``pending`` matches; worker 1
-    has processes for every bot and has not."""
-    specs = _schedule(bots=4, players=4, deals=2)
-    done, left = [specs[0], specs[4]], specs[1:1 + pending]
-    pools = {0: PoolModel(), 1: PoolModel()}
-    pools[0].play(done[0].process_keys(), done[0].deal_key)
-    pools[1].play(done[1].process_keys(), done[1].deal_key)
-    return Assigner(iter(left), 2, pools=pools), left
-
-
-def test_the_wait_rule_only_when_a_busy_worker_has_the_processes_for_all_that_is_left():
-    assigner, left = _tail()
-    assert assigner.next_for(0, busy=[1]) is None and not assigner.done
-    assert assigner.next_for(1, busy=[0]) is left[0] and assigner.done
-    assigner, left = _tail()
-    assert assigner.next_for(0, busy=[]) is left[0]              # worker 1 is idle: no waiting for it
-    assigner, left = _tail()
-    assert assigner.next_for(0, busy=[0]) is left[0]             # itself is no other worker
-    assigner, left = _tail(pending=2)
-    assert assigner.next_for(0, busy=[1]) is left[0]             # more left than busy workers
-    specs = _schedule(bots=4, players=4, deals=2)
-    more = Assigner(iter(specs[1:3]), 2, lookahead=1, pools=_tail()[0]._pools)
-    assert more.next_for(0, busy=[1]) is specs[1]                # more matches to come: not the end
 
 
 def test_every_match_is_handed_out_once():
@@ -210,8 +162,7 @@ def test_the_process_executor_hands_matches_out_through_the_assigner(monkeypatch
         return local._Slot(_FakeWorker(), ours)
 
     def send(self, index, task):
-        busy = [i for i, slot in enumerate(self.slots) if slot.match_id is not None]
-        handed.append((index, pickle.loads(task).match_id, busy))
+        handed.append((index, pickle.loads(task).match_id))
         theirs[index].send(b"x")
 
     def receive(self, index):
@@ -234,10 +185,11 @@ def test_the_process_executor_hands_matches_out_through_the_assigner(monkeypatch
     replays = iter([Assigner(iter(part), 2, pools=pools) for part in rounds])
     replay = next(replays)
     expected = []
-    for worker, _, busy in handed:
-        if replay.done:
+    for worker, _ in handed:
+        spec = replay.next_for(worker)
+        if spec is None:
             replay = next(replays)
-        spec = replay.next_for(worker, busy)
-        expected.append((worker, spec.match_id, busy))
+            spec = replay.next_for(worker)
+        expected.append((worker, spec.match_id))
     assert handed == expected
-    assert [m for _, m, _ in handed] != [s.match_id for s in specs]       # reordered
+    assert [m for _, m in handed] != [s.match_id for s in specs]       # reordered

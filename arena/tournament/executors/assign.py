@@ -17,15 +17,6 @@ start as many processes as one worker would.  When jobs do not divide the
 rotations (3 rotations on 2 workers) some extra starts remain: balancing the
 workers' load needs them.
 
-At the end of a run, one rule lets a worker wait: when every match left
-would need new processes in its pool, and each could be played with none by
-a worker that is busy now, with no more matches left than such workers.  The
-wait lasts at most the rest of one match, about what starting the processes
-would take, and saves the starts: at the end of a run matches finish unevenly,
-and without it the last match often went to the worker that had already
-played its deal (24 starts at ``--jobs 2`` where ``--jobs 1`` needs 20, in the
-5-bot round robin of ``benchmarks/tournaments/five_random.yaml``).
-
 The count is a model, not the pool itself: a process the pool stops (a
 forfeit, its CPU limit, too many idle) is still counted.  It only orders the
 matches; every match is played all the same.  Only the order in which
@@ -36,7 +27,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter, deque
-from collections.abc import Collection, Hashable, Iterator
+from collections.abc import Hashable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -93,10 +84,9 @@ class Assigner:
         self._pools: dict[Hashable, PoolModel] = {} if pools is None else pools
         self._more = True
 
-    def next_for(self, worker: Hashable, busy: Collection[Hashable] = ()) -> MatchSpec | None:
+    def next_for(self, worker: Hashable) -> MatchSpec | None:
         """The match ``worker`` (any name that stays the worker's) plays next,
-        or None: none is left (``done``), or this worker waits for one of the
-        ``busy`` workers to play what is left (see the module)."""
+        or None when none is left."""
         self._fill()
         if not self._pending:
             return None
@@ -108,32 +98,11 @@ class Assigner:
                 best, fewest = i, starts
                 if starts == 0:
                     break
-        if fewest and self._left_to(busy, worker):
-            LOG.debug("worker %s waits: the busy workers play what is left with the processes they have", worker)
-            return None
         spec = self._pending[best]
         del self._pending[best]
         LOG.debug("worker %s plays %s: %d new bot processes", worker, spec.match_id, fewest)
         pool.play(spec.process_keys(), spec.deal_key)
         return spec
-
-    @property
-    def done(self) -> bool:
-        """Every match was handed out."""
-        self._fill()
-        return not self._pending
-
-    def _left_to(self, busy: Collection[Hashable], worker: Hashable) -> bool:
-        """Whether the matches left are few enough for the ``busy`` workers
-        (other than ``worker``), and each one needs no new process in one of
-        their pools."""
-        if self._more:
-            return False
-        others = [self._pools[w] for w in busy if w != worker and w in self._pools]
-        if len(self._pending) > len(others):
-            return False
-        return all(any(o.new_starts(s.process_keys(), s.deal_key) == 0 for o in others)
-                   for s in self._pending)
 
     def forget(self, worker: Hashable) -> None:
         """``worker`` was replaced or lost: its pool is gone."""

@@ -285,12 +285,10 @@ class ProcessExecutor:
         for i in range(len(self.slots)):
             if not self._more or self.slots[i].match_id is not None:
                 continue
-            spec = todo.next_for(i, [j for j, s in enumerate(self.slots) if s.match_id is not None])
+            spec = todo.next_for(i)
             if spec is None:
-                if todo.done:
-                    self._more = False
-                    return
-                continue  # it waits for a busy worker to play what is left (``Assigner``)
+                self._more = False
+                return
             try:
                 task = pickle.dumps(spec)
             except Exception as exc:  # noqa: BLE001 - this match cannot be played

@@ -292,8 +292,18 @@ class RayExecutor:
         retry: deque[tuple[MatchSpec, int]] = deque()
         more = True
         while True:
-            if more or retry:
-                more = self._hand_out(todo, retry)
+            while self._idle and (retry or more):
+                slot = self._idle[0]
+                if retry:
+                    spec, attempt = retry.popleft()
+                else:
+                    nxt = todo.next_for(id(slot))
+                    if nxt is None:
+                        more = False
+                        break
+                    spec, attempt = nxt, 1
+                self._idle.popleft()
+                self._calls[slot.actor.play.remote(spec)] = _Call(slot, spec, attempt)
             if not self._calls and not retry and not more:
                 return
             waiting = [*self._calls, *self._starting]
@@ -305,27 +315,6 @@ class RayExecutor:
                     self._started(ref)
                 else:
                     yield from self._returned(ref, retry)
-
-    def _hand_out(self, todo: Assigner, retry: deque[tuple[MatchSpec, int]]) -> bool:
-        """Give each idle actor a match: one to play again first, else the one
-        ``todo`` picks for it; an actor ``todo`` makes wait stays idle.
-        Whether any match is left to hand out."""
-        waiting: list[_Slot] = []
-        while self._idle:
-            slot = self._idle.popleft()
-            if retry:
-                spec, attempt = retry.popleft()
-            else:
-                nxt = todo.next_for(id(slot), [id(c.slot) for c in self._calls.values()])
-                if nxt is None:
-                    waiting.append(slot)
-                    if todo.done:
-                        break
-                    continue
-                spec, attempt = nxt, 1
-            self._calls[slot.actor.play.remote(spec)] = _Call(slot, spec, attempt)
-        self._idle.extendleft(reversed(waiting))
-        return not todo.done
 
     def _started(self, ref: Any) -> None:
         slot = self._starting.pop(ref)
