@@ -12,13 +12,21 @@ from arena.clicommon import Interrupted, Terminated, stop_signals
 from arena.process.interrupts import interrupts_deferred
 
 
+def signal_self(signum: int) -> None:
+    """``signum`` to this thread (the main one), delivered before the call
+    returns.  ``os.kill`` of the process may go to another thread (pytest-xdist
+    runs some), and under load the main thread then runs on for a while
+    before Python sees the signal."""
+    signal.pthread_kill(threading.get_ident(), signum)
+
+
 def test_a_signal_inside_is_handed_to_the_old_handler_on_leaving() -> None:
     seen: list[str] = []
     with pytest.raises(KeyboardInterrupt):
         with interrupts_deferred():
-            os.kill(os.getpid(), signal.SIGINT)
+            signal_self(signal.SIGINT)
             seen.append("still running")       # not interrupted here
-            os.kill(os.getpid(), signal.SIGINT)   # twice: handed on once
+            signal_self(signal.SIGINT)   # twice: handed on once
     assert seen == ["still running"]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
@@ -31,7 +39,7 @@ def test_handlers_are_restored_and_nothing_is_raised_without_a_signal() -> None:
             pass
         assert calls == []
         with interrupts_deferred():
-            os.kill(os.getpid(), signal.SIGTERM)
+            signal_self(signal.SIGTERM)
             assert calls == []
         assert calls == [signal.SIGTERM]
     finally:
@@ -43,7 +51,7 @@ def test_ignored_signals_stay_ignored_and_other_threads_are_left_alone() -> None
     try:
         with interrupts_deferred():
             assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
-            os.kill(os.getpid(), signal.SIGTERM)
+            signal_self(signal.SIGTERM)
     finally:
         signal.signal(signal.SIGTERM, old)
     errors: list[BaseException] = []
@@ -69,18 +77,18 @@ def test_a_command_stops_at_the_first_signal_and_ignores_the_next() -> None:
         with pytest.raises(Terminated):
             with stop_signals():
                 try:
-                    os.kill(os.getpid(), signal.SIGTERM)
+                    signal_self(signal.SIGTERM)
                     seen.append("not interrupted")
                 finally:
-                    os.kill(os.getpid(), signal.SIGINT)      # a Ctrl-C during the clean-up
-                    os.kill(os.getpid(), signal.SIGTERM)
+                    signal_self(signal.SIGINT)      # a Ctrl-C during the clean-up
+                    signal_self(signal.SIGTERM)
                     seen.append("clean-up done")
         assert seen == ["clean-up done"]
         # Ignored at the OS level now: the interpreter's shutdown would put a
         # Python handler back to the default action, and a late SIGTERM would
         # end the process by the signal (-15) instead of with status 143.
         assert signal.getsignal(signal.SIGTERM) == signal.getsignal(signal.SIGINT) == signal.SIG_IGN
-        os.kill(os.getpid(), signal.SIGINT)                  # still ignored: the command is ending
+        signal_self(signal.SIGINT)                  # still ignored: the command is ending
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)
