@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,16 @@ REPO = Path(__file__).resolve().parent.parent
 # Bots get private, empty file systems here, which would hide a test's files
 # for reasons that have nothing to do with what a test checks.
 PRIVATE_IN_SANDBOX = ("/tmp", "/var/tmp", "/run", "/dev/shm")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A shell without job control starts a command run in the background
+    # (``cmd &``) with SIGINT ignored, and the arenas the tests start would
+    # inherit that: every Ctrl-C test then fails.  They need SIGINT as a
+    # terminal gives it.  (``timeout`` resets it for its command, so CI,
+    # run under it, never saw this.)
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _private(path: Path) -> bool:
