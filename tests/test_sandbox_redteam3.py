@@ -1,9 +1,12 @@
 """Third red-team review (docs/SECURITY.md): attacks the first two reviews
 (test_sandbox_redteam.py, test_sandbox_redteam2.py) did not try.
 
-Each ``xfail(strict=True)`` test is a weakness of the current code: it fails
-today and must pass once the weakness is fixed (then drop the mark); the
-reason of each mark names the suggested fix.
+Each ``xfail`` test is a weakness of the current code: it fails today and
+passes once the weakness is fixed (then drop the mark); the reason of each
+mark names the suggested fix.  None is strict: each attack works through
+state the whole machine shares (the page cache, the Shmem count, the load),
+which other processes can disturb now and then, and a strict mark would
+then fail the suite.
 """
 
 from __future__ import annotations
@@ -201,7 +204,7 @@ def test_a_working_directory_of_root_or_tmp_is_not_bound_over_the_sandbox() -> N
 # ------------------------------------------------- channels between bots
 
 @needs_bwrap
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=False, reason=(
     "the machine's counters are not per namespace: what one bot leaves in its own /dev/shm "
     "or /tmp (private, bounded) moves the Shmem count of /proc/meminfo (and sysinfo(2)) that "
     "every other bot reads, a channel of 5 bits an exchange at MiB grain, more at page grain; "
@@ -239,7 +242,7 @@ def test_two_bots_cannot_signal_each_other_through_the_machines_memory_counters(
 
 
 @needs_bwrap
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=False, reason=(
     "the page cache (which pages of a file the kernel holds in memory) is shared by every "
     "sandbox and outlives every process: a bot that reads chosen pages of a file all can read "
     "leaves marks that a later process finds (preadv2 RWF_NOWAIT here; timing a read, about "
