@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -176,16 +177,19 @@ def wait_gone(tag: Path, seconds: float = 15) -> list[int]:
     return left
 
 
+def run_in_background(path: Path, out: Path, **popen: Any) -> subprocess.Popen[Any]:
+    """``arena run FILE --out OUT --jobs 2`` started, not waited for."""
+    return subprocess.Popen([sys.executable, "-m", "arena", "run", str(path), "--out", str(out), "--jobs", "2"],
+                            **popen)
+
+
 def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
     path = small_tournament(tmp_path, deals=2)
     straight = tmp_path / "straight"
     assert cli("run", str(path), "--out", str(straight), "--jobs", "2").exit_code == 0
 
     out = tmp_path / "killed"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena", "run", str(path), "--out", str(out), "--jobs", "2"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
+    proc = run_in_background(path, out, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     stored = wait_for_stored(out / "results.sqlite", proc, 3)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -202,10 +206,8 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
 def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     path = small_tournament(tmp_path, deals=2)
     out = tmp_path / "out"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena", "run", str(path), "--out", str(out), "--jobs", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-    )
+    proc = run_in_background(path, out, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)
     stored = wait_for_stored(out / "results.sqlite", proc, 2)
     assert stored < 24
     os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does
@@ -233,10 +235,8 @@ def test_sigterm_stops_like_ctrl_c_and_resume_gives_the_same_results(tmp_path: P
     straight = tmp_path / "straight"
     assert cli("run", str(path), "--out", str(straight), "--jobs", "2").exit_code == 0
     out = tmp_path / "out"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena", "run", str(path), "--out", str(out), "--jobs", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )
+    proc = run_in_background(path, out, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
     stored = wait_for_stored(out / "results.sqlite", proc, 2)
     assert 2 <= stored < 24
     os.kill(proc.pid, signal.SIGTERM)       # the arena's process only, as `kill PID` does
