@@ -27,6 +27,16 @@ def pytest_configure(config: pytest.Config) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+@pytest.fixture(autouse=True)
+def private_run_list(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test its own list of runs (arena.tournament.earlier): a run of one
+    test with seed 7 is no earlier run of another's, and the user's own list
+    is left alone."""
+    state = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    return state
+
+
 def _private(path: Path) -> bool:
     text = str(path.resolve())
     return any(text == p or text.startswith(p + "/") for p in PRIVATE_IN_SANDBOX)

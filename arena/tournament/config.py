@@ -259,6 +259,9 @@ class TournamentConfig:
     sandbox: str = AUTO
     executor: ExecutorSettings = field(default_factory=ExecutorSettings)
     key_lines: tuple[tuple[str, int], ...] = ()
+    # Not from the file: what else the bots must not see (earlier runs with
+    # this seed, ``earlier.same_seed_runs``); not stored with the results.
+    also_hidden: tuple[Path, ...] = ()
 
     # -- bots -------------------------------------------------------------------
     @property
@@ -290,7 +293,8 @@ class TournamentConfig:
         bot = self.bot(name)
         tournament_file = self.path.absolute()
         hide = [self.output, tournament_file, *_repositories(tournament_file.parent),
-                self.dir / "arena-results"]          # other tournaments' results too
+                self.dir / "arena-results",          # other tournaments' results too
+                *self.also_hidden]
         for other in self.bots:
             if other.name != name and other.command is not None:
                 hide += map(Path, bot_places(other.command, os.fspath(other.dir) if other.dir else None))

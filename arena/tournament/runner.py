@@ -26,7 +26,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
@@ -37,6 +37,7 @@ from ..process import sandbox
 from ..ranking.games import Game
 from ..words import plural
 from .config import RATE_HANDS, TournamentConfig
+from .earlier import remember_run, same_seed_runs
 from .executors import AnyExecutor, MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make
 from .faultsummary import FaultTally
 from .ranking import games_of, rated_games
@@ -167,6 +168,22 @@ def settle_seed(config: TournamentConfig) -> TournamentConfig:
             if stored is not None and isinstance(stored.get("seed"), int):
                 return config.with_overrides(seed=stored["seed"])
     return config.with_overrides(seed=secrets.randbits(63))
+
+
+def hide_earlier_runs(config: TournamentConfig, warn: Callable[[str], None] = _warn) -> TournamentConfig:
+    """This run, noted in the list of runs; the results and tournament file of
+    each earlier run with its seed, hidden from its bots (``earlier``).  The
+    organiser is told: reusing a trial's seed for a final is often a mistake."""
+    assert config.seed is not None
+    remember_run(config.output, config.path)
+    runs = same_seed_runs(config.seed, config.output)
+    if not runs:
+        return config
+    for run in runs:
+        warn(f"{run.output} holds an earlier run with this seed (its deals are this run's): "
+             f"hidden from the bots, with {run.tournament_file}")
+    hidden = tuple(p for run in runs for p in (run.output, run.tournament_file))
+    return replace(config, also_hidden=(*config.also_hidden, *hidden))
 
 
 def prepare_sandbox(config: TournamentConfig, warn: Callable[[str], None] = _warn) -> str:
@@ -409,7 +426,7 @@ def run_tournament(
     ``jobs``: matches in parallel (None: the executor's default, see ``executors.make``)."""
     config.output.mkdir(parents=True, exist_ok=True)
     with results_lock(config.output):
-        config = settle_seed(config)
+        config = hide_earlier_runs(settle_seed(config))
         if config.settle is not None:
             return run_rounds(config, jobs, echo, progress_stream)
         return _run_schedule(config, jobs, echo, progress_stream)
