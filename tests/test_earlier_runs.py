@@ -11,14 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from arena.process import sandbox
 from arena.tournament.earlier import EarlierRun, remember_run, runs_file, same_seed_runs
 from arena.tournament.store import DEFAULT_DB_NAME, ResultStore
 
 HOSTILE = Path(__file__).parent / "hostile"
 
-needs_bwrap = pytest.mark.skipif(sandbox.resolve(sandbox.AUTO).mode != sandbox.BWRAP,
-                                 reason="bubblewrap does not work here")
 
 
 def stored_run(out: Path, seed: int) -> Path:
@@ -79,8 +76,8 @@ def probed(out: Path) -> dict[str, object]:
     return dict(json.loads(lines[0][len("REDTEAM-PROBE read "):]))
 
 
-@needs_bwrap
 def test_a_trial_run_with_the_finals_seed_is_hidden_from_the_finals_bots(visible_dir: Path) -> None:
+    """Real bubblewrap (``sandbox: bwrap``: no run without it)."""
     rt = visible_dir / "rt"
     rt.mkdir()
     for name in ("proto.py", "redteam.py"):
