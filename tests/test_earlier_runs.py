@@ -31,7 +31,8 @@ def test_the_list_holds_each_run_once_and_finds_those_with_the_seed(tmp_path: Pa
     stored_run(final, 5)
     for out in (trial, trial, other, gone, final):
         remember_run(out, tmp_path / f"{out.name}.yaml")
-    assert len(runs_file().read_text().splitlines()) == 4
+    listed = runs_file()
+    assert listed is not None and len(listed.read_text().splitlines()) == 4
     # the final itself, a run with another seed and one whose results are gone are not hidden
     assert same_seed_runs(5, final) == [EarlierRun(trial, tmp_path / "trial.yaml")]
     assert same_seed_runs(6, final) == [EarlierRun(other, tmp_path / "other.yaml")]
@@ -44,7 +45,9 @@ def test_a_damaged_list_or_database_hides_what_it_still_can(tmp_path: Path) -> N
     broken.mkdir()
     (broken / DEFAULT_DB_NAME).write_text("not a database")
     remember_run(broken, tmp_path / "broken.yaml")
-    with runs_file().open("a") as f:
+    listed = runs_file()
+    assert listed is not None
+    with listed.open("a") as f:
         f.write('{"out": 3}\nnot json\n' + "x" * 10000 + "\n")
     remember_run(trial, tmp_path / "trial.yaml")
     assert same_seed_runs(5, tmp_path / "final") == [EarlierRun(trial, tmp_path / "trial.yaml")]
@@ -56,6 +59,17 @@ def test_a_list_that_cannot_be_written_stops_nothing(tmp_path: Path, monkeypatch
     monkeypatch.setenv("XDG_STATE_HOME", str(blocker))      # a file where the folder should be
     remember_run(tmp_path / "out", tmp_path / "t.yaml")
     assert same_seed_runs(5, tmp_path / "out") == []
+
+
+def test_without_a_home_directory_nothing_is_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No HOME and no passwd entry: ``~`` stays unexpanded, and a relative
+    ``~/.local/state`` must not appear in the current directory."""
+    monkeypatch.delenv("XDG_STATE_HOME")
+    monkeypatch.setattr("os.path.expanduser", lambda path: path)
+    monkeypatch.chdir(tmp_path)
+    assert runs_file() is None
+    remember_run(tmp_path / "out", tmp_path / "t.yaml")
+    assert list(tmp_path.iterdir()) == []
 
 
 def tournament(path: Path, seed: int, out: str, bots: list[dict[str, object]]) -> Path:

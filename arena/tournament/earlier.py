@@ -39,16 +39,24 @@ class EarlierRun:
     tournament_file: Path
 
 
-def runs_file() -> Path:
-    """The list of runs: in ``$XDG_STATE_HOME`` (an absolute path), else ``~/.local/state``."""
+def runs_file() -> Path | None:
+    """The list of runs: in ``$XDG_STATE_HOME`` (an absolute path), else
+    ``~/.local/state``; None without a home directory to put it in."""
     state = os.environ.get("XDG_STATE_HOME", "")
-    base = Path(state) if os.path.isabs(state) else Path.home() / ".local" / "state"
-    return base / "arena" / RUNS_FILE
+    if os.path.isabs(state):
+        return Path(state) / "arena" / RUNS_FILE
+    home = os.path.expanduser("~")         # unexpanded without HOME and a passwd entry
+    if not os.path.isabs(home):
+        return None
+    return Path(home) / ".local" / "state" / "arena" / RUNS_FILE
 
 
 def _listed() -> list[EarlierRun]:
+    path = runs_file()
+    if path is None:
+        return []
     try:
-        with runs_file().open("rb") as f:
+        with path.open("rb") as f:
             lines = f.read().splitlines()
     except OSError:
         return []
@@ -71,6 +79,8 @@ def remember_run(output: Path, tournament_file: Path) -> None:
         return
     line = json.dumps({"out": str(run.output), "file": str(run.tournament_file)}) + "\n"
     path = runs_file()
+    if path is None:
+        return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         # One short write in append mode: runs started at once do not mix their lines.
