@@ -59,6 +59,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import importlib.util
 import os
 import pty
 import random
@@ -267,8 +268,10 @@ def measure(file: Path, jobs: int, env: dict[str, str], tty: bool = False) -> Ru
             ours, theirs = pty.openpty()
             drain = threading.Thread(target=_drain, args=(ours, out), daemon=True)
             drain.start()
-        proc = subprocess.Popen([*arena_command(), "run", str(file), "--jobs", str(jobs), "--out", tmp],
-                                stdout=subprocess.DEVNULL, stderr=theirs if tty else subprocess.PIPE, env=env)
+        # A list of runs of its own (arena.tournament.earlier): every run is a first run.
+        proc = subprocess.Popen([*arena_command(), "run", str(file), "--jobs", str(jobs), "--out", f"{tmp}/out"],
+                                stdout=subprocess.DEVNULL, stderr=theirs if tty else subprocess.PIPE,
+                                env={**env, "XDG_STATE_HOME": f"{tmp}/state"})
         if tty:
             os.close(theirs)
         sampler = Sampler(proc.pid)
@@ -327,7 +330,7 @@ def results(pairs_n: int = 5, file: Path = ROOT / "tournaments" / "demo.yaml") -
     """Arena's peak PSS at --jobs 2 and the CPU ratio --jobs 2 / --jobs 1 (all
     processes, with the issue's aim; arena's own processes, for information)."""
     prepare(None)
-    pairs = run_pairs(file, pairs_n, dict(os.environ), echo=lambda _line: None)
+    pairs = run_pairs(file, pairs_n, user_env(), echo=lambda _line: None)
     command = f"python benchmarks/workers.py {_shown(file)} --pairs {pairs_n}"
     return [
         Figure("arena's peak PSS at --jobs 2 (workers, helpers; bots excluded)",
@@ -348,6 +351,32 @@ def results(pairs_n: int = 5, file: Path = ROOT / "tournaments" / "demo.yaml") -
     ]
 
 
+def user_env() -> dict[str, str]:
+    """This environment as the README's user has it: the venv that runs this
+    script activated, so a bot's ``python3`` is its interpreter (not a
+    system or pyenv one, whose start may cost more)."""
+    env = dict(os.environ)
+    if sys.prefix != sys.base_prefix:
+        env["VIRTUAL_ENV"] = sys.prefix
+        env["PATH"] = os.pathsep.join(filter(None, [str(Path(sys.executable).parent), env.get("PATH")]))
+    return env
+
+
+def install_kind() -> str:
+    """How arena is installed in this interpreter: an editable install (``pip
+    install -e``, the test set-up) makes every Python process of the venv,
+    bots included, import its path finder at start-up (about 16 ms of CPU
+    here), which the README's ``pip install .`` does not."""
+    site = [Path(p) for p in sys.path if p.endswith("site-packages")]
+    editable = any(next(d.glob("__editable__*arena*.pth"), None) for d in site if d.is_dir())
+    return "editable (pip install -e: Python bots pay its finder at each start)" if editable else "not editable"
+
+
+def _arena_home() -> str:
+    spec = importlib.util.find_spec("arena")
+    return str(Path(spec.origin).parent) if spec is not None and spec.origin else "?"
+
+
 def _shown(file: Path) -> str:
     """The file as a command line run from the repository's root gives it."""
     try:
@@ -364,7 +393,7 @@ def main() -> None:
     ap.add_argument("--tty", action="store_true", help="arena's stderr on a terminal (the live progress line)")
     ap.add_argument("--pythonpath", default=None, help="run the arena package found in this directory")
     args = ap.parse_args()
-    env = dict(os.environ)
+    env = user_env()
     if args.pythonpath:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [args.pythonpath, env.get("PYTHONPATH")]))
     prepare(args.cpu)
@@ -372,7 +401,8 @@ def main() -> None:
     pinned = "unpinned" if args.cpu is None else f"all on CPU {args.cpu}"
     pinned += ", stderr on a terminal" if args.tty else ""
     print(f"tournament {args.file}; {args.pairs} pairs, --jobs 1 (floor) and 2 (subject) interleaved, {pinned}; "
-          f"bytecode caches {caches}; arena from {args.pythonpath or 'this checkout'}")
+          f"bytecode caches {caches}; arena from {args.pythonpath or _arena_home()}, "
+          f"installed {install_kind()}; bots' python3: {shutil.which('python3', path=env.get('PATH'))}")
     pairs = run_pairs(Path(args.file), args.pairs, env, echo=lambda line: print(line, flush=True), tty=args.tty)
     print("CPU --jobs 2 / --jobs 1, per pair:")
     print("  all processes (bots included): " + spread([b.cpu_all / a.cpu_all for a, b, _ in pairs]))

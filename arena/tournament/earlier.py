@@ -18,6 +18,7 @@ write it goes on without it.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -73,24 +74,36 @@ def _listed() -> list[EarlierRun]:
 
 
 def remember_run(output: Path, tournament_file: Path) -> None:
-    """Add this run to the list, once."""
+    """Add this run to the list, once, and drop the runs whose results
+    directories are gone."""
     run = EarlierRun(output.absolute(), tournament_file.absolute())
-    if run in _listed():
-        return
-    line = json.dumps({"out": str(run.output), "file": str(run.tournament_file)}) + "\n"
     path = runs_file()
     if path is None:
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        # One short write in append mode: runs started at once do not mix their lines.
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line.encode())
-        finally:
-            os.close(fd)
+        # Runs started at once take turns: none loses another's line.
+        with open(path.with_suffix(".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            listed = _listed()
+            # A run just started has its folder before its database.
+            kept = [r for r in listed if r == run or r.output.is_dir()]
+            if run not in kept:
+                kept.append(run)
+            if kept[:len(listed)] == listed:
+                if len(kept) > len(listed):
+                    with path.open("a") as f:
+                        f.write(_line(run))
+            else:
+                temp = path.with_suffix(".new")
+                temp.write_text("".join(map(_line, kept)))
+                os.replace(temp, path)
     except OSError as exc:
         LOG.debug("could not note this run in %s: %s", path, exc)
+
+
+def _line(run: EarlierRun) -> str:
+    return json.dumps({"out": str(run.output), "file": str(run.tournament_file)}) + "\n"
 
 
 def _stored_seed(output: Path) -> int | None:

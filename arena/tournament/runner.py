@@ -170,18 +170,22 @@ def settle_seed(config: TournamentConfig) -> TournamentConfig:
     return config.with_overrides(seed=secrets.randbits(63))
 
 
-def hide_earlier_runs(config: TournamentConfig, warn: Callable[[str], None] = _warn) -> TournamentConfig:
+def hide_earlier_runs(config: TournamentConfig, echo: Callable[[str], None]) -> TournamentConfig:
     """This run, noted in the list of runs; the results and tournament file of
-    each earlier run with its seed, hidden from its bots (``earlier``).  The
-    organiser is told: reusing a trial's seed for a final is often a mistake."""
+    each earlier run with its seed, hidden from its bots (``earlier``), and
+    the organiser told so in one line."""
     assert config.seed is not None
     remember_run(config.output, config.path)
     runs = same_seed_runs(config.seed, config.output)
     if not runs:
         return config
-    for run in runs:
-        warn(f"{run.output} holds an earlier run with this seed (its deals are this run's): "
-             f"hidden from the bots, with {run.tournament_file}")
+    own_file = config.path.absolute()
+    named = [f"{run.output}" + ("" if run.tournament_file == own_file else f" (and {run.tournament_file})")
+             for run in runs]
+    shown = ", ".join(named[:2]) + (f" and {len(named) - 2} more" if len(named) > 2 else "")
+    which = "an earlier run with this seed, which holds" if len(runs) == 1 else \
+        f"{len(runs)} earlier runs with this seed, which hold"
+    echo(f"hiding from the bots {which} this run's deals: {shown}")
     hidden = tuple(p for run in runs for p in (run.output, run.tournament_file))
     return replace(config, also_hidden=(*config.also_hidden, *hidden))
 
@@ -426,7 +430,7 @@ def run_tournament(
     ``jobs``: matches in parallel (None: the executor's default, see ``executors.make``)."""
     config.output.mkdir(parents=True, exist_ok=True)
     with results_lock(config.output):
-        config = hide_earlier_runs(settle_seed(config))
+        config = hide_earlier_runs(settle_seed(config), echo)
         if config.settle is not None:
             return run_rounds(config, jobs, echo, progress_stream)
         return _run_schedule(config, jobs, echo, progress_stream)
