@@ -28,13 +28,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(autouse=True)
-def private_run_list(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def private_run_list(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Each test its own list of runs (arena.tournament.earlier): a run of one
     test with seed 7 is no earlier run of another's, and the user's own list
-    is left alone."""
+    is left alone.  Not through ``monkeypatch``: an autouse fixture that
+    takes it would keep a test's own patches in place until after the test's
+    other fixtures are torn down."""
     state = tmp_path_factory.mktemp("state")
-    monkeypatch.setenv("XDG_STATE_HOME", str(state))
-    return state
+    before = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = str(state)
+    yield state
+    if before is None:
+        os.environ.pop("XDG_STATE_HOME", None)
+    else:
+        os.environ["XDG_STATE_HOME"] = before
 
 
 def _private(path: Path) -> bool:
