@@ -75,9 +75,9 @@ def test_without_a_home_directory_nothing_is_listed(tmp_path: Path, monkeypatch:
     assert list(tmp_path.iterdir()) == []
 
 
-def tournament(path: Path, seed: int, out: str, bots: list[dict[str, object]]) -> Path:
+def tournament(path: Path, seed: int, out: str, bots: list[dict[str, object]], **more: object) -> Path:
     path.write_text(json.dumps({"name": path.stem, "sandbox": "bwrap", "players": 2, "seed": seed,
-                                "rules": {"contracts": ["2S3"]}, "out": out, "bots": bots}))
+                                "rules": {"contracts": ["2S3"]}, "out": out, "bots": bots, **more}))
     return path
 
 
@@ -93,8 +93,11 @@ def probed(out: Path) -> dict[str, object]:
     return dict(json.loads(lines[0][len("REDTEAM-PROBE read "):]))
 
 
-def test_a_trial_run_with_the_finals_seed_is_hidden_from_the_finals_bots(visible_dir: Path) -> None:
-    """Real bubblewrap (``sandbox: bwrap``: no run without it)."""
+@pytest.mark.parametrize("more", [{}, {"settle": {"max_matches": 4}}], ids=["schedule", "settling run"])
+def test_a_trial_run_with_the_finals_seed_is_hidden_from_the_finals_bots(visible_dir: Path,
+                                                                        more: dict[str, object]) -> None:
+    """Real bubblewrap (``sandbox: bwrap``: no run without it).  Both ways a
+    run plays: its whole schedule, or rounds until settled."""
     rt = visible_dir / "rt"
     rt.mkdir()
     for name in ("proto.py", "redteam.py"):
@@ -108,7 +111,7 @@ def test_a_trial_run_with_the_finals_seed_is_hidden_from_the_finals_bots(visible
              "env": {"RT_PROBES": "read", "RT_READ": f"{trial_db}:{trial}"}}
     ref = {"name": "ref", "builtin": "random"}
 
-    final = run(tournament(visible_dir / "final.yaml", 5, "final-out", [probe, ref]))
+    final = run(tournament(visible_dir / "final.yaml", 5, "final-out", [probe, ref], **more))
     assert final.returncode == 0, final.stdout + final.stderr
     seen = probed(visible_dir / "final-out")
     assert seen[str(trial_db)] == "No such file or directory"     # an empty folder in its place
@@ -117,8 +120,13 @@ def test_a_trial_run_with_the_finals_seed_is_hidden_from_the_finals_bots(visible
             f"{visible_dir / 'trial-out'} (and {trial})") in final.stdout + final.stderr
 
     # With a seed of its own, a run's bots see the trial as before: it holds none of their deals.
-    other = run(tournament(visible_dir / "other.yaml", 6, "other-out", [probe, ref]))
+    other = run(tournament(visible_dir / "other.yaml", 6, "other-out", [probe, ref], **more))
     assert other.returncode == 0, other.stdout + other.stderr
     seen = probed(visible_dir / "other-out")
     assert seen[str(trial_db)] == trial_db.stat().st_size and seen[str(trial)] == trial.stat().st_size
     assert "earlier run" not in other.stdout + other.stderr
+
+    # Everything stored: no bot starts, nothing to say.
+    again = run(visible_dir / "final.yaml")
+    assert again.returncode == 0 and "resuming" in again.stdout + again.stderr, again.stdout + again.stderr
+    assert "earlier run" not in again.stdout + again.stderr

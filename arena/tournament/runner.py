@@ -170,12 +170,13 @@ def settle_seed(config: TournamentConfig) -> TournamentConfig:
     return config.with_overrides(seed=secrets.randbits(63))
 
 
-def hide_earlier_runs(config: TournamentConfig, echo: Callable[[str], None]) -> TournamentConfig:
-    """This run, noted in the list of runs; the results and tournament file of
-    each earlier run with its seed, hidden from its bots (``earlier``), and
-    the organiser told so in one line."""
+def hide_earlier_runs(config: TournamentConfig, sandbox_mode: str, echo: Callable[[str], None]) -> TournamentConfig:
+    """The results and tournament file of each earlier run with this run's
+    seed, hidden from its sandboxed bots (``earlier``), and the organiser
+    told so in one line."""
     assert config.seed is not None
-    remember_run(config.output, config.path)
+    if sandbox_mode != sandbox.BWRAP or not any(bot.command for bot in config.bots):
+        return config
     runs = same_seed_runs(config.seed, config.output)
     if not runs:
         return config
@@ -430,7 +431,8 @@ def run_tournament(
     ``jobs``: matches in parallel (None: the executor's default, see ``executors.make``)."""
     config.output.mkdir(parents=True, exist_ok=True)
     with results_lock(config.output):
-        config = hide_earlier_runs(settle_seed(config), echo)
+        config = settle_seed(config)
+        remember_run(config.output, config.path)
         if config.settle is not None:
             return run_rounds(config, jobs, echo, progress_stream)
         return _run_schedule(config, jobs, echo, progress_stream)
@@ -456,6 +458,7 @@ def _run_schedule(config: TournamentConfig, jobs: int | None, echo: Callable[[st
         run_builds(config, echo)
         check_bots(config)  # after the builds, which may create the programs
         sandbox_mode = prepare_sandbox(config)
+        config = hide_earlier_runs(config, sandbox_mode, echo)
         progress = Progress(total=len(entries), done=len(entries) - len(todo),
                             stream=progress_stream or sys.stderr, rating=config.rating,
                             games=rated_games(store.matches(), config.rating))
@@ -564,6 +567,7 @@ class _Rounds:
             run_builds(self.config, self.echo)
             check_bots(self.config)
             self.sandbox_mode = prepare_sandbox(self.config)
+            self.config = hide_earlier_runs(self.config, self.sandbox_mode, self.echo)
             self.progress = Progress(total=self.budget, done=done, stream=self.stream, games=games,
                                      unsettled=self.unsettled, rating=self.config.rating)
         if self.executor is None:
