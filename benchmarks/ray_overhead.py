@@ -53,7 +53,8 @@ from arena.match import MatchSpec
 from arena.tournament.config import SHARED, load_config
 from arena.tournament.executors import MatchFailure, ProcessExecutor
 from arena.tournament.executors.ray import NOT_SHIPPED, RayExecutor, Shipment, connect
-from arena.tournament.runner import entry_spec, prepare_sandbox
+from arena.tournament.preflight import prepare_sandbox
+from arena.tournament.runner import entry_spec
 from arena.tournament.schedule import build_schedule
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -44,7 +44,8 @@ from reaping import reap_orphans  # noqa: E402
 from arena.match import MatchResult, run_match
 from arena.tournament.config import load_config
 from arena.tournament.executor import MatchFailure, make_executor
-from arena.tournament.runner import entry_spec, prepare_sandbox
+from arena.tournament.preflight import prepare_sandbox
+from arena.tournament.runner import entry_spec
 from arena.tournament.schedule import build_schedule
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -173,7 +173,7 @@ def test_an_error_in_the_parent_while_storing_stops_every_worker_and_bot(tmp_pat
 
 
 def test_progress_prints_a_failure_above_the_progress_line() -> None:
-    from arena.tournament.runner import Progress
+    from arena.tournament.progress import Progress
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:

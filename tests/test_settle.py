@@ -110,7 +110,7 @@ def test_the_progress_line_of_a_settling_run_shows_the_unsettled_pairs():
     import io
 
     from arena.match import MatchResult
-    from arena.tournament.runner import Progress
+    from arena.tournament.progress import Progress
     from arena.tournament.schedule import ScheduleEntry
 
     class Tty(io.StringIO):

@@ -24,8 +24,9 @@ from ..process.errors import escaped
 from ..words import plural
 from .config import EXECUTORS, RATINGS, RAY, ConfigError, TournamentConfig, load_config
 from .leaderboard import FORMATS, Column, cell_text, format_table, report, terminal_json
+from .preflight import TournamentError, db_path, settle_seed
 from .rounds import match_budget
-from .runner import STOP_REASONS, RunSummary, TournamentError, db_path, plan, run_tournament, settle_seed
+from .runner import STOP_REASONS, RunSummary, plan, run_tournament
 from .schedule import ScheduleEntry, estimate_seconds
 from .sharing import shared_folder_warnings
 from .store import ResultStore, StoredMatch, StoreError, resolve_db_path

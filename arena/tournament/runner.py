@@ -16,49 +16,31 @@ happens, the executor's workers (and with them every bot) are stopped.
 
 from __future__ import annotations
 
-import logging
-import os
-import secrets
-import shlex
-import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
 
-from ..logsetup import is_quiet
 from ..match import FaultPolicy, MatchResult, MatchSpec
-from ..process import sandbox
 from ..ranking.games import Game
 from ..words import plural
-from .config import RATE_HANDS, TournamentConfig
-from .earlier import remember_run, same_seed_runs
+from .config import TournamentConfig
+from .earlier import remember_run
 from .executors import AnyExecutor, MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make
 from .faultsummary import FaultTally
-from .ranking import games_of, rated_games
+from .preflight import TournamentError, check_bots, db_path, hide_earlier_runs, prepare_sandbox, run_builds, settle_seed, warn
+from .progress import Progress
+from .ranking import rated_games
 from .rounds import StopRule, check_rounds, first_rounds, match_budget, round_entries
 from .runlock import results_lock
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size
-from .store import DEFAULT_DB_NAME, FailedMatch, ResultStore, StoredMatch, StoreError
+from .store import FailedMatch, ResultStore, StoredMatch
 
-LOG = logging.getLogger(__name__)
 ERROR_LOG = "errors.log"   # in the results' logs directory
-
-
-SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".rb", ".pl", ".sh", ".jar", ".php", ".lua")
-
-
-class TournamentError(Exception):
-    """A one-line reason the tournament cannot run (the CLI shows it as is)."""
-
-
-def db_path(config: TournamentConfig) -> Path:
-    return config.output / DEFAULT_DB_NAME
 
 
 def entry_spec(config: TournamentConfig, entry: ScheduleEntry, log_dir: Path,
@@ -109,261 +91,6 @@ def stored_match(entry: ScheduleEntry, result: MatchResult, started_at: str) -> 
         duration_seconds=result.wall_seconds,
         started_at=started_at,
     )
-
-
-def check_bots(config: TournamentConfig) -> None:
-    """Every bot program must exist before any bot starts."""
-    for bot in config.bots:
-        if bot.command is None:
-            continue
-        program = bot.command[0]
-        cwd = bot.dir or config.dir
-        found = shutil.which(program) if "/" not in program else (
-            program if (cwd / program).exists() or Path(program).exists() else None)
-        where = f"{config.path}:{bot.line}" if bot.line else str(config.path)
-        if found is None:
-            hint = sandbox.not_on_path_hint(program, str(cwd))
-            raise TournamentError(
-                f"{where}: bots.{bot.name}.command: program {program!r} "
-                + (hint if hint else f"not found (command: {shlex.join(bot.command)}, run in {cwd})")
-            )
-        # An interpreter's script is the usual typo: check it too.
-        for arg in bot.command[1:2]:
-            if arg.endswith(SCRIPT_SUFFIXES) and not (cwd / arg).exists():
-                raise TournamentError(
-                    f"{where}: bots.{bot.name}.command: script {arg!r} not found in {cwd}"
-                )
-        problem = sandbox.preflight(bot.command, str(cwd), sandbox.bot_environment(
-            os.environ, dict(bot.env)))
-        if isinstance(problem, PermissionError):
-            raise TournamentError(f"{where}: bots.{bot.name}.command: {program!r} is not "
-                                  f"executable (chmod +x, or run it with its interpreter)")
-        if problem is not None and problem.errno == 8:
-            raise TournamentError(f"{where}: bots.{bot.name}.command: {program!r} cannot be "
-                                  f"run: not a binary, and no #! line")
-
-
-def _warn(message: str) -> None:
-    LOG.warning("%s", message)
-
-
-def settle_seed(config: TournamentConfig) -> TournamentConfig:
-    """The file's seed; without one, the seed stored by an earlier run of this
-    tournament, else a new random 63-bit one.  Bots see their match names,
-    from which with the seed every deal follows, so the seed must not be
-    guessable: a fixed default would tell every bot every hand."""
-    if config.seed is not None:
-        return config
-    path = db_path(config)
-    if path.exists():
-        try:
-            store = ResultStore(path, readonly=True)      # --dry-run reads it too: never migrated here
-        except StoreError:
-            store = None
-        if store is not None:
-            try:
-                stored = store.tournament()
-            finally:
-                store.close()
-            if stored is not None and isinstance(stored.get("seed"), int):
-                return config.with_overrides(seed=stored["seed"])
-    return config.with_overrides(seed=secrets.randbits(63))
-
-
-def hide_earlier_runs(config: TournamentConfig, sandbox_mode: str, echo: Callable[[str], None]) -> TournamentConfig:
-    """The results and tournament file of each earlier run with this run's
-    seed, hidden from its sandboxed bots (``earlier``), and the organiser
-    told so in one line."""
-    assert config.seed is not None
-    if sandbox_mode != sandbox.BWRAP or not any(bot.command for bot in config.bots):
-        return config
-    runs = same_seed_runs(config.seed, config.output)
-    if not runs:
-        return config
-    own_file = config.path.absolute()
-    named = [f"{run.output}" + ("" if run.tournament_file == own_file else f" (and {run.tournament_file})")
-             for run in runs]
-    shown = ", ".join(named[:2]) + (f" and {len(named) - 2} more" if len(named) > 2 else "")
-    which = "an earlier run with this seed, which holds" if len(runs) == 1 else \
-        f"{len(runs)} earlier runs with this seed, which hold"
-    echo(f"hiding from the bots {which} this run's deals: {shown}")
-    hidden = tuple(p for run in runs for p in (run.output, run.tournament_file))
-    return replace(config, also_hidden=(*config.also_hidden, *hidden))
-
-
-def prepare_sandbox(config: TournamentConfig, warn: Callable[[str], None] = _warn) -> str:
-    """Resolve the file's sandbox mode once, here, so workers need not probe;
-    with bot programs to sandbox, build the seccomp filter too (workers forked
-    from here inherit both); make the scratch directories.  Returns the mode
-    bots run under."""
-    programs = any(bot.command for bot in config.bots)
-    try:
-        containment = (sandbox.prepare if programs else sandbox.resolve)(config.sandbox)
-    except sandbox.SandboxUnavailable as exc:
-        raise TournamentError(f"{config.path}: sandbox: {exc}") from None
-    if containment.warning:
-        warn(containment.warning)
-    if containment.mode == sandbox.BWRAP:
-        check_results_hidden(config)
-    for bot in config.bots:
-        if bot.sandbox.scratch:
-            config.scratch_dir(bot.name).mkdir(mode=0o700, parents=True, exist_ok=True)
-    return containment.mode
-
-
-def check_results_hidden(config: TournamentConfig) -> None:
-    """The sandbox hides the results directory (the seed, every stored match,
-    the other bots' stderr logs as they are written) from every bot, but
-    never a directory holding what a bot needs (its own directory, program or
-    script): a bot living inside ``out`` would see it all."""
-    for bot in config.bots:
-        if bot.command is None:
-            continue
-        cwd = os.fspath(bot.dir or config.dir)
-        env = sandbox.bot_environment(os.environ, dict(bot.env))
-        inside = sandbox.exposed(os.fspath(config.output), bot.command, cwd, env)
-        if inside is not None:
-            line = config.line_of("out")
-            where = f"{config.path}:{line}" if line else str(config.path)
-            raise TournamentError(
-                f"{where}: out: the results directory {config.output} holds {inside}, which "
-                f"bot {bot.name} runs from, so the sandbox cannot hide the results (the seed, "
-                f"every stored match, the other bots' logs) from it; put the results elsewhere")
-
-
-def run_builds(config: TournamentConfig, echo: Callable[[str], None]) -> None:
-    """Run each bot's build command once, in its directory; stop at the first failure."""
-    for bot in config.bots:
-        if not bot.build:
-            continue
-        cwd = bot.dir or config.dir
-        echo(f"building {bot.name}: {bot.build}")
-        proc = subprocess.run(bot.build, shell=True, cwd=cwd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-            raise TournamentError(
-                f"bots.{bot.name}.build: '{bot.build}' failed with exit code {proc.returncode}: {tail[0]}"
-            )
-
-
-@dataclass
-class Progress:
-    """Matches done/total, elapsed, ETA, faults, leader; drawn on one line on a terminal.
-
-    Off a terminal (nohup, cron, CI, a pipe to a log) the same text is
-    written as a plain line now and then: once a tenth of the matches
-    (``PLAIN_SHARE``) and at least ``PLAIN_SECONDS`` have passed since the
-    last one, whichever comes later, so an hour's run logs about ten lines
-    and a short one none.  No carriage returns, no escapes; none under -q.
-
-    The leader is the top of the leaderboard's own statistic (the batch
-    TrueSkill mu over every stored match, fitted without numpy:
-    ``ranking.live``), refitted at most every
-    ``LEADER_REFRESH`` seconds so a long tournament does not spend its time
-    on it.  ``unsettled`` is set by a run that goes on until the order is
-    settled: the adjacent pairs not yet told apart."""
-
-    total: int
-    done: int = 0
-    faults: int = 0
-    stream: TextIO = field(default_factory=lambda: sys.stderr)
-    started: float = field(default_factory=time.monotonic)
-    games: list[Game] = field(default_factory=list)
-    fresh: int = 0
-    failed: int = 0
-    unsettled: int | None = None
-    rating: str = RATE_HANDS
-    tally: FaultTally = field(default_factory=FaultTally)
-    clock: Callable[[], float] = time.monotonic
-    _leader: str = "-"
-    _leader_at: float | None = None
-    _refresh: float = 1.0
-    _plain_done: int = 0            # off a terminal: matches done at the last plain line
-    _plain_at: float = 0.0          # and when it was written
-
-    LEADER_REFRESH = 1.0
-    PLAIN_SHARE = 0.1
-    PLAIN_SECONDS = 30.0
-
-    def __post_init__(self) -> None:
-        self._plain_done, self._plain_at = self.done, self.started
-
-    @property
-    def live(self) -> bool:
-        return self.stream.isatty()
-
-    def add(self, entry: ScheduleEntry, result: MatchResult) -> None:
-        self.done += 1
-        self.fresh += 1
-        self.faults += len(result.faults)
-        self.tally.add(entry.seats, result)
-        self.games += games_of(entry.match_id, entry.deal, entry.seats, result.places, result.forfeited,
-                               result.hand_scores, self.rating)
-        if self.live:
-            self.stream.write("\r" + self.line() + "\x1b[K")
-            self.stream.flush()
-        else:
-            self._plain()
-
-    def fail(self, line: str) -> None:
-        """A match failed: count it, and print ``line`` (on a terminal, above the progress line)."""
-        self.done += 1
-        self.fresh += 1
-        self.failed += 1
-        self.tally.failed += 1
-        if self.live:
-            self.stream.write("\r\x1b[K" + line + "\n" + self.line() + "\x1b[K")
-        else:
-            self.stream.write(line + "\n")
-            self._plain()
-        self.stream.flush()
-
-    def _plain(self) -> None:
-        """Off a terminal: the progress as a line of its own, when it is due."""
-        now = self.clock()
-        if (self.done - self._plain_done < self.PLAIN_SHARE * self.total
-                or now - self._plain_at < self.PLAIN_SECONDS or is_quiet()):
-            return
-        self._plain_done, self._plain_at = self.done, now
-        self.stream.write(self.line() + "\n")
-        self.stream.flush()
-
-    def leader(self) -> str:
-        now = time.monotonic()
-        if self.games and (self._leader_at is None or now - self._leader_at >= self._refresh):
-            # The batch fit in plain Python: numpy in this process would cost
-            # 14 MB the workers do not share (and a thread, which rules out
-            # forking a replacement worker).  Same ratings to about 1e-9.
-            from ..ranking.live import ratings as live_ratings
-
-            ratings = live_ratings(self.games)
-            best = min(ratings, key=lambda b: (-ratings[b].mu, b))
-            done = time.monotonic()
-            # A slow fit (thousands of matches, a hopeless bot) is redone less often.
-            self._refresh = max(self.LEADER_REFRESH, 10 * (done - now))
-            self._leader, self._leader_at = f"{best} (rating {ratings[best].mu:.1f})", done
-        return self._leader
-
-    def line(self) -> str:
-        elapsed = self.clock() - self.started
-        left = self.total - self.done
-        eta = elapsed / self.fresh * left if self.fresh else 0.0
-        failed = f"failed {self.failed}, " if self.failed else ""
-        unsettled = "" if self.unsettled is None else f"unsettled pairs {self.unsettled}, "
-        # A settling run's total is its budget: it may stop well before.
-        total = f"{self.total}" if self.unsettled is None else f"at most {self.total}"
-        return (f"[{self.done}/{total}] {_clock(elapsed)} elapsed, ETA {_clock(eta)}, "
-                f"faults {self.faults}, {failed}{unsettled}leader {self.leader()}")
-
-    def finish(self) -> None:
-        if self.live:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
-def _clock(seconds: float) -> str:
-    seconds = int(seconds + 0.5)
-    return f"{seconds // 60}:{seconds % 60:02d}"
 
 
 @dataclass(frozen=True)
@@ -593,7 +320,7 @@ def _executor(config: TournamentConfig, jobs: int | None, most: int) -> Iterator
     after a complete run, and aborted after anything else (Ctrl-C, a store
     error, a bug here): then running matches are interrupted and their bots killed."""
     try:
-        executor = make(config, jobs, most, notice=_warn)
+        executor = make(config, jobs, most, notice=warn)
     except WorkerError as err:
         raise TournamentError(str(err)) from None
     complete = False
@@ -636,6 +363,6 @@ def _play(config: TournamentConfig, todo: list[ScheduleEntry], jobs: int | None,
 
 
 __all__ = [
-    "TournamentError", "RunSummary", "STOP_REASONS", "run_tournament", "run_rounds", "plan", "entry_spec", "stored_match",
-    "record_failure", "db_path", "check_bots", "run_builds", "Progress", "SerialExecutor", "ProcessExecutor",
+    "RunSummary", "STOP_REASONS", "run_tournament", "run_rounds", "plan", "entry_spec", "stored_match",
+    "record_failure", "SerialExecutor", "ProcessExecutor",
 ]

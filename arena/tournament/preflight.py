@@ -1,0 +1,167 @@
+"""Before a tournament's bots start: its seed settled, its bot programs and
+builds checked, its sandbox resolved, and what the sandbox must hide made
+sure of.  Each problem is a ``TournamentError``: one line, nothing played."""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import shlex
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from ..process import sandbox
+from .config import TournamentConfig
+from .earlier import same_seed_runs
+from .store import DEFAULT_DB_NAME, ResultStore, StoreError
+
+LOG = logging.getLogger(__name__)
+
+SCRIPT_SUFFIXES = (".py", ".js", ".mjs", ".rb", ".pl", ".sh", ".jar", ".php", ".lua")
+
+
+class TournamentError(Exception):
+    """A one-line reason the tournament cannot run (the CLI shows it as is)."""
+
+
+def db_path(config: TournamentConfig) -> Path:
+    return config.output / DEFAULT_DB_NAME
+
+
+def check_bots(config: TournamentConfig) -> None:
+    """Every bot program must exist before any bot starts."""
+    for bot in config.bots:
+        if bot.command is None:
+            continue
+        program = bot.command[0]
+        cwd = bot.dir or config.dir
+        found = shutil.which(program) if "/" not in program else (
+            program if (cwd / program).exists() or Path(program).exists() else None)
+        where = f"{config.path}:{bot.line}" if bot.line else str(config.path)
+        if found is None:
+            hint = sandbox.not_on_path_hint(program, str(cwd))
+            raise TournamentError(
+                f"{where}: bots.{bot.name}.command: program {program!r} "
+                + (hint if hint else f"not found (command: {shlex.join(bot.command)}, run in {cwd})")
+            )
+        # An interpreter's script is the usual typo: check it too.
+        for arg in bot.command[1:2]:
+            if arg.endswith(SCRIPT_SUFFIXES) and not (cwd / arg).exists():
+                raise TournamentError(
+                    f"{where}: bots.{bot.name}.command: script {arg!r} not found in {cwd}"
+                )
+        problem = sandbox.preflight(bot.command, str(cwd), sandbox.bot_environment(
+            os.environ, dict(bot.env)))
+        if isinstance(problem, PermissionError):
+            raise TournamentError(f"{where}: bots.{bot.name}.command: {program!r} is not "
+                                  f"executable (chmod +x, or run it with its interpreter)")
+        if problem is not None and problem.errno == 8:
+            raise TournamentError(f"{where}: bots.{bot.name}.command: {program!r} cannot be "
+                                  f"run: not a binary, and no #! line")
+
+
+def warn(message: str) -> None:
+    LOG.warning("%s", message)
+
+
+def settle_seed(config: TournamentConfig) -> TournamentConfig:
+    """The file's seed; without one, the seed stored by an earlier run of this
+    tournament, else a new random 63-bit one.  Bots see their match names,
+    from which with the seed every deal follows, so the seed must not be
+    guessable: a fixed default would tell every bot every hand."""
+    if config.seed is not None:
+        return config
+    path = db_path(config)
+    if path.exists():
+        try:
+            store = ResultStore(path, readonly=True)      # --dry-run reads it too: never migrated here
+        except StoreError:
+            store = None
+        if store is not None:
+            try:
+                stored = store.tournament()
+            finally:
+                store.close()
+            if stored is not None and isinstance(stored.get("seed"), int):
+                return config.with_overrides(seed=stored["seed"])
+    return config.with_overrides(seed=secrets.randbits(63))
+
+
+def hide_earlier_runs(config: TournamentConfig, sandbox_mode: str, echo: Callable[[str], None]) -> TournamentConfig:
+    """The results and tournament file of each earlier run with this run's
+    seed, hidden from its sandboxed bots (``earlier``), and the organiser
+    told so in one line."""
+    assert config.seed is not None
+    if sandbox_mode != sandbox.BWRAP or not any(bot.command for bot in config.bots):
+        return config
+    runs = same_seed_runs(config.seed, config.output)
+    if not runs:
+        return config
+    own_file = config.path.absolute()
+    named = [f"{run.output}" + ("" if run.tournament_file == own_file else f" (and {run.tournament_file})")
+             for run in runs]
+    shown = ", ".join(named[:2]) + (f" and {len(named) - 2} more" if len(named) > 2 else "")
+    which = "an earlier run with this seed, which holds" if len(runs) == 1 else \
+        f"{len(runs)} earlier runs with this seed, which hold"
+    echo(f"hiding from the bots {which} this run's deals: {shown}")
+    hidden = tuple(p for run in runs for p in (run.output, run.tournament_file))
+    return replace(config, also_hidden=(*config.also_hidden, *hidden))
+
+
+def prepare_sandbox(config: TournamentConfig, warn: Callable[[str], None] = warn) -> str:
+    """Resolve the file's sandbox mode once, here, so workers need not probe;
+    with bot programs to sandbox, build the seccomp filter too (workers forked
+    from here inherit both); make the scratch directories.  Returns the mode
+    bots run under."""
+    programs = any(bot.command for bot in config.bots)
+    try:
+        containment = (sandbox.prepare if programs else sandbox.resolve)(config.sandbox)
+    except sandbox.SandboxUnavailable as exc:
+        raise TournamentError(f"{config.path}: sandbox: {exc}") from None
+    if containment.warning:
+        warn(containment.warning)
+    if containment.mode == sandbox.BWRAP:
+        check_results_hidden(config)
+    for bot in config.bots:
+        if bot.sandbox.scratch:
+            config.scratch_dir(bot.name).mkdir(mode=0o700, parents=True, exist_ok=True)
+    return containment.mode
+
+
+def check_results_hidden(config: TournamentConfig) -> None:
+    """The sandbox hides the results directory (the seed, every stored match,
+    the other bots' stderr logs as they are written) from every bot, but
+    never a directory holding what a bot needs (its own directory, program or
+    script): a bot living inside ``out`` would see it all."""
+    for bot in config.bots:
+        if bot.command is None:
+            continue
+        cwd = os.fspath(bot.dir or config.dir)
+        env = sandbox.bot_environment(os.environ, dict(bot.env))
+        inside = sandbox.exposed(os.fspath(config.output), bot.command, cwd, env)
+        if inside is not None:
+            line = config.line_of("out")
+            where = f"{config.path}:{line}" if line else str(config.path)
+            raise TournamentError(
+                f"{where}: out: the results directory {config.output} holds {inside}, which "
+                f"bot {bot.name} runs from, so the sandbox cannot hide the results (the seed, "
+                f"every stored match, the other bots' logs) from it; put the results elsewhere")
+
+
+def run_builds(config: TournamentConfig, echo: Callable[[str], None]) -> None:
+    """Run each bot's build command once, in its directory; stop at the first failure."""
+    for bot in config.bots:
+        if not bot.build:
+            continue
+        cwd = bot.dir or config.dir
+        echo(f"building {bot.name}: {bot.build}")
+        proc = subprocess.run(bot.build, shell=True, cwd=cwd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise TournamentError(
+                f"bots.{bot.name}.build: '{bot.build}' failed with exit code {proc.returncode}: {tail[0]}"
+            )
