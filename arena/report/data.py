@@ -24,6 +24,7 @@ TIMES_PER_BOT = 2000        # decision times per bot in the chart, at most (even
 SLOWEST = 5
 REFUSED_SHOWN = 10
 REFUSED = ("illegal", "malformed", "wrong_id")     # faults with a reply the arena refused
+FAILED_SHOWN = 10           # kinds of crash and timeout shown per bot (each with its count)
 
 
 @dataclass
@@ -41,6 +42,9 @@ class BotSection:
     off_turn_cpu: float = 0.0                           # CPU seconds it used between turns in them
     slowest: list[dict[str, Any]] = field(default_factory=list)    # match_id, decision, kind, ms, hand
     refused: list[dict[str, Any]] = field(default_factory=list)    # fault, match_id, decision, hand, detail, reply, request
+    # Crashes and timeouts (no reply to quote), one entry per distinct reason:
+    # count, matches, and its first occurrence as in ``refused``.
+    failures: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -195,8 +199,35 @@ def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[s
     section.refused = [{"fault": f["kind"], "match_id": m.match_id, "decision": f["decision"], "hand": f["hand"],
                         "decision_kind": f["decision_kind"], "detail": f["detail"], "reply": f["excerpt"],
                         "request_id": f["request_id"]} for m, s, f in refused[:REFUSED_SHOWN]]
+    section.failures = _failures(mine)
     _add_requests(section, store, {m.match_id: m for m, _ in mine}, cache)
     return section
+
+
+def _failures(mine: Sequence[tuple[StoredMatch, int]]) -> list[dict[str, Any]]:
+    """The bot's crashes and timeouts, one entry per kind and reason (a bot
+    that crashes the same way in every match is one entry, with its count),
+    in the order they first happened."""
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for m, s in mine:
+        for f in m.faults:
+            if f["seat"] != s or f["kind"] in REFUSED:
+                continue
+            key = (f["kind"], f["detail"], f["decision"] is None)
+            entry = groups.get(key)
+            if entry is None:
+                if len(groups) == FAILED_SHOWN:
+                    continue
+                entry = groups[key] = {
+                    "fault": f["kind"], "count": 0, "in_matches": set(), "match_id": m.match_id,
+                    "decision": f["decision"], "hand": f["hand"], "decision_kind": f["decision_kind"],
+                    "detail": f["detail"], "request_id": f["request_id"]}
+            entry["count"] += 1
+            entry["in_matches"].add(m.match_id)
+    out = list(groups.values())
+    for entry in out:
+        entry["matches"] = len(entry.pop("in_matches"))
+    return out
 
 
 def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, StoredMatch],
@@ -206,7 +237,7 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
     from a replay of those matches only."""
     from .replay import ReplayError
 
-    wanted = {e["match_id"] for e in section.refused + section.slowest}
+    wanted = {e["match_id"] for e in section.refused + section.slowest + section.failures}
     for mid in sorted(wanted):
         m = matches[mid]
         try:
@@ -216,7 +247,10 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
         decisions = replay["decisions"]
         shown = {(f["decision"], f["seat"]): f for f in replay["faults"]}
         seat = m.bots.index(section.bot)
-        for e in section.refused + section.slowest:
+        for e in section.failures:
+            if e["match_id"] == mid and e["decision"] is None:     # at start-up: what it wrote then
+                e["stderr"] = (shown.get((None, seat)) or {}).get("stderr")
+        for e in section.refused + section.slowest + section.failures:
             k = e["decision"]
             if e["match_id"] != mid or not isinstance(k, int) or not 0 <= k < len(decisions):
                 continue
@@ -226,10 +260,10 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
             e["step"] = min(d["step"] + 1, len(replay["steps"]) - 1)
             if e.get("request_id") is None and not d["builtin"]:
                 e["request_id"] = d["id"]
-            if any(e is x for x in section.refused):
+            if any(e is x for x in section.refused + section.failures):
                 fault = shown.get((k, seat)) or {}
                 e["request"] = d["request"]
-                e["reply"] = e["reply"] or fault.get("reply")
+                e["reply"] = e.get("reply") or fault.get("reply")
                 e["stderr"] = d["stderr"]
                 e["step"] = fault.get("step", e["step"])
 
