@@ -424,7 +424,8 @@ def _check_seat(words: tuple[str, ...], after_dashes: int) -> SeatSpec:
 @click.argument("results")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Directory for the report (default: RESULTS/report).")
-@click.option("--bot", default=None, help="Only this bot's diagnostics (written as bot-NAME.html).")
+@click.option("--bot", default=None,
+              help="Only this bot's diagnostics (written as bot-NAME.html), with the replays of its matches.")
 @click.option("--replays/--no-replays", default=True, show_default=True,
               help="Write a replay viewer for every match (replays/MATCH.html), linked from the report.")
 @click.option("--rating", type=click.Choice(["hands", "matches"]), default=None,

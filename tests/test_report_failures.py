@@ -99,3 +99,20 @@ def test_the_report_data_of_a_start_up_crash_carries_what_the_bot_wrote(results)
         data = collect(store)
     (entry,) = next(s for s in data.bots if s.bot == "broken").failures
     assert entry["decision"] is None and "SyntaxError" in entry["stderr"]
+
+
+def test_one_bots_page_writes_the_replays_of_its_own_matches_only(results, tmp_path):
+    """``--bot`` is one student's page: replaying the whole tournament for it
+    took a class of 12 bots seven minutes."""
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        everyone = {m.match_id for m in store.matches()}
+        mine = {m.match_id for m in store.matches() if "quitter" in m.bots}
+    assert mine < everyone
+    out = tmp_path / "one"
+    res = cli("report", str(results), "--bot", "quitter", "--out", str(out))
+    assert res.exit_code == 0, res.output
+    assert {p.stem for p in (out / "replays").glob("*.html")} == mine
+    page = (out / "bot-quitter.html").read_text()
+    linked = set(re.findall(r'href="replays/([^"#]+)\.html', page))
+    assert linked and linked <= mine
+    assert len((out / "gradebook.csv").read_text().splitlines()) == 5      # every bot, as before

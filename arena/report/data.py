@@ -137,8 +137,10 @@ def stored_replay(store: ResultStore, match_id: str, cache: dict[str, dict[str, 
 
 
 def collect(store: ResultStore, rating: str | None = None,
-            cache: dict[str, dict[str, Any]] | None = None) -> ReportData:
-    """Everything the report shows, from ``store``; the replays it had to make go into ``cache``."""
+            cache: dict[str, dict[str, Any]] | None = None, *, history: bool = True) -> ReportData:
+    """Everything the report shows, from ``store``; the replays it had to make go into ``cache``.
+    ``history``: False leaves the ratings over the tournament out (a fit per
+    point of the chart, the slowest part; one bot's page has no charts)."""
     tournament = store.tournament() or {}
     matches = store.matches()
     bots = store.bots()
@@ -171,7 +173,8 @@ def collect(store: ResultStore, rating: str | None = None,
     return ReportData(
         name=tournament.get("name", "tournament"), created=tournament.get("created", ""), rating_unit=unit,
         confidence=level, leaderboard=[asdict(r) for r in rows], head_to_head=h2h,
-        seats=[asdict(s) for s in seat_effect(matches)], history=_history(matches, order, unit),
+        seats=[asdict(s) for s in seat_effect(matches)],
+        history=_history(matches, order, unit) if history else [],
         times=time_points, times_note=note, faults=faults, matches=match_rows,
         failed=[{"match_id": f.match_id, "reason": f.reason, "bots": list(f.bots)} for f in store.failures()],
         bots=sections, order=order)
