@@ -434,12 +434,16 @@ def report(results: str, out: Path | None, bot: str | None, replays: bool, ratin
     """Write an HTML report of RESULTS (one self-contained file, no network),
     a grade-book CSV and a replay viewer per match."""
     from .report.build import ReportError, write_report
+    from .tournament.commands import playing_note
 
     try:
         written = write_report(results, out, bot=bot, replays=replays, rating=rating,
                                progress=lambda line: click.echo(line, err=True))
     except ReportError as err:
         raise click.ClickException(str(err)) from None
+    playing = playing_note(results)
+    if playing is not None:
+        click.echo(playing, err=True)
     pages = [p for p in written if p.suffix == ".html" and p.parent.name != "replays"]
     shown = len(written) - len(pages) - 1
     click.echo(f"report: {pages[-1]}")

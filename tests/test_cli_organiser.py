@@ -358,3 +358,23 @@ seed: 1
     os.utime(student / "bot.py", (time.time() - 3600, time.time() - 3600))
     quiet = arena("run", "class.yaml", "--jobs", "1", cwd=tmp_path)
     assert "warning" not in quiet.stderr, quiet.stderr
+
+
+def test_the_tables_of_a_run_still_playing_say_they_are_partial(tmp_path: Path) -> None:
+    """A teacher looks at the leaderboard while the class's run plays: the
+    table ranks the matches stored so far, and says so."""
+    from arena.tournament.runlock import results_lock
+
+    (tmp_path / "t.yaml").write_text("name: t\nbots: [{name: a, builtin: greedy}, {name: b, builtin: random}]\n"
+                                     "players: 2\nrules: {contracts: [2S3]}\nseed: 1\n")
+    assert arena("run", "t.yaml", "--out", "res", cwd=tmp_path).returncode == 0
+    done = arena("leaderboard", "res", cwd=tmp_path)
+    assert done.returncode == 0 and "partial" not in done.stdout + done.stderr
+    with results_lock(tmp_path / "res"):       # as a run playing into it holds it
+        board = arena("leaderboard", "res", cwd=tmp_path)
+        as_csv = arena("leaderboard", "res", "--format", "csv", cwd=tmp_path)
+        report = arena("report", "res", "--no-replays", cwd=tmp_path)
+    note = f"note: an arena run (pid {os.getpid()}) is still playing into res: these results are partial"
+    assert board.returncode == 0 and note in board.stdout, board.stdout
+    assert as_csv.returncode == 0 and note in as_csv.stderr and "partial" not in as_csv.stdout
+    assert report.returncode == 0 and note in report.stderr, report.stderr
