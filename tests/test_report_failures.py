@@ -116,3 +116,16 @@ def test_one_bots_page_writes_the_replays_of_its_own_matches_only(results, tmp_p
     linked = set(re.findall(r'href="replays/([^"#]+)\.html', page))
     assert linked and linked <= mine
     assert len((out / "gradebook.csv").read_text().splitlines()) == 5      # every bot, as before
+
+
+def test_the_grade_book_says_what_went_wrong_first(results, page):
+    """One line per student to paste into their feedback: the first fault,
+    where it happened and why."""
+    import csv
+    rows = {r["bot"]: r for r in csv.DictReader((results / "report" / "gradebook.csv").open())}
+    assert rows["broken"]["first_fault"].startswith("crash in ")
+    assert ", at start-up: exited with code 1; stderr: SyntaxError" in rows["broken"]["first_fault"]
+    assert re.fullmatch(r"crash in \S+, hand 1, request id 3 \(\w+\): exited with code 3.*",
+                        rows["quitter"]["first_fault"]), rows["quitter"]["first_fault"]
+    assert "timeout in " in rows["sleepy"]["first_fault"] and "request id 2 (" in rows["sleepy"]["first_fault"]
+    assert rows["greedy-builtin"]["first_fault"] == ""

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..match.spec import fault_place
 from ..tournament.leaderboard import _confidence, _Fixed, _rating, _seed, head_to_head, leaderboard, seat_effect
 from ..tournament.ranking import rated_games
 from ..tournament.store import FAULT_KINDS, ResultStore, StoredMatch, StoreError
@@ -45,6 +46,7 @@ class BotSection:
     # Crashes and timeouts (no reply to quote), one entry per distinct reason:
     # count, matches, and its first occurrence as in ``refused``.
     failures: list[dict[str, Any]] = field(default_factory=list)
+    first_fault: str = ""           # its first fault, as one line for a grade book ("" if none)
 
 
 @dataclass
@@ -203,6 +205,12 @@ def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[s
                         "decision_kind": f["decision_kind"], "detail": f["detail"], "reply": f["excerpt"],
                         "request_id": f["request_id"]} for m, s, f in refused[:REFUSED_SHOWN]]
     section.failures = _failures(mine)
+    first = next(((m, f) for m, s in mine for f in m.faults if f["seat"] == s), None)
+    if first is not None:
+        m, f = first
+        where = "at start-up" if f["decision"] is None else \
+            fault_place(f["hand"], f["decision"], f["decision_kind"], f["request_id"])
+        section.first_fault = f"{f['kind']} in {m.match_id}, {where}: {f['detail']}"
     _add_requests(section, store, {m.match_id: m for m, _ in mine}, cache)
     return section
 
@@ -272,9 +280,10 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
 
 
 # ranks: the leaderboard's range ("2-3") of bots the matches do not tell apart;
-# caught: the matches in which the bot was caught computing between its turns.
+# caught: the matches in which the bot was caught computing between its turns;
+# first_fault: its first fault, where and why (what to tell its author first).
 GRADEBOOK_COLUMNS = ("bot", "rank", "ranks", "rating", "matches", "mean_place", "score_per_hand",
-                     *(f"faults_{k}" for k in FAULT_KINDS), "faults", "forfeits", "caught")
+                     *(f"faults_{k}" for k in FAULT_KINDS), "faults", "forfeits", "caught", "first_fault")
 
 
 def gradebook_rows(data: ReportData) -> Iterable[list[Any]]:
@@ -286,4 +295,4 @@ def gradebook_rows(data: ReportData) -> Iterable[list[Any]]:
         yield [section.bot, r["rank"], r["ranks"], round(r["rating"], 2), section.matches,
                None if section.mean_place is None else round(section.mean_place, 3),
                None if section.score_per_hand is None else round(section.score_per_hand, 2),
-               *kinds, sum(kinds), section.forfeits, len(section.caught)]
+               *kinds, sum(kinds), section.forfeits, len(section.caught), section.first_fault]
