@@ -424,7 +424,8 @@ def _check_seat(words: tuple[str, ...], after_dashes: int) -> SeatSpec:
 @click.argument("results")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Directory for the report (default: RESULTS/report).")
-@click.option("--bot", default=None, help="Only this bot's diagnostics (written as bot-NAME.html).")
+@click.option("--bot", default=None,
+              help="Only this bot's diagnostics (written as bot-NAME.html), with the replays of its matches.")
 @click.option("--replays/--no-replays", default=True, show_default=True,
               help="Write a replay viewer for every match (replays/MATCH.html), linked from the report.")
 @click.option("--rating", type=click.Choice(["hands", "matches"]), default=None,
@@ -433,12 +434,16 @@ def report(results: str, out: Path | None, bot: str | None, replays: bool, ratin
     """Write an HTML report of RESULTS (one self-contained file, no network),
     a grade-book CSV and a replay viewer per match."""
     from .report.build import ReportError, write_report
+    from .tournament.commands import playing_note
 
     try:
         written = write_report(results, out, bot=bot, replays=replays, rating=rating,
                                progress=lambda line: click.echo(line, err=True))
     except ReportError as err:
         raise click.ClickException(str(err)) from None
+    playing = playing_note(results)
+    if playing is not None:
+        click.echo(playing, err=True)
     pages = [p for p in written if p.suffix == ".html" and p.parent.name != "replays"]
     shown = len(written) - len(pages) - 1
     click.echo(f"report: {pages[-1]}")

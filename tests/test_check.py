@@ -8,6 +8,7 @@ Real bot processes, in the sandbox ``arena check`` uses by default.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -150,6 +151,19 @@ def test_cli_text_report_shows_rule_request_and_reply(tmp_path) -> None:
     assert lines[at + 2].strip().startswith("request: buy, options true false;")
     assert lines[at + 3].strip().startswith('reply: {"id":')
     assert "lines ignored: 0" in res.output and "result: PASS" in res.output.rstrip().splitlines()[-2:]
+
+
+def test_the_report_names_a_command_with_spaces_as_it_was_quoted(tmp_path) -> None:
+    """A student's folder with a space in its name: the header shows the
+    command as one could type it again, not as words that split elsewhere."""
+    folder = tmp_path / "judy smith"
+    folder.mkdir()
+    shutil.copy(REPO / "examples" / "python" / "bot.py", folder / "my bot.py")
+    argv = [sys.executable, str(folder / "my bot.py")]
+    res = CliRunner().invoke(main, ["check", shlex.join(argv), "--log-dir", str(tmp_path / "logs")])
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[0] == f"arena check: {shlex.join(argv)}"
+    assert f"'{folder / 'my bot.py'}'" in res.output.splitlines()[0]
 
 
 def test_the_bots_stderr_quoted_in_the_report_is_escaped(tmp_path) -> None:

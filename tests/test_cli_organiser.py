@@ -320,3 +320,61 @@ def test_every_command_ends_a_ctrl_c_with_130_and_one_line(monkeypatch: pytest.M
     monkeypatch.setattr(commands, "_open_store", interrupted)
     done = CliRunner().invoke(main, ["leaderboard", str(tmp_path)])
     assert done.exit_code == 130 and done.output == "Error: interrupted\n", done.output
+
+
+def test_resuming_after_a_bot_program_changed_warns_that_its_matches_are_old(tmp_path: Path) -> None:
+    """A student hands in a fixed bot.py: the tournament file is unchanged, so
+    the same command resumes and finds every match stored.  It says that the
+    stored matches were played by the earlier program and how to rank the
+    new one, instead of ranking the old program without a word."""
+    student = tmp_path / "submissions" / "dave"
+    student.mkdir(parents=True)
+    for name in ("minimal.py", "common.py"):
+        (student / name).write_text((GAMEBOTS / name).read_text())
+    (tmp_path / "class.yaml").write_text(f"""
+name: class
+bots:
+  - {{name: dave, command: [{json.dumps(PY)}, bot.py], dir: submissions/dave}}
+  - {{name: ref, builtin: greedy}}
+players: 2
+rules: {{contracts: [2S3]}}
+seed: 1
+""")
+    (student / "bot.py").write_text((GAMEBOTS / "minimal.py").read_text())
+    first = arena("run", "class.yaml", "--jobs", "1", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    again = arena("run", "class.yaml", "--jobs", "1", cwd=tmp_path)
+    assert again.returncode == 0 and "warning" not in again.stderr, again.stderr
+    later = time.time() + 120          # the resubmission, written after the matches
+    os.utime(student / "bot.py", (later, later))
+    resumed = arena("run", "class.yaml", "--jobs", "1", cwd=tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    (warning,) = [line for line in resumed.stderr.splitlines() if line.startswith("warning:")]
+    assert warning.startswith(f"warning: bots.dave: {student / 'bot.py'} changed (")
+    assert "its 2 stored matches were played by the earlier program" in warning
+    assert "run into a new results directory (--out DIR)" in warning
+    # the other files of its folder are not the program: no warning for them
+    (student / "notes.txt").write_text("changed")
+    os.utime(student / "bot.py", (time.time() - 3600, time.time() - 3600))
+    quiet = arena("run", "class.yaml", "--jobs", "1", cwd=tmp_path)
+    assert "warning" not in quiet.stderr, quiet.stderr
+
+
+def test_the_tables_of_a_run_still_playing_say_they_are_partial(tmp_path: Path) -> None:
+    """A teacher looks at the leaderboard while the class's run plays: the
+    table ranks the matches stored so far, and says so."""
+    from arena.tournament.runlock import results_lock
+
+    (tmp_path / "t.yaml").write_text("name: t\nbots: [{name: a, builtin: greedy}, {name: b, builtin: random}]\n"
+                                     "players: 2\nrules: {contracts: [2S3]}\nseed: 1\n")
+    assert arena("run", "t.yaml", "--out", "res", cwd=tmp_path).returncode == 0
+    done = arena("leaderboard", "res", cwd=tmp_path)
+    assert done.returncode == 0 and "partial" not in done.stdout + done.stderr
+    with results_lock(tmp_path / "res"):       # as a run playing into it holds it
+        board = arena("leaderboard", "res", cwd=tmp_path)
+        as_csv = arena("leaderboard", "res", "--format", "csv", cwd=tmp_path)
+        report = arena("report", "res", "--no-replays", cwd=tmp_path)
+    note = f"note: an arena run (pid {os.getpid()}) is still playing into res: these results are partial"
+    assert board.returncode == 0 and note in board.stdout, board.stdout
+    assert as_csv.returncode == 0 and note in as_csv.stderr and "partial" not in as_csv.stdout
+    assert report.returncode == 0 and note in report.stderr, report.stderr

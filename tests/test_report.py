@@ -112,7 +112,7 @@ def test_bot_diagnostics_show_each_illegal_decision_with_its_request_reply_and_s
     assert res.exit_code == 0, res.output
     page = (report_dir / "bot-chatty.html").read_text()
     assert 'data-bot="minimal"' not in page.split('id="bot-chatty"')[0]     # only chatty's section
-    blocks = re.findall(r'<div class="fault illegal">(.*?)</div>\s*(?=<div class="fault|</section>)', page, re.S)
+    blocks = re.findall(r'<div class="fault illegal">(.*?)</div>\s*(?=<div class="fault|<h3>|</section>)', page, re.S)
     with ResultStore(results / "results.sqlite", create=False) as store:
         assert len(blocks) == sum(1 for f in store.faults() if f["bot"] == "chatty") >= 2
     for block in blocks:

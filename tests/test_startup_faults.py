@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.match import MatchResult, MatchSpec, SeatSpec, run_match
+from arena.match import BotPool, MatchResult, MatchSpec, SeatSpec, run_match
 from arena.process import SandboxPolicy, TimeControl
 
 GAMEBOTS = Path(__file__).parent / "gamebots"
@@ -84,6 +84,27 @@ def test_timeouts_before_any_reply_ask_about_flushing_and_later_ones_do_not(tmp_
     for fault in faults:
         assert fault.detail.startswith("no reply within 0.600 s")
         assert (FLUSH_HINT in fault.detail) == (answered == 0), fault.detail
+
+
+def test_a_kept_process_that_answered_before_is_not_asked_about_flushing(tmp_path):
+    """A process kept from its last match, where it answered, that times out at
+    the first request of the next one (a slow decision now and then) flushes:
+    the hint sent a student looking for a bug it does not have."""
+    seat = SeatSpec.command([sys.executable, str(GAMEBOTS / "silent_second_match.py")], name="slow")
+    tc = TimeControl(startup_seconds=10.0, per_decision_seconds=0.6)
+
+    def spec(seed: int) -> MatchSpec:
+        return MatchSpec(f"t{seed}", (seat, SeatSpec.builtin("random")), {"contracts": ["2S3"]},
+                         seed=seed, time=tc, log_dir=str(tmp_path / "logs"))
+
+    with BotPool() as pool:
+        assert not run_match(spec(1), pool).faults_of(0)
+        second = run_match(spec(2), pool)
+        assert pool.reuses == 1           # the same process, in its second match
+    faults = second.faults_of(0)
+    assert [f.kind for f in faults] == ["timeout"] * 3
+    for fault in faults:
+        assert FLUSH_HINT not in fault.detail, fault.detail
 
 
 @pytest.mark.parametrize("mode", ["bwrap", "none"])

@@ -27,6 +27,7 @@ import contextlib
 import os
 import random
 import secrets
+import shlex
 import tempfile
 import time
 from collections.abc import Mapping
@@ -81,7 +82,7 @@ class _Unhurried:
 def check_bot(bot: BotSpec, *, time_control: TimeControl | None = None,
               log_dir: str | None = None) -> CheckReport:
     """Run every step on ``bot``; never raises for the bot's misbehaviour."""
-    report = CheckReport(" ".join(bot.argv))
+    report = CheckReport(shlex.join(bot.argv))     # as typed: a word with a space stays one
     try:
         report.containment = sandbox.resolve(bot.sandbox.mode).description
     except sandbox.SandboxUnavailable as exc:

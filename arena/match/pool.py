@@ -71,6 +71,10 @@ class BotHandle:
     # the matches it played: the next match is charged what comes after,
     # computing while it waited in the pool for that match included.
     off_turn_charged: float = 0.0
+    # It answered a request in an earlier match: then a timeout at the first
+    # request of a match is not the missing flush that one before any reply
+    # suggests (seats.NO_REPLY_YET_HINT).
+    answered_before: bool = False
 
     def new_id(self) -> int:
         req_id = self.next_id
@@ -142,6 +146,7 @@ class BotPool:
             proc.name = name
             proc.relabel(label or name)
             proc.set_stderr_log(stderr_log)
+            handle.answered_before = handle.answered_before or bool(proc.stats.times)
             self._reset(proc, time_control)
             handle.matches += 1
             if deal is not None:

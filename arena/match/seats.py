@@ -41,8 +41,9 @@ START_TIMEOUT_HINT = ("; does the bot flush stdout after each line? (Python: pri
                       "(java Bot.java, a JIT) needs precompiling or more start-up time "
                       "(--startup, or time.startup in a tournament)")
 
-# A bot that answered 'start' but no request of the match yet most often
-# flushes its 'ready' line only.
+# A bot process that answered 'start' but no request yet most often flushes
+# its 'ready' line only.  (Not said to a process kept from an earlier match
+# in which it answered: it flushes, it is only slow now.)
 NO_REPLY_YET_HINT = ("; no request of this match answered yet: does the bot flush stdout after "
                      "each reply, not only after 'ready'? (C: fflush(stdout); Python: "
                      "print(..., flush=True))")
@@ -210,7 +211,7 @@ class RemoteSeat:
             kind, detail, line = _classify(exc, reply)
             if isinstance(exc, BotMalformed) and detail.startswith(NOT_JSON):
                 detail = f"{detail}; {NOT_READY_HINT}"     # most likely a debug print
-            elif isinstance(exc, BotTimeout) and not proc.stats.times:
+            elif isinstance(exc, BotTimeout) and not proc.stats.times and not handle.answered_before:
                 detail += NO_REPLY_YET_HINT
         fallback = fallback_action(d)
         self._record(game, index, d.kind, kind, detail, line, request_id=req_id)

@@ -152,7 +152,7 @@ def write_report(results: str, out: Path | None = None, *, bot: str | None = Non
     try:
         cache: dict[str, dict[str, Any]] = {}
         try:
-            data = collect(store, rating, cache)
+            data = collect(store, rating, cache, history=bot is None)
         except StoreError as err:
             raise ReportError(str(err)) from None
         if bot is not None and bot not in data.order:
@@ -160,7 +160,9 @@ def write_report(results: str, out: Path | None = None, *, bot: str | None = Non
         written: list[Path] = []
         replay_dir = "replays"
         if replays:
-            for m in data.matches:
+            # One bot's page links to its own matches only.
+            shown = [m for m in data.matches if bot is None or any(s["bot"] == bot for s in m["seats"])]
+            for m in shown:
                 path = out / replay_dir / f"{file_name(m['match_id'])}.html"
                 try:
                     write_replay_of_store(store, m["match_id"], path, back="../index.html", cache=cache)

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..match.spec import fault_place
 from ..tournament.leaderboard import _confidence, _Fixed, _rating, _seed, head_to_head, leaderboard, seat_effect
 from ..tournament.ranking import rated_games
 from ..tournament.store import FAULT_KINDS, ResultStore, StoredMatch, StoreError
@@ -24,6 +25,7 @@ TIMES_PER_BOT = 2000        # decision times per bot in the chart, at most (even
 SLOWEST = 5
 REFUSED_SHOWN = 10
 REFUSED = ("illegal", "malformed", "wrong_id")     # faults with a reply the arena refused
+FAILED_SHOWN = 10           # kinds of crash and timeout shown per bot (each with its count)
 
 
 @dataclass
@@ -41,6 +43,10 @@ class BotSection:
     off_turn_cpu: float = 0.0                           # CPU seconds it used between turns in them
     slowest: list[dict[str, Any]] = field(default_factory=list)    # match_id, decision, kind, ms, hand
     refused: list[dict[str, Any]] = field(default_factory=list)    # fault, match_id, decision, hand, detail, reply, request
+    # Crashes and timeouts (no reply to quote), one entry per distinct reason:
+    # count, matches, and its first occurrence as in ``refused``.
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    first_fault: str = ""           # its first fault, as one line for a grade book ("" if none)
 
 
 @dataclass
@@ -133,8 +139,10 @@ def stored_replay(store: ResultStore, match_id: str, cache: dict[str, dict[str, 
 
 
 def collect(store: ResultStore, rating: str | None = None,
-            cache: dict[str, dict[str, Any]] | None = None) -> ReportData:
-    """Everything the report shows, from ``store``; the replays it had to make go into ``cache``."""
+            cache: dict[str, dict[str, Any]] | None = None, *, history: bool = True) -> ReportData:
+    """Everything the report shows, from ``store``; the replays it had to make go into ``cache``.
+    ``history``: False leaves the ratings over the tournament out (a fit per
+    point of the chart, the slowest part; one bot's page has no charts)."""
     tournament = store.tournament() or {}
     matches = store.matches()
     bots = store.bots()
@@ -167,7 +175,8 @@ def collect(store: ResultStore, rating: str | None = None,
     return ReportData(
         name=tournament.get("name", "tournament"), created=tournament.get("created", ""), rating_unit=unit,
         confidence=level, leaderboard=[asdict(r) for r in rows], head_to_head=h2h,
-        seats=[asdict(s) for s in seat_effect(matches)], history=_history(matches, order, unit),
+        seats=[asdict(s) for s in seat_effect(matches)],
+        history=_history(matches, order, unit) if history else [],
         times=time_points, times_note=note, faults=faults, matches=match_rows,
         failed=[{"match_id": f.match_id, "reason": f.reason, "bots": list(f.bots)} for f in store.failures()],
         bots=sections, order=order)
@@ -195,8 +204,41 @@ def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[s
     section.refused = [{"fault": f["kind"], "match_id": m.match_id, "decision": f["decision"], "hand": f["hand"],
                         "decision_kind": f["decision_kind"], "detail": f["detail"], "reply": f["excerpt"],
                         "request_id": f["request_id"]} for m, s, f in refused[:REFUSED_SHOWN]]
+    section.failures = _failures(mine)
+    first = next(((m, f) for m, s in mine for f in m.faults if f["seat"] == s), None)
+    if first is not None:
+        m, f = first
+        where = "at start-up" if f["decision"] is None else \
+            fault_place(f["hand"], f["decision"], f["decision_kind"], f["request_id"])
+        section.first_fault = f"{f['kind']} in {m.match_id}, {where}: {f['detail']}"
     _add_requests(section, store, {m.match_id: m for m, _ in mine}, cache)
     return section
+
+
+def _failures(mine: Sequence[tuple[StoredMatch, int]]) -> list[dict[str, Any]]:
+    """The bot's crashes and timeouts, one entry per kind and reason (a bot
+    that crashes the same way in every match is one entry, with its count),
+    in the order they first happened."""
+    groups: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for m, s in mine:
+        for f in m.faults:
+            if f["seat"] != s or f["kind"] in REFUSED:
+                continue
+            key = (f["kind"], f["detail"], f["decision"] is None)
+            entry = groups.get(key)
+            if entry is None:
+                if len(groups) == FAILED_SHOWN:
+                    continue
+                entry = groups[key] = {
+                    "fault": f["kind"], "count": 0, "in_matches": set(), "match_id": m.match_id,
+                    "decision": f["decision"], "hand": f["hand"], "decision_kind": f["decision_kind"],
+                    "detail": f["detail"], "request_id": f["request_id"]}
+            entry["count"] += 1
+            entry["in_matches"].add(m.match_id)
+    out = list(groups.values())
+    for entry in out:
+        entry["matches"] = len(entry.pop("in_matches"))
+    return out
 
 
 def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, StoredMatch],
@@ -206,7 +248,7 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
     from a replay of those matches only."""
     from .replay import ReplayError
 
-    wanted = {e["match_id"] for e in section.refused + section.slowest}
+    wanted = {e["match_id"] for e in section.refused + section.slowest + section.failures}
     for mid in sorted(wanted):
         m = matches[mid]
         try:
@@ -216,7 +258,10 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
         decisions = replay["decisions"]
         shown = {(f["decision"], f["seat"]): f for f in replay["faults"]}
         seat = m.bots.index(section.bot)
-        for e in section.refused + section.slowest:
+        for e in section.failures:
+            if e["match_id"] == mid and e["decision"] is None:     # at start-up: what it wrote then
+                e["stderr"] = (shown.get((None, seat)) or {}).get("stderr")
+        for e in section.refused + section.slowest + section.failures:
             k = e["decision"]
             if e["match_id"] != mid or not isinstance(k, int) or not 0 <= k < len(decisions):
                 continue
@@ -226,18 +271,19 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
             e["step"] = min(d["step"] + 1, len(replay["steps"]) - 1)
             if e.get("request_id") is None and not d["builtin"]:
                 e["request_id"] = d["id"]
-            if any(e is x for x in section.refused):
+            if any(e is x for x in section.refused + section.failures):
                 fault = shown.get((k, seat)) or {}
                 e["request"] = d["request"]
-                e["reply"] = e["reply"] or fault.get("reply")
+                e["reply"] = e.get("reply") or fault.get("reply")
                 e["stderr"] = d["stderr"]
                 e["step"] = fault.get("step", e["step"])
 
 
 # ranks: the leaderboard's range ("2-3") of bots the matches do not tell apart;
-# caught: the matches in which the bot was caught computing between its turns.
+# caught: the matches in which the bot was caught computing between its turns;
+# first_fault: its first fault, where and why (what to tell its author first).
 GRADEBOOK_COLUMNS = ("bot", "rank", "ranks", "rating", "matches", "mean_place", "score_per_hand",
-                     *(f"faults_{k}" for k in FAULT_KINDS), "faults", "forfeits", "caught")
+                     *(f"faults_{k}" for k in FAULT_KINDS), "faults", "forfeits", "caught", "first_fault")
 
 
 def gradebook_rows(data: ReportData) -> Iterable[list[Any]]:
@@ -249,4 +295,4 @@ def gradebook_rows(data: ReportData) -> Iterable[list[Any]]:
         yield [section.bot, r["rank"], r["ranks"], round(r["rating"], 2), section.matches,
                None if section.mean_place is None else round(section.mean_place, 3),
                None if section.score_per_hand is None else round(section.score_per_hand, 2),
-               *kinds, sum(kinds), section.forfeits, len(section.caught)]
+               *kinds, sum(kinds), section.forfeits, len(section.caught), section.first_fault]

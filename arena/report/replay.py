@@ -73,15 +73,23 @@ def _read_log(path: str | None) -> bytes | None:
         return None         # moved or deleted: the replay shows no stderr rather than failing
 
 
-def _stderr_text(seat: _Seat, index: int) -> str | None:
+def _stderr_text(seat: _Seat, index: int | None) -> str | None:
     """What the bot wrote between the start of decision ``index`` and its next
-    one, escaped line by line (it goes to terminals as well as to pages)."""
-    entry = seat.decisions.get(index)
-    if seat.log is None or entry is None or entry[3] is None:
+    one (``index`` None: before its first decision, as it started: a syntax
+    error's traceback), escaped line by line (it goes to terminals as well as
+    to pages)."""
+    if seat.log is None:
         return None
-    later = [d[3] for i, d in seat.decisions.items() if i > index and d[3] is not None]
+    if index is None:
+        start = 0
+    else:
+        entry = seat.decisions.get(index)
+        if entry is None or entry[3] is None:
+            return None
+        start = entry[3]
+    later = [d[3] for i, d in seat.decisions.items() if (index is None or i > index) and d[3] is not None]
     end = min(later) if later else seat.stderr_end if seat.stderr_end is not None else len(seat.log)
-    chunk = seat.log[entry[3]:end]
+    chunk = seat.log[start:end]
     text = escaped_lines(chunk[:STDERR_PER_DECISION].decode("utf-8", errors="replace"))
     if len(chunk) > STDERR_PER_DECISION:
         text += f"\n[... {len(chunk) - STDERR_PER_DECISION} more bytes in the log]"
@@ -304,8 +312,8 @@ def _faults(record: Mapping[str, Any], given: Sequence[Mapping[str, Any]] | None
             step = first_step.get(k, decisions[k]["step"] + 1)
             step = min(step, len(steps) - 1)
         seat = f.get("seat")
-        stderr = _stderr_text(seats[seat], k) if isinstance(seat, int) and 0 <= seat < len(seats) \
-            and isinstance(k, int) else None
+        stderr = _stderr_text(seats[seat], k if isinstance(k, int) else None) \
+            if isinstance(seat, int) and 0 <= seat < len(seats) else None
         rid = f.get("request_id")
         if rid is None and isinstance(k, int) and 0 <= k < len(decisions) and decisions[k]["seat"] == seat:
             rid = decisions[k]["id"]        # a record of an older arena: the id it was sent

@@ -26,6 +26,7 @@ from .config import EXECUTORS, RATINGS, RAY, ConfigError, TournamentConfig, load
 from .leaderboard import FORMATS, Column, cell_text, format_table, report, terminal_json
 from .preflight import TournamentError, db_path, settle_seed
 from .rounds import match_budget
+from .runlock import playing_now
 from .runner import STOP_REASONS, RunSummary, plan, run_tournament
 from .schedule import ScheduleEntry, estimate_seconds
 from .sharing import shared_folder_warnings
@@ -255,6 +256,18 @@ def leaderboard(results: str, fmt: str, sections: tuple[str, ...], rating: str |
         store.close()
     _echo_note(failed_note(len(failures), f"`arena matches {results}` lists {{them}}; running the "
                                           f"tournament again retries {{them}}"), fmt)
+    _echo_note(playing_note(results), fmt)
+
+
+def playing_note(results: str) -> str | None:
+    """A run still playing into RESULTS makes every table a partial one: say so."""
+    p = Path(results)
+    pid = playing_now(p if p.is_dir() else p.parent)
+    if pid is None:
+        return None
+    by = f" (pid {pid})" if pid else ""
+    return (f"note: an arena run{by} is still playing into {results}: these results are partial, "
+            f"from the matches stored so far")
 
 
 MATCH_COLUMNS = (Column("index", "#"), Column("match_id", "match"), Column("status", "status"),

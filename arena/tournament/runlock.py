@@ -49,3 +49,31 @@ def results_lock(output: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def playing_now(results: Path) -> int | None:
+    """The pid of an ``arena run`` playing into the results directory
+    ``results`` now (0 if it cannot be told), or None.  Takes no lock: a
+    reader must never make a starting run believe another one holds it."""
+    try:
+        import fcntl
+        import struct
+    except ImportError:
+        return None
+    try:
+        fd = os.open(results / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None             # never run here, or not a directory
+    try:
+        # struct flock: l_type, l_whence, l_start, l_len, l_pid (native layout);
+        # F_GETLK asks who would stop a write lock of the whole file.
+        query = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+        answer = fcntl.fcntl(fd, fcntl.F_GETLK, query)
+        kind, _, _, _, pid = struct.unpack("hhqqi", answer)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if kind == fcntl.F_UNLCK:
+        return None
+    return max(pid, 0)

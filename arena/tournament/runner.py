@@ -28,6 +28,7 @@ from typing import TextIO
 from ..match import FaultPolicy, MatchResult, MatchSpec
 from ..ranking.games import Game
 from ..words import plural
+from .changed import changed_programs
 from .config import TournamentConfig
 from .earlier import remember_run
 from .executors import AnyExecutor, MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make
@@ -180,6 +181,8 @@ def _run_schedule(config: TournamentConfig, jobs: int | None, echo: Callable[[st
             again = f"; retrying {retry} that failed" if retry else ""
             echo(f"resuming: {len(entries) - len(todo)} of {plural(len(entries), 'match', 'matches')} already stored "
                  f"in {db_path(config)}{again}")
+            for line in changed_programs(config, store.last_started()):
+                warn(line)
         if not todo:
             return RunSummary(0, len(entries), len(entries), 0.0, db_path(config))
         run_builds(config, echo)
@@ -209,6 +212,8 @@ def run_rounds(config: TournamentConfig, jobs: int | None, echo: Callable[[str],
         if before or retry:
             again = f"; retrying {retry} that failed" if retry else ""
             echo(f"resuming: {plural(before, 'match', 'matches')} already stored in {db_path(config)}{again}")
+            for line in changed_programs(config, store.last_started()):
+                warn(line)
         rounds = _Rounds(config, jobs, store, echo, progress_stream or sys.stderr)
         started = time.monotonic()
         try:

@@ -557,6 +557,12 @@ class ResultStore:
     def __len__(self) -> int:
         return self._read("SELECT count(*) FROM matches")[0][0]
 
+    def last_started(self) -> dict[str, tuple[str, int]]:
+        """Per bot: when its latest stored match started (ISO text) and how many it has."""
+        rows = self._read("SELECT s.bot, max(m.started_at), count(*) FROM seats s"
+                          " JOIN matches m ON m.match_id = s.match_id GROUP BY s.bot")
+        return {r[0]: (r[1], r[2]) for r in rows}
+
     def matches(self, bot: str | None = None) -> list[StoredMatch]:
         """Stored matches in schedule order, optionally only those ``bot`` played.
 

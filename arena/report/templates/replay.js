@@ -170,7 +170,8 @@ async function readReplayData(node) {
         (f.forfeit ? " \u2014 seat forfeited" : (f.strike ? ` \u2014 strike ${f.strike}` : ""))),
       el("div", { text: f.detail || "" }));
     if (f.reply) box.append(el("div", { class: "note", text: "the reply:" }), pre(f.reply));
-    box.append(el("div", { class: "note", text: f.stderr ? "stderr during this decision:" : "no stderr during this decision" }));
+    const when = f.decision === null ? "as it started" : "during this decision";
+    box.append(el("div", { class: "note", text: f.stderr ? `stderr ${when}:` : `no stderr ${when}` }));
     if (f.stderr) box.append(pre(f.stderr));
     return box;
   }
