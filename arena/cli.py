@@ -9,6 +9,7 @@ a match account, the conformance checker) is imported by that command, so
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from . import __version__, logsetup
 from .botcommand import BotCommandError, split_command, unquoted_problem
@@ -116,19 +118,43 @@ def _seat(arg: str) -> SeatSpec:
         raise click.ClickException(str(err)) from None
 
 
+# The old spellings of --per-decision, kept for scripts written before it was
+# renamed but not shown by --help: hidden options of their own, so a command
+# line that also gives --per-decision is refused rather than one silently winning.
+_OLD_PER_DECISION = {"per_move": "--per-move", "time_per_move": "--time-per-move"}
+
+
 def _time_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """--startup, --per-decision and --time-bank: a bot program's time control."""
-    f = click.option("--time-bank", "time_bank", type=click.FloatRange(min=0), default=None,
-                     help="Seconds of reserve per match, spent by decisions slower than --per-decision "
-                          "(default: none).")(f)
-    f = click.option("--per-decision", "--per-move", "--time-per-move", "per_decision",
-                     type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
-                     help="Seconds a bot program has for each decision (a tournament file's time: per_decision).")(f)
-    f = click.option("--startup", "startup", type=click.FloatRange(min=0, min_open=True), default=10.0,
-                     show_default=True,
-                     help="Seconds a bot program has to start and answer 'start' (raise it for "
-                          "programs that start slowly, e.g. java Bot.java).")(f)
-    return f
+    @functools.wraps(f)
+    def merged(*args: Any, **kwargs: Any) -> Any:
+        old = {_OLD_PER_DECISION[k]: v for k in _OLD_PER_DECISION if (v := kwargs.pop(k)) is not None}
+        if old:
+            ctx = click.get_current_context()
+            given = list(old)
+            if ctx.get_parameter_source("per_decision") is not ParameterSource.DEFAULT:
+                given.insert(0, "--per-decision")
+            if len(given) > 1:
+                names = " and ".join(old)
+                raise UsageLine(f"{names} {'is the old name' if len(old) == 1 else 'are old names'} of "
+                                f"--per-decision, and {' and '.join(given)} are given; give --per-decision once")
+            kwargs["per_decision"] = next(iter(old.values()))
+        return f(*args, **kwargs)
+
+    seconds = click.FloatRange(min=0, min_open=True)
+    for name, spelling in _OLD_PER_DECISION.items():
+        merged = click.option(spelling, name, type=seconds, default=None, hidden=True)(merged)
+    merged = click.option("--time-bank", "time_bank", type=click.FloatRange(min=0), default=None,
+                          help="Seconds of reserve per match, spent by decisions slower than --per-decision "
+                               "(default: none).")(merged)
+    merged = click.option("--per-decision", "per_decision", type=seconds, default=1.0, show_default=True,
+                          help="Seconds a bot program has for each decision (a tournament file's time: "
+                               "per_decision).")(merged)
+    merged = click.option("--startup", "startup", type=click.FloatRange(min=0, min_open=True), default=10.0,
+                          show_default=True,
+                          help="Seconds a bot program has to start and answer 'start' (raise it for "
+                               "programs that start slowly, e.g. java Bot.java).")(merged)
+    return merged
 
 
 def _time_control(startup: float, per_decision: float, bank: float | None) -> TimeControl:
