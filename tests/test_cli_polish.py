@@ -110,3 +110,25 @@ def test_each_spelling_of_per_decision_reaches_the_time_control(spelling: str, m
     res = CliRunner().invoke(main, ["check", spelling, "0.25", "--sandbox", "none", "python3 bot.py"])
     assert res.exit_code == 1 and "stop here" in res.output, res.output
     assert seen == [0.25]
+
+
+@pytest.mark.parametrize("argv", [["run", "t.yaml", "--dry-run", "--format", "swiss"],
+                                  ["leaderboard", "results", "--format", "gauntlet"],
+                                  ["matches", "results", "--format", "round-robin"]])
+def test_a_tournament_format_given_to_format_is_told_where_it_belongs(argv: list[str]) -> None:
+    """--format is the output's format; a tournament's format (a file's
+    'format:') given to it gets an error naming both, before any file is read."""
+    res = CliRunner().invoke(main, argv)
+    assert res.exit_code == 2
+    last = res.output.strip().splitlines()[-1]
+    assert f"{argv[-1]!r} is a tournament format, set by the tournament file's 'format:'" in last
+    assert "--format is the output format of the tables: plain, markdown, csv, json" in last
+    odd = CliRunner().invoke(main, [*argv[:-1], "xml"])
+    assert "'xml' is not one of 'plain', 'markdown', 'csv', 'json'" in odd.output
+
+
+@pytest.mark.parametrize("command", ["run", "leaderboard", "matches"])
+def test_format_help_says_it_is_the_output_format(command: str) -> None:
+    shown = " ".join(CliRunner().invoke(main, [command, "--help"]).output.split())
+    assert "Output format of the" in shown
+    assert "ot the tournament's format" in shown and "file's 'format:'" in shown
