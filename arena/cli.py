@@ -102,6 +102,25 @@ def _check_logs_hidden(seats: tuple[SeatSpec, ...], log_dir: Path) -> None:
                             "are written; give a directory of its own (the default: arena-logs)")
 
 
+def _warn_shared_folders(seats: tuple[SeatSpec, ...]) -> None:
+    """As ``arena run`` does: bot programs whose sandboxes let one read the
+    other's files, in a folder holding what a bot runs from."""
+    from .tournament.sharing import SharingBot, folder_warnings
+
+    programs: dict[tuple[object, ...], SharingBot] = {}
+    for seat in seats:
+        if seat.bot is None:
+            continue
+        bot = seat.bot
+        env = tuple(sorted((bot.env or {}).items()))
+        cwd = os.fspath(bot.cwd) if bot.cwd is not None else None
+        # Seats of one program are one bot: its own files are its own.
+        programs.setdefault((tuple(bot.argv), cwd, env),
+                            SharingBot(repr(shlex.join(bot.argv)), tuple(bot.argv), cwd, env, bot.sandbox))
+    for line in folder_warnings(list(programs.values()), "put each bot's program in a folder of its own"):
+        LOG.warning("%s", line)
+
+
 _SANDBOX_OPTION = click.option(
     "--sandbox", "sandbox_mode", type=click.Choice(sandbox.MODES), default=sandbox.AUTO,
     show_default=True,
@@ -224,6 +243,7 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
     if any(s.is_bot for s in seats):
         seats = _confine(seats, _sandbox_mode(sandbox_mode), (deal_file, log_file))
         _check_logs_hidden(seats, log_dir)
+        _warn_shared_folders(seats)
     spec = MatchSpec(
         # The match name is sent to the bots: it must not carry the seed.  It
         # names the stderr logs too: two plays started in one second must not
