@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..process import sandbox
-from ..process.sandbox_policy import NONE, SandboxPolicy, bot_places, own_paths, private_mounts
+from ..process.sandbox_policy import NONE, SandboxPolicy, View, bot_places, needs, view
 from .config import TournamentConfig
 
 # Files written to be read by anyone: not a bot's secret.
@@ -33,19 +33,14 @@ _MAX_ENTRIES = 20_000
 
 @dataclass(frozen=True)
 class _Sight:
-    """What bot ``reader`` sees of the folders around it: as the sandbox's
-    mounts, applied shallowest first, the deepest of the paths holding a
-    path decides whether it is shown (the host's, or one bound in) or hidden
-    (a hidden path, or a private file system such as /tmp)."""
+    """What bot ``reader`` sees of the folders around it: its own folders,
+    and its sandbox's ``View``, from the very mounts the sandbox makes."""
 
     own_folders: tuple[str, ...]
-    shown: tuple[str, ...]
-    hidden: tuple[str, ...]
+    view: View
 
     def hides(self, path: str) -> bool:
-        hide = max((h.count("/") for h in self.hidden if _within(path, h)), default=None)
-        show = max((s.count("/") for s in self.shown if _within(path, s)), default=-1)
-        return hide is not None and show < hide
+        return self.view.hides(path)
 
 
 def _within(path: str, root: str) -> bool:
@@ -70,15 +65,10 @@ class SharingBot:
 
 
 def _sight(bot: SharingBot) -> _Sight:
-    """The bot's own folders and what its sandbox hides (``mount_options``
-    never hides a path holding one of the bot's own paths)."""
-    env = sandbox.bot_environment(os.environ, dict(bot.env))
-    folders, files = own_paths(bot.argv, bot.workdir, env)
-    own = [*folders, *files]
-    policy = bot.policy
-    hidden = [p for p in policy.hide if os.path.lexists(p) and not any(_within(s, p) for s in own)]
-    return _Sight(tuple(folders), (*own, *policy.read, *policy.write),
-                  (*hidden, *private_mounts(policy.replace(scratch=None))))
+    """The bot's own folders and what its sandbox shows, as the sandbox
+    itself works them out (``sandbox.command``)."""
+    folders, files = needs(bot.argv, bot.workdir, sandbox.bot_environment(os.environ, dict(bot.env)))
+    return _Sight(tuple(folders), view(folders, bot.policy, files))
 
 
 def _program_folders(bot: SharingBot) -> list[str]:
