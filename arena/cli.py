@@ -9,6 +9,7 @@ a match account, the conformance checker) is imported by that command, so
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
 import os
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from . import __version__, logsetup
 from .botcommand import BotCommandError, split_command, unquoted_problem
@@ -100,6 +102,25 @@ def _check_logs_hidden(seats: tuple[SeatSpec, ...], log_dir: Path) -> None:
                             "are written; give a directory of its own (the default: arena-logs)")
 
 
+def _warn_shared_folders(seats: tuple[SeatSpec, ...]) -> None:
+    """As ``arena run`` does: bot programs whose sandboxes let one read the
+    other's files, in a folder holding what a bot runs from."""
+    from .tournament.sharing import SharingBot, folder_warnings
+
+    programs: dict[tuple[object, ...], SharingBot] = {}
+    for seat in seats:
+        if seat.bot is None:
+            continue
+        bot = seat.bot
+        env = tuple(sorted((bot.env or {}).items()))
+        cwd = os.fspath(bot.cwd) if bot.cwd is not None else None
+        # Seats of one program are one bot: its own files are its own.
+        programs.setdefault((tuple(bot.argv), cwd, env),
+                            SharingBot(repr(shlex.join(bot.argv)), tuple(bot.argv), cwd, env, bot.sandbox))
+    for line in folder_warnings(list(programs.values()), "put each bot's program in a folder of its own"):
+        LOG.warning("%s", line)
+
+
 _SANDBOX_OPTION = click.option(
     "--sandbox", "sandbox_mode", type=click.Choice(sandbox.MODES), default=sandbox.AUTO,
     show_default=True,
@@ -116,19 +137,43 @@ def _seat(arg: str) -> SeatSpec:
         raise click.ClickException(str(err)) from None
 
 
+# The old spellings of --per-decision, kept for scripts written before it was
+# renamed but not shown by --help: hidden options of their own, so a command
+# line that also gives --per-decision is refused rather than one silently winning.
+_OLD_PER_DECISION = {"per_move": "--per-move", "time_per_move": "--time-per-move"}
+
+
 def _time_options(f: Callable[..., Any]) -> Callable[..., Any]:
     """--startup, --per-decision and --time-bank: a bot program's time control."""
-    f = click.option("--time-bank", "time_bank", type=click.FloatRange(min=0), default=None,
-                     help="Seconds of reserve per match, spent by decisions slower than --per-decision "
-                          "(default: none).")(f)
-    f = click.option("--per-decision", "--per-move", "--time-per-move", "per_decision",
-                     type=click.FloatRange(min=0, min_open=True), default=1.0, show_default=True,
-                     help="Seconds a bot program has for each decision (a tournament file's time: per_decision).")(f)
-    f = click.option("--startup", "startup", type=click.FloatRange(min=0, min_open=True), default=10.0,
-                     show_default=True,
-                     help="Seconds a bot program has to start and answer 'start' (raise it for "
-                          "programs that start slowly, e.g. java Bot.java).")(f)
-    return f
+    @functools.wraps(f)
+    def merged(*args: Any, **kwargs: Any) -> Any:
+        old = {_OLD_PER_DECISION[k]: v for k in _OLD_PER_DECISION if (v := kwargs.pop(k)) is not None}
+        if old:
+            ctx = click.get_current_context()
+            given = list(old)
+            if ctx.get_parameter_source("per_decision") is not ParameterSource.DEFAULT:
+                given.insert(0, "--per-decision")
+            if len(given) > 1:
+                names = " and ".join(old)
+                raise UsageLine(f"{names} {'is the old name' if len(old) == 1 else 'are old names'} of "
+                                f"--per-decision, and {' and '.join(given)} are given; give --per-decision once")
+            kwargs["per_decision"] = next(iter(old.values()))
+        return f(*args, **kwargs)
+
+    seconds = click.FloatRange(min=0, min_open=True)
+    for name, spelling in _OLD_PER_DECISION.items():
+        merged = click.option(spelling, name, type=seconds, default=None, hidden=True)(merged)
+    merged = click.option("--time-bank", "time_bank", type=click.FloatRange(min=0), default=None,
+                          help="Seconds of reserve per match, spent by decisions slower than --per-decision "
+                               "(default: none).")(merged)
+    merged = click.option("--per-decision", "per_decision", type=seconds, default=1.0, show_default=True,
+                          help="Seconds a bot program has for each decision (a tournament file's time: "
+                               "per_decision).")(merged)
+    merged = click.option("--startup", "startup", type=click.FloatRange(min=0, min_open=True), default=10.0,
+                          show_default=True,
+                          help="Seconds a bot program has to start and answer 'start' (raise it for "
+                               "programs that start slowly, e.g. java Bot.java).")(merged)
+    return merged
 
 
 def _time_control(startup: float, per_decision: float, bank: float | None) -> TimeControl:
@@ -198,6 +243,7 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
     if any(s.is_bot for s in seats):
         seats = _confine(seats, _sandbox_mode(sandbox_mode), (deal_file, log_file))
         _check_logs_hidden(seats, log_dir)
+        _warn_shared_folders(seats)
     spec = MatchSpec(
         # The match name is sent to the bots: it must not carry the seed.  It
         # names the stderr logs too: two plays started in one second must not

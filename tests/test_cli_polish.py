@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import click
+import pytest
 from click.testing import CliRunner
 
+from arena import cli
 from arena.account import render_account
 from arena.cli import main
 from arena.players.registry import BUILTIN_PLAYERS
@@ -76,3 +79,56 @@ def test_version_in_one_place_and_license_matches() -> None:
     assert importlib.metadata.version("arena") == arena.__version__
     assert 'license = { text = "MIT" }' in pyproject
     assert (root / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
+
+
+@pytest.mark.parametrize("command", ["play", "check"])
+def test_old_spellings_of_per_decision_work_but_are_not_advertised(command: str) -> None:
+    """--per-move and --time-per-move still set --per-decision (old scripts),
+    but --help shows only --per-decision, and giving two spellings is refused."""
+    runner = CliRunner()
+    shown = runner.invoke(main, [command, "--help"]).output
+    assert "--per-decision" in shown
+    assert "--per-move" not in shown and "--time-per-move" not in shown
+    both = runner.invoke(main, [command, "--per-decision", "1", "--per-move", "2", "python3 bot.py"])
+    assert both.exit_code == 2
+    assert both.output.strip().splitlines() == [
+        "Error: --per-move is the old name of --per-decision, and --per-decision and --per-move are given; "
+        "give --per-decision once"]
+    olds = runner.invoke(main, [command, "--time-per-move", "1", "--per-move", "2", "python3 bot.py"])
+    assert olds.exit_code == 2 and "--per-move and --time-per-move are old names of --per-decision" in olds.output
+
+
+@pytest.mark.parametrize("spelling", ["--per-move", "--time-per-move", "--per-decision"])
+def test_each_spelling_of_per_decision_reaches_the_time_control(spelling: str, monkeypatch) -> None:
+    seen: list[float] = []
+
+    def fake_time_control(startup: float, per_decision: float, bank: float | None) -> None:
+        seen.append(per_decision)
+        raise click.ClickException("stop here")
+
+    monkeypatch.setattr(cli, "_time_control", fake_time_control)
+    res = CliRunner().invoke(main, ["check", spelling, "0.25", "--sandbox", "none", "python3 bot.py"])
+    assert res.exit_code == 1 and "stop here" in res.output, res.output
+    assert seen == [0.25]
+
+
+@pytest.mark.parametrize("argv", [["run", "t.yaml", "--dry-run", "--format", "swiss"],
+                                  ["leaderboard", "results", "--format", "gauntlet"],
+                                  ["matches", "results", "--format", "round-robin"]])
+def test_a_tournament_format_given_to_format_is_told_where_it_belongs(argv: list[str]) -> None:
+    """--format is the output's format; a tournament's format (a file's
+    'format:') given to it gets an error naming both, before any file is read."""
+    res = CliRunner().invoke(main, argv)
+    assert res.exit_code == 2
+    last = res.output.strip().splitlines()[-1]
+    assert f"{argv[-1]!r} is a tournament format, set by the tournament file's 'format:'" in last
+    assert "--format is the output format of the tables: plain, markdown, csv, json" in last
+    odd = CliRunner().invoke(main, [*argv[:-1], "xml"])
+    assert "'xml' is not one of 'plain', 'markdown', 'csv', 'json'" in odd.output
+
+
+@pytest.mark.parametrize("command", ["run", "leaderboard", "matches"])
+def test_format_help_says_it_is_the_output_format(command: str) -> None:
+    shown = " ".join(CliRunner().invoke(main, [command, "--help"]).output.split())
+    assert "Output format of the" in shown
+    assert "ot the tournament's format" in shown and "file's 'format:'" in shown

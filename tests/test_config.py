@@ -408,7 +408,12 @@ CASES = {
         ":7: faults.strict: expected true or false, got 'maybe'"),
     "bad format": (
         THREE_BOTS + "players: 3\nformat: gauntlett\n",
-        ":6: format: expected 'round_robin', 'gauntlet' or 'swiss', got 'gauntlett' (did you mean 'gauntlet'?)"),
+        ":6: format: expected the tournament's format, 'round_robin', 'gauntlet' or 'swiss', got 'gauntlett' "
+        "(did you mean 'gauntlet'?)"),
+    "an output format as the tournament's": (
+        THREE_BOTS + "players: 3\nformat: json\n",
+        ":6: format: expected the tournament's format, 'round_robin', 'gauntlet' or 'swiss', got 'json' "
+        "(the output's format is not set here: arena run --format)"),
     "gauntlet without challengers": (
         THREE_BOTS + "players: 3\nformat: gauntlet\n",
         ":6: challengers: missing; format: gauntlet needs 'challengers', a list of bot names"),

@@ -25,7 +25,7 @@ import pytest
 
 from arena.process import sandbox
 from arena.process.sandbox import SandboxPolicy
-from arena.process.sandbox_policy import mount_options
+from arena.process.sandbox_policy import mount_options, view
 
 HOSTILE = Path(__file__).parent / "hostile"
 REPO = Path(__file__).parent.parent
@@ -111,6 +111,53 @@ def test_mounts_hide_then_show_deeper_and_never_hide_what_the_bot_needs(tmp_path
     logs.mkdir()
     nested = SandboxPolicy("bwrap", hide=(str(results), str(logs)))
     assert str(logs) not in mount_options([str(own)], nested, True)
+
+
+_READS = """import sys
+for path in sys.argv[1:]:
+    try:
+        with open(path) as f:
+            print("shown" if f.read() == path else "hidden")
+    except OSError:
+        print("hidden")
+"""
+
+
+def _seen_in_sandbox(folders: list[str], files: list[str], policy: SandboxPolicy, paths: list[str]) -> list[bool]:
+    """Which of ``paths`` (files holding their own path) a real sandbox with
+    these mounts shows as on the host."""
+    bwrap = sandbox.resolve(sandbox.BWRAP).bwrap
+    assert bwrap is not None
+    argv = [bwrap, *sandbox._base_options(), *mount_options(folders, policy, False, files),
+            "--", sys.executable, "-c", _READS, *paths]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True).stdout.split()
+    return [line == "shown" for line in out]
+
+
+def test_the_view_of_a_sandbox_is_what_the_real_sandbox_shows(visible_dir: Path, tmp_path: Path) -> None:
+    """``view`` (what the shared-folder warning reasons with) and
+    ``mount_options`` (what bwrap is told) come from the same mounts; here
+    both are checked against bwrap itself, file by file."""
+    tree = {"own/prog.py": "own", "own/book.json": "own", "plain.txt": "",
+            "results/r.txt": "", "results/scratch/w.txt": "", "other/o.txt": "", "other/lent/x.txt": "",
+            "secret.txt": "", "other/deep/own2/y.txt": ""}
+    for name in tree:
+        path = visible_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(str(path))
+    under_tmp = tmp_path / "t.txt"          # the private /tmp hides it, whatever is shown
+    under_tmp.write_text(str(under_tmp))
+    d = visible_dir
+    policy = SandboxPolicy("bwrap", read=(str(d / "other" / "lent"),), write=(str(d / "results" / "scratch"),),
+                           hide=(str(d / "results"), str(d / "other"), str(d / "secret.txt"), str(d / "own")))
+    paths = [str(d / name) for name in tree] + [str(under_tmp)]
+    for folders in ([str(d / "own"), str(d / "other" / "deep" / "own2")],
+                    [str(d / "own"), "/tmp"]):     # a working directory of /tmp: left private, not bound
+        files = [str(d / "own" / "prog.py")]
+        expected = _seen_in_sandbox(folders, files, policy, paths)
+        seen = view(folders, policy, files)
+        assert [not seen.hides(p) for p in paths] == expected, (folders, list(zip(paths, expected)))
+    assert expected == [True, True, True, False, True, False, True, False, False, False]
 
 
 def test_exit_codes_through_bwrap():

@@ -1,4 +1,4 @@
-"""`arena run` warns when sandboxed bots can read each other's files: two
+"""`arena run` (and `arena play`) warn when sandboxed bots can read each other's files: two
 bots with one `dir:` (or dirs that nest) see each other's files there, all
 but their programs and scripts (a red-team finding; docs/SECURITY.md).
 
@@ -107,4 +107,40 @@ def test_no_warning_where_no_bot_reads_another_ones_files(tmp_path: Path, layout
 
 def test_the_demo_tournament_run_from_the_repository_root_is_not_warned() -> None:
     done = arena("run", str(ROOT / "tournaments" / "demo.yaml"), "--dry-run")
+    assert done.returncode == 0 and warnings(done.stderr) == [], done.stderr
+
+
+def play(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """arena play from tmp_path (a bot program's working directory is arena's)."""
+    return subprocess.run([PY, "-m", "arena", "play", *args, "--seed", "1", "--log-dir", "logs"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+
+
+def test_arena_play_warns_of_bots_sharing_a_folder_as_a_run_does(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    shutil.copy(BOT, tmp_path / "sub" / "alice.py")
+    (tmp_path / "sub" / "bob.py").write_text(PEEK.replace("alice_book", "sub/alice_book") + BOT.read_text())
+    (tmp_path / "sub" / "alice_book.json").write_text('{"secret": 42}')
+    done = play(tmp_path, f"{PY} sub/alice.py", f"{PY} sub/bob.py")
+    assert done.returncode == 0, done.stderr
+    alice, bob = repr(f"{PY} sub/alice.py"), repr(f"{PY} sub/bob.py")
+    assert warnings(done.stderr) == [
+        f"warning: bots {alice} and {bob} can read each other's files in {tmp_path / 'sub'} "
+        f"(such as alice_book.json): the sandbox hides the other bots' programs and scripts, not a "
+        f"folder that holds what a bot runs from; put each bot's program in a folder of its own"], done.stderr
+    logs = [p.read_text() for p in (tmp_path / "logs").rglob("*bob*.log")]
+    assert logs and all('peek: {"secret": 42}' in log for log in logs), logs
+
+
+@pytest.mark.parametrize("layout", ["one program in two seats", "a folder per program", "no sandbox"])
+def test_arena_play_gives_no_warning_where_no_bot_reads_another_ones_files(tmp_path: Path, layout: str) -> None:
+    folders = ("alice", "bob") if layout == "a folder per program" else ("sub", "sub")
+    for folder, name in zip(folders, ("alice", "bob")):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        shutil.copy(BOT, tmp_path / folder / f"{name}.py")
+        (tmp_path / folder / f"{name}_book.json").write_text("{}")
+    bots = [f"{PY} {folders[0]}/alice.py", f"{PY} {folders[1]}/bob.py"]
+    if layout == "one program in two seats":
+        bots[1] = bots[0]
+    done = play(tmp_path, *bots, *(["--sandbox", "none"] if layout == "no sandbox" else []))
     assert done.returncode == 0 and warnings(done.stderr) == [], done.stderr

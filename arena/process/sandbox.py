@@ -53,11 +53,10 @@ from .sandbox_policy import (
     exposed,
     home_of,
     mount_options,
+    needs,
     not_on_path_hint,
-    own_paths,
     private_mounts,
     program_path,
-    runtime_paths,
 )
 
 __all__ = ["AUTO", "BWRAP", "NONE", "MODES", "SandboxPolicy", "SandboxUnavailable",
@@ -236,8 +235,7 @@ def command(bwrap: str, argv: Sequence[str], *, cwd: str, env: Mapping[str, str]
     its command line.  The bot is started by a shell that first reads one
     line, ``GATE_LINE``, from the bot's stdin (the shell's ``read`` takes
     that line only); see ``Gates`` for why."""
-    folders, files = own_paths(argv, cwd, env)
-    folders += [p for p in runtime_paths() if p not in folders]
+    folders, files = needs(argv, cwd, env)
     options = [*_base_options(), *mount_options(folders, policy, sized, files),
                "--chdir", cwd, "--info-fd", str(gates.info_w), "--block-fd", str(gates.block_r)]
     if gates.seccomp_fd is not None:

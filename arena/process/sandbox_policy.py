@@ -230,19 +230,45 @@ def _undoes_base(path: str, own_folder: bool) -> bool:
     return own_folder and (path in _PRIVATE_TMPFS or any(_within(path, m) for m in _BASE_MOUNTS))
 
 
-def mount_options(own: Iterable[str], policy: SandboxPolicy, sized: bool,
-            needed: Iterable[str] = ()) -> list[str]:
-    """Mount options after the base ones, shallowest path first.  A path is
-    never hidden if the bot's own paths (``own`` directories, ``needed``
-    files) are in it: what else the bot needs there, an interpreter say,
-    cannot be known.  Extra read and write paths are shown even inside
-    hidden ones.  Hiding file systems end read-only."""
+@dataclass(frozen=True)
+class Mount:
+    """One mount of a bot's sandbox, over ``path`` and all below it until a
+    deeper one: ``shows`` the host's file there (a bind), or hides it (a
+    file system of its own, or /dev/null over a file)."""
+
+    path: str
+    args: tuple[str, ...]
+    shows: bool
+
+
+@dataclass(frozen=True)
+class View:
+    """What a bot's sandbox shows of the host's files: its mounts in the
+    order bwrap applies them, over the host's root, bound read-only."""
+
+    mounts: tuple[Mount, ...]
+
+    def hides(self, path: str) -> bool:
+        """Whether the bot sees something else than the host's ``path``
+        (nothing, or an empty file system): the last mount applied over it
+        decides, and there is none over the host's root."""
+        last = None
+        for mount in self.mounts:
+            if _within(path, mount.path):
+                last = mount
+        return last is not None and not last.shows
+
+
+def _plan(own: Iterable[str], policy: SandboxPolicy, sized: bool,
+          needed: Iterable[str]) -> tuple[list[Mount], list[str]]:
+    """The mounts, shallowest path first, and the hiding file systems to make read-only after them."""
     folders = list(own)
     own = folders + list(needed)
     tmp_mb = policy.tmp_mb or TMP_MB
     private = private_mounts(policy.replace(scratch=None))
-    ops: list[tuple[int, int, str, list[str]]] = [
-        (p.count("/"), 0, p, _tmpfs(p, _PRIVATE_TMPFS[p] or tmp_mb, sized)) for p in private]
+    ops: list[tuple[int, int, str, Mount]] = [
+        (p.count("/"), 0, p, Mount(p, tuple(_tmpfs(p, _PRIVATE_TMPFS[p] or tmp_mb, sized)), False))
+        for p in private]
     shown = own + list(policy.read) + list(policy.write)
     hidden = [p for p in policy.hide
               if os.path.lexists(p) and not any(_within(s, p) for s in own)]
@@ -255,23 +281,52 @@ def mount_options(own: Iterable[str], policy: SandboxPolicy, sized: bool,
             read_only.append(path)
         else:
             op = ["--ro-bind", "/dev/null", path]
-        ops.append((path.count("/"), 0, path, op))
+        ops.append((path.count("/"), 0, path, Mount(path, tuple(op), False)))
+
+    def bind(path: str, order: int, kind: str = "--ro-bind") -> None:
+        ops.append((path.count("/"), order, path, Mount(path, (kind, path, path), True)))
+
     for path in folders + list(policy.read):
         if _undoes_base(path, own_folder=path in folders):
             continue
         if os.path.exists(path):
-            ops.append((path.count("/"), 1, path, ["--ro-bind", path, path]))
+            bind(path, 1)
     for path in list(needed):
         # A program or script in a folder left to a private file system
         # (its working directory is /tmp, say): that file alone is shown.
         if os.path.dirname(path) in private and os.path.exists(path):
-            ops.append((path.count("/"), 1, path, ["--ro-bind", path, path]))
+            bind(path, 1)
     for path in policy.write:
         if os.path.exists(path):
-            ops.append((path.count("/"), 2, path, ["--bind", path, path]))
+            bind(path, 2, "--bind")
     if policy.scratch is not None:
         ops.append((policy.scratch.count("/"), 2, policy.scratch,
-                    _tmpfs(policy.scratch, tmp_mb, sized)))
+                    Mount(policy.scratch, tuple(_tmpfs(policy.scratch, tmp_mb, sized)), False)))
     ops.sort(key=lambda op: op[:3])
+    return [op[3] for op in ops], read_only
+
+
+def mount_options(own: Iterable[str], policy: SandboxPolicy, sized: bool,
+            needed: Iterable[str] = ()) -> list[str]:
+    """Mount options after the base ones, shallowest path first.  A path is
+    never hidden if the bot's own paths (``own`` directories, ``needed``
+    files) are in it: what else the bot needs there, an interpreter say,
+    cannot be known.  Extra read and write paths are shown even inside
+    hidden ones.  Hiding file systems end read-only."""
+    mounts, read_only = _plan(own, policy, sized, needed)
     remounts = [arg for path in read_only for arg in ("--remount-ro", path)]
-    return [arg for op in ops for arg in op[3]] + remounts
+    return [arg for m in mounts for arg in m.args] + remounts
+
+
+def view(own: Iterable[str], policy: SandboxPolicy, needed: Iterable[str] = ()) -> View:
+    """What ``mount_options`` with these arguments shows and hides, from the
+    same mounts: a warning about what a bot can read cannot drift from what
+    its sandbox does."""
+    return View(tuple(_plan(own, policy, False, needed)[0]))
+
+
+def needs(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """The (directories, files) a sandboxed bot is given: its ``own_paths``
+    and, for its imports, arena's own ``runtime_paths``."""
+    folders, files = own_paths(argv, cwd, env)
+    return folders + [p for p in runtime_paths() if p not in folders], files

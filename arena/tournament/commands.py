@@ -23,6 +23,7 @@ from ..match import IgnoredLines
 from ..process.errors import escaped
 from ..words import plural
 from .config import EXECUTORS, RATINGS, RAY, ConfigError, TournamentConfig, load_config
+from .config import FORMATS as TOURNAMENT_FORMATS
 from .leaderboard import FORMATS, Column, cell_text, format_table, report, terminal_json
 from .preflight import TournamentError, db_path, settle_seed
 from .rounds import match_budget
@@ -36,6 +37,29 @@ from .stored import FailedMatch, faults_with_record
 LOG = logging.getLogger(__name__)
 
 SECTIONS = ("leaderboard", "head_to_head", "seats")
+
+
+
+class OutputFormat(click.Choice[str]):
+    """``--format``: how the tables are printed.  A tournament file's
+    ``format:`` is something else (round robin, gauntlet, Swiss), and its
+    keys are otherwise spelt as the options that override them, so a
+    tournament format given here is told where it belongs."""
+
+    def __init__(self) -> None:
+        super().__init__(FORMATS)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            if isinstance(value, str) and value.lower().replace("-", "_") in TOURNAMENT_FORMATS:
+                self.fail(f"{value!r} is a tournament format, set by the tournament file's 'format:'; "
+                          f"--format is the output format of the tables: {', '.join(FORMATS)}", param, ctx)
+            raise
+
+
+_FORMAT_HELP = "Output format of the tables on stdout (not the tournament's format, a file's 'format:')."
 
 # Rough seconds per match, for the estimate printed before a run.
 SECONDS_BUILTIN_MATCH = 0.3
@@ -158,9 +182,9 @@ def _played_line(summary: RunSummary) -> str:
               help="Override the file's seed (a 64-bit whole number, as in the file).")
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None,
               help="Results directory (default: the file's 'out').")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True,
-              help="Format of the final tables (or of the --dry-run schedule) on stdout; "
-                   "status and progress go to stderr.")
+@click.option("--format", "fmt", type=OutputFormat(), default="plain", show_default=True,
+              help="Output format of the final tables (or of the --dry-run schedule) on stdout; status and "
+                   "progress go to stderr.  Not the tournament's format (round robin...): the file's 'format:'.")
 @click.option("--section", "sections", multiple=True, type=click.Choice(SECTIONS),
               help="Which final tables (default: all three; csv: the leaderboard; repeat to add).")
 @click.option("--executor", type=click.Choice(EXECUTORS), default=None,
@@ -238,7 +262,7 @@ def _print_report(db: Path, fmt: str, sections: tuple[str, ...]) -> list[FailedM
 
 @click.command()
 @click.argument("results")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True)
+@click.option("--format", "fmt", type=OutputFormat(), default="plain", show_default=True, help=_FORMAT_HELP)
 @click.option("--section", "sections", multiple=True, type=click.Choice(SECTIONS),
               help="Which tables (default: leaderboard only; repeat to add).")
 @click.option("--rating", type=click.Choice(RATINGS), default=None,
@@ -297,7 +321,7 @@ def _failed_row(f: FailedMatch) -> dict[str, Any]:
 @click.command()
 @click.argument("results")
 @click.option("--bot", default=None, help="Only matches this bot played.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="plain", show_default=True)
+@click.option("--format", "fmt", type=OutputFormat(), default="plain", show_default=True, help=_FORMAT_HELP)
 def matches(results: str, bot: str | None, fmt: str) -> None:
     """List the stored matches of RESULTS (failed ones with status 'error')."""
     store = _open_store(results)

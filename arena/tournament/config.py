@@ -40,7 +40,7 @@ from ..shanghai.ruleset import Ruleset
 
 __all__ = [
     "ConfigError", "BotLimits", "BotSandbox", "BotConfig", "FaultSettings", "TournamentConfig", "load_config",
-    "ROUND_ROBIN", "GAUNTLET", "SWISS", "FORMATS", "DEFAULT_PLAYERS", "MAX_MATCHES", "Settle",
+    "ROUND_ROBIN", "GAUNTLET", "SWISS", "FORMATS", "OUTPUT_FORMATS", "DEFAULT_PLAYERS", "MAX_MATCHES", "Settle",
     "RATE_HANDS", "RATE_MATCHES", "RATINGS", "ExecutorSettings", "LOCAL", "RAY", "EXECUTORS", "SHIP", "SHARED",
     "FILE_MODES",
 ]
@@ -49,6 +49,10 @@ ROUND_ROBIN = "round_robin"
 GAUNTLET = "gauntlet"
 SWISS = "swiss"
 FORMATS = (ROUND_ROBIN, GAUNTLET, SWISS)
+#: How the commands print their tables (``--format``): not the tournament's
+#: format above, though both are called "format"; kept side by side so each
+#: error can tell one from the other.
+OUTPUT_FORMATS = ("plain", "markdown", "csv", "json")
 #: What one TrueSkill game is (``rating:``): each hand of a match, ranked by
 #: the hand's scores, or the whole match, ranked by its places.
 RATE_HANDS = "hands"

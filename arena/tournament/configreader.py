@@ -33,6 +33,7 @@ from .config import (
     FORMATS,
     GAUNTLET,
     MAX_MATCHES,
+    OUTPUT_FORMATS,
     RATINGS,
     ROUND_ROBIN,
     SWISS,
@@ -116,8 +117,10 @@ class Reader(NodeReader):
             if fmt not in FORMATS:
                 close = difflib.get_close_matches(fmt, FORMATS, n=1) if isinstance(fmt, str) else []
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
-                raise self.fail(node, "format", f"expected 'round_robin', 'gauntlet' or 'swiss', "
-                                                f"got {self.got(node)}{hint}")
+                if isinstance(fmt, str) and fmt in OUTPUT_FORMATS:
+                    hint = " (the output's format is not set here: arena run --format)"
+                raise self.fail(node, "format", f"expected the tournament's format, 'round_robin', 'gauntlet' "
+                                                f"or 'swiss', got {self.got(node)}{hint}")
         values["format"] = fmt
 
         challengers: tuple[str, ...] = ()

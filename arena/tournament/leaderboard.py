@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..process.errors import escaped
-from .config import RATE_HANDS, RATE_MATCHES, RATINGS
+from .config import OUTPUT_FORMATS, RATE_HANDS, RATE_MATCHES, RATINGS
 from .ranking import assess_matches, duplicate_group, match_ranks
 from .store import ResultStore, StoredMatch
 
@@ -51,7 +51,7 @@ __all__ = [
     "seat_effect", "terminal_json",
 ]
 
-FORMATS = ("plain", "markdown", "csv", "json")
+FORMATS = OUTPUT_FORMATS
 
 Source = ResultStore | Iterable[StoredMatch]
 

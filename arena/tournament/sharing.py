@@ -18,12 +18,12 @@ is hidden from the others.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..process import sandbox
-from ..process.sandbox_policy import NONE, bot_places, own_paths, private_mounts
-from .config import BotConfig, TournamentConfig
+from ..process.sandbox_policy import NONE, SandboxPolicy, View, bot_places, needs, view
+from .config import TournamentConfig
 
 # Files written to be read by anyone: not a bot's secret.
 _DOCUMENTS = ("readme", "license", "licence", "copying")
@@ -33,47 +33,48 @@ _MAX_ENTRIES = 20_000
 
 @dataclass(frozen=True)
 class _Sight:
-    """What bot ``reader`` sees of the folders around it: as the sandbox's
-    mounts, applied shallowest first, the deepest of the paths holding a
-    path decides whether it is shown (the host's, or one bound in) or hidden
-    (a hidden path, or a private file system such as /tmp)."""
+    """What bot ``reader`` sees of the folders around it: its own folders,
+    and its sandbox's ``View``, from the very mounts the sandbox makes."""
 
     own_folders: tuple[str, ...]
-    shown: tuple[str, ...]
-    hidden: tuple[str, ...]
+    view: View
 
     def hides(self, path: str) -> bool:
-        hide = max((h.count("/") for h in self.hidden if _within(path, h)), default=None)
-        show = max((s.count("/") for s in self.shown if _within(path, s)), default=-1)
-        return hide is not None and show < hide
+        return self.view.hides(path)
 
 
 def _within(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _cwd(bot: BotConfig) -> str:
-    return os.path.abspath(bot.dir) if bot.dir is not None else os.getcwd()
+@dataclass(frozen=True)
+class SharingBot:
+    """One bot program as its sandbox starts it: ``label`` names it in a
+    warning ("alice", or a command line for ``arena play``); ``cwd`` None is
+    the arena's own working directory."""
+
+    label: str
+    argv: tuple[str, ...]
+    cwd: str | None
+    env: tuple[tuple[str, str], ...]
+    policy: SandboxPolicy
+
+    @property
+    def workdir(self) -> str:
+        return os.path.abspath(self.cwd) if self.cwd is not None else os.getcwd()
 
 
-def _sight(config: TournamentConfig, bot: BotConfig) -> _Sight:
-    """The bot's own folders and what its sandbox hides (``mount_options``
-    never hides a path holding one of the bot's own paths)."""
-    assert bot.command is not None
-    env = sandbox.bot_environment(os.environ, dict(bot.env))
-    folders, files = own_paths(bot.command, _cwd(bot), env)
-    own = [*folders, *files]
-    policy = config.sandbox_policy(bot.name)
-    hidden = [p for p in policy.hide if os.path.lexists(p) and not any(_within(s, p) for s in own)]
-    return _Sight(tuple(folders), (*own, *policy.read, *policy.write),
-                  (*hidden, *private_mounts(policy.replace(scratch=None))))
+def _sight(bot: SharingBot) -> _Sight:
+    """The bot's own folders and what its sandbox shows, as the sandbox
+    itself works them out (``sandbox.command``)."""
+    folders, files = needs(bot.argv, bot.workdir, sandbox.bot_environment(os.environ, dict(bot.env)))
+    return _Sight(tuple(folders), view(folders, bot.policy, files))
 
 
-def _program_folders(bot: BotConfig) -> list[str]:
+def _program_folders(bot: SharingBot) -> list[str]:
     """The folders of the programs and scripts a bot's command names by path
     (not shared ones such as /usr/bin, which ``bot_places`` leaves out)."""
-    assert bot.command is not None
-    places = bot_places(bot.command, os.fspath(bot.dir) if bot.dir is not None else None)
+    places = bot_places(bot.argv, bot.cwd)
     return [os.path.dirname(p) for p in places if os.path.isfile(p) and os.path.dirname(p) in places]
 
 
@@ -98,42 +99,50 @@ def _skipped(path: str, top: str, reader: _Sight) -> bool:
     return reader.hides(path) or any(_within(path, f) and f != top for f in reader.own_folders)
 
 
-def _exposures(config: TournamentConfig) -> Iterator[tuple[str, str, str, str]]:
+def _exposures(bots: Sequence[SharingBot]) -> Iterator[tuple[SharingBot, SharingBot, str, str]]:
     """(owner, reader, folder, example file): ``reader`` can read a file in
     a folder holding ``owner``'s program."""
-    bots = [b for b in config.bots if b.command is not None]
-    programs = frozenset(p for b in bots for p in bot_places(b.command or (), os.fspath(b.dir) if b.dir else None)
-                         if os.path.isfile(p))
-    sights = {b.name: _sight(config, b) for b in bots}
+    programs = frozenset(p for b in bots for p in bot_places(b.argv, b.cwd) if os.path.isfile(p))
+    sights = {b.label: _sight(b) for b in bots}
     for owner in bots:
         for folder in dict.fromkeys(_program_folders(owner)):
             for reader in bots:
-                if reader is owner or sights[reader.name].hides(folder):
+                if reader is owner or sights[reader.label].hides(folder):
                     continue
-                found = _foreign_file(folder, sights[reader.name], programs)
+                found = _foreign_file(folder, sights[reader.label], programs)
                 if found is not None:
-                    yield owner.name, reader.name, folder, found
+                    yield owner, reader, folder, found
 
 
-def shared_folder_warnings(config: TournamentConfig) -> list[str]:
-    """One line per pair of sandboxed bots that can read each other's files
-    (or one the other's): empty without a sandbox, where every bot reads
-    everything anyway (and is warned of that)."""
-    if config.sandbox == NONE:
-        return []
-    pairs: dict[frozenset[str], list[tuple[str, str, str, str]]] = {}
-    for exposure in _exposures(config):
-        pairs.setdefault(frozenset(exposure[:2]), []).append(exposure)
-    order = {b.name: i for i, b in enumerate(config.bots)}
+def folder_warnings(bots: Sequence[SharingBot], advice: str) -> list[str]:
+    """One line per pair of sandboxed bots (distinct labels) that can read
+    each other's files (or one the other's), ending with ``advice``; bots
+    without a sandbox read everything anyway (and are warned of that)."""
+    confined = [b for b in bots if b.policy.mode != NONE]
+    pairs: dict[frozenset[str], list[tuple[SharingBot, SharingBot, str, str]]] = {}
+    for exposure in _exposures(confined):
+        pairs.setdefault(frozenset((exposure[0].label, exposure[1].label)), []).append(exposure)
+    order = {b.label: i for i, b in enumerate(confined)}
     lines = []
     for found in pairs.values():
         owner, reader, folder, example = found[0]
-        first, second = sorted((owner, reader), key=order.__getitem__)
-        if {f[0] for f in found} == {owner, reader}:
+        first, second = sorted((owner.label, reader.label), key=order.__getitem__)
+        if {f[0].label for f in found} == {owner.label, reader.label}:
             who = f"bots {first} and {second} can read each other's files in {folder}"
         else:
-            who = f"bot {reader} can read bot {owner}'s files in {folder}, the folder of {owner}'s program"
+            who = (f"bot {reader.label} can read bot {owner.label}'s files in {folder}, the folder of "
+                   f"{owner.label}'s program")
         lines.append(f"{who} (such as {os.path.relpath(example, folder)}): the sandbox hides the other "
-                     f"bots' programs and scripts, not a folder that holds what a bot runs from; give "
-                     f"each bot a folder of its own (its dir:, with its program in it)")
+                     f"bots' programs and scripts, not a folder that holds what a bot runs from; {advice}")
     return lines
+
+
+def shared_folder_warnings(config: TournamentConfig) -> list[str]:
+    """``folder_warnings`` for the bot programs of a tournament; empty
+    without a sandbox."""
+    if config.sandbox == NONE:
+        return []
+    bots = [SharingBot(b.name, b.command, os.fspath(b.dir) if b.dir is not None else None, b.env,
+                       config.sandbox_policy(b.name))
+            for b in config.bots if b.command is not None]
+    return folder_warnings(bots, "give each bot a folder of its own (its dir:, with its program in it)")
