@@ -264,9 +264,15 @@ def test_config_differences_name_the_bot_and_the_key() -> None:
         "time.bank: now 30, not given before"]
     renamed = {**old, "bots": [{"name": "a", "command": ["python3", "a.py"]}, {"name": "c", "env": {}}]}
     assert differences(old, renamed) == ['bots[1].name: was "b", now "c"']
+    # a bot added or removed is named: the two lists, cut short, showed the same first characters
     fewer = {**old, "bots": old["bots"][:1]}
-    assert differences(old, fewer) == [f"bots: was {json.dumps(old['bots'])[:60]}..., now "
-                                       f"{json.dumps(fewer['bots'])}"]
+    assert differences(old, fewer) == ["bots: b removed"]
+    more = {**new, "bots": [{"name": "z", "env": {}}, *new["bots"]]}
+    assert differences(old, more) == ["bots: z added", 'bots.a.command: was ["python3", "a.py"], now ["python3", "a2.py"]',
+                                      'bots.b.env.X: now "1", not given before',
+                                      "players: was 3, now 4", "time.bank: now 30, not given before"]
+    swapped = {**old, "bots": [old["bots"][1], {"name": "c"}, old["bots"][0]]}
+    assert differences(old, swapped) == ["bots: c added", "bots: order changed"]
     assert differences(old, old) == []
 
 
