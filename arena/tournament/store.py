@@ -123,6 +123,16 @@ def _immediate(c: sqlite3.Connection) -> Iterator[None]:
         raise
 
 
+def _write_error(exc: sqlite3.Error) -> str:
+    """sqlite3's reason in one line; for a lock held past the busy timeout,
+    whose, since the organiser can release it."""
+    text = _one_line(exc)
+    if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+        text += ("; another program holds a write lock on it (an sqlite3 shell in a transaction, say): "
+                 "end that, then run the same command again")
+    return text
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -419,25 +429,31 @@ class ResultStore:
         config = _canonical_json(current_config(json.loads(config_json) if isinstance(config_json, (str, bytes))
                                                 else config_json))
         with self._lock:
-            c = self._conn
-            with _immediate(c):
-                row = c.execute("SELECT name, config, seed FROM tournament WHERE id = 1").fetchone()
-                if row is None:
-                    c.execute("INSERT INTO tournament (id, name, config, seed, created) VALUES (1, ?, ?, ?, ?)",
-                              (name, config, seed, _now()))
-                    row = (name, config, seed)
-                # Compared under today's names; the row stays as stored, so the
-                # version that stored it can still resume it.
-                row = (row[0], _canonical_json(current_config(json.loads(row[1]))), row[2])
-                if (row[0], row[1], row[2]) != (name, config, seed):
-                    # The configuration holds the seed too: name the seed first.
-                    what = ("name" if row[0] != name else "seed" if row[2] != seed else "configuration")
-                    if what == "configuration":
-                        what += _changes(row[1], config)
-                    raise StoreError(
-                        f"{self.path}: holds results of tournament {row[0]!r} with a different {what}; "
-                        f"refusing to mix them (use another output directory, or remove this file to start over)")
-                c.executemany("INSERT OR IGNORE INTO bots (name) VALUES (?)", [(b,) for b in bots])
+            try:
+                self._init_tournament(name, config, seed, bots)
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: cannot write results database ({_write_error(exc)})") from None
+
+    def _init_tournament(self, name: str, config: str, seed: int | None, bots: Iterable[str]) -> None:
+        c = self._conn
+        with _immediate(c):
+            row = c.execute("SELECT name, config, seed FROM tournament WHERE id = 1").fetchone()
+            if row is None:
+                c.execute("INSERT INTO tournament (id, name, config, seed, created) VALUES (1, ?, ?, ?, ?)",
+                          (name, config, seed, _now()))
+                row = (name, config, seed)
+            # Compared under today's names; the row stays as stored, so the
+            # version that stored it can still resume it.
+            row = (row[0], _canonical_json(current_config(json.loads(row[1]))), row[2])
+            if (row[0], row[1], row[2]) != (name, config, seed):
+                # The configuration holds the seed too: name the seed first.
+                what = ("name" if row[0] != name else "seed" if row[2] != seed else "configuration")
+                if what == "configuration":
+                    what += _changes(row[1], config)
+                raise StoreError(
+                    f"{self.path}: holds results of tournament {row[0]!r} with a different {what}; "
+                    f"refusing to mix them (use another output directory, or remove this file to start over)")
+            c.executemany("INSERT OR IGNORE INTO bots (name) VALUES (?)", [(b,) for b in bots])
 
     def tournament(self) -> dict[str, Any] | None:
         """The stored tournament: name, config (parsed), seed, created; None before init."""
@@ -462,8 +478,8 @@ class ResultStore:
         n = m.players
         with self._lock:
             c = self._conn
-            c.execute("BEGIN IMMEDIATE")
             try:
+                c.execute("BEGIN IMMEDIATE")
                 c.executemany("INSERT OR IGNORE INTO bots (name) VALUES (?)", [(b,) for b in m.bots])
                 # A retried match that now finished: its result replaces the failure.
                 c.execute("DELETE FROM failed_matches WHERE match_id = ?", (m.match_id,))
@@ -503,7 +519,8 @@ class ResultStore:
                         raise StoreError(f"{self.path}: cannot store match {m.match_id!r}: schedule index "
                                          f"{m.schedule_index} is already taken by match {row[0]!r}") from None
                 if isinstance(exc, (sqlite3.Error, TypeError, ValueError, OverflowError)):
-                    raise StoreError(f"{self.path}: cannot store match {m.match_id!r}: {_one_line(exc)}") from exc
+                    text = _write_error(exc) if isinstance(exc, sqlite3.Error) else _one_line(exc)
+                    raise StoreError(f"{self.path}: cannot store match {m.match_id!r}: {text}") from exc
                 raise
 
     def add_failure(self, f: FailedMatch) -> FailedMatch:
@@ -516,8 +533,8 @@ class ResultStore:
         reason = " ".join(f.reason.split()) or "unknown error"
         with self._lock:
             c = self._conn
-            c.execute("BEGIN IMMEDIATE")
             try:
+                c.execute("BEGIN IMMEDIATE")
                 if c.execute("SELECT 1 FROM matches WHERE match_id = ?", (f.match_id,)).fetchone():
                     raise StoreError(f"{self.path}: match {f.match_id!r} is already stored; "
                                      f"refusing to mark it as failed")
@@ -533,7 +550,7 @@ class ResultStore:
                     c.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
                     raise StoreError(f"{self.path}: cannot store failure of match {f.match_id!r}: "
-                                     f"{_one_line(exc)}") from exc
+                                     f"{_write_error(exc)}") from exc
                 raise
         return next(x for x in self.failures() if x.match_id == f.match_id)
 
