@@ -73,6 +73,18 @@ def _match_log_hint(path: Path) -> str:
     return f"; it is JSON, such as the log `arena play --log` writes: `arena show {path} --html` opens that"
 
 
+def _unwritable(path: Path) -> str | None:
+    """Why a writer cannot use the database at ``path``, when it is the file
+    system's doing rather than the file's (which SQLite's "unable to open
+    database file" does not tell apart); None if nothing stops it."""
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file is not writable"
+    if not os.access(path.parent, os.W_OK):
+        return (f"its directory {path.parent} is not writable "
+                f"(SQLite keeps its write-ahead log beside the file)")
+    return None
+
+
 def resolve_db_path(path: str | Path) -> Path:
     """The database file for a RESULTS argument: a directory means its results.sqlite."""
     p = Path(path)
@@ -323,6 +335,9 @@ class ResultStore:
             raise
         except sqlite3.Error as exc:
             self._conn.close()
+            unwritable = None if readonly else _unwritable(self.path)
+            if unwritable:
+                raise StoreError(f"{self.path}: cannot open results database for writing: {unwritable}") from None
             raise StoreError(f"{self.path}: not a usable results database ({_one_line(exc)})"
                              f"{_match_log_hint(self.path)}") from None
 
