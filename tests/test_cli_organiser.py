@@ -326,3 +326,27 @@ def test_every_command_ends_a_ctrl_c_with_130_and_one_line(monkeypatch: pytest.M
     monkeypatch.setattr(commands, "_open_store", interrupted)
     done = CliRunner().invoke(main, ["leaderboard", str(tmp_path)])
     assert done.exit_code == 130 and done.output == "Error: interrupted\n", done.output
+
+
+def test_the_leaderboard_of_an_unfinished_tournament_says_so(stored: Path, tmp_path: Path) -> None:
+    """A run stopped part-way (Ctrl-C, a kill, a crash of the machine) left a
+    leaderboard that read like the final one: an organiser could publish a
+    table of half the matches without a word saying so."""
+    import shutil
+    import sqlite3
+
+    results = stored / "arena-results" / "class"
+    assert "scheduled" not in arena("leaderboard", str(results)).stdout
+    cut = tmp_path / "cut"
+    shutil.copytree(results, cut)
+    with sqlite3.connect(cut / "results.sqlite") as db:
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute("DELETE FROM matches WHERE schedule_index = 1")
+    plain = arena("leaderboard", str(cut))
+    assert plain.returncode == 0, plain.stderr
+    note = ("2 of the 3 scheduled matches are stored: the tournament is not finished; "
+            "running it again plays the other 1")
+    assert plain.stdout.rstrip().endswith(note), plain.stdout
+    as_json = arena("leaderboard", str(cut), "--format", "json")
+    json.loads(as_json.stdout)
+    assert as_json.stderr.strip() == note

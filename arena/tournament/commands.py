@@ -26,7 +26,7 @@ from .config import EXECUTORS, RATINGS, RAY, ConfigError, TournamentConfig, load
 from .leaderboard import FORMATS, Column, cell_text, format_table, report, terminal_json
 from .rounds import match_budget
 from .runner import STOP_REASONS, RunSummary, TournamentError, db_path, plan, run_tournament, settle_seed
-from .schedule import ScheduleEntry, estimate_seconds
+from .schedule import ScheduleEntry, estimate_seconds, stored_schedule_size
 from .sharing import shared_folder_warnings
 from .store import ResultStore, StoredMatch, StoreError, resolve_db_path
 from .stored import FailedMatch, faults_with_record
@@ -49,6 +49,20 @@ def failed_note(count: int, retry_hint: str) -> str | None:
     what = f"{count} match failed with an arena error and is" if one else \
         f"{count} matches failed with an arena error and are"
     return f"{what} not counted; {retry_hint.format(them='it' if one else 'them')}"
+
+
+def unfinished_note(store: ResultStore) -> str | None:
+    """The line under a leaderboard of a tournament that has not played its
+    whole schedule (a run stopped part-way); None when it has, or when the
+    run itself decides how many matches it plays (settle, Swiss)."""
+    tournament = store.tournament()
+    expected = None if tournament is None else stored_schedule_size(tournament["config"])
+    stored = len(store)
+    missing = 0 if expected is None else expected - stored - len(store.failures())
+    if missing <= 0:
+        return None
+    return (f"{stored} of the {expected} scheduled matches are stored: the tournament is not finished; "
+            f"running it again plays the other {missing}")
 
 
 def _echo_note(note: str | None, fmt: str) -> None:
@@ -248,12 +262,14 @@ def leaderboard(results: str, fmt: str, sections: tuple[str, ...], rating: str |
     try:
         click.echo(report(store, fmt, sections=chosen, rating=rating))
         failures = store.failures()
+        unfinished = unfinished_note(store)
     except (ValueError, StoreError) as err:
         raise click.ClickException(str(err)) from None
     finally:
         store.close()
     _echo_note(failed_note(len(failures), f"`arena matches {results}` lists {{them}}; running the "
                                           f"tournament again retries {{them}}"), fmt)
+    _echo_note(unfinished, fmt)
 
 
 MATCH_COLUMNS = (Column("index", "#"), Column("match_id", "match"), Column("status", "status"),
