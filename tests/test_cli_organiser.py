@@ -350,3 +350,20 @@ def test_the_leaderboard_of_an_unfinished_tournament_says_so(stored: Path, tmp_p
     as_json = arena("leaderboard", str(cut), "--format", "json")
     json.loads(as_json.stdout)
     assert as_json.stderr.strip() == note
+
+
+def test_a_dry_run_over_stored_results_says_what_a_run_would_do(stored: Path, tmp_path: Path) -> None:
+    """An organiser checks an edited file with --dry-run before resuming: it
+    printed the new schedule as if all were well, and only the run refused."""
+    results = stored / "arena-results" / "class"
+    before = (results / "results.sqlite").read_bytes()
+    same = arena("run", "t.yaml", "--dry-run", "--out", str(results), cwd=stored)
+    assert same.returncode == 0, same.stderr
+    assert f"3 of 3 matches already stored in {results / 'results.sqlite'}" in same.stderr
+    (tmp_path / "t.yaml").write_text(TOURNAMENT.replace("contracts: [2S3]", "contracts: [2R4]"))
+    changed = arena("run", "t.yaml", "--dry-run", "--out", str(results), cwd=tmp_path)
+    assert changed.returncode == 1
+    assert changed.stderr.strip().splitlines()[-1].startswith(f"Error: {results / 'results.sqlite'}: holds results "
+                                                              f"of tournament 'class' with a different configuration")
+    assert changed.stdout == ""
+    assert (results / "results.sqlite").read_bytes() == before

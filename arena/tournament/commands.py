@@ -22,7 +22,7 @@ from ..logsetup import is_quiet, status
 from ..match import IgnoredLines
 from ..process.errors import escaped
 from ..words import plural
-from .config import EXECUTORS, RATINGS, RAY, ConfigError, TournamentConfig, load_config
+from .config import EXECUTORS, RATINGS, RAY, SWISS, ConfigError, TournamentConfig, load_config
 from .leaderboard import FORMATS, Column, cell_text, format_table, report, terminal_json
 from .rounds import match_budget
 from .runner import STOP_REASONS, RunSummary, TournamentError, db_path, plan, run_tournament, settle_seed
@@ -158,6 +158,23 @@ def _played_line(summary: RunSummary) -> str:
     return f"all {summary.total} matches were already played; results in {summary.db}"
 
 
+def _stored_for_dry_run(config: TournamentConfig, scheduled: int) -> str | None:
+    """For ``--dry-run`` over an earlier run's results: how many matches a run
+    would find stored, or the ClickException a run would stop on (this file
+    no longer matches them).  Read only."""
+    path = db_path(config)
+    if not path.exists():
+        return None
+    try:
+        with ResultStore(path, readonly=True) as store:
+            store.check_tournament(config.name, config.to_mapping(), config.seed)
+            done = len(store)
+    except StoreError as err:
+        raise click.ClickException(str(err)) from None
+    of = f" of {scheduled}" if config.settle is None and config.format != SWISS else ""
+    return f"{done}{of} matches already stored in {path}; a run resumes there"
+
+
 @click.command()
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
@@ -205,7 +222,10 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
     for line in shared_folder_warnings(config):
         LOG.warning("%s", line)
     if dry_run:
+        stored = _stored_for_dry_run(config, len(entries))
         click.echo(format_schedule(entries, fmt))
+        if stored:
+            status(stored)
         if unseeded and not db_path(config).exists():
             status("(no seed in the file: these seeds are an example; a run draws its own "
                    "random seed and keeps it in the results database)")

@@ -457,18 +457,30 @@ class ResultStore:
                 c.execute("INSERT INTO tournament (id, name, config, seed, created) VALUES (1, ?, ?, ?, ?)",
                           (name, config, seed, _now()))
                 row = (name, config, seed)
-            # Compared under today's names; the row stays as stored, so the
-            # version that stored it can still resume it.
-            row = (row[0], _canonical_json(current_config(json.loads(row[1]))), row[2])
-            if (row[0], row[1], row[2]) != (name, config, seed):
-                # The configuration holds the seed too: name the seed first.
-                what = ("name" if row[0] != name else "seed" if row[2] != seed else "configuration")
-                if what == "configuration":
-                    what += _changes(row[1], config)
-                raise StoreError(
-                    f"{self.path}: holds results of tournament {row[0]!r} with a different {what}; "
-                    f"refusing to mix them (use another output directory, or remove this file to start over)")
+            self._refuse_another(row, name, config, seed)
             c.executemany("INSERT OR IGNORE INTO bots (name) VALUES (?)", [(b,) for b in bots])
+
+    def check_tournament(self, name: str, config_json: str | Mapping[str, Any], seed: int | None) -> None:
+        """What ``init_tournament`` would refuse, without writing: StoreError
+        if this database holds another tournament (nothing if it holds none)."""
+        config = _canonical_json(current_config(json.loads(config_json) if isinstance(config_json, (str, bytes))
+                                                else config_json))
+        rows = self._read("SELECT name, config, seed FROM tournament WHERE id = 1")
+        if rows:
+            self._refuse_another(rows[0], name, config, seed)
+
+    def _refuse_another(self, row: tuple[Any, ...], name: str, config: str, seed: int | None) -> None:
+        # Compared under today's names; the row stays as stored, so the
+        # version that stored it can still resume it.
+        row = (row[0], _canonical_json(current_config(json.loads(row[1]))), row[2])
+        if (row[0], row[1], row[2]) != (name, config, seed):
+            # The configuration holds the seed too: name the seed first.
+            what = ("name" if row[0] != name else "seed" if row[2] != seed else "configuration")
+            if what == "configuration":
+                what += _changes(row[1], config)
+            raise StoreError(
+                f"{self.path}: holds results of tournament {row[0]!r} with a different {what}; "
+                f"refusing to mix them (use another output directory, or remove this file to start over)")
 
     def tournament(self) -> dict[str, Any] | None:
         """The stored tournament: name, config (parsed), seed, created; None before init."""
