@@ -264,9 +264,15 @@ def test_config_differences_name_the_bot_and_the_key() -> None:
         "time.bank: now 30, not given before"]
     renamed = {**old, "bots": [{"name": "a", "command": ["python3", "a.py"]}, {"name": "c", "env": {}}]}
     assert differences(old, renamed) == ['bots[1].name: was "b", now "c"']
+    # a bot added or removed is named: the two lists, cut short, showed the same first characters
     fewer = {**old, "bots": old["bots"][:1]}
-    assert differences(old, fewer) == [f"bots: was {json.dumps(old['bots'])[:60]}..., now "
-                                       f"{json.dumps(fewer['bots'])}"]
+    assert differences(old, fewer) == ["bots: b removed"]
+    more = {**new, "bots": [{"name": "z", "env": {}}, *new["bots"]]}
+    assert differences(old, more) == ["bots: z added", 'bots.a.command: was ["python3", "a.py"], now ["python3", "a2.py"]',
+                                      'bots.b.env.X: now "1", not given before',
+                                      "players: was 3, now 4", "time.bank: now 30, not given before"]
+    swapped = {**old, "bots": [old["bots"][1], {"name": "c"}, old["bots"][0]]}
+    assert differences(old, swapped) == ["bots: c added", "bots: order changed"]
     assert differences(old, old) == []
 
 
@@ -378,3 +384,44 @@ def test_the_tables_of_a_run_still_playing_say_they_are_partial(tmp_path: Path) 
     assert board.returncode == 0 and note in board.stdout, board.stdout
     assert as_csv.returncode == 0 and note in as_csv.stderr and "partial" not in as_csv.stdout
     assert report.returncode == 0 and note in report.stderr, report.stderr
+
+
+def test_the_leaderboard_of_an_unfinished_tournament_says_so(stored: Path, tmp_path: Path) -> None:
+    """A run stopped part-way (Ctrl-C, a kill, a crash of the machine) left a
+    leaderboard that read like the final one: an organiser could publish a
+    table of half the matches without a word saying so."""
+    import shutil
+    import sqlite3
+
+    results = stored / "arena-results" / "class"
+    assert "scheduled" not in arena("leaderboard", str(results)).stdout
+    cut = tmp_path / "cut"
+    shutil.copytree(results, cut)
+    with sqlite3.connect(cut / "results.sqlite") as db:
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute("DELETE FROM matches WHERE schedule_index = 1")
+    plain = arena("leaderboard", str(cut))
+    assert plain.returncode == 0, plain.stderr
+    note = ("2 of the 3 scheduled matches are stored: the tournament is not finished; "
+            "running it again plays the other 1")
+    assert plain.stdout.rstrip().endswith(note), plain.stdout
+    as_json = arena("leaderboard", str(cut), "--format", "json")
+    json.loads(as_json.stdout)
+    assert as_json.stderr.strip() == note
+
+
+def test_a_dry_run_over_stored_results_says_what_a_run_would_do(stored: Path, tmp_path: Path) -> None:
+    """An organiser checks an edited file with --dry-run before resuming: it
+    printed the new schedule as if all were well, and only the run refused."""
+    results = stored / "arena-results" / "class"
+    before = (results / "results.sqlite").read_bytes()
+    same = arena("run", "t.yaml", "--dry-run", "--out", str(results), cwd=stored)
+    assert same.returncode == 0, same.stderr
+    assert f"3 of 3 matches already stored in {results / 'results.sqlite'}" in same.stderr
+    (tmp_path / "t.yaml").write_text(TOURNAMENT.replace("contracts: [2S3]", "contracts: [2R4]"))
+    changed = arena("run", "t.yaml", "--dry-run", "--out", str(results), cwd=tmp_path)
+    assert changed.returncode == 1
+    assert changed.stderr.strip().splitlines()[-1].startswith(f"Error: {results / 'results.sqlite'}: holds results "
+                                                              f"of tournament 'class' with a different configuration")
+    assert changed.stdout == ""
+    assert (results / "results.sqlite").read_bytes() == before

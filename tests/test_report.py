@@ -252,3 +252,21 @@ def test_a_replay_page_carries_its_data_compressed_and_whole():
     assert len(page.encode()) * 5 < len(json.dumps(data, separators=(",", ":")).encode())
     with pytest.raises(ValueError, match="no replay data"):
         replay_data("<html></html>")
+
+
+def test_the_report_of_an_unfinished_tournament_says_so(results, report_dir, tmp_path):
+    """A run stopped part-way: its report, like its leaderboard, read like the
+    final one ("5 matches stored"), not saying a sixth was still to play."""
+    import shutil
+    import sqlite3
+
+    assert "scheduled" not in (report_dir / "index.html").read_text()
+    cut = tmp_path / "cut"
+    shutil.copytree(results, cut, ignore=shutil.ignore_patterns("report"))
+    with sqlite3.connect(cut / "results.sqlite") as db:
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute("DELETE FROM matches WHERE schedule_index = 5")
+    res = cli("report", str(cut), "--no-replays")
+    assert res.exit_code == 0, res.output
+    page = (cut / "report" / "index.html").read_text()
+    assert "5 of the 6 scheduled matches stored: the tournament is not finished" in page

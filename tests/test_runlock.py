@@ -56,3 +56,14 @@ def test_a_killed_holders_forked_worker_does_not_keep_the_lock(tmp_path: Path) -
             assert (tmp_path / ".arena-run.lock").read_text() == f"{os.getpid()}\n"
     finally:
         os.kill(child, signal.SIGKILL)
+
+
+def test_a_lock_file_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
+    """A read-only results directory (or anything else in the lock's way) gave
+    `arena run` a traceback of os.open; a directory stands in for it here, as
+    the tests may run as root, whom no permission stops."""
+    (tmp_path / ".arena-run.lock").mkdir()
+    with pytest.raises(StoreError, match=r"\.arena-run\.lock: cannot create the run lock: Is a directory; arena run "
+                                         r"needs a results directory it can write"):
+        with results_lock(tmp_path):
+            pass

@@ -208,3 +208,15 @@ def test_demo_schedule_is_short() -> None:
     assert 12 <= len(entries) <= 24
     names = Counter(bot for e in entries for bot in e.seats)
     assert len(set(names.values())) == 1  # every bot plays as often
+
+
+def test_the_stored_description_gives_the_same_size() -> None:
+    """What the leaderboard of a stopped run compares its stored matches with."""
+    from arena.tournament.config import Settle
+    from arena.tournament.schedule import stored_schedule_size
+
+    for c in (config(5, 3), config(6, 4, deals=3), config(6, 3, format=GAUNTLET, challengers=("b4", "b5"), deals=2),
+              config(4, 2, format=GAUNTLET, challengers=("b0",))):
+        assert stored_schedule_size(c.to_mapping()) == schedule_size(c) == len(build_schedule(c))
+    assert stored_schedule_size(config(5, 3, settle=Settle()).to_mapping()) is None
+    assert stored_schedule_size({"format": "round_robin", "bots": "garbled", "players": 3, "deals": 1}) is None

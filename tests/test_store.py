@@ -413,3 +413,31 @@ def test_version_1_database_opens_and_keeps_every_result(db: Path) -> None:
     with sqlite3.connect(db) as c:
         assert c.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     c.close()
+
+
+def test_a_database_another_program_locks_is_one_line_and_loses_nothing(db: Path) -> None:
+    """An organiser's sqlite3 shell left in a write transaction: the run's
+    writes wait out the busy timeout, then raised sqlite3's own error, a
+    traceback of `arena run` at its start or in the middle of the run."""
+    with ResultStore(db) as store:
+        store.init_tournament("t", {"a": 1}, seed=3)
+        store.add_match(make_match(0))
+        store.add_failure(failure(1))
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with ResultStore(db) as store:
+            store._conn.execute("PRAGMA busy_timeout = 50")   # not the 30 s an arena run waits
+            for write in (lambda: store.init_tournament("t", {"a": 1}, seed=3),
+                          lambda: store.add_match(make_match(2)),
+                          lambda: store.add_failure(failure(3))):
+                with pytest.raises(StoreError) as e:
+                    write()
+                assert "locked" in one_line(e, db) and "another program" in str(e.value)
+            assert len(store) == 1
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    with ResultStore(db) as store:
+        store.init_tournament("t", {"a": 1}, seed=3)
+        assert store.completed_ids() == {"m00000"} and [f.match_id for f in store.failures()] == ["m00001"]

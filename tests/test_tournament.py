@@ -457,3 +457,24 @@ def test_every_rotation_of_a_duplicate_deal_gets_the_same_cards_in_every_hand(tm
     for rotations in groups.values():
         assert len(rotations[0]) == 10 and all(shoes == rotations[0] for shoes in rotations)
     assert reshuffled > 0, "no reshuffle happened: the test would not show anything"
+
+
+def test_a_run_that_ignores_ctrl_c_keeps_its_workers_ignoring_it(tmp_path: Path) -> None:
+    """A background job of a script (no job control) or nohup starts with
+    SIGINT ignored, and the arena leaves it so; a Ctrl-C at the script's
+    terminal reaches the whole process group all the same.  The workers
+    ignored it too late: each died mid-match, stored as an arena error
+    ("worker process died (exit code 0)") and the run exited 1."""
+    path = small_tournament(tmp_path, deals=2)
+    out = tmp_path / "out"
+    proc = run_in_background(path, out, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert wait_for_stored(out / "results.sqlite", proc, 2) < 24
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    assert "arena error" not in err, err
+    with sqlite3.connect(out / "results.sqlite") as db:
+        assert db.execute("select count(*) from failed_matches").fetchone()[0] == 0
+        assert db.execute("select count(*) from matches").fetchone()[0] == 24

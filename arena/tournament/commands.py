@@ -22,14 +22,14 @@ from ..logsetup import is_quiet, status
 from ..match import IgnoredLines
 from ..process.errors import escaped
 from ..words import plural
-from .config import EXECUTORS, RATINGS, RAY, ConfigError, TournamentConfig, load_config
+from .config import EXECUTORS, RATINGS, RAY, SWISS, ConfigError, TournamentConfig, load_config
 from .config import FORMATS as TOURNAMENT_FORMATS
 from .leaderboard import FORMATS, Column, cell_text, format_table, report, terminal_json
 from .preflight import TournamentError, db_path, settle_seed
 from .rounds import match_budget
 from .runlock import playing_now
 from .runner import STOP_REASONS, RunSummary, plan, run_tournament
-from .schedule import ScheduleEntry, estimate_seconds
+from .schedule import ScheduleEntry, estimate_seconds, stored_schedule_size
 from .sharing import shared_folder_warnings
 from .store import ResultStore, StoredMatch, StoreError, resolve_db_path
 from .stored import FailedMatch, faults_with_record
@@ -75,6 +75,20 @@ def failed_note(count: int, retry_hint: str) -> str | None:
     what = f"{count} match failed with an arena error and is" if one else \
         f"{count} matches failed with an arena error and are"
     return f"{what} not counted; {retry_hint.format(them='it' if one else 'them')}"
+
+
+def unfinished_note(store: ResultStore) -> str | None:
+    """The line under a leaderboard of a tournament that has not played its
+    whole schedule (a run stopped part-way); None when it has, or when the
+    run itself decides how many matches it plays (settle, Swiss)."""
+    tournament = store.tournament()
+    expected = None if tournament is None else stored_schedule_size(tournament["config"])
+    stored = len(store)
+    missing = 0 if expected is None else expected - stored - len(store.failures())
+    if missing <= 0:
+        return None
+    return (f"{stored} of the {expected} scheduled matches are stored: the tournament is not finished; "
+            f"running it again plays the other {missing}")
 
 
 def _echo_note(note: str | None, fmt: str) -> None:
@@ -170,6 +184,23 @@ def _played_line(summary: RunSummary) -> str:
     return f"all {summary.total} matches were already played; results in {summary.db}"
 
 
+def _stored_for_dry_run(config: TournamentConfig, scheduled: int) -> str | None:
+    """For ``--dry-run`` over an earlier run's results: how many matches a run
+    would find stored, or the ClickException a run would stop on (this file
+    no longer matches them).  Read only."""
+    path = db_path(config)
+    if not path.exists():
+        return None
+    try:
+        with ResultStore(path, readonly=True) as store:
+            store.check_tournament(config.name, config.to_mapping(), config.seed)
+            done = len(store)
+    except StoreError as err:
+        raise click.ClickException(str(err)) from None
+    of = f" of {scheduled}" if config.settle is None and config.format != SWISS else ""
+    return f"{done}{of} matches already stored in {path}; a run resumes there"
+
+
 @click.command()
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
@@ -217,7 +248,10 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
     for line in shared_folder_warnings(config):
         LOG.warning("%s", line)
     if dry_run:
+        stored = _stored_for_dry_run(config, len(entries))
         click.echo(format_schedule(entries, fmt))
+        if stored:
+            status(stored)
         if unseeded and not db_path(config).exists():
             status("(no seed in the file: these seeds are an example; a run draws its own "
                    "random seed and keeps it in the results database)")
@@ -274,13 +308,16 @@ def leaderboard(results: str, fmt: str, sections: tuple[str, ...], rating: str |
     try:
         click.echo(report(store, fmt, sections=chosen, rating=rating))
         failures = store.failures()
+        unfinished = unfinished_note(store)
     except (ValueError, StoreError) as err:
         raise click.ClickException(str(err)) from None
     finally:
         store.close()
     _echo_note(failed_note(len(failures), f"`arena matches {results}` lists {{them}}; running the "
                                           f"tournament again retries {{them}}"), fmt)
-    _echo_note(playing_note(results), fmt)
+    # While a run plays into RESULTS, it is that run that plays the rest.
+    playing = playing_note(results)
+    _echo_note(playing or unfinished, fmt)
 
 
 def playing_note(results: str) -> str | None:

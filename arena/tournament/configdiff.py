@@ -28,9 +28,28 @@ def differences(old: Any, new: Any, path: str = "") -> list[str]:
         names_old, names_new = _names(old), _names(new)
         if names_old is not None and names_old == names_new:
             return [d for name, a, b in zip(names_old, old, new) for d in differences(a, b, f"{path}.{name}")]
+        if names_old is not None and names_new is not None and len(names_old) != len(names_new):
+            return _named_changes(old, new, names_old, names_new, path)
         if len(old) == len(new) and all(isinstance(a, (dict, list)) for a in old):
             return [d for i, (a, b) in enumerate(zip(old, new)) for d in differences(a, b, f"{path}[{i}]")]
     return [] if old == new else [f"{path}: was {_shown(old)}, now {_shown(new)}"]
+
+
+def _named_changes(old: list[Any], new: list[Any], names_old: list[str], names_new: list[str],
+                   path: str) -> list[str]:
+    """A bot added or removed: by name (the whole lists, cut at SHOWN_CHARS,
+    would share their first characters and show nothing), then what changed
+    in the bots both hold."""
+    out = [f"{path}: {name} added" for name in names_new if name not in names_old]
+    out += [f"{path}: {name} removed" for name in names_old if name not in names_new]
+    by_name = dict(zip(names_new, new))
+    for name, entry in zip(names_old, old):
+        if name in by_name:
+            out += differences(entry, by_name[name], f"{path}.{name}")
+    kept_old = [n for n in names_old if n in by_name]
+    if kept_old != [n for n in names_new if n in names_old]:
+        out.append(f"{path}: order changed")
+    return out
 
 
 def _names(entries: list[Any]) -> list[str] | None:

@@ -33,7 +33,11 @@ def results_lock(output: Path) -> Iterator[None]:
         yield
         return
     path = output / LOCK_NAME
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as error:
+        raise StoreError(f"{path}: cannot create the run lock: {error.strerror}; arena run needs a results "
+                         f"directory it can write (arena leaderboard, show and report only read one)") from None
     try:
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -29,10 +29,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from .config import GAUNTLET, MAX_MATCHES, ConfigError, TournamentConfig
+from .config import GAUNTLET, MAX_MATCHES, ROUND_ROBIN, ConfigError, TournamentConfig
 
 __all__ = ["ScheduleEntry", "build_schedule", "iter_schedule", "schedule_size", "table_count",
            "check_schedule_size", "estimate_seconds", "derive_seed", "MAX_MATCHES", "ConfigError"]
@@ -107,6 +108,24 @@ def table_count(config: TournamentConfig) -> int:
 def schedule_size(config: TournamentConfig) -> int:
     """The number of matches of ``build_schedule(config)``, without building it."""
     return table_count(config) * config.players * config.deals
+
+
+def stored_schedule_size(config: Mapping[str, Any]) -> int | None:
+    """``schedule_size`` of a tournament as its results store it (the JSON
+    description, not a checked file); None when the run decides how many
+    matches it plays (``settle``, Swiss) or the description is not readable."""
+    try:
+        if config.get("settle") is not None or config.get("format") not in (ROUND_ROBIN, GAUNTLET):
+            return None
+        bots = [b["name"] for b in config["bots"]]
+        k, deals = int(config["players"]), int(config["deals"])
+        challengers = list(config.get("challengers") or ())
+    except (KeyError, TypeError, ValueError):
+        return None
+    if config["format"] == GAUNTLET:
+        field = [b for b in bots if b not in challengers]
+        return len(challengers) * math.comb(len(field), k - 1) * k * deals
+    return math.comb(len(bots), k) * k * deals
 
 
 def iter_schedule(config: TournamentConfig) -> Iterator[ScheduleEntry]:

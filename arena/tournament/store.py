@@ -73,6 +73,18 @@ def _match_log_hint(path: Path) -> str:
     return f"; it is JSON, such as the log `arena play --log` writes: `arena show {path} --html` opens that"
 
 
+def _unwritable(path: Path) -> str | None:
+    """Why a writer cannot use the database at ``path``, when it is the file
+    system's doing rather than the file's (which SQLite's "unable to open
+    database file" does not tell apart); None if nothing stops it."""
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file is not writable"
+    if not os.access(path.parent, os.W_OK):
+        return (f"its directory {path.parent} is not writable "
+                f"(SQLite keeps its write-ahead log beside the file)")
+    return None
+
+
 def resolve_db_path(path: str | Path) -> Path:
     """The database file for a RESULTS argument: a directory means its results.sqlite."""
     p = Path(path)
@@ -121,6 +133,16 @@ def _immediate(c: sqlite3.Connection) -> Iterator[None]:
     except BaseException:
         c.execute("ROLLBACK")
         raise
+
+
+def _write_error(exc: sqlite3.Error) -> str:
+    """sqlite3's reason in one line; for a lock held past the busy timeout,
+    whose, since the organiser can release it."""
+    text = _one_line(exc)
+    if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+        text += ("; another program holds a write lock on it (an sqlite3 shell in a transaction, say): "
+                 "end that, then run the same command again")
+    return text
 
 
 def _now() -> str:
@@ -313,6 +335,9 @@ class ResultStore:
             raise
         except sqlite3.Error as exc:
             self._conn.close()
+            unwritable = None if readonly else _unwritable(self.path)
+            if unwritable:
+                raise StoreError(f"{self.path}: cannot open results database for writing: {unwritable}") from None
             raise StoreError(f"{self.path}: not a usable results database ({_one_line(exc)})"
                              f"{_match_log_hint(self.path)}") from None
 
@@ -419,25 +444,43 @@ class ResultStore:
         config = _canonical_json(current_config(json.loads(config_json) if isinstance(config_json, (str, bytes))
                                                 else config_json))
         with self._lock:
-            c = self._conn
-            with _immediate(c):
-                row = c.execute("SELECT name, config, seed FROM tournament WHERE id = 1").fetchone()
-                if row is None:
-                    c.execute("INSERT INTO tournament (id, name, config, seed, created) VALUES (1, ?, ?, ?, ?)",
-                              (name, config, seed, _now()))
-                    row = (name, config, seed)
-                # Compared under today's names; the row stays as stored, so the
-                # version that stored it can still resume it.
-                row = (row[0], _canonical_json(current_config(json.loads(row[1]))), row[2])
-                if (row[0], row[1], row[2]) != (name, config, seed):
-                    # The configuration holds the seed too: name the seed first.
-                    what = ("name" if row[0] != name else "seed" if row[2] != seed else "configuration")
-                    if what == "configuration":
-                        what += _changes(row[1], config)
-                    raise StoreError(
-                        f"{self.path}: holds results of tournament {row[0]!r} with a different {what}; "
-                        f"refusing to mix them (use another output directory, or remove this file to start over)")
-                c.executemany("INSERT OR IGNORE INTO bots (name) VALUES (?)", [(b,) for b in bots])
+            try:
+                self._init_tournament(name, config, seed, bots)
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: cannot write results database ({_write_error(exc)})") from None
+
+    def _init_tournament(self, name: str, config: str, seed: int | None, bots: Iterable[str]) -> None:
+        c = self._conn
+        with _immediate(c):
+            row = c.execute("SELECT name, config, seed FROM tournament WHERE id = 1").fetchone()
+            if row is None:
+                c.execute("INSERT INTO tournament (id, name, config, seed, created) VALUES (1, ?, ?, ?, ?)",
+                          (name, config, seed, _now()))
+                row = (name, config, seed)
+            self._refuse_another(row, name, config, seed)
+            c.executemany("INSERT OR IGNORE INTO bots (name) VALUES (?)", [(b,) for b in bots])
+
+    def check_tournament(self, name: str, config_json: str | Mapping[str, Any], seed: int | None) -> None:
+        """What ``init_tournament`` would refuse, without writing: StoreError
+        if this database holds another tournament (nothing if it holds none)."""
+        config = _canonical_json(current_config(json.loads(config_json) if isinstance(config_json, (str, bytes))
+                                                else config_json))
+        rows = self._read("SELECT name, config, seed FROM tournament WHERE id = 1")
+        if rows:
+            self._refuse_another(rows[0], name, config, seed)
+
+    def _refuse_another(self, row: tuple[Any, ...], name: str, config: str, seed: int | None) -> None:
+        # Compared under today's names; the row stays as stored, so the
+        # version that stored it can still resume it.
+        row = (row[0], _canonical_json(current_config(json.loads(row[1]))), row[2])
+        if (row[0], row[1], row[2]) != (name, config, seed):
+            # The configuration holds the seed too: name the seed first.
+            what = ("name" if row[0] != name else "seed" if row[2] != seed else "configuration")
+            if what == "configuration":
+                what += _changes(row[1], config)
+            raise StoreError(
+                f"{self.path}: holds results of tournament {row[0]!r} with a different {what}; "
+                f"refusing to mix them (use another output directory, or remove this file to start over)")
 
     def tournament(self) -> dict[str, Any] | None:
         """The stored tournament: name, config (parsed), seed, created; None before init."""
@@ -462,8 +505,8 @@ class ResultStore:
         n = m.players
         with self._lock:
             c = self._conn
-            c.execute("BEGIN IMMEDIATE")
             try:
+                c.execute("BEGIN IMMEDIATE")
                 c.executemany("INSERT OR IGNORE INTO bots (name) VALUES (?)", [(b,) for b in m.bots])
                 # A retried match that now finished: its result replaces the failure.
                 c.execute("DELETE FROM failed_matches WHERE match_id = ?", (m.match_id,))
@@ -503,7 +546,8 @@ class ResultStore:
                         raise StoreError(f"{self.path}: cannot store match {m.match_id!r}: schedule index "
                                          f"{m.schedule_index} is already taken by match {row[0]!r}") from None
                 if isinstance(exc, (sqlite3.Error, TypeError, ValueError, OverflowError)):
-                    raise StoreError(f"{self.path}: cannot store match {m.match_id!r}: {_one_line(exc)}") from exc
+                    text = _write_error(exc) if isinstance(exc, sqlite3.Error) else _one_line(exc)
+                    raise StoreError(f"{self.path}: cannot store match {m.match_id!r}: {text}") from exc
                 raise
 
     def add_failure(self, f: FailedMatch) -> FailedMatch:
@@ -516,8 +560,8 @@ class ResultStore:
         reason = " ".join(f.reason.split()) or "unknown error"
         with self._lock:
             c = self._conn
-            c.execute("BEGIN IMMEDIATE")
             try:
+                c.execute("BEGIN IMMEDIATE")
                 if c.execute("SELECT 1 FROM matches WHERE match_id = ?", (f.match_id,)).fetchone():
                     raise StoreError(f"{self.path}: match {f.match_id!r} is already stored; "
                                      f"refusing to mark it as failed")
@@ -533,7 +577,7 @@ class ResultStore:
                     c.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
                     raise StoreError(f"{self.path}: cannot store failure of match {f.match_id!r}: "
-                                     f"{_one_line(exc)}") from exc
+                                     f"{_write_error(exc)}") from exc
                 raise
         return next(x for x in self.failures() if x.match_id == f.match_id)
 

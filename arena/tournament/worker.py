@@ -133,7 +133,12 @@ def main(fd: int, cpu: int | None = None, forked_from: int | None = None) -> Non
     ``forked_from``: the arena's pid, in a worker forked from it (which
     starts with SIGINT and SIGTERM blocked, until its handlers are set)."""
     signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, _interrupt)
+    # An arena that started with SIGINT ignored (nohup, a script's background
+    # job) keeps it ignored, and so must its workers: a Ctrl-C at that
+    # terminal reaches their process group too, and would fail their matches
+    # while the arena plays on.  SIGTERM stays: it is how the arena stops them.
+    if signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _interrupt)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     _die_with_parent()
     if forked_from is not None:
