@@ -275,6 +275,78 @@ def test_a_sigterm_while_ray_starts_ends_the_run_as_any_sigterm(tmp_path: Path, 
     assert "terminated (SIGTERM)" in output and "Traceback" not in output
 
 
+def ray_processes(ray_tmp: Path, but: int) -> list[int]:
+    """Live processes (but ``but``) started with RAY_TMPDIR=ray_tmp: the
+    Ray a run started, its GCS, raylet, monitors and workers, wherever they
+    were reparented to."""
+    needle = f"RAY_TMPDIR={ray_tmp}".encode()
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) in (but, os.getpid()):
+            continue
+        try:
+            env = (Path("/proc") / pid / "environ").read_bytes()
+            state = (Path("/proc") / pid / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if needle in env.split(b"\0") and state != "Z":
+            found.append(int(pid))
+    return found
+
+
+def _named(pids: list[int], name: str) -> list[int]:
+    found = []
+    for pid in pids:
+        try:
+            if (Path("/proc") / str(pid) / "comm").read_text().strip() == name:
+                found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("daemon", ["gcs_server", "raylet"])
+def test_a_sigterm_while_a_local_ray_starts_leaves_none_of_it(tmp_path: Path, ray_tmp: Path, daemon: str) -> None:
+    """No --address: the run starts a Ray of its own.  A SIGTERM once its
+    first daemon (then its second) is up, ray.init still under way, ends the
+    run as any SIGTERM, and nothing of that Ray is left running (Ray starts
+    its daemons to die with the process that started them, and its atexit
+    ends the rest)."""
+    log = tmp_path / "output"
+    command = in_netns([sys.executable, "-m", "arena", "run", str(two_builtins(tmp_path)), "--executor", "ray",
+                        "--out", str(tmp_path / "out")])
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=netns_env(ray_tmp))
+    try:
+        deadline = time.monotonic() + 240   # bounds a run that never gets there; times nothing
+        while not (started := _named(ray_processes(ray_tmp, proc.pid), daemon)) \
+                and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proc.poll() is None and started, log.read_text()
+        os.kill(proc.pid, signal.SIGTERM)  # the pid is arena's: netns.py execs it
+        proc.wait(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    output = log.read_text()
+    assert proc.returncode == 143, output
+    out = tmp_path / "out"
+    assert output.strip().splitlines()[-1] == (
+        f"Error: terminated (SIGTERM): the matches already finished are stored in {out / 'results.sqlite'}; "
+        f"run the same command again to resume"), output
+    assert "Traceback" not in output
+    assert stored(out) == []
+    deadline = time.monotonic() + 60        # bounds the wait for processes on their way out; times nothing
+    while (left := ray_processes(ray_tmp, proc.pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    try:
+        assert left == [], f"Ray processes outlived the run:\n{describe(left)}"
+    finally:
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+
+
 def two_builtins(tmp: Path) -> Path:
     """A tournament of two matches between built-in bots: nothing to ship."""
     path = tmp / "t.yaml"

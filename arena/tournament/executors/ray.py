@@ -41,6 +41,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
@@ -169,25 +170,92 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
     # Ray run as a Ctrl-C does (clicommon.stop_signals; the abort ends the
     # actors, and with them the bots).
     held = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+    # A Ray of our own that fails or is interrupted half started: its
+    # processes are this one's children, started from here on.
+    before = _children() if bootstrap == "local" else None
     try:
         try:
-            ray.init(address=bootstrap, runtime_env=env, include_dashboard=False, log_to_driver=False,
-                     logging_level=logging.WARNING, configure_logging=True)
-        finally:
-            if held is not None:
-                signal.signal(signal.SIGTERM, held)
-    except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
-        where = f" at {address}" if address else ""
-        raise WorkerError(f"cannot join the Ray cluster{where}: {_line(exc)}") from None
-    except SystemExit as exc:
-        # A SIGTERM while Ray started (or retried a head that does not
-        # answer) met Ray's handler: its exit, with the signal's number, would
-        # end the command with status 15 and without its line.  The arena's
-        # handler takes it instead, as it takes one a moment later.
-        if callable(held) and exc.code == signal.SIGTERM:
-            held(signal.SIGTERM, None)
+            try:
+                ray.init(address=bootstrap, runtime_env=env, include_dashboard=False, log_to_driver=False,
+                         logging_level=logging.WARNING, configure_logging=True)
+            finally:
+                if held is not None:
+                    signal.signal(signal.SIGTERM, held)
+        except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
+            where = f" at {address}" if address else ""
+            raise WorkerError(f"cannot join the Ray cluster{where}: {_line(exc)}") from None
+        except SystemExit as exc:
+            # A SIGTERM while Ray started (or retried a head that does not
+            # answer) met Ray's handler: its exit, with the signal's number, would
+            # end the command with status 15 and without its line.  The arena's
+            # handler takes it instead, as it takes one a moment later.
+            if callable(held) and exc.code == signal.SIGTERM:
+                held(signal.SIGTERM, None)
+            raise
+    except BaseException:
+        if before is not None:
+            _end_half_started(ray, before)
         raise
     return True
+
+
+def _children() -> set[int]:
+    """This process's children (Linux's /proc; elsewhere none are known)."""
+    me = str(os.getpid())
+    found: set[int] = set()
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return found
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:
+            found.add(int(pid))
+    return found
+
+
+def _end_half_started(ray: Any, before: set[int]) -> None:
+    """End the Ray that ``ray.init`` was starting here when it failed or was
+    interrupted.  Ray ends what it started at the interpreter's exit only once
+    init has got far enough to know it, and its daemons only die with this
+    process by a SIGKILL, which leaves the raylet's agents running (still
+    there a minute later in tests/test_ray.py).  So: ``ray.shutdown`` (all Ray knows of), then a SIGTERM to each
+    process started since (the raylet then ends its agents), a SIGKILL to any
+    left."""
+    try:
+        ray.shutdown()
+    except Exception:  # noqa: BLE001, S110 - a half-made Ray; what is left is ended below
+        pass
+    started = _children() - before
+    try:
+        for pid in started:
+            _signal(pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_SECONDS
+        while started and time.monotonic() < deadline:
+            started = {pid for pid in started if not _reaped(pid)}
+            time.sleep(0.05)
+    finally:
+        for pid in started:
+            _signal(pid, signal.SIGKILL)
+            _reaped(pid, wait=True)
+
+
+def _signal(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
+
+
+def _reaped(pid: int, wait: bool = False) -> bool:
+    try:
+        return os.waitpid(pid, 0 if wait else os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        return True       # reaped already (by the Popen that started it)
 
 
 def _bootstrap(address: str | None) -> str | None:
