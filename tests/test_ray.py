@@ -31,11 +31,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from test_tournament import board, cli, describe, match_rows, wait_for_stored, wait_gone
+from test_tournament import board, cli, describe, match_rows, processes_with, wait_for_stored, wait_gone
 
 from arena.tournament.store import ResultStore, StoredMatch
 
@@ -257,41 +257,35 @@ def test_a_sigterm_while_ray_starts_ends_the_run_as_any_sigterm(tmp_path: Path, 
     command = [sys.executable, str(HERE / "netns.py"), "--listen", "6390", sys.executable, "-m", "arena", "run",
                str(two_builtins(tmp_path)), "--executor", "ray", "--out", str(tmp_path / "out")]
     log = tmp_path / "output"
+    status = sigterm_when(command, env, log, lambda _pid: "127.0.0.1:6390" in log.read_text())  # Ray retries
+    output = log.read_text()
+    assert status == 143, output
+    assert "terminated (SIGTERM)" in output and "Traceback" not in output
+
+
+def ray_processes(ray_tmp: Path, but: int = 0) -> list[int]:
+    """Live processes (but ``but``) started with RAY_TMPDIR=ray_tmp: the
+    Ray a run started, its GCS, raylet, monitors and workers, wherever they
+    were reparented to."""
+    return processes_with("RAY_TMPDIR", str(ray_tmp), but=(but, os.getpid()))
+
+
+def sigterm_when(command: list[str], env: dict[str, str], log: Path, ready: Callable[[int], bool]) -> int:
+    """Run ``command`` with its output in ``log``; once ``ready(pid)``, SIGTERM
+    it (the pid is arena's: netns.py execs it).  Its exit status."""
     with log.open("wb") as sink:
         proc = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=env)
     try:
-        deadline = time.monotonic() + 240  # bounds a run that never gets there; times nothing
-        while "127.0.0.1:6390" not in log.read_text() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert proc.poll() is None and "127.0.0.1:6390" in log.read_text(), log.read_text()  # Ray retries
-        os.kill(proc.pid, signal.SIGTERM)  # the pid is arena's: netns.py execs it
-        proc.wait(timeout=300)
+        deadline = time.monotonic() + 240   # bounds a run that never gets there; times nothing
+        while not ready(proc.pid) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert proc.poll() is None and ready(proc.pid), log.read_text()
+        os.kill(proc.pid, signal.SIGTERM)
+        return proc.wait(timeout=300)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    output = log.read_text()
-    assert proc.returncode == 143, output
-    assert "terminated (SIGTERM)" in output and "Traceback" not in output
-
-
-def ray_processes(ray_tmp: Path, but: int) -> list[int]:
-    """Live processes (but ``but``) started with RAY_TMPDIR=ray_tmp: the
-    Ray a run started, its GCS, raylet, monitors and workers, wherever they
-    were reparented to."""
-    needle = f"RAY_TMPDIR={ray_tmp}".encode()
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) in (but, os.getpid()):
-            continue
-        try:
-            env = (Path("/proc") / pid / "environ").read_bytes()
-            state = (Path("/proc") / pid / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if needle in env.split(b"\0") and state != "Z":
-            found.append(int(pid))
-    return found
 
 
 def _named(pids: list[int], name: str) -> list[int]:
@@ -315,22 +309,10 @@ def test_a_sigterm_while_a_local_ray_starts_leaves_none_of_it(tmp_path: Path, ra
     log = tmp_path / "output"
     command = in_netns([sys.executable, "-m", "arena", "run", str(two_builtins(tmp_path)), "--executor", "ray",
                         "--out", str(tmp_path / "out")])
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env=netns_env(ray_tmp))
-    try:
-        deadline = time.monotonic() + 240   # bounds a run that never gets there; times nothing
-        while not (started := _named(ray_processes(ray_tmp, proc.pid), daemon)) \
-                and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert proc.poll() is None and started, log.read_text()
-        os.kill(proc.pid, signal.SIGTERM)  # the pid is arena's: netns.py execs it
-        proc.wait(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    status = sigterm_when(command, netns_env(ray_tmp), log,
+                          lambda pid: bool(_named(ray_processes(ray_tmp, pid), daemon)))
     output = log.read_text()
-    assert proc.returncode == 143, output
+    assert status == 143, output
     out = tmp_path / "out"
     assert output.strip().splitlines()[-1] == (
         f"Error: terminated (SIGTERM): the matches already finished are stored in {out / 'results.sqlite'}; "
@@ -338,7 +320,7 @@ def test_a_sigterm_while_a_local_ray_starts_leaves_none_of_it(tmp_path: Path, ra
     assert "Traceback" not in output
     assert stored(out) == []
     deadline = time.monotonic() + 60        # bounds the wait for processes on their way out; times nothing
-    while (left := ray_processes(ray_tmp, proc.pid)) and time.monotonic() < deadline:
+    while (left := ray_processes(ray_tmp)) and time.monotonic() < deadline:   # the arena has exited
         time.sleep(0.1)
     try:
         assert left == [], f"Ray processes outlived the run:\n{describe(left)}"

@@ -125,10 +125,16 @@ def test_jobs_one_and_two_give_identical_results(tmp_path: Path) -> None:
 
 def tagged_processes(tag: Path) -> list[int]:
     """Live processes whose environment carries ARENA_TEST_TAG=tag."""
-    needle = f"ARENA_TEST_TAG={tag}".encode()
+    return processes_with("ARENA_TEST_TAG", str(tag))
+
+
+def processes_with(variable: str, value: str, but: tuple[int, ...] = ()) -> list[int]:
+    """Live processes (but ``but``) whose environment sets ``variable`` to
+    ``value``, wherever they were reparented to."""
+    needle = f"{variable}={value}".encode()
     found = []
     for pid in os.listdir("/proc"):
-        if not pid.isdigit():
+        if not pid.isdigit() or int(pid) in but:
             continue
         try:
             env = (Path("/proc") / pid / "environ").read_bytes()
