@@ -25,7 +25,7 @@ import pytest
 
 from arena.process import sandbox
 from arena.process.sandbox import SandboxPolicy
-from arena.process.sandbox_policy import mount_options, view
+from arena.process.sandbox_policy import mount_options, runtime_paths, view
 
 HOSTILE = Path(__file__).parent / "hostile"
 REPO = Path(__file__).parent.parent
@@ -151,8 +151,11 @@ def test_the_view_of_a_sandbox_is_what_the_real_sandbox_shows(visible_dir: Path,
     policy = SandboxPolicy("bwrap", read=(str(d / "other" / "lent"),), write=(str(d / "results" / "scratch"),),
                            hide=(str(d / "results"), str(d / "other"), str(d / "secret.txt"), str(d / "own")))
     paths = [str(d / name) for name in tree] + [str(under_tmp)]
-    for folders in ([str(d / "own"), str(d / "other" / "deep" / "own2")],
-                    [str(d / "own"), "/tmp"]):     # a working directory of /tmp: left private, not bound
+    # arena's own runtime paths too, as sandbox.command gives them: the python
+    # that reads the files lies in a private /tmp when the checkout does (CI)
+    runtime = runtime_paths()
+    for folders in ([str(d / "own"), str(d / "other" / "deep" / "own2"), *runtime],
+                    [str(d / "own"), "/tmp", *runtime]):     # a working directory of /tmp: left private, not bound
         files = [str(d / "own" / "prog.py")]
         expected = _seen_in_sandbox(folders, files, policy, paths)
         seen = view(folders, policy, files)
