@@ -425,3 +425,28 @@ def test_a_dry_run_over_stored_results_says_what_a_run_would_do(stored: Path, tm
                                                               f"of tournament 'class' with a different configuration")
     assert changed.stdout == ""
     assert (results / "results.sqlite").read_bytes() == before
+
+
+def test_a_resume_with_another_sandbox_is_refused(tmp_path: Path) -> None:
+    """``sandbox: auto`` in the first run, ``none`` in its resume: half the
+    final would have run without a sandbox, in one table.  Refused in one
+    line, as any other changed setting."""
+    first = "name: t\nbots: [{name: a, builtin: greedy}, {name: b, builtin: random}]\nplayers: 2\n" \
+            "rules: {contracts: [2S3]}\nseed: 1\n"
+    (tmp_path / "t.yaml").write_text(first)
+    assert arena("run", "t.yaml", "--out", "res", cwd=tmp_path).returncode == 0
+    (tmp_path / "t.yaml").write_text(first + "sandbox: none\n")
+    done = arena("run", "t.yaml", "--out", "res", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    (error,) = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
+    assert 'with a different configuration (sandbox: was "auto", now "none")' in error, done.stderr
+
+
+def test_results_stored_before_the_sandbox_was_stored_still_resume(tmp_path: Path) -> None:
+    from arena.tournament.store import ResultStore, StoreError
+
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.init_tournament("t", {"name": "t", "players": 2}, seed=1)
+        store.init_tournament("t", {"name": "t", "players": 2, "sandbox": "bwrap"}, seed=1)   # no error
+        with pytest.raises(StoreError, match="players: was 2, now 3"):
+            store.init_tournament("t", {"name": "t", "players": 3, "sandbox": "bwrap"}, seed=1)

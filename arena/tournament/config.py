@@ -383,6 +383,9 @@ class TournamentConfig:
             "rating": self.rating,
             "duplicate": self.duplicate,
             "seed": self.seed,
+            # A run resumed with a weaker sandbox would mix contained and
+            # uncontained matches in one table.
+            "sandbox": self.sandbox,
         }
         # Stored only when set, so results stored before the key existed still resume.
         if self.anonymous:

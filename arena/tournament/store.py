@@ -101,6 +101,25 @@ def _canonical_json(config: str | Mapping[str, Any]) -> str:
 RENAMED_SETTINGS = (("time", "per_move", "per_decision"),)
 
 
+# Settings stored since a later version: a stored configuration without one
+# was stored before it existed, and is compared without it (its value then
+# is not known), so that its results still resume.
+ADDED_SETTINGS = ("sandbox",)
+
+
+def _without_unstored(stored: Any, config: str) -> str:
+    """``config`` (canonical JSON) without the ``ADDED_SETTINGS`` ``stored`` lacks."""
+    if not isinstance(stored, dict):
+        return config
+    missing = [key for key in ADDED_SETTINGS if key not in stored]
+    if not missing:
+        return config
+    given = json.loads(config)
+    if not isinstance(given, dict):
+        return config
+    return _canonical_json({k: v for k, v in given.items() if k not in missing})
+
+
 def current_config(config: Any) -> Any:
     """A stored configuration with the old names of ``RENAMED_SETTINGS`` replaced."""
     if not isinstance(config, dict):
@@ -472,7 +491,9 @@ class ResultStore:
     def _refuse_another(self, row: tuple[Any, ...], name: str, config: str, seed: int | None) -> None:
         # Compared under today's names; the row stays as stored, so the
         # version that stored it can still resume it.
-        row = (row[0], _canonical_json(current_config(json.loads(row[1]))), row[2])
+        stored = current_config(json.loads(row[1]))
+        row = (row[0], _canonical_json(stored), row[2])
+        config = _without_unstored(stored, config)
         if (row[0], row[1], row[2]) != (name, config, seed):
             # The configuration holds the seed too: name the seed first.
             what = ("name" if row[0] != name else "seed" if row[2] != seed else "configuration")
