@@ -16,7 +16,7 @@ from typing import Any
 from ..match.spec import fault_place
 from ..tournament.leaderboard import _confidence, _Fixed, _rating, _seed, head_to_head, leaderboard, seat_effect
 from ..tournament.ranking import rated_games
-from ..tournament.schedule import stored_schedule_size
+from ..tournament.schedule import unfinished_size
 from ..tournament.store import FAULT_KINDS, ResultStore, StoredMatch, StoreError
 
 __all__ = ["ReportData", "BotSection", "collect", "GRADEBOOK_COLUMNS", "gradebook_rows"]
@@ -181,16 +181,7 @@ def collect(store: ResultStore, rating: str | None = None,
         history=_history(matches, order, unit) if history else [],
         times=time_points, times_note=note, faults=faults, matches=match_rows,
         failed=[{"match_id": f.match_id, "reason": f.reason, "bots": list(f.bots)} for f in store.failures()],
-        bots=sections, order=order, scheduled=_unfinished(store, tournament))
-
-
-def _unfinished(store: ResultStore, tournament: dict[str, Any]) -> int | None:
-    """The scheduled number of matches of a tournament stopped part-way; None
-    if it has played them (or its run decides how many: settle, Swiss)."""
-    expected = stored_schedule_size(tournament.get("config") or {})
-    if expected is None or len(store) + len(store.failures()) >= expected:
-        return None
-    return expected
+        bots=sections, order=order, scheduled=unfinished_size(store))
 
 
 def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[str, Any]],

@@ -29,7 +29,7 @@ from .preflight import TournamentError, db_path, settle_seed
 from .rounds import match_budget
 from .runlock import playing_now
 from .runner import STOP_REASONS, RunSummary, plan, run_tournament
-from .schedule import ScheduleEntry, estimate_seconds, stored_schedule_size
+from .schedule import ScheduleEntry, estimate_seconds, unfinished_size
 from .sharing import shared_folder_warnings
 from .store import ResultStore, StoredMatch, StoreError, resolve_db_path
 from .stored import FailedMatch, faults_with_record
@@ -81,12 +81,11 @@ def unfinished_note(store: ResultStore) -> str | None:
     """The line under a leaderboard of a tournament that has not played its
     whole schedule (a run stopped part-way); None when it has, or when the
     run itself decides how many matches it plays (settle, Swiss)."""
-    tournament = store.tournament()
-    expected = None if tournament is None else stored_schedule_size(tournament["config"])
-    stored = len(store)
-    missing = 0 if expected is None else expected - stored - len(store.failures())
-    if missing <= 0:
+    expected = unfinished_size(store)
+    if expected is None:
         return None
+    stored = len(store)
+    missing = expected - stored - len(store.failures())
     return (f"{stored} of the {expected} scheduled matches are stored: the tournament is not finished; "
             f"running it again plays the other {missing}")
 

@@ -31,9 +31,12 @@ import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import GAUNTLET, MAX_MATCHES, ROUND_ROBIN, ConfigError, TournamentConfig
+
+if TYPE_CHECKING:
+    from .store import ResultStore
 
 __all__ = ["ScheduleEntry", "build_schedule", "iter_schedule", "schedule_size", "table_count",
            "check_schedule_size", "estimate_seconds", "derive_seed", "MAX_MATCHES", "ConfigError"]
@@ -99,10 +102,16 @@ def _tables(config: TournamentConfig) -> Iterator[tuple[tuple[str, ...], int]]:
 
 
 def table_count(config: TournamentConfig) -> int:
-    k = config.players
-    if config.format == GAUNTLET:
-        return len(config.challengers) * math.comb(len(config.field_bots), k - 1)
-    return math.comb(len(config.bots), k)
+    return _table_count(len(config.bots), config.players,
+                        len(config.challengers) if config.format == GAUNTLET else None)
+
+
+def _table_count(bots: int, players: int, challengers: int | None) -> int:
+    """Tables of a round robin of ``bots`` (``challengers`` None), or of a
+    gauntlet: each challenger with every ``players`` - 1 of the others."""
+    if challengers is not None:
+        return challengers * math.comb(bots - challengers, players - 1)
+    return math.comb(bots, players)
 
 
 def schedule_size(config: TournamentConfig) -> int:
@@ -122,10 +131,19 @@ def stored_schedule_size(config: Mapping[str, Any]) -> int | None:
         challengers = list(config.get("challengers") or ())
     except (KeyError, TypeError, ValueError):
         return None
-    if config["format"] == GAUNTLET:
-        field = [b for b in bots if b not in challengers]
-        return len(challengers) * math.comb(len(field), k - 1) * k * deals
-    return math.comb(len(bots), k) * k * deals
+    gauntlet = config["format"] == GAUNTLET
+    return _table_count(len(bots), k, sum(b in challengers for b in bots) if gauntlet else None) * k * deals
+
+
+def unfinished_size(store: ResultStore) -> int | None:
+    """The scheduled number of matches of the tournament in ``store`` while
+    fewer are stored or failed (a run stopped part-way); None once all are,
+    or when its run decides how many it plays."""
+    tournament = store.tournament()
+    expected = None if tournament is None else stored_schedule_size(tournament["config"])
+    if expected is None or len(store) + len(store.failures()) >= expected:
+        return None
+    return expected
 
 
 def iter_schedule(config: TournamentConfig) -> Iterator[ScheduleEntry]:
