@@ -87,6 +87,11 @@ def test_forfeit_places():
     assert forfeit_places([10, 20, 5, 30], [False, False, True, False]) == [1, 2, 4, 3]
     assert forfeit_places([10, 10, 5, 5], [False, False, True, True]) == [1, 1, 3, 3]
     assert forfeit_places([0, 50], [True, False]) == [2, 1]
+    # Forfeited seats tie whatever their totals (the arena's stand-in play) ...
+    assert forfeit_places([10, 20, 5, 30], [False, True, True, False]) == [1, 3, 3, 2]
+    assert forfeit_places([40, 5, 20], [False, True, True]) == [1, 2, 2]
+    # ... and a match every seat forfeited is a draw
+    assert forfeit_places([300, 120, 5], [True, True, True]) == [1, 1, 1]
 
 
 def test_fallback_actions_are_legal():
@@ -264,10 +269,10 @@ def test_strict_forfeits_at_first_fault(tmp_path):
     assert [(f.kind, f.forfeit) for f in result.faults] == [("malformed", True)]
 
 
-def test_all_seats_forfeited_still_ranks(tmp_path):
+def test_all_seats_forfeited_is_a_draw(tmp_path):
     result = play(tmp_path, bot("garbage"), bot("wrong_id"), policy=FaultPolicy(max_strikes=1))
     assert result.forfeited == (True, True)
-    assert list(result.places) == forfeit_places(result.totals, [False, False])
+    assert result.places == (1, 1)
 
 
 # ------------------------------------------------------------ errors and exits

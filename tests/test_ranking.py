@@ -107,6 +107,46 @@ def test_forfeited_seats_rank_last() -> None:
     assert as_tuples(r) == as_tuples(rate([adjusted]))
 
 
+def test_forfeited_seats_tie_whatever_their_stand_in_play() -> None:
+    from arena.ranking.games import forfeit_ranks
+    from arena.tournament.ranking import hand_games, match_games
+
+    assert forfeit_ranks([5, 40, 20, 10], [True, False, True, False]) == (2, 1, 2, 0)
+    assert forfeit_ranks([300, 5, 120], [True, True, True]) == (0, 0, 0)       # all forfeited: a draw
+    # Places as this version stores them, and as earlier ones did (forfeited
+    # seats ordered by their stand-in totals): the same ranks, the same games.
+    hands = [[0, 30, 5, 10], [25, 0, 40, 15]]
+    new = mk(0, ["a", "b", "c", "d"], [25, 30, 45, 25], [1, 3, 3, 1], [False, True, True, False], hands=hands)
+    old = mk(0, ["a", "b", "c", "d"], [25, 30, 45, 25], [1, 3, 4, 1], [False, True, True, False], hands=hands)
+    assert old.places == new.places == [1, 3, 3, 1]
+    assert match_ranks(old) == match_ranks(new) == [0, 1, 1, 0]
+    assert match_games([old]) == match_games([new])
+    # in hand 2 seat b went out on stand-in moves (0): still last, tied with c
+    assert [g.ranks for g in hand_games([old])] == [(0, 2, 2, 1), (1, 2, 2, 0)]
+    everyone = mk(1, ["a", "b", "c"], [300, 5, 120], [3, 1, 2], [True, True, True], hands=[[300, 5, 120]])
+    assert everyone.places == [1, 1, 1] and match_ranks(everyone) == [0, 0, 0]
+    assert [g.ranks for g in hand_games([everyone])] == [(0, 0, 0)]
+    r = rate([everyone])
+    assert r["a"].mu == pytest.approx(r["b"].mu) == pytest.approx(r["c"].mu)
+
+
+def test_a_forfeited_seat_wins_no_match_and_no_hand_the_arena_played_for_it() -> None:
+    crash = {"seat": 1, "kind": "crash", "hand": 2, "decision": 9, "decision_kind": "draw", "detail": "exit 1"}
+    start = {"seat": 0, "kind": "crash", "hand": 1, "decision": None, "decision_kind": "start", "detail": "exit 1"}
+    matches = [
+        # b won hand 1 itself, crashed in hand 2; its stand-in went out in hand 3
+        mk(0, ["a", "b"], [30, 20], [1, 2], [False, True], hands=[[10, 0], [20, 20], [0, 0]],
+           winners=[1, None, 1], faults=[crash]),
+        # nobody started: a draw in place 1 that nobody won, though c's stand-in went out
+        mk(1, ["c", "d"], [0, 50], [1, 2], [True, True], hands=[[0, 50]], winners=[0],
+           faults=[start, {**start, "seat": 1}]),
+    ]
+    by = {r.bot: r for r in leaderboard(matches)}
+    assert {b: (r.wins, r.hands_won, r.mean_place) for b, r in by.items()} == {
+        "a": (1, 0, 1.0), "b": (0, 1, 2.0), "c": (0, 0, 1.0), "d": (0, 0, 1.0)}
+    assert [s.wins for s in seat_effect(matches)] == [1, 0]
+
+
 def test_bot_twice_in_a_match_is_rejected() -> None:
     with pytest.raises(ValueError, match="twice"):
         rate([mk(0, ["a", "a", "b"], [1, 2, 3], [1, 2, 3])])

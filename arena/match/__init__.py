@@ -29,9 +29,11 @@ process unusable.  A forfeited bot's process is killed and its seat plays the
 fallback to the end of the match, so the other seats' match stays a normal
 game (their scores remain comparable with other matches).
 
-Placing: ``places`` rank non-forfeited seats by total (lowest first), then
-forfeited seats below all of them, by total among themselves; equal totals
-share a place (competition ranking: 1, 1, 3).  ``totals`` are the game's
+Placing: ``places`` rank non-forfeited seats by total (lowest first), equal
+totals sharing a place (competition ranking: 1, 1, 3), then every forfeited
+seat on the one place below all of them, whatever its total (the fallback's
+play, not its bot's): forfeited seats tie, and a match every seat forfeited
+is a draw, all in place 1.  ``totals`` are the game's
 scores unchanged.
 
 Process reuse (``BotPool``, see ``pool``): a pool keeps healthy bot

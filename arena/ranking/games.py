@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Game", "canonical", "players_of", "draw_rate"]
+__all__ = ["Game", "canonical", "players_of", "draw_rate", "forfeit_ranks"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,17 @@ class Game:
             raise ValueError(f"game {self.key!r}: {len(self.players)} players but {len(self.ranks)} ranks")
         if len(set(self.players)) != len(self.players):
             raise ValueError(f"game {self.key!r}: a player appears twice: {self.players}")
+
+
+def forfeit_ranks(scores: Sequence[float], forfeited: Sequence[bool]) -> tuple[int, ...]:
+    """Ranks (0 best, dense) of a game's seats: the seats that did not forfeit
+    by ``scores``, lower first, equal scores tied; every forfeited seat on the
+    one rank after them, whatever its score.  A forfeited seat's score is the
+    arena's stand-in play (or a place stored by an earlier version, which
+    ordered forfeited seats by it), never its bot's: it orders nothing, so
+    forfeited seats tie, and a game every seat forfeited is a draw."""
+    clean = sorted({s for s, f in zip(scores, forfeited) if not f})
+    return tuple(len(clean) if f else clean.index(s) for s, f in zip(scores, forfeited))
 
 
 def canonical(games: Iterable[Game]) -> list[Game]:

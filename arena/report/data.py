@@ -38,7 +38,7 @@ class BotSection:
     score_per_hand: float | None
     forfeits: int
     faults_by_kind: dict[str, int]
-    places: dict[int, int]                              # place -> matches
+    places: dict[int, int]                              # place -> matches it did not forfeit
     opponents: list[dict[str, Any]]                     # one per opponent: played, ahead, behind, tied, share
     caught: list[str] = field(default_factory=list)     # matches where it was caught computing between turns
     off_turn_cpu: float = 0.0                           # CPU seconds it used between turns in them
@@ -190,7 +190,9 @@ def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[s
     mine = [(m, m.bots.index(bot)) for m in matches if bot in m.bots]
     hands = sum(len(m.hand_scores) for m, _ in mine)
     score = sum(row[s] for m, s in mine for row in m.hand_scores)
-    places = Counter(m.places[s] for m, s in mine)
+    # Forfeits get a row of their own: a match every seat forfeited is a draw
+    # in place 1, which must not read as a first place the bot played for.
+    places = Counter(m.places[s] for m, s in mine if not m.forfeited[s])
     section = BotSection(
         bot=bot, matches=len(mine),
         mean_place=sum(m.places[s] for m, s in mine) / len(mine) if mine else None,

@@ -499,7 +499,8 @@ def _echo(text: str) -> None:
 
 def _seat_labels(m: StoredMatch, names: list[str]) -> list[str]:
     """The final table's names, marked: a forfeited seat ranks last whatever
-    its total, and a bot caught computing between turns took others' CPU."""
+    its total, tied with any other forfeited seat, and a bot caught
+    computing between turns took others' CPU."""
     out = []
     for s, name in enumerate(names):
         marks = [*(["forfeited"] if m.forfeited[s] else []), *(["caught between turns"] if m.caught[s] else [])]

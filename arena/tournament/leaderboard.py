@@ -113,10 +113,10 @@ class LeaderboardRow:
     high: float | None
     sigma: float
     matches: int
-    wins: int                   # matches finished in place 1 (a shared first place counts)
+    wins: int                   # matches finished in place 1 without forfeiting (a shared first place counts)
     mean_place: float | None
     mean_hand_score: float | None
-    hands_won: int
+    hands_won: int              # hands it went out in, before any forfeit (``_hands_won``)
     faults: int
 
     @property
@@ -175,10 +175,10 @@ def leaderboard_rows(matches: Sequence[StoredMatch], assessment: Assessment) -> 
             a = acc[b]
             a["matches"] += 1
             a["places"] += m.places[s]
-            a["wins"] += m.places[s] == 1
+            a["wins"] += _won(m, s)
             a["hands"] += len(m.hand_scores)
             a["hand_score"] += sum(row[s] for row in m.hand_scores)
-            a["hands_won"] += sum(1 for w in m.hand_winners if w == s)
+            a["hands_won"] += _hands_won(m, s)
         for f in m.faults:
             acc[m.bots[f["seat"]]]["faults"] += 1
     rows = []
@@ -196,11 +196,30 @@ def leaderboard_rows(matches: Sequence[StoredMatch], assessment: Assessment) -> 
     return rows
 
 
+def _won(m: StoredMatch, seat: int) -> bool:
+    """Whether ``seat`` won ``m``: first place, not forfeited (a match every
+    seat forfeited is a draw in place 1 that nobody won)."""
+    return m.places[seat] == 1 and not m.forfeited[seat]
+
+
+def _hands_won(m: StoredMatch, seat: int) -> int:
+    """The hands ``seat`` went out in by its bot's own play: for a forfeited
+    seat, only hands before the one it forfeited in (its last fault's), as
+    from then on the arena played it with stand-in moves.  A seat forfeited
+    at start-up won none; the rating ranks a forfeited seat last in every hand
+    all the same."""
+    if not m.forfeited[seat]:
+        return sum(1 for w in m.hand_winners if w == seat)
+    lost = [f["hand"] for f in m.faults if f["seat"] == seat and isinstance(f["hand"], int)]
+    played = max(lost) - 1 if lost else 0
+    return sum(1 for w in m.hand_winners[:played] if w == seat)
+
+
 def head_to_head(source: Source) -> list[HeadToHead]:
     """Every ordered pair of bots that met at least once, sorted by (bot, opponent).
 
-    "Ahead" compares placings (forfeited seats behind all others, equal totals
-    tie), the same order the ratings use.  ``p_value`` is an exact sign test
+    "Ahead" compares placings (forfeited seats behind all others and tied
+    with each other, equal totals tie), the same order the ratings use.  ``p_value`` is an exact sign test
     over duplicate deals: each deal the two shared counts once, for whichever
     finished ahead more often in its rotations (deals they split evenly are
     left out).
@@ -242,7 +261,7 @@ def seat_effect(source: Source) -> list[SeatStat]:
             a[0] += 1
             a[1] += m.totals[s]
             a[2] += m.places[s]
-            a[3] += m.places[s] == 1
+            a[3] += _won(m, s)
     return [SeatStat(seat=s, matches=a[0], mean_total=a[1] / a[0], mean_place=a[2] / a[0], wins=a[3])
             for s, a in sorted(acc.items())]
 

@@ -6,14 +6,16 @@ hand is one ranked game (``hand_games``, the default), or each match is
 (``match_games``); the duplicate group is the match's table and deal, and
 the TrueSkill posterior is fitted to all the games at once.  A forfeited
 seat ranks last in every hand of its match: a forfeit loses the match, so
-it loses all of it.  ``rate`` below is the
+it loses all of it.  Forfeited seats of one match tie with each other in
+every game (``forfeit_ranks``): after a forfeit the arena plays the seat on
+with stand-in moves, which must not order one forfeiter above another.  ``rate`` below is the
 sequential update arena used before; its result depends on the order.
 
 Each match is a free-for-all of its seats: one team of one player per seat,
-ranked by place. Places are already forfeit-adjusted (forfeited seats last)
-and equal totals share a place; for safety the rank used here is the order of
-(forfeited, place), so a forfeited seat ranks behind every seat that finished
-even if a caller's places did not say so.
+ranked by place. The rank is read from the places of the seats that did not
+forfeit and from ``forfeited`` alone, never from a forfeited seat's place:
+places stored by earlier versions ordered forfeited seats by their stand-in
+totals, and they must rank as new ones do.
 
 Matches are processed in schedule order (``schedule_index``), never in the
 order they completed, so ``--jobs 1`` and ``--jobs 8`` and a resumed run all
@@ -28,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..ranking.games import Game
+from ..ranking.games import Game, forfeit_ranks
 from .config import RATE_HANDS, RATE_MATCHES
 from .store import StoredMatch
 
@@ -65,10 +67,9 @@ def conservative(rating: trueskill.Rating) -> float:
 
 
 def match_ranks(m: StoredMatch) -> list[int]:
-    """TrueSkill ranks (0 best) of the seats: dense ranks of (forfeited, place)."""
-    keys = [(bool(f), p) for f, p in zip(m.forfeited, m.places)]
-    order = sorted(set(keys))
-    return [order.index(k) for k in keys]
+    """TrueSkill ranks (0 best) of the seats: dense ranks of the places of the
+    seats that finished, every forfeited seat tied on the rank after them."""
+    return list(forfeit_ranks(m.places, m.forfeited))
 
 
 def duplicate_group(match_id: str, deal: int) -> str:
@@ -79,9 +80,7 @@ def duplicate_group(match_id: str, deal: int) -> str:
 
 def match_game(match_id: str, deal: int, bots: Sequence[str], places: Sequence[int],
                forfeited: Sequence[bool]) -> Game:
-    keys = [(bool(f), p) for f, p in zip(forfeited, places)]
-    order = sorted(set(keys))
-    return Game(tuple(bots), tuple(order.index(k) for k in keys), duplicate_group(match_id, deal), match_id)
+    return Game(tuple(bots), forfeit_ranks(places, forfeited), duplicate_group(match_id, deal), match_id)
 
 
 def match_games(matches: Iterable[StoredMatch]) -> list[Game]:
@@ -93,13 +92,11 @@ def match_games(matches: Iterable[StoredMatch]) -> list[Game]:
 def hand_games_of(match_id: str, deal: int, bots: Sequence[str], forfeited: Sequence[bool],
                   hand_scores: Sequence[Sequence[int]]) -> list[Game]:
     """One ranked game per hand of a match: lower hand score first, equal
-    scores tie, forfeited seats last."""
+    scores tie, forfeited seats last, tied with each other."""
     group = duplicate_group(match_id, deal)
     games = []
     for h, scores in enumerate(hand_scores, start=1):
-        keys = [(bool(f), score) for f, score in zip(forfeited, scores)]
-        order = sorted(set(keys))
-        games.append(Game(tuple(bots), tuple(order.index(k) for k in keys), group, f"{match_id}-h{h:02d}"))
+        games.append(Game(tuple(bots), forfeit_ranks(scores, forfeited), group, f"{match_id}-h{h:02d}"))
     return games
 
 

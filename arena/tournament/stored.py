@@ -10,13 +10,14 @@ result, only the reason, and is played again by the next run.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..process.errors import EXCERPT_CHARS, escaped, excerpt
 
 __all__ = ["FAULT_KINDS", "STAT_KEYS", "FAULT_KEYS", "FailedMatch", "StoreError", "StoredMatch",
-           "faults_with_record"]
+           "faults_with_record", "forfeit_adjusted"]
 
 FAULT_KINDS = ("timeout", "crash", "malformed", "wrong_id", "illegal")
 STAT_KEYS = ("count", "mean", "p95", "max", "timeouts")
@@ -25,6 +26,16 @@ FAULT_KEYS = ("seat", "kind", "hand", "decision", "decision_kind", "detail", "ex
 
 class StoreError(Exception):
     """A one-line, user-facing problem with a results database."""
+
+
+def forfeit_adjusted(places: Sequence[int], forfeited: Sequence[bool]) -> list[int]:
+    """``places`` with every forfeited seat on the one place after the seats
+    that finished, as ``arena.match.forfeit_places`` gives them: earlier
+    versions ordered forfeited seats among themselves by their totals, which
+    after a forfeit are the arena's stand-in moves.  The places of the seats
+    that finished stay as they are (both versions computed them alike)."""
+    last = 1 + sum(1 for f in forfeited if not f)
+    return [last if f else p for p, f in zip(places, forfeited)]
 
 
 def _quoted(line: Any) -> str | None:
@@ -47,8 +58,10 @@ class StoredMatch:
     """One completed match, as stored (the store's own input type).
 
     Lists are per seat in seat order unless said otherwise. ``places`` are
-    already forfeit-adjusted (forfeited seats last) with equal totals sharing a
-    place (competition ranking: 1, 1, 3). ``hand_scores[h][s]`` is the score of
+    forfeit-adjusted: the seats that finished by total, equal totals sharing a
+    place (competition ranking: 1, 1, 3), and every forfeited seat on the one
+    place after them (``forfeit_adjusted``; a match every seat forfeited is a
+    draw, every seat in place 1). ``hand_scores[h][s]`` is the score of
     seat ``s`` in hand ``h + 1``; ``hand_winners[h]`` the seat that went out, or
     None. Decision-time statistics are in seconds.
 
@@ -58,7 +71,9 @@ class StoredMatch:
     None) to stay light; ``ResultStore.match`` and ``ResultStore.record`` load it.
 
     Construction normalises a little so that a round trip through the store
-    compares equal: tuples become lists, ``forfeited`` becomes bools, missing
+    compares equal: tuples become lists, ``forfeited`` becomes bools, the
+    places of forfeited seats the shared last place (results stored by
+    earlier versions ordered them by their stand-in totals), missing
     ``decision_stats`` / ``stderr_logs`` become empty statistics / None per
     seat, statistics keep only :data:`STAT_KEYS` (so ``DecisionStats.as_dict()``
     may be passed as is) and faults only :data:`FAULT_KEYS`, a fault's
@@ -95,8 +110,10 @@ class StoredMatch:
         put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
         put("bots", list(self.bots))
         put("totals", list(self.totals))
-        put("places", list(self.places))
         put("forfeited", [bool(f) for f in self.forfeited])
+        # Lists of different lengths are left for validate() to name.
+        put("places", forfeit_adjusted(self.places, self.forfeited) if len(self.places) == len(self.forfeited)
+            else list(self.places))
         put("hand_scores", [list(row) for row in self.hand_scores])
         put("hand_winners", list(self.hand_winners))
         faults = [{k: dict(f).get(k) for k in FAULT_KEYS} for f in self.faults]

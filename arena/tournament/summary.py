@@ -72,7 +72,7 @@ def summary_lines(name: str, records: list[BotRecord], matches: int, failed: int
         out.append("Caught computing between their turns: none")
     lost = [r for r in records if r.forfeited]
     if lost:
-        out.append("Forfeits (the seat ranked last in the match):")
+        out.append("Forfeits (the seat ranks last in the match, tied with any other seat that forfeited):")
         out += [f"  {escaped(r.bot)}: {len(r.forfeited)} of {plural(r.matches, 'match', 'matches')}; "
                 f"{_listed(r.forfeited)}" for r in lost]
     else:
