@@ -3,6 +3,7 @@ independence, stability, bootstrap intervals, separated ranks and the sign test.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
@@ -10,7 +11,7 @@ import random
 import pytest
 import trueskill
 
-from arena.ranking import Game, assess, fit, rank_groups, sign_test
+from arena.ranking import Game, assess, fit, rank_ranges, sign_test
 
 
 def thurstone_games(strengths: dict[str, float], rounds: int, seed: int, k: int = 4,
@@ -101,6 +102,24 @@ def test_intervals_resample_duplicate_groups_and_separate_what_differs():
     assert assess(games, seed=6).rows != a.rows
 
 
+def test_each_pair_is_separated_on_its_own_not_through_its_neighbours():
+    """Three players four points apart, five duplicate deals: neither
+    neighbour pair is clear, the two ends are.  Chaining unseparated
+    neighbours gave all three 1-3; pairwise, only the middle one can be
+    anywhere."""
+    games = thurstone_games({"a": 29, "b": 25, "c": 21}, rounds=5, seed=1, k=3)
+    a = assess(games, seed=1)
+    assert a.order == ["a", "b", "c"] and a.groups == 5
+    assert a.separated == [False, False] and not a.settled and a.unsettled == 2
+    # the adjacent margins are the pairwise ones of neighbours, from the same replicas
+    assert a.margins == [a.pair_margins[0][1], a.pair_margins[1][2]]
+    assert a.pair_separated()[0][2] and a.pair_separated()[2][0]
+    assert [a.rank_range(n) for n in a.order] == [(1, 2), (1, 3), (2, 3)]
+    # an assessment that knows only its adjacent margins bounds the others by them
+    bare = dataclasses.replace(a, pair_margins=[])
+    assert [bare.rank_range(n) for n in a.order] == [(1, 3)] * 3
+
+
 def test_one_deal_per_table_still_gets_honest_intervals():
     """Groups are resampled across the tournament: a round robin with one
     deal per table (one group per table) must not get zero-width intervals."""
@@ -119,10 +138,20 @@ def test_identical_players_are_not_separated_and_one_group_gives_no_interval():
     assert lone.separated == [False] * 3
 
 
-def test_rank_groups_chain_unseparated_neighbours():
-    assert rank_groups([True, False, False, True]) == [(1, 1), (2, 4), (2, 4), (2, 4), (5, 5)]
-    assert rank_groups([]) == [(1, 1)]
-    assert rank_groups([False]) == [(1, 2), (1, 2)]
+def test_rank_ranges_count_the_players_separated_above_and_below():
+    def matrix(n, pairs):
+        sep = [[False] * n for _ in range(n)]
+        for i, j in pairs:
+            sep[i][j] = sep[j][i] = True
+        return sep
+
+    # only the first and the last of three told apart: chaining gave 1-3 to all three
+    assert rank_ranges(matrix(3, [(0, 2)])) == [(1, 2), (1, 3), (2, 3)]
+    # every pair but the middle neighbours: as the old groups, 1, 2-3, 2-3, 4
+    assert rank_ranges(matrix(4, [(0, 1), (0, 2), (0, 3), (1, 3), (2, 3)])) == [(1, 1), (2, 3), (2, 3), (4, 4)]
+    assert rank_ranges(matrix(5, [])) == [(1, 5)] * 5
+    assert rank_ranges([[False]]) == [(1, 1)]
+    assert rank_ranges([]) == []
 
 
 def test_sign_test():

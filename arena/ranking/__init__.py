@@ -14,17 +14,17 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .confidence import Assessment, Row, assess, rank_groups, sign_test
+    from .confidence import Assessment, Row, assess, rank_ranges, sign_test
     from .games import Game
     from .trueskill_batch import Fit, Prior, Rating, fit
 
 _MODULE_OF = {
-    "Assessment": "confidence", "Row": "confidence", "assess": "confidence", "rank_groups": "confidence",
+    "Assessment": "confidence", "Row": "confidence", "assess": "confidence", "rank_ranges": "confidence",
     "sign_test": "confidence", "Game": "games", "Fit": "trueskill_batch", "Prior": "trueskill_batch",
     "Rating": "trueskill_batch", "fit": "trueskill_batch",
 }
 
-__all__ = ["Assessment", "Fit", "Game", "Prior", "Rating", "Row", "assess", "fit", "rank_groups",
+__all__ = ["Assessment", "Fit", "Game", "Prior", "Rating", "Row", "assess", "fit", "rank_ranges",
            "sign_test"]
 
 

@@ -6,26 +6,34 @@ duplicate groups, from all the groups of the tournament (resampling within a
 table would give zero-width intervals when a table has one deal), refits
 the ratings on each replica, and reads the spread of the replicas.
 
-An adjacent pair of the order is *separated* when the ``confidence``
-interval of the difference of their ratings excludes zero, the interval
-being the normal one with the replicas' standard deviation: the difference
-is at least ``z`` standard deviations, ``z`` the two-sided quantile (1.96 at
-95 %).  With few duplicate groups the bootstrap's spread is too small (it
+Two players are *separated* when the ``confidence`` interval of the
+difference of their ratings excludes zero, the interval being the normal one
+with the standard deviation of that difference over the replicas: the
+difference is at least ``z`` standard deviations, ``z`` the two-sided
+quantile (1.96 at 95 %).  With few duplicate groups the bootstrap's spread is too small (it
 resamples only what was seen), so, as cluster-robust statistics do, the
 spread is scaled by sqrt(G / (G - 1)) and ``z`` becomes Student's t with
 G - 1 degrees of freedom (3.18 instead of 1.96 for 4 groups; the same
 factor widens the percentile intervals).  Fewer than ``MIN_GROUPS`` groups
 give no interval at all.  (Counting the replicas in which the upper bot is ahead would need
 thousands of replicas for the stricter levels a stopping rule uses.)
-Unseparated neighbours are chained into groups of ranks that the games do
-not tell apart ("2-4").
+
+Every pair is compared on its own, from the same replicas.  A player's rank
+range runs from 1 + the number of players separated from it above to N - the
+number separated from it below ("2-4": two are clearly better, N - 4 clearly
+worse); ranges of neighbours overlap without being equal.  (Chaining
+unseparated neighbours instead would give 1-8 to a whole field of eight in
+which only the neighbours' differences are unclear.)  The stopping rule and
+the Swiss pairing use the adjacent pairs (``separated``): every adjacent pair
+separated is the same as every range a single rank, since a pair's margin is
+at least the smallest margin of the adjacent pairs between them.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import NormalDist
 
 import numpy as np
@@ -33,7 +41,7 @@ import numpy as np
 from .games import Game
 from .trueskill_batch import Prior, Problem, fit, solve
 
-__all__ = ["Assessment", "Row", "assess", "rank_groups", "sign_test"]
+__all__ = ["Assessment", "Row", "assess", "rank_ranges", "sign_test"]
 
 REPLICAS = 200
 MIN_GROUPS = 4      # the t quantile below is accurate from 3 degrees of freedom
@@ -57,6 +65,11 @@ class Assessment:
     replicas: int
     draw_probability: float
     groups: int | None = None           # duplicate groups resampled (None: as many as a normal law needs)
+    # pair_margins[i][j], i < j: order[i] - order[j] in standard deviations of
+    # the replicas' difference, for every pair (symmetric; margins is the
+    # diagonal next to the main one).  Empty: only the adjacent margins are
+    # known (see pair_margin).
+    pair_margins: list[list[float]] = field(default_factory=list)
 
     @property
     def separated(self) -> list[bool]:
@@ -76,10 +89,29 @@ class Assessment:
         """Adjacent pairs not yet separated."""
         return sum(not s for s in self.separated)
 
+    def pair_margin(self, i: int, j: int) -> float:
+        """The margin of ``order[i]`` over ``order[j]`` (``i < j``).  Without
+        ``pair_margins``, the smallest adjacent margin between them: a lower
+        bound of it (the gaps add up, and the spread of a sum is at most the
+        sum of the spreads)."""
+        if self.pair_margins:
+            return self.pair_margins[i][j]
+        return min(self.margins[i:j])
+
+    def pair_separated(self) -> list[list[bool]]:
+        """``[i][j]``: whether ``order[i]`` and ``order[j]`` are separated at ``confidence``."""
+        z = critical(self.confidence, self.groups)
+        n = len(self.order)
+        return [[i != j and self.pair_margin(min(i, j), max(i, j)) >= z for j in range(n)] for i in range(n)]
+
+    def rank_ranges(self) -> list[tuple[int, int]]:
+        """For each position of ``order``, the ranks (1-based) it could hold (``rank_ranges``)."""
+        return rank_ranges(self.pair_separated())
+
     def rank_range(self, name: str) -> tuple[int, int]:
-        """The ranks (1-based) ``name`` is not told apart from: its group."""
-        i = self.order.index(name)
-        return rank_groups(self.separated)[i]
+        """The ranks (1-based) ``name`` could hold: from 1 + the players
+        separated from it above to N - the players separated from it below."""
+        return self.rank_ranges()[self.order.index(name)]
 
 
 def critical(confidence: float, groups: int | None) -> float:
@@ -106,21 +138,19 @@ def _t_quantile(z: float, dof: int) -> float:
                 + ((((79 * z2 + 776) * z2 + 1482) * z2 - 1920) * z2 - 945) / (92160 * v ** 4))
 
 
-def rank_groups(separated: Sequence[bool]) -> list[tuple[int, int]]:
-    """For each position, the first and last rank of its group of unseparated neighbours."""
-    n = len(separated) + 1
-    out: list[tuple[int, int]] = []
-    start = 0
-    for i in range(n):
-        if i == n - 1 or separated[i]:
-            out += [(start + 1, i + 1)] * (i - start + 1)
-            start = i + 1
-    return out
+def rank_ranges(separated: Sequence[Sequence[bool]]) -> list[tuple[int, int]]:
+    """For each position of an order (best first), given which pairs are
+    separated (``separated[i][j]``, symmetric), the first and last rank it
+    could hold: 1 + the players above it separated from it, N - the players
+    below it separated from it."""
+    n = len(separated)
+    return [(1 + sum(1 for j in range(i) if separated[j][i]),
+             n - sum(1 for j in range(i + 1, n) if separated[i][j])) for i in range(n)]
 
 
 def assess(games: Sequence[Game], players: Sequence[str] = (), confidence: float = 0.95,
            replicas: int = REPLICAS, seed: int = 0, prior: Prior = Prior()) -> Assessment:
-    """Ratings, their intervals and which neighbours are separated."""
+    """Ratings, their intervals and which pairs are separated."""
     if not 0.5 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0.5 and 1, got {confidence}")
     full = fit(games, players, prior)
@@ -133,7 +163,8 @@ def assess(games: Sequence[Game], players: Sequence[str] = (), confidence: float
     mus = _replicas(problem, replicas, seed, prior, full.draw_probability, full.messages)
     if mus is None or groups < MIN_GROUPS:     # too little to resample: no interval is honest but "unknown"
         rows = {n: Row(n, r.mu, r.sigma, -math.inf, math.inf) for n, r in full.ratings.items()}
-        return Assessment(order, rows, [0.0] * (len(order) - 1), confidence, 0, full.draw_probability, groups)
+        return Assessment(order, rows, [0.0] * (len(order) - 1), confidence, 0, full.draw_probability, groups,
+                          [[0.0] * len(order) for _ in order])
     col = {n: i for i, n in enumerate(problem.players)}
     low, high = np.quantile(mus, [alpha / 2, 1 - alpha / 2], axis=0)
     widen = critical(confidence, groups) / critical(confidence, None)
@@ -141,12 +172,15 @@ def assess(games: Sequence[Game], players: Sequence[str] = (), confidence: float
     for n, r in full.ratings.items():
         lo, hi = float(low[col[n]]), float(high[col[n]])
         rows[n] = Row(n, r.mu, r.sigma, r.mu - widen * max(r.mu - lo, 0.0), r.mu + widen * max(hi - r.mu, 0.0))
-    margins = []
-    for a, b in zip(order, order[1:]):
-        gap = full.ratings[a].mu - full.ratings[b].mu
-        spread = float(np.std(mus[:, col[a]] - mus[:, col[b]]))
-        margins.append(gap / spread if spread > 0 else (math.inf if gap > 0 else 0.0))
-    return Assessment(order, rows, margins, confidence, replicas, full.draw_probability, groups)
+    pair = [[0.0] * len(order) for _ in order]
+    for i, a in enumerate(order):
+        for j in range(i + 1, len(order)):
+            b = order[j]
+            gap = full.ratings[a].mu - full.ratings[b].mu
+            spread = float(np.std(mus[:, col[a]] - mus[:, col[b]]))
+            pair[i][j] = pair[j][i] = gap / spread if spread > 0 else (math.inf if gap > 0 else 0.0)
+    margins = [pair[i][i + 1] for i in range(len(order) - 1)]
+    return Assessment(order, rows, margins, confidence, replicas, full.draw_probability, groups, pair)
 
 
 def _replicas(problem: Problem, replicas: int, seed: int, prior: Prior, draw_p: float,

@@ -283,7 +283,8 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
                 e["step"] = fault.get("step", e["step"])
 
 
-# ranks: the leaderboard's range ("2-3") of bots the matches do not tell apart;
+# ranks: the leaderboard's range ("2-3") of ranks the bot could hold (1 + the bots
+# clearly better than it to N - the bots clearly worse, each pair compared on its own);
 # caught: the matches in which the bot was caught computing between its turns;
 # first_fault: its first fault, where and why (what to tell its author first).
 GRADEBOOK_COLUMNS = ("bot", "rank", "ranks", "rating", "matches", "mean_place", "score_per_hand",

@@ -24,7 +24,9 @@ and "mean score per hand" is the penalty a bot was left holding on average.
 The rating is TrueSkill's mu fitted to all matches at once (order-free, see
 :mod:`arena.ranking`), each hand a ranked game unless the tournament says
 ``rating: matches``, with a 95 % bootstrap interval over duplicate deals;
-ranks the matches do not tell apart are shown as a range ("2-4").
+each bot's rank is shown as the range of ranks it could hold ("2-4": from 1 +
+the bots clearly better than it to N - the bots clearly worse, each pair
+compared on its own).
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ def _matches_and_bots(source: Source) -> tuple[list[StoredMatch], list[str]]:
 @dataclass(frozen=True)
 class LeaderboardRow:
     rank: int                   # position, 1 best
-    ranks: str                  # the ranks not told apart from this one: "2-4", or "2"
+    ranks: str                  # the ranks it could hold: "2-4" (1 + bots clearly above, N - bots clearly below), or "2"
     bot: str
     rating: float               # TrueSkill mu, fitted to all matches at once
     low: float | None           # its 95 % bootstrap interval (None: too few deals to tell)
@@ -182,9 +184,10 @@ def leaderboard_rows(matches: Sequence[StoredMatch], assessment: Assessment) -> 
         for f in m.faults:
             acc[m.bots[f["seat"]]]["faults"] += 1
     rows = []
+    ranges = assessment.rank_ranges()
     for i, b in enumerate(assessment.order):
         r, a = assessment.rows[b], acc[b]
-        first, last = assessment.rank_range(b)
+        first, last = ranges[i]
         known = r.low > float("-inf") and a["matches"] > 0
         rows.append(LeaderboardRow(
             rank=i + 1, ranks=str(first) if first == last else f"{first}-{last}", bot=b, rating=r.mu,
@@ -395,7 +398,9 @@ LEADERBOARD_TEXT_COLUMNS = (
 )
 
 LEADERBOARD_NOTE = ("Rating: TrueSkill of {unit}, fitted to all matches at once; the interval resamples "
-                    "whole duplicate deals. Ranks shown as a range (2-4) are not told apart at {level}.")
+                    "whole duplicate deals. Rank: the ranks a bot could hold, from 1 + the bots clearly "
+                    "better to N - the bots clearly worse (2-4: one clearly better; each pair compared on "
+                    "its own at {level}).")
 RATING_UNITS = {RATE_HANDS: "every hand, ranked by its scores", RATE_MATCHES: "every match, ranked by its places"}
 
 
