@@ -20,7 +20,7 @@ thousands of replicas for the stricter levels a stopping rule uses.)
 
 Every pair is compared on its own, from the same replicas.  A player's rank
 range runs from 1 + the number of players separated from it above to N - the
-number separated from it below ("2-4": two are clearly better, N - 4 clearly
+number separated from it below ("2-4": one is clearly better, N - 4 clearly
 worse); ranges of neighbours overlap without being equal.  (Chaining
 unseparated neighbours instead would give 1-8 to a whole field of eight in
 which only the neighbours' differences are unclear.)  The stopping rule and
