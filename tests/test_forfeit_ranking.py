@@ -93,14 +93,17 @@ def test_the_table_where_every_seat_forfeited_is_a_draw(results: Path) -> None:
     assert all(forfeited for *_, forfeited in table)
     # the stand-in play scored differently (else this test shows nothing) ...
     assert any(len({t for mid, _, t, *_ in table if mid == m}) == 2 for m in both)
-    # ... and yet both seats share the place: a draw, in place 1 (nobody finished)
-    assert {place for _, _, _, place, _ in table} == {1}
+    # ... and yet both seats share the place: a draw, in the last place (both lost)
+    assert {place for _, _, _, place, _ in table} == {2}
     # where another bot finished, a forfeited seat is behind it
     assert all(place == 2 for mid, bot, _, place, f in rows if f and mid not in both)
 
     board = {r["bot"]: r for r in section(results, "leaderboard")}
     assert board["nostart"]["wins"] == board["quitter"]["wins"] == 0
     assert board["nostart"]["hands_won"] == 0
+    # a forfeit is a last place, and the arena's stand-in moves score nothing for the bot
+    assert board["nostart"]["mean_place"] == board["quitter"]["mean_place"] == 2.0
+    assert board["nostart"]["mean_hand_score"] is None
     assert board["nostart"]["rating"] == pytest.approx(board["quitter"]["rating"], abs=1e-6)
     assert board["nostart"]["ranks"] == board["quitter"]["ranks"]       # not told apart
     h2h = {(e["bot"], e["opponent"]): e for e in section(results, "head_to_head")}
@@ -110,10 +113,10 @@ def test_the_table_where_every_seat_forfeited_is_a_draw(results: Path) -> None:
     listed = json_of("matches", str(results), "--bot", "nostart", "--format", "json")
     assert isinstance(listed, list)
     drawn = [m for m in listed if m["match_id"] in both]
-    assert len(drawn) == 4 and all(m["places"] == [1, 1] for m in drawn)
+    assert len(drawn) == 4 and all(m["places"] == [2, 2] for m in drawn)
     lines = [line for line in arena("matches", str(results), "--bot", "nostart").stdout.splitlines()
              if any(m in line for m in both)]
-    assert len(lines) == 4 and all(" 1. nostart " in line and " 1. quitter " in line for line in lines)
+    assert len(lines) == 4 and all(" 2. nostart " in line and " 2. quitter " in line for line in lines)
 
     shown = arena("show", str(results))
     assert "Forfeits (the seat ranks last in the match, tied with any other seat that forfeited):" in shown.stdout

@@ -85,13 +85,13 @@ def check_faults_at_decisions(result: MatchResult, seat: int) -> None:
 def test_forfeit_places():
     assert forfeit_places([10, 20, 5, 30], [False] * 4) == [2, 3, 1, 4]
     assert forfeit_places([10, 20, 5, 30], [False, False, True, False]) == [1, 2, 4, 3]
-    assert forfeit_places([10, 10, 5, 5], [False, False, True, True]) == [1, 1, 3, 3]
+    assert forfeit_places([10, 10, 5, 5], [False, False, True, True]) == [1, 1, 4, 4]
     assert forfeit_places([0, 50], [True, False]) == [2, 1]
     # Forfeited seats tie whatever their totals (the arena's stand-in play) ...
-    assert forfeit_places([10, 20, 5, 30], [False, True, True, False]) == [1, 3, 3, 2]
-    assert forfeit_places([40, 5, 20], [False, True, True]) == [1, 2, 2]
+    assert forfeit_places([10, 20, 5, 30], [False, True, True, False]) == [1, 4, 4, 2]
+    assert forfeit_places([40, 5, 20], [False, True, True]) == [1, 3, 3]
     # ... and a match every seat forfeited is a draw
-    assert forfeit_places([300, 120, 5], [True, True, True]) == [1, 1, 1]
+    assert forfeit_places([300, 120, 5], [True, True, True]) == [3, 3, 3]
 
 
 def test_fallback_actions_are_legal():
@@ -272,7 +272,7 @@ def test_strict_forfeits_at_first_fault(tmp_path):
 def test_all_seats_forfeited_is_a_draw(tmp_path):
     result = play(tmp_path, bot("garbage"), bot("wrong_id"), policy=FaultPolicy(max_strikes=1))
     assert result.forfeited == (True, True)
-    assert result.places == (1, 1)
+    assert result.places == (2, 2)          # both last: a draw in which both lost
 
 
 # ------------------------------------------------------------ errors and exits

@@ -116,15 +116,15 @@ def test_forfeited_seats_tie_whatever_their_stand_in_play() -> None:
     # Places as this version stores them, and as earlier ones did (forfeited
     # seats ordered by their stand-in totals): the same ranks, the same games.
     hands = [[0, 30, 5, 10], [25, 0, 40, 15]]
-    new = mk(0, ["a", "b", "c", "d"], [25, 30, 45, 25], [1, 3, 3, 1], [False, True, True, False], hands=hands)
+    new = mk(0, ["a", "b", "c", "d"], [25, 30, 45, 25], [1, 4, 4, 1], [False, True, True, False], hands=hands)
     old = mk(0, ["a", "b", "c", "d"], [25, 30, 45, 25], [1, 3, 4, 1], [False, True, True, False], hands=hands)
-    assert old.places == new.places == [1, 3, 3, 1]
+    assert old.places == new.places == [1, 4, 4, 1]
     assert match_ranks(old) == match_ranks(new) == [0, 1, 1, 0]
     assert match_games([old]) == match_games([new])
     # in hand 2 seat b went out on stand-in moves (0): still last, tied with c
     assert [g.ranks for g in hand_games([old])] == [(0, 2, 2, 1), (1, 2, 2, 0)]
     everyone = mk(1, ["a", "b", "c"], [300, 5, 120], [3, 1, 2], [True, True, True], hands=[[300, 5, 120]])
-    assert everyone.places == [1, 1, 1] and match_ranks(everyone) == [0, 0, 0]
+    assert everyone.places == [3, 3, 3] and match_ranks(everyone) == [0, 0, 0]
     assert [g.ranks for g in hand_games([everyone])] == [(0, 0, 0)]
     r = rate([everyone])
     assert r["a"].mu == pytest.approx(r["b"].mu) == pytest.approx(r["c"].mu)
@@ -137,13 +137,15 @@ def test_a_forfeited_seat_wins_no_match_and_no_hand_the_arena_played_for_it() ->
         # b won hand 1 itself, crashed in hand 2; its stand-in went out in hand 3
         mk(0, ["a", "b"], [30, 20], [1, 2], [False, True], hands=[[10, 0], [20, 20], [0, 0]],
            winners=[1, None, 1], faults=[crash]),
-        # nobody started: a draw in place 1 that nobody won, though c's stand-in went out
+        # nobody started: a draw in the last place that nobody won, though c's stand-in went out
         mk(1, ["c", "d"], [0, 50], [1, 2], [True, True], hands=[[0, 50]], winners=[0],
            faults=[start, {**start, "seat": 1}]),
     ]
     by = {r.bot: r for r in leaderboard(matches)}
     assert {b: (r.wins, r.hands_won, r.mean_place) for b, r in by.items()} == {
-        "a": (1, 0, 1.0), "b": (0, 1, 2.0), "c": (0, 0, 1.0), "d": (0, 0, 1.0)}
+        "a": (1, 0, 1.0), "b": (0, 1, 2.0), "c": (0, 0, 2.0), "d": (0, 0, 2.0)}
+    # score per hand: b's own hand 1 only (its stand-in's 20 and 0 are not b's); none for c and d
+    assert {b: r.mean_hand_score for b, r in by.items()} == {"a": 10.0, "b": 0.0, "c": None, "d": None}
     assert [s.wins for s in seat_effect(matches)] == [1, 0]
 
 
@@ -242,9 +244,9 @@ def test_leaderboard_rows(tmp_path: Path) -> None:
     assert rows[-1].bot == "E"     # no match: last, without an interval
     a, b, c, d, e = (by[x] for x in "ABCDE")
     assert (a.matches, a.wins, a.hands_won, a.faults) == (3, 1, 2, 1)
-    assert a.mean_place == pytest.approx(2.0) and a.mean_hand_score == pytest.approx(50 / 6)
+    assert a.mean_place == pytest.approx(2.0) and a.mean_hand_score == pytest.approx(50 / 5)   # not hand 2 of match 3: forfeited
     assert (b.matches, b.wins, b.hands_won, b.faults) == (3, 1, 1, 0)
-    assert b.mean_place == pytest.approx(7 / 3) and b.mean_hand_score == pytest.approx(85 / 6)
+    assert b.mean_place == pytest.approx(7 / 3) and b.mean_hand_score == pytest.approx(25 / 4)   # m2 forfeited, hand unknown: none its own
     assert (c.matches, c.wins, c.hands_won) == (4, 3, 4)  # m0's shared first place counts as a win
     assert c.mean_place == pytest.approx(1.5) and c.mean_hand_score == pytest.approx(65 / 8)
     assert (d.matches, d.wins, d.hands_won, d.mean_place) == (2, 0, 0, 2.0)

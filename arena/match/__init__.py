@@ -31,10 +31,10 @@ game (their scores remain comparable with other matches).
 
 Placing: ``places`` rank non-forfeited seats by total (lowest first), equal
 totals sharing a place (competition ranking: 1, 1, 3), then every forfeited
-seat on the one place below all of them, whatever its total (the fallback's
-play, not its bot's): forfeited seats tie, and a match every seat forfeited
-is a draw, all in place 1.  ``totals`` are the game's
-scores unchanged.
+seat in the last place (the number of seats), whatever its total (the
+fallback's play, not its bot's): forfeited seats tie, and a match every seat
+forfeited is a draw in which all lost.  ``totals`` are the game's scores
+unchanged.
 
 Process reuse (``BotPool``, see ``pool``): a pool keeps healthy bot
 processes between the matches it serves, because a tournament worker plays

@@ -355,11 +355,10 @@ class MatchResult:
 
 def forfeit_places(totals: Sequence[int], forfeited: Sequence[bool]) -> list[int]:
     """Competition ranking of the seats that did not forfeit, lowest total
-    first (equal totals share a place), and every forfeited seat below all of
-    them, tied with the other forfeited seats: their totals are the arena's
-    stand-in moves, not their bots' play, so they order nothing.  A match
-    every seat forfeited is a draw among them."""
-    clean = sum(1 for f in forfeited if not f)
-    return [clean + 1 if f else 1 + sum(1 for u, g in zip(totals, forfeited) if not g and u < t)
+    first (equal totals share a place), and every forfeited seat in the last
+    place, ``len(totals)``, tied with the other forfeited seats: their totals
+    are the arena's stand-in moves, not their bots' play, so they order
+    nothing.  A match every seat forfeited is a draw in which all lost."""
+    last = len(totals)
+    return [last if f else 1 + sum(1 for u, g in zip(totals, forfeited) if not g and u < t)
             for t, f in zip(totals, forfeited)]
-

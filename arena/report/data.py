@@ -188,10 +188,10 @@ def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[s
                  faults: dict[str, int], times: list[tuple[float, str, int]], store: ResultStore,
                  cache: dict[str, dict[str, Any]]) -> BotSection:
     mine = [(m, m.bots.index(bot)) for m in matches if bot in m.bots]
-    hands = sum(len(m.hand_scores) for m, _ in mine)
-    score = sum(row[s] for m, s in mine for row in m.hand_scores)
-    # Forfeits get a row of their own: a match every seat forfeited is a draw
-    # in place 1, which must not read as a first place the bot played for.
+    # What the bot scored itself: not the arena's stand-in moves after a forfeit.
+    hands = sum(m.own_hands(s) for m, s in mine)
+    score = sum(row[s] for m, s in mine for row in m.hand_scores[:m.own_hands(s)])
+    # Forfeits get a row of their own, apart from the last places played for.
     places = Counter(m.places[s] for m, s in mine if not m.forfeited[s])
     section = BotSection(
         bot=bot, matches=len(mine),

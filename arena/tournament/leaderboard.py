@@ -117,8 +117,8 @@ class LeaderboardRow:
     matches: int
     wins: int                   # matches finished in place 1 without forfeiting (a shared first place counts)
     mean_place: float | None
-    mean_hand_score: float | None
-    hands_won: int              # hands it went out in, before any forfeit (``_hands_won``)
+    mean_hand_score: float | None   # over the hands it played itself (``StoredMatch.own_hands``)
+    hands_won: int              # hands it went out in by its own play (``StoredMatch.own_hands``)
     faults: int
 
     @property
@@ -178,9 +178,10 @@ def leaderboard_rows(matches: Sequence[StoredMatch], assessment: Assessment) -> 
             a["matches"] += 1
             a["places"] += m.places[s]
             a["wins"] += _won(m, s)
-            a["hands"] += len(m.hand_scores)
-            a["hand_score"] += sum(row[s] for row in m.hand_scores)
-            a["hands_won"] += _hands_won(m, s)
+            own = m.own_hands(s)
+            a["hands"] += own
+            a["hand_score"] += sum(row[s] for row in m.hand_scores[:own])
+            a["hands_won"] += sum(1 for w in m.hand_winners[:own] if w == s)
         for f in m.faults:
             acc[m.bots[f["seat"]]]["faults"] += 1
     rows = []
@@ -200,22 +201,8 @@ def leaderboard_rows(matches: Sequence[StoredMatch], assessment: Assessment) -> 
 
 
 def _won(m: StoredMatch, seat: int) -> bool:
-    """Whether ``seat`` won ``m``: first place, not forfeited (a match every
-    seat forfeited is a draw in place 1 that nobody won)."""
+    """Whether ``seat`` won ``m``: first place, not forfeited."""
     return m.places[seat] == 1 and not m.forfeited[seat]
-
-
-def _hands_won(m: StoredMatch, seat: int) -> int:
-    """The hands ``seat`` went out in by its bot's own play: for a forfeited
-    seat, only hands before the one it forfeited in (its last fault's), as
-    from then on the arena played it with stand-in moves.  A seat forfeited
-    at start-up won none; the rating ranks a forfeited seat last in every hand
-    all the same."""
-    if not m.forfeited[seat]:
-        return sum(1 for w in m.hand_winners if w == seat)
-    lost = [f["hand"] for f in m.faults if f["seat"] == seat and isinstance(f["hand"], int)]
-    played = max(lost) - 1 if lost else 0
-    return sum(1 for w in m.hand_winners[:played] if w == seat)
 
 
 def head_to_head(source: Source) -> list[HeadToHead]:

@@ -29,12 +29,12 @@ class StoreError(Exception):
 
 
 def forfeit_adjusted(places: Sequence[int], forfeited: Sequence[bool]) -> list[int]:
-    """``places`` with every forfeited seat on the one place after the seats
-    that finished, as ``arena.match.forfeit_places`` gives them: earlier
-    versions ordered forfeited seats among themselves by their totals, which
-    after a forfeit are the arena's stand-in moves.  The places of the seats
-    that finished stay as they are (both versions computed them alike)."""
-    last = 1 + sum(1 for f in forfeited if not f)
+    """``places`` with every forfeited seat in the last place (the number of
+    seats), as ``arena.match.forfeit_places`` gives them: earlier versions
+    ordered forfeited seats among themselves by their totals, which after a
+    forfeit are the arena's stand-in moves.  The places of the seats that
+    finished stay as they are (every version computed them alike)."""
+    last = len(places)
     return [last if f else p for p, f in zip(places, forfeited)]
 
 
@@ -59,9 +59,9 @@ class StoredMatch:
 
     Lists are per seat in seat order unless said otherwise. ``places`` are
     forfeit-adjusted: the seats that finished by total, equal totals sharing a
-    place (competition ranking: 1, 1, 3), and every forfeited seat on the one
-    place after them (``forfeit_adjusted``; a match every seat forfeited is a
-    draw, every seat in place 1). ``hand_scores[h][s]`` is the score of
+    place (competition ranking: 1, 1, 3), and every forfeited seat in the last
+    place, the number of seats (``forfeit_adjusted``; a match every seat
+    forfeited is a draw in which all lost). ``hand_scores[h][s]`` is the score of
     seat ``s`` in hand ``h + 1``; ``hand_winners[h]`` the seat that went out, or
     None. Decision-time statistics are in seconds.
 
@@ -137,6 +137,16 @@ class StoredMatch:
     @property
     def hands(self) -> int:
         return len(self.hand_scores)
+
+    def own_hands(self, seat: int) -> int:
+        """The hands ``seat``'s bot played itself, from the first: all of them,
+        or for a forfeited seat those before the hand it forfeited in (its last
+        fault's; none if that is not known), as the arena played the rest for
+        it with stand-in moves.  What the bot scored and won is read from these."""
+        if not self.forfeited[seat]:
+            return len(self.hand_scores)
+        lost = [f["hand"] for f in self.faults if f["seat"] == seat and isinstance(f["hand"], int)]
+        return max(0, max(lost) - 1) if lost else 0
 
     @property
     def caught(self) -> list[bool]:
