@@ -246,7 +246,7 @@ def test_leaderboard_rows(tmp_path: Path) -> None:
     assert (a.matches, a.wins, a.hands_won, a.faults) == (3, 1, 2, 1)
     assert a.mean_place == pytest.approx(2.0) and a.mean_hand_score == pytest.approx(50 / 5)   # not hand 2 of match 3: forfeited
     assert (b.matches, b.wins, b.hands_won, b.faults) == (3, 1, 1, 0)
-    assert b.mean_place == pytest.approx(7 / 3) and b.mean_hand_score == pytest.approx(25 / 4)   # m2 forfeited, hand unknown: none its own
+    assert b.mean_place == pytest.approx(7 / 3) and b.mean_hand_score == pytest.approx(25 / 4)  # m2: forfeited, hand unknown
     assert (c.matches, c.wins, c.hands_won) == (4, 3, 4)  # m0's shared first place counts as a win
     assert c.mean_place == pytest.approx(1.5) and c.mean_hand_score == pytest.approx(65 / 8)
     assert (d.matches, d.wins, d.hands_won, d.mean_place) == (2, 0, 0, 2.0)
