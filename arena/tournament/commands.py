@@ -25,7 +25,7 @@ from ..words import plural
 from .config import EXECUTORS, RATINGS, RAY, SWISS, ConfigError, TournamentConfig, load_config
 from .config import FORMATS as TOURNAMENT_FORMATS
 from .leaderboard import FORMATS, Column, cell_text, format_table, report, terminal_json
-from .preflight import TournamentError, db_path, settle_seed
+from .preflight import TournamentError, db_path, hold_to_sandbox, settle_seed
 from .rounds import match_budget
 from .runlock import playing_now
 from .runner import STOP_REASONS, RunSummary, plan, run_tournament
@@ -194,7 +194,9 @@ def _stored_for_dry_run(config: TournamentConfig, scheduled: int) -> str | None:
         with ResultStore(path, readonly=True) as store:
             store.check_tournament(config.name, config.to_mapping(), config.seed)
             done = len(store)
-    except StoreError as err:
+            if done < scheduled or config.settle is not None or config.format == SWISS:
+                hold_to_sandbox(config, store, record=False)
+    except (StoreError, TournamentError) as err:
         raise click.ClickException(str(err)) from None
     of = f" of {scheduled}" if config.settle is None and config.format != SWISS else ""
     return f"{done}{of} matches already stored in {path}; a run resumes there"
