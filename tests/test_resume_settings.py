@@ -162,3 +162,25 @@ def test_affinity_is_not_stored_with_the_results(tmp_path: Path) -> None:
 
     config = load_config(tournament(tmp_path))
     assert config.with_overrides(affinity=False).to_mapping() == config.with_overrides(affinity=True).to_mapping()
+
+
+def test_the_opening_estimate_of_a_resume_counts_the_matches_left(tmp_path: Path) -> None:
+    """It counted every match of the schedule: a run stopped at 140 of 200
+    announced the whole tournament's time again."""
+    (tmp_path / "t.yaml").write_text("name: t\nbots: [{name: a, builtin: greedy}, {name: b, builtin: random}]\n"
+                                     "players: 2\nrules: {contracts: [2S3]}\nseed: 1\ndeals: 100\n")
+    first = arena("run", "t.yaml", "--out", "res", "--jobs", "1", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    # 0.3 s a match of built-in players: 200 matches, 1.0 min
+    assert "200 matches (round_robin, 2 players per table, 2 bots), 1 in parallel; estimated 1.0 min" in first.stderr
+    with sqlite3.connect(tmp_path / "res" / "results.sqlite") as db:
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute("DELETE FROM matches WHERE schedule_index >= 140")
+    dry = arena("run", "t.yaml", "--out", "res", "--jobs", "1", "--dry-run", cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    assert ("200 matches (round_robin, 2 players per table, 2 bots), 1 in parallel; 60 left to play, "
+            "estimated 0.3 min") in dry.stderr
+    done = arena("run", "t.yaml", "--out", "res", "--jobs", "1", cwd=tmp_path)
+    assert "; 60 left to play, estimated 0.3 min" in done.stderr and "played 60 matches" in done.stderr
+    again = arena("run", "t.yaml", "--out", "res", "--jobs", "1", cwd=tmp_path)
+    assert "1 in parallel; all stored already" in again.stderr
