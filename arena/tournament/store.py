@@ -190,7 +190,10 @@ def _write_error(exc: sqlite3.Error) -> str:
     """sqlite3's reason in one line; for a lock held past the busy timeout,
     whose, since the organiser can release it."""
     text = _one_line(exc)
-    if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+    if "readonly" in text:
+        text += ("; the file cannot be written (its mode, or a read-only file system): make it writable, then "
+                 "run the same command again; every match stored before is kept")
+    elif isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
         text += ("; another program holds a write lock on it (an sqlite3 shell in a transaction, say): "
                  "end that, then run the same command again")
     return text
@@ -367,6 +370,13 @@ class ResultStore:
         create = create and not readonly
         if self.path.is_dir():
             raise StoreError(f"{self.path}: is a directory, not a results database")
+        if not readonly and self.path.exists() and not os.access(self.path, os.W_OK):
+            # Refused before SQLite opens it: it would open it read-only without
+            # a word (and make its -wal and -shm files beside it), and the
+            # first write would fail as "attempt to write a readonly database".
+            raise StoreError(f"{self.path}: cannot write results database: the file is not writable (a published "
+                             f"or read-only copy?); make it writable to resume the run there, or use another output "
+                             f"directory (--out); arena leaderboard, matches, show and report read it as it is")
         if not self.path.exists():
             if not create:
                 raise StoreError(f"{self.path}: no such results database")
