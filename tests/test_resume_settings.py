@@ -184,3 +184,18 @@ def test_the_opening_estimate_of_a_resume_counts_the_matches_left(tmp_path: Path
     assert "; 60 left to play, estimated 0.3 min" in done.stderr and "played 60 matches" in done.stderr
     again = arena("run", "t.yaml", "--out", "res", "--jobs", "1", cwd=tmp_path)
     assert "1 in parallel; all stored already" in again.stderr
+
+
+def test_a_hand_edited_resolved_sandbox_holds_nothing_and_shows_nothing(tmp_path: Path) -> None:
+    """What the store reads back goes into the refusal's line: a value no
+    arena stores is taken for none stored (and never printed)."""
+    config = {"name": "t", "bots": [{"name": "m", "command": ["./m"]}], "sandbox": "\x1b[2J"}
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.init_tournament("t", config, seed=1)
+        store._conn.execute("INSERT INTO matches VALUES ('m1', 0, 0, 0, 0, 1, 0, 0, 0, 0, 'x', 'x', NULL, NULL)")
+        store._conn.execute("UPDATE tournament SET config = ?",
+                            (json.dumps({**config, "sandbox_resolved": "\x1b[2J"}),))
+        store.settle_sandbox("auto", "bwrap")               # no error: recorded in its place
+        with pytest.raises(StoreError) as refused:
+            store.settle_sandbox("auto", "none")
+    assert "\x1b" not in str(refused.value) and "(sandbox: bwrap)" in str(refused.value)

@@ -114,6 +114,7 @@ ADDED_BOT_SETTINGS = ("sandbox",)
 # Compared by ``settle_sandbox``, never as a changed key.
 RESOLVED_SANDBOX = "sandbox_resolved"
 AUTO_SANDBOX = "auto"       # the mode that resolves differently by machine (process.sandbox.AUTO)
+RESOLVED_MODES = ("bwrap", "none")      # what a mode resolves to (process.sandbox.BWRAP, NONE)
 
 
 def _without_unstored(stored: Any, config: str) -> str:
@@ -147,7 +148,7 @@ def _same_sandbox(stored: dict[str, Any], given: Any) -> bool:
     organiser can name the mode the stored matches ran under); whether
     ``auto`` resolves here as it did there is ``settle_sandbox``'s to check."""
     resolved = stored.get(RESOLVED_SANDBOX)
-    if not isinstance(resolved, str) or resolved == AUTO_SANDBOX:
+    if resolved not in RESOLVED_MODES:
         return False
     return stored.get("sandbox") in (AUTO_SANDBOX, resolved) and given in (AUTO_SANDBOX, resolved)
 
@@ -578,13 +579,15 @@ class ResultStore:
         if before == resolved:
             return
         played = self._conn.execute("SELECT count(*) FROM matches").fetchone()[0]
-        if before is None or not played:     # nothing stored was played under another
+        # A value no arena stores (a hand-edited file) holds nothing to it.
+        if before not in RESOLVED_MODES or not played:     # nothing stored was played under another
             if record:
                 self._conn.execute("UPDATE tournament SET config = ? WHERE id = 1",
                                    (_canonical_json({**stored, RESOLVED_SANDBOX: resolved}),))
             return
         file_mode = stored.get("sandbox")
-        how = f"sandbox: {before}" if file_mode == before else f"sandbox: {file_mode} resolved to {before}"
+        how = (f"sandbox: {file_mode} resolved to {before}" if file_mode == AUTO_SANDBOX and before != AUTO_SANDBOX
+               else f"sandbox: {before}")
         under = f"in the bubblewrap sandbox ({how})" if before == "bwrap" else f"without a sandbox ({how})"
         here = f"sandbox: {mode} resolves to {resolved}"
         if before == "bwrap":
