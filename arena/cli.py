@@ -479,12 +479,15 @@ def _check_seat(words: tuple[str, ...], after_dashes: int) -> SeatSpec:
 def report(results: str, out: Path | None, bot: str | None, replays: bool, rating: str | None) -> None:
     """Write an HTML report of RESULTS (one self-contained file, no network),
     a grade-book CSV and a replay viewer per match."""
-    from .report.build import ReportError, write_report
+    from .report.build import ReportError, ReportUnwritable, write_report
     from .tournament.commands import playing_note
 
     try:
         written = write_report(results, out, bot=bot, replays=replays, rating=rating,
                                progress=lambda line: click.echo(line, err=True))
+    except ReportUnwritable as err:
+        elsewhere = "another --out DIR" if out is not None else f"--out DIR: arena report {shlex.quote(results)} --out DIR"
+        raise click.ClickException(f"{err}; write it elsewhere with {elsewhere}") from None
     except ReportError as err:
         raise click.ClickException(str(err)) from None
     playing = playing_note(results)

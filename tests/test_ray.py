@@ -454,3 +454,42 @@ def test_without_ray_installed_one_line(tmp_path: Path, monkeypatch: pytest.Monk
     result = cli("run", str(path), "--out", str(tmp_path / "out"), "--executor", "ray")
     assert result.exit_code == 1
     assert result.output.splitlines()[-1] == "Error: the ray executor needs Ray on this machine: pip install 'arena[ray]'"
+
+
+def test_a_ctrl_c_while_ray_starts_leaves_later_sigterms_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """connect() puts back the arena's SIGTERM handler in place of the one
+    ray.init installs.  After a Ctrl-C inside ray.init the arena's handlers
+    ignore every later signal while the command cleans up; connect put its
+    SIGTERM handler back as it was before init, so a SIGTERM then (a second
+    signal, a CI timeout) cut the clean-up short.  A stand-in for Ray: this
+    is connect's own doing, and needs no cluster."""
+    import threading
+
+    from arena.clicommon import stop_signals
+    from arena.tournament.executors import ray as ray_executor
+
+    class StartingRay:
+        def is_initialized(self) -> bool:
+            return False
+
+        def init(self, **kwargs: object) -> None:
+            signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))    # as ray.init does
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)                # a Ctrl-C meanwhile
+
+        def shutdown(self) -> None:
+            pass
+
+    monkeypatch.setattr(ray_executor, "_import_ray", StartingRay)
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with stop_signals():
+                try:
+                    ray_executor.connect("auto")
+                finally:
+                    ignoring = signal.getsignal(signal.SIGINT)
+                    assert signal.getsignal(signal.SIGTERM) is ignoring
+                    signal.pthread_kill(threading.get_ident(), signal.SIGTERM)   # during the clean-up: ignored
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)

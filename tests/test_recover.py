@@ -108,8 +108,13 @@ def board_json(out: Path) -> list[dict]:
     return json.loads(result.stdout)["leaderboard"]
 
 
-def test_a_worker_killed_in_a_match_fails_that_match_only(tmp_path: Path) -> None:
-    killer = f"[{json.dumps(sys.executable)}, {json.dumps(str(ROOT / 'tests' / 'gamebots' / 'kill_parent.py'))}]"
+@pytest.mark.parametrize("how, signal_name", [((), "SIGKILL"), (("--term",), "SIGTERM")])
+def test_a_worker_killed_in_a_match_fails_that_match_only(tmp_path: Path, how: tuple[str, ...],
+                                                          signal_name: str) -> None:
+    """Killed by a signal, its match's failure names it: a worker stopped by
+    SIGTERM (a user's kill, a process manager) stopped its bots and exited
+    0, and the failure said "worker process died (exit code 0)"."""
+    killer = json.dumps([sys.executable, str(ROOT / "tests" / "gamebots" / "kill_parent.py"), *how])
     path = tmp_path / "k.yaml"
     path.write_text(f"""
 name: killer
@@ -131,7 +136,7 @@ seed: 3
     assert run.returncode == 1, screen
     assert "Traceback" not in screen
     failed = failed_rows(out)
-    assert len(failed) == 9 and all("worker process died (killed by SIGKILL)" in r[1] for r in failed)
+    assert len(failed) == 9 and all(f"worker process died (killed by {signal_name})" in r[1] for r in failed), failed
     assert sum("worker process died" in line for line in screen.splitlines()) == 9
     stored = match_rows(out)
     assert len({r[0] for r in stored}) == 3 and "killer" not in {r[2] for r in stored}

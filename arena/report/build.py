@@ -18,6 +18,7 @@ import io
 import json
 import os
 import re
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from .data import GRADEBOOK_COLUMNS, ReportData, collect, gradebook_rows, stored
 from .html import asset, render, replay_page, visible
 from .replay import ReplayError, build_replay
 
-__all__ = ["ReportError", "decision_lines", "write_report", "write_replay", "replay_of_log", "file_name"]
+__all__ = ["ReportError", "ReportUnwritable", "decision_lines", "write_report", "write_replay", "replay_of_log", "file_name"]
 
 # Bounds on a play log read for a replay (a log holds one match).
 LOG_MAX_BYTES = 64 * 1024 * 1024
@@ -42,6 +43,16 @@ LOG_MAX_BYTES = 64 * 1024 * 1024
 
 class ReportError(Exception):
     """A report or replay that cannot be made; one line naming what and where."""
+
+
+class ReportUnwritable(ReportError):
+    """Where the report goes cannot be written (``directory``, ``reason``):
+    nothing of it can be, so it stops at the first file."""
+
+    def __init__(self, directory: Path, reason: str) -> None:
+        super().__init__(f"{directory}: cannot write the report there ({reason})")
+        self.directory = directory
+        self.reason = reason
 
 
 def file_name(text: str) -> str:
@@ -75,6 +86,21 @@ def _write(path: Path, text: str) -> None:
         os.replace(tmp, path)
     except OSError as exc:
         raise ReportError(f"{path}: cannot write ({exc.strerror or exc})") from None
+
+
+def _write_into(out: Path, path: Path, text: str) -> None:
+    """``_write``, for a file of the report in ``out``: a directory that
+    cannot be written is ``ReportUnwritable``, once, not a warning a replay."""
+    try:
+        _write(path, text)
+    except ReportError:
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=out):
+                pass
+        except OSError as exc:
+            raise ReportUnwritable(out, exc.strerror or str(exc)) from None
+        raise
 
 
 def _gradebook(data: ReportData) -> str:
@@ -165,19 +191,21 @@ def write_report(results: str, out: Path | None = None, *, bot: str | None = Non
             for m in shown:
                 path = out / replay_dir / f"{file_name(m['match_id'])}.html"
                 try:
-                    write_replay_of_store(store, m["match_id"], path, back="../index.html", cache=cache)
+                    write_replay_of_store(store, m["match_id"], path, back="../index.html", cache=cache, out=out)
+                except ReportUnwritable:
+                    raise
                 except ReportError as err:
                     if progress is not None:      # one bad record loses its replay, not the report
                         progress(f"warning: {err}")
                     continue
                 written.append(path)
         book = out / "gradebook.csv"
-        _write(book, _gradebook(data))
+        _write_into(out, book, _gradebook(data))
         written.append(book)
         page = _report_html(data, bot=bot, replays=replays, gradebook=book.name, replay_dir=replay_dir,
                             warn=progress)
         target = out / ("index.html" if bot is None else f"bot-{file_name(bot)}.html")
-        _write(target, page)
+        _write_into(out, target, page)
         written.append(target)
         return written
     finally:
@@ -185,7 +213,8 @@ def write_report(results: str, out: Path | None = None, *, bot: str | None = Non
 
 
 def write_replay_of_store(store: ResultStore, match_id: str, path: Path, back: str | None = None,
-                          cache: dict[str, dict[str, Any]] | None = None) -> Path:
+                          cache: dict[str, dict[str, Any]] | None = None, out: Path | None = None) -> Path:
+    """The replay of ``match_id`` written to ``path`` (in the report ``out``, if one)."""
     try:
         data = stored_replay(store, match_id, cache, back)
     except StoreError as err:
@@ -194,7 +223,10 @@ def write_replay_of_store(store: ResultStore, match_id: str, path: Path, back: s
         raise ReportError(f"{store.path}: match {match_id!r}: {err}") from None
     if cache is not None:
         cache.pop(match_id, None)       # written: not needed again
-    _write(path, replay_page(data))
+    if out is None:
+        _write(path, replay_page(data))
+    else:
+        _write_into(out, path, replay_page(data))
     return path
 
 

@@ -12,6 +12,7 @@ import dataclasses
 import logging
 import os
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -25,7 +26,7 @@ from ..words import plural
 from .config import EXECUTORS, RATINGS, RAY, SWISS, ConfigError, TournamentConfig, load_config
 from .config import FORMATS as TOURNAMENT_FORMATS
 from .leaderboard import FORMATS, Column, cell_text, format_table, report, terminal_json
-from .preflight import TournamentError, db_path, settle_seed
+from .preflight import TournamentError, db_path, hold_to_sandbox, settle_seed
 from .rounds import match_budget
 from .runlock import playing_now
 from .runner import STOP_REASONS, RunSummary, plan, run_tournament
@@ -154,21 +155,45 @@ def _parallel(jobs: int | None, on_ray: bool) -> str:
     return f"{jobs} in parallel" + (" on Ray" if on_ray else "")
 
 
-def _announce(config: TournamentConfig, entries: list[ScheduleEntry], jobs_used: int, parallel: str) -> None:
+def _announce(config: TournamentConfig, entries: list[ScheduleEntry], jobs_used: int, parallel: str,
+              stored: Collection[str] = ()) -> None:
+    """The opening line; its estimate is of the matches not ``stored`` yet."""
     has_bots = any(not b.is_builtin for b in config.bots)
     per_match = SECONDS_BOT_MATCH if has_bots else SECONDS_BUILTIN_MATCH
-    estimate = estimate_seconds(len(entries), per_match, jobs_used)
+    left = sum(e.match_id not in stored for e in entries)
+    estimate = estimate_seconds(left, per_match, jobs_used)
     if config.settle is None:
+        if left == len(entries):
+            when = f"estimated {estimate / 60:.1f} min"
+        elif left:
+            when = f"{left} left to play, estimated {estimate / 60:.1f} min"
+        else:
+            when = "all stored already"
         status(f"{config.name}: {plural(len(entries), 'match', 'matches')} ({config.format}, "
-               f"{config.players} players per table, {len(config.bots)} bots), {parallel}; "
-               f"estimated {estimate / 60:.1f} min")
+               f"{config.players} players per table, {len(config.bots)} bots), {parallel}; {when}")
     else:
         budget = match_budget(config)
         minutes = "" if config.settle.max_minutes is None else f" or {config.settle.max_minutes:g} min"
+        first = (f"the first {len(entries)} take about" if left == len(entries)
+                 else f"{left} of the first {len(entries)} are left to play, about")
         status(f"{config.name}: rounds of matches ({config.format}, {config.players} players per table, "
                f"{len(config.bots)} bots), {parallel}, until every adjacent pair is separated "
                f"at {config.settle.confidence:.0%} or {budget} matches{minutes} are used; "
-               f"the first {len(entries)} take about {estimate / 60:.1f} min")
+               f"{first} {estimate / 60:.1f} min")
+
+
+def _stored_ids(config: TournamentConfig) -> set[str]:
+    """The matches a run of ``config`` would find stored (read only); none
+    when there is no database, or one the run will refuse (it says why)."""
+    path = db_path(config)
+    if not path.exists():
+        return set()
+    try:
+        with ResultStore(path, readonly=True) as store:
+            store.check_tournament(config.name, config.to_mapping(), config.seed)
+            return store.completed_ids()
+    except StoreError:
+        return set()
 
 
 def _played_line(summary: RunSummary) -> str:
@@ -194,7 +219,9 @@ def _stored_for_dry_run(config: TournamentConfig, scheduled: int) -> str | None:
         with ResultStore(path, readonly=True) as store:
             store.check_tournament(config.name, config.to_mapping(), config.seed)
             done = len(store)
-    except StoreError as err:
+            if done < scheduled or config.settle is not None or config.format == SWISS:
+                hold_to_sandbox(config, store, record=False)
+    except (StoreError, TournamentError) as err:
         raise click.ClickException(str(err)) from None
     of = f" of {scheduled}" if config.settle is None and config.format != SWISS else ""
     return f"{done}{of} matches already stored in {path}; a run resumes there"
@@ -243,7 +270,7 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
     # On Ray, "auto" is one match per CPU of the cluster, known once joined.
     jobs_run = None if on_ray and config.jobs is None else config.job_count
     jobs_used = config.job_count
-    _announce(config, entries, jobs_used, _parallel(jobs_run, on_ray))
+    _announce(config, entries, jobs_used, _parallel(jobs_run, on_ray), _stored_ids(config))
     for line in shared_folder_warnings(config):
         LOG.warning("%s", line)
     if dry_run:

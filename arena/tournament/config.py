@@ -185,6 +185,12 @@ class BotConfig:
                 del out["limits"]["processes"]
             if not self.limits.ponder:
                 del out["limits"]["ponder"]
+            # What the bot may see and write besides its own directory: a
+            # resume with another grant would rank, in one table, matches in
+            # which it could read (or keep) what in others it could not.
+            out["sandbox"] = {"read": [str(p) for p in self.sandbox.read],
+                              "write": [str(p) for p in self.sandbox.write],
+                              "scratch": self.sandbox.scratch}
         return out
 
 

@@ -112,6 +112,20 @@ def hide_earlier_runs(config: TournamentConfig, sandbox_mode: str, echo: Callabl
     return replace(config, also_hidden=(*config.also_hidden, *hidden))
 
 
+def hold_to_sandbox(config: TournamentConfig, store: ResultStore, record: bool = True) -> None:
+    """Refuse (StoreError) to play into ``store`` under another sandbox than
+    its stored matches were played under, and (``record``) store the one
+    this run plays under if none is: ``auto`` resolves by machine.  Only
+    bot programs are sandboxed: a field of built-in players has none to hold."""
+    if not any(bot.command for bot in config.bots):
+        return
+    try:
+        mode = sandbox.resolve(config.sandbox).mode
+    except sandbox.SandboxUnavailable as exc:
+        raise TournamentError(f"{config.path}: sandbox: {exc}") from None
+    store.settle_sandbox(config.sandbox, mode, record=record)
+
+
 def prepare_sandbox(config: TournamentConfig, warn: Callable[[str], None] = warn) -> str:
     """Resolve the file's sandbox mode once, here, so workers need not probe;
     with bot programs to sandbox, build the seccomp filter too (workers forked

@@ -33,7 +33,17 @@ from .config import TournamentConfig
 from .earlier import remember_run
 from .executors import AnyExecutor, MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make
 from .faultsummary import FaultTally
-from .preflight import TournamentError, check_bots, db_path, hide_earlier_runs, prepare_sandbox, run_builds, settle_seed, warn
+from .preflight import (
+    TournamentError,
+    check_bots,
+    db_path,
+    hide_earlier_runs,
+    hold_to_sandbox,
+    prepare_sandbox,
+    run_builds,
+    settle_seed,
+    warn,
+)
 from .progress import Progress
 from .ranking import rated_games
 from .rounds import StopRule, check_rounds, first_rounds, match_budget, round_entries
@@ -185,6 +195,7 @@ def _run_schedule(config: TournamentConfig, jobs: int | None, echo: Callable[[st
                 warn(line)
         if not todo:
             return RunSummary(0, len(entries), len(entries), 0.0, db_path(config))
+        hold_to_sandbox(config, store)
         run_builds(config, echo)
         check_bots(config)  # after the builds, which may create the programs
         sandbox_mode = prepare_sandbox(config)
@@ -296,6 +307,7 @@ class _Rounds:
 
     def _play(self, todo: list[ScheduleEntry], games: list[Game], done: int) -> None:
         if self.progress is None:
+            hold_to_sandbox(self.config, self.store)
             run_builds(self.config, self.echo)
             check_bots(self.config)
             self.sandbox_mode = prepare_sandbox(self.config)

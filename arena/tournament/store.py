@@ -103,21 +103,54 @@ RENAMED_SETTINGS = (("time", "per_move", "per_decision"),)
 
 # Settings stored since a later version: a stored configuration without one
 # was stored before it existed, and is compared without it (its value then
-# is not known), so that its results still resume.
+# is not known), so that its results still resume.  ``ADDED_BOT_SETTINGS``
+# are a bot program's (its ``sandbox`` grants), compared so bot by bot.
 ADDED_SETTINGS = ("sandbox",)
+ADDED_BOT_SETTINGS = ("sandbox",)
+
+# Not a setting of the file but a fact of the run, stored with its
+# configuration: what the file's sandbox mode resolved to where its matches
+# were played (``auto`` is bubblewrap on one machine, nothing on another).
+# Compared by ``settle_sandbox``, never as a changed key.
+RESOLVED_SANDBOX = "sandbox_resolved"
+AUTO_SANDBOX = "auto"       # the mode that resolves differently by machine (process.sandbox.AUTO)
+RESOLVED_MODES = ("bwrap", "none")      # what a mode resolves to (process.sandbox.BWRAP, NONE)
 
 
 def _without_unstored(stored: Any, config: str) -> str:
-    """``config`` (canonical JSON) without the ``ADDED_SETTINGS`` ``stored`` lacks."""
+    """``config`` (canonical JSON) without the ``ADDED_SETTINGS`` (and each
+    bot's ``ADDED_BOT_SETTINGS``) that ``stored`` lacks, and with its sandbox
+    mode as stored when the two mean the same (``_same_sandbox``)."""
     if not isinstance(stored, dict):
-        return config
-    missing = [key for key in ADDED_SETTINGS if key not in stored]
-    if not missing:
         return config
     given = json.loads(config)
     if not isinstance(given, dict):
         return config
-    return _canonical_json({k: v for k, v in given.items() if k not in missing})
+    given = {k: v for k, v in given.items() if k in stored or k not in ADDED_SETTINGS}
+    stored_bots = {b.get("name"): b for b in stored.get("bots") or () if isinstance(b, dict)}
+    if isinstance(given.get("bots"), list):
+        given["bots"] = [_bot_without_unstored(stored_bots.get(b.get("name")), b) if isinstance(b, dict) else b
+                         for b in given["bots"]]
+    if _same_sandbox(stored, given.get("sandbox")):
+        given["sandbox"] = stored["sandbox"]
+    return _canonical_json(given)
+
+
+def _bot_without_unstored(stored: Any, given: dict[str, Any]) -> dict[str, Any]:
+    if not isinstance(stored, dict) or "command" not in stored:
+        return given       # a bot added, or a built-in player: compared as it is
+    return {k: v for k, v in given.items() if k in stored or k not in ADDED_BOT_SETTINGS}
+
+
+def _same_sandbox(stored: dict[str, Any], given: Any) -> bool:
+    """Whether the file's mode ``given`` means what the stored one meant:
+    ``auto`` that resolved to bwrap, and ``bwrap``, are one sandbox (so an
+    organiser can name the mode the stored matches ran under); whether
+    ``auto`` resolves here as it did there is ``settle_sandbox``'s to check."""
+    resolved = stored.get(RESOLVED_SANDBOX)
+    if resolved not in RESOLVED_MODES:
+        return False
+    return stored.get("sandbox") in (AUTO_SANDBOX, resolved) and given in (AUTO_SANDBOX, resolved)
 
 
 def current_config(config: Any) -> Any:
@@ -158,7 +191,10 @@ def _write_error(exc: sqlite3.Error) -> str:
     """sqlite3's reason in one line; for a lock held past the busy timeout,
     whose, since the organiser can release it."""
     text = _one_line(exc)
-    if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+    if "readonly" in text:
+        text += ("; the file cannot be written (its mode, or a read-only file system): make it writable, then "
+                 "run the same command again; every match stored before is kept")
+    elif isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
         text += ("; another program holds a write lock on it (an sqlite3 shell in a transaction, say): "
                  "end that, then run the same command again")
     return text
@@ -335,6 +371,13 @@ class ResultStore:
         create = create and not readonly
         if self.path.is_dir():
             raise StoreError(f"{self.path}: is a directory, not a results database")
+        if not readonly and self.path.exists() and not os.access(self.path, os.W_OK):
+            # Refused before SQLite opens it: it would open it read-only without
+            # a word (and make its -wal and -shm files beside it), and the
+            # first write would fail as "attempt to write a readonly database".
+            raise StoreError(f"{self.path}: cannot write results database: the file is not writable (a published "
+                             f"or read-only copy?); make it writable to resume the run there, or use another output "
+                             f"directory (--out); arena leaderboard, matches, show and report read it as it is")
         if not self.path.exists():
             if not create:
                 raise StoreError(f"{self.path}: no such results database")
@@ -492,8 +535,10 @@ class ResultStore:
         # Compared under today's names; the row stays as stored, so the
         # version that stored it can still resume it.
         stored = current_config(json.loads(row[1]))
-        row = (row[0], _canonical_json(stored), row[2])
         config = _without_unstored(stored, config)
+        if isinstance(stored, dict):
+            stored = {k: v for k, v in stored.items() if k != RESOLVED_SANDBOX}
+        row = (row[0], _canonical_json(stored), row[2])
         if (row[0], row[1], row[2]) != (name, config, seed):
             # The configuration holds the seed too: name the seed first.
             what = ("name" if row[0] != name else "seed" if row[2] != seed else "configuration")
@@ -502,6 +547,58 @@ class ResultStore:
             raise StoreError(
                 f"{self.path}: holds results of tournament {row[0]!r} with a different {what}; "
                 f"refusing to mix them (use another output directory, or remove this file to start over)")
+
+    def settle_sandbox(self, mode: str, resolved: str, record: bool = True) -> None:
+        """Refuse (StoreError, one line) to add matches played under the
+        sandbox ``resolved`` (what the file's ``mode`` resolved to here) to
+        matches stored under another: ``sandbox: auto`` is bubblewrap on one
+        machine and nothing on another, and a resume there would mix
+        sandboxed and unsandboxed matches in one table.  With ``record``,
+        store ``resolved`` when no match holds the stored one to it (a new
+        run, or results of a version that did not store it: from now on
+        they are held to it).  Call after ``init_tournament`` (or
+        ``check_tournament``)."""
+        with self._lock:
+            try:
+                if record:
+                    with _immediate(self._conn):
+                        self._settle_sandbox(mode, resolved, record)
+                else:
+                    self._settle_sandbox(mode, resolved, record)
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: cannot write results database ({_write_error(exc)})") from None
+
+    def _settle_sandbox(self, mode: str, resolved: str, record: bool) -> None:
+        row = self._conn.execute("SELECT name, config FROM tournament WHERE id = 1").fetchone()
+        if row is None:
+            return
+        stored = json.loads(row[1])
+        if not isinstance(stored, dict):
+            return
+        before = stored.get(RESOLVED_SANDBOX)
+        if before == resolved:
+            return
+        played = self._conn.execute("SELECT count(*) FROM matches").fetchone()[0]
+        # A value no arena stores (a hand-edited file) holds nothing to it.
+        if before not in RESOLVED_MODES or not played:     # nothing stored was played under another
+            if record:
+                self._conn.execute("UPDATE tournament SET config = ? WHERE id = 1",
+                                   (_canonical_json({**stored, RESOLVED_SANDBOX: resolved}),))
+            return
+        file_mode = stored.get("sandbox")
+        how = (f"sandbox: {file_mode} resolved to {before}" if file_mode == AUTO_SANDBOX and before != AUTO_SANDBOX
+               else f"sandbox: {before}")
+        under = f"in the bubblewrap sandbox ({how})" if before == "bwrap" else f"without a sandbox ({how})"
+        here = f"sandbox: {mode} resolves to {resolved}"
+        if before == "bwrap":
+            way_out = ("resume where bubblewrap runs (set 'sandbox: bwrap' to make sure), or use another "
+                       "output directory (--out) to start over")
+        else:
+            way_out = (f"set 'sandbox: {before}' in the file to go on as they were played, or use another "
+                       f"output directory (--out) to start over with the sandbox")
+        matches = "its stored match was" if played == 1 else f"its {played} stored matches were"
+        raise StoreError(f"{self.path}: {matches} played {under}, "
+                         f"but here {here}; refusing to mix matches with and without the sandbox: {way_out}")
 
     def tournament(self) -> dict[str, Any] | None:
         """The stored tournament: name, config (parsed), seed, created; None before init."""

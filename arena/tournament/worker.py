@@ -16,7 +16,9 @@ own ``BotPool`` and sends back the pickled outcome, a ``MatchResult`` or a
 ``MatchFailure``.  It ends, closing its pool (which kills its bots), when
 told to stop, when the socket closes (the arena is gone), on SIGINT (Ctrl-C)
 or SIGTERM (the arena's ``abort``), and, by PR_SET_PDEATHSIG, when the arena
-dies even by SIGKILL in the middle of a match.
+dies even by SIGKILL in the middle of a match.  Stopped by a signal, it
+ends by that signal once its bots are stopped: a SIGTERM that was not the
+arena's fails its match as "killed by SIGTERM", not as a clean exit.
 """
 
 from __future__ import annotations
@@ -87,7 +89,15 @@ def packed_outcome(task: bytes, pool: BotPool) -> bytes:
         return pickle.dumps(MatchFailure.of(spec.match_id, exc))
 
 
+# The signal that stopped this worker (None: none did): once its bots are
+# stopped, the worker ends by it (``_end_by``), so that its arena, if it did
+# not send it, reports "killed by SIGTERM" and not a clean exit.
+_stopped_by: int | None = None
+
+
 def _interrupt(signum: int, frame: Any) -> None:
+    global _stopped_by
+    _stopped_by = signum
     # Only the first signal interrupts: a Ctrl-C reaches the worker and the
     # arena's SIGTERM follows it, and a second KeyboardInterrupt raised inside
     # a match's clean-up (killing a bot that was starting, say) would cut it
@@ -163,3 +173,12 @@ def main(fd: int, cpu: int | None = None, forked_from: int | None = None) -> Non
         signal.signal(signal.SIGTERM, _ignore)
         pool.close()
         os.close(fd)
+    if _stopped_by is not None:
+        _end_by(_stopped_by)
+
+
+def _end_by(signum: int) -> None:
+    """End this process by ``signum``, as if its default action had been
+    taken: what its exit status then says to whoever waits for it."""
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)    # not blocked: delivered before kill returns

@@ -169,7 +169,9 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
     # has dumped a stack): the arena's goes back, so that a SIGTERM stops a
     # Ray run as a Ctrl-C does (clicommon.stop_signals; the abort ends the
     # actors, and with them the bots).
-    held = signal.getsignal(signal.SIGTERM) if threading.current_thread() is threading.main_thread() else None
+    main = threading.current_thread() is threading.main_thread()
+    held = signal.getsignal(signal.SIGTERM) if main else None
+    held_int = signal.getsignal(signal.SIGINT) if main else None
     # A Ray of our own that fails or is interrupted half started: its
     # processes are this one's children, started from here on.
     before = _children() if bootstrap == "local" else None
@@ -180,7 +182,7 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
                          logging_level=logging.WARNING, configure_logging=True)
             finally:
                 if held is not None:
-                    signal.signal(signal.SIGTERM, held)
+                    signal.signal(signal.SIGTERM, _after_init(held, held_int))
         except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
             where = f" at {address}" if address else ""
             raise WorkerError(f"cannot join the Ray cluster{where}: {_line(exc)}") from None
@@ -197,6 +199,20 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
             _end_half_started(ray, before)
         raise
     return True
+
+
+def _after_init(held: Any, held_int: Any) -> Any:
+    """The SIGTERM handler to put back in place of Ray's: the one ``held``
+    before ``ray.init``, unless it was also SIGINT's (``held_int``, the
+    arena's ``stop_signals``) and a Ctrl-C during init has since moved SIGINT
+    to another one, the one that ignores every later signal while the
+    command cleans up.  SIGTERM follows it: put back as it was, it would
+    interrupt that clean-up (ending the half-started Ray, stopping the bots)
+    at the next SIGTERM."""
+    now_int = signal.getsignal(signal.SIGINT)
+    if held is held_int and now_int is not held_int and callable(now_int):
+        return now_int
+    return held
 
 
 def _children() -> set[int]:
