@@ -466,7 +466,7 @@ def test_a_ctrl_c_while_ray_starts_leaves_later_sigterms_ignored(monkeypatch: py
     import threading
 
     from arena.clicommon import stop_signals
-    from arena.tournament.executors import ray as ray_executor
+    from arena.tournament.executors import rayjoin as ray_join
 
     class StartingRay:
         def is_initialized(self) -> bool:
@@ -479,13 +479,13 @@ def test_a_ctrl_c_while_ray_starts_leaves_later_sigterms_ignored(monkeypatch: py
         def shutdown(self) -> None:
             pass
 
-    monkeypatch.setattr(ray_executor, "_import_ray", StartingRay)
+    monkeypatch.setattr(ray_join, "import_ray", StartingRay)
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         with pytest.raises(KeyboardInterrupt):
             with stop_signals():
                 try:
-                    ray_executor.connect("auto")
+                    ray_join.connect("auto")
                 finally:
                     ignoring = signal.getsignal(signal.SIGINT)
                     assert signal.getsignal(signal.SIGTERM) is ignoring
@@ -493,3 +493,51 @@ def test_a_ctrl_c_while_ray_starts_leaves_later_sigterms_ignored(monkeypatch: py
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)
+
+
+def test_a_half_started_ray_leaves_no_orphan_of_its_daemons(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A Ray of our own interrupted as it starts is ended, all of it, even
+    a daemon's child whose parent ``ray.shutdown`` killed outright (a
+    raylet's agent, seen still running a minute after such a run): while Ray
+    starts, connect() adopts such orphans, and ends them with the rest.  A
+    stand-in for Ray, whose 'raylet' starts an 'agent' that never looks at
+    its parent."""
+    from arena.tournament.executors import rayjoin
+
+    agent_file = tmp_path / "agent"
+    raylet = (f"import os, subprocess, sys, time\n"
+              f"agent = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+              f"open({str(agent_file)!r} + '.new', 'w').write(str(agent.pid))\n"
+              f"os.replace({str(agent_file)!r} + '.new', {str(agent_file)!r})\n"
+              f"time.sleep(600)\n")
+
+    class StartingRay:
+        started: subprocess.Popen[bytes] | None = None
+
+        def is_initialized(self) -> bool:
+            return False
+
+        def init(self, **kwargs: object) -> None:
+            StartingRay.started = subprocess.Popen([sys.executable, "-c", raylet])
+            deadline = time.monotonic() + 60     # bounds a wait for the stand-in; times nothing
+            while not agent_file.exists() and time.monotonic() < deadline:
+                time.sleep(0.02)
+            raise KeyboardInterrupt                  # a Ctrl-C while Ray starts
+
+        def shutdown(self) -> None:                  # as Ray's may: its raylet killed outright
+            if StartingRay.started is not None:
+                StartingRay.started.kill()
+                StartingRay.started.wait()
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setattr(rayjoin, "import_ray", StartingRay)
+    with pytest.raises(KeyboardInterrupt):
+        rayjoin.connect(None)                        # no address: a Ray of our own
+    agent = int(agent_file.read_text())
+    try:
+        state = Path(f"/proc/{agent}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        state = "gone"
+    if state != "gone":
+        os.kill(agent, signal.SIGKILL)
+    assert state == "gone", f"the orphaned 'agent' {agent} outlived the half-started Ray (state {state})"

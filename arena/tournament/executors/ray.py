@@ -35,13 +35,9 @@ actors), and with them every bot.
 
 from __future__ import annotations
 
-import logging
 import os
-import signal
 import socket
 import sys
-import threading
-import time
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
@@ -52,6 +48,7 @@ from ..outcome import MatchFailure, Outcome
 from ..worker import unplayable
 from .assign import Assigner, PoolModel
 from .local import EXEC, ProcessExecutor, WorkerError
+from .rayjoin import connect, import_ray, one_line
 
 if TYPE_CHECKING:
     from ...match.spec import MatchSpec
@@ -63,7 +60,6 @@ MAX_ATTEMPTS = 3          # plays of one match whose actor is lost, before it fa
 POLL_SECONDS = 1.0        # ray.wait's timeout: how often the loop looks up
 STOP_SECONDS = 30.0       # for actors to close their workers after a complete run
 MAX_FAILED_STARTS = 3     # actors in a row that die starting: the cluster cannot run arena
-REACH_SECONDS = 10.0      # for a head's port to answer at all (_check_reachable)
 # Ray starts its workers at niceness 15 (its daemons come first), and the
 # worker processes and bots an actor starts would inherit it: on a busy node
 # they would lose the CPU to everything else, and bots would time out where
@@ -139,178 +135,6 @@ class MatchActor:
         return () if self.logs is None else self.logs.late()
 
 
-def _import_ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise WorkerError("the ray executor needs Ray on this machine: pip install 'arena[ray]'") from None
-    return ray
-
-
-def connect(address: str | None, shipment: Shipment | None = None) -> bool:
-    """Join the Ray cluster at ``address`` (None: ``RAY_ADDRESS``, else a new
-    Ray on this machine), shipping ``shipment`` to its nodes, unless this
-    process has joined one; True if it joined here (and must leave it:
-    ``ray.shutdown``).  Ray ships a directory for a whole job only: a process
-    that joined already must have given it (``ray.init(runtime_env=...)``)."""
-    ray = _import_ray()
-    if ray.is_initialized():
-        if shipment is not None and not ray.get_runtime_context().runtime_env.get("working_dir"):
-            raise WorkerError(f"Ray was joined without the tournament's files: ray.init(runtime_env="
-                              f"{{'working_dir': {shipment.root!r}}}) first, or use 'files: shared'")
-        return False
-    env = None if shipment is None else shipment.runtime_env()
-    bootstrap = _bootstrap(address)
-    if bootstrap is None:
-        _check_reachable(os.environ.get("RAY_ADDRESS"), " (RAY_ADDRESS)")
-    else:
-        _check_reachable(bootstrap)
-    # ray.init puts in a SIGTERM handler of its own (sys.exit, after its core
-    # has dumped a stack): the arena's goes back, so that a SIGTERM stops a
-    # Ray run as a Ctrl-C does (clicommon.stop_signals; the abort ends the
-    # actors, and with them the bots).
-    main = threading.current_thread() is threading.main_thread()
-    held = signal.getsignal(signal.SIGTERM) if main else None
-    held_int = signal.getsignal(signal.SIGINT) if main else None
-    # A Ray of our own that fails or is interrupted half started: its
-    # processes are this one's children, started from here on.
-    before = _children() if bootstrap == "local" else None
-    try:
-        try:
-            try:
-                ray.init(address=bootstrap, runtime_env=env, include_dashboard=False, log_to_driver=False,
-                         logging_level=logging.WARNING, configure_logging=True)
-            finally:
-                if held is not None:
-                    signal.signal(signal.SIGTERM, _after_init(held, held_int))
-        except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
-            where = f" at {address}" if address else ""
-            raise WorkerError(f"cannot join the Ray cluster{where}: {_line(exc)}") from None
-        except SystemExit as exc:
-            # A SIGTERM while Ray started (or retried a head that does not
-            # answer) met Ray's handler: its exit, with the signal's number, would
-            # end the command with status 15 and without its line.  The arena's
-            # handler takes it instead, as it takes one a moment later.
-            if callable(held) and exc.code == signal.SIGTERM:
-                held(signal.SIGTERM, None)
-            raise
-    except BaseException:
-        if before is not None:
-            _end_half_started(ray, before)
-        raise
-    return True
-
-
-def _after_init(held: Any, held_int: Any) -> Any:
-    """The SIGTERM handler to put back in place of Ray's: the one ``held``
-    before ``ray.init``, unless it was also SIGINT's (``held_int``, the
-    arena's ``stop_signals``) and a Ctrl-C during init has since moved SIGINT
-    to another one, the one that ignores every later signal while the
-    command cleans up.  SIGTERM follows it: put back as it was, it would
-    interrupt that clean-up (ending the half-started Ray, stopping the bots)
-    at the next SIGTERM."""
-    now_int = signal.getsignal(signal.SIGINT)
-    if held is held_int and now_int is not held_int and callable(now_int):
-        return now_int
-    return held
-
-
-def _children() -> set[int]:
-    """This process's children (Linux's /proc; elsewhere none are known)."""
-    me = str(os.getpid())
-    found: set[int] = set()
-    try:
-        pids = [p for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return found
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me:
-            found.add(int(pid))
-    return found
-
-
-def _end_half_started(ray: Any, before: set[int]) -> None:
-    """End the Ray that ``ray.init`` was starting here when it failed or was
-    interrupted.  Ray ends what it started at the interpreter's exit only once
-    init has got far enough to know it, and its daemons only die with this
-    process by a SIGKILL, which leaves the raylet's agents running (still
-    there a minute later in tests/test_ray.py).  So: ``ray.shutdown`` (all Ray knows of), then a SIGTERM to each
-    process started since (the raylet then ends its agents), a SIGKILL to any
-    left."""
-    try:
-        ray.shutdown()
-    except Exception:  # noqa: BLE001, S110 - a half-made Ray; what is left is ended below
-        pass
-    started = _children() - before
-    try:
-        for pid in started:
-            _signal(pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_SECONDS
-        while started and time.monotonic() < deadline:
-            started = {pid for pid in started if not _reaped(pid)}
-            time.sleep(0.05)
-    finally:
-        for pid in started:
-            _signal(pid, signal.SIGKILL)
-            _reaped(pid, wait=True)
-
-
-def _signal(pid: int, signum: int) -> None:
-    try:
-        os.kill(pid, signum)
-    except ProcessLookupError:
-        pass
-
-
-def _reaped(pid: int, wait: bool = False) -> bool:
-    try:
-        return os.waitpid(pid, 0 if wait else os.WNOHANG)[0] == pid
-    except ChildProcessError:
-        return True       # reaped already (by the Popen that started it)
-
-
-def _bootstrap(address: str | None) -> str | None:
-    """What ``ray.init`` is given for ``address``.  Given no address (None),
-    Ray joins ``RAY_ADDRESS``, else the cluster last started on this machine
-    by ``ray start`` or a test's ``Cluster`` (its temporary directory's
-    ``ray_current_cluster`` file, left behind by one killed); the arena then
-    starts a Ray of its own, as documented: "local" makes Ray do just that.
-    Joining that other cluster would put a run on someone else's machines, or
-    hang retrying a head long gone or in another network namespace."""
-    if address is None and not os.environ.get("RAY_ADDRESS"):
-        return "local"
-    return address
-
-
-def _check_reachable(address: str | None, named: str = "") -> None:
-    """Refuse a head that nothing answers at: given one, ``ray.init`` retries
-    it for minutes on end (more than 5 seen) before it gives up, if it does.
-    Only an address of the form HOST:PORT (or ray://HOST:PORT) is tried;
-    "auto" and "local" are Ray's to find.  ``named``: where the address was given."""
-    if not address or address in ("auto", "local"):
-        return
-    host, sep, port = address.removeprefix("ray://").rpartition(":")
-    if not sep or not port.isdigit():
-        return  # not HOST:PORT: Ray says what is wrong with it
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_SECONDS).close()
-    except OSError as exc:
-        reason = exc.strerror or str(exc) or type(exc).__name__
-        raise WorkerError(f"cannot join the Ray cluster at {address}{named}: nothing answers there ({reason})") from None
-
-
-def _line(exc: BaseException) -> str:
-    """One line of a (Ray's often long) error message."""
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    text = lines[0] if lines else type(exc).__name__
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
 @dataclass
 class _Slot:
     """One actor; ``node`` is known once Ray has placed and started it."""
@@ -338,7 +162,7 @@ class RayExecutor:
 
     def __init__(self, jobs: int | None, address: str | None = None, *, most: int | None = None,
                  shipment: Shipment | None = None, notice: Callable[[str], None] | None = None) -> None:
-        self._ray = _import_ray()
+        self._ray = import_ray()
         self.shipment, self.notice = shipment, notice or _stderr
         self._idle: deque[_Slot] = deque()
         self._starting: dict[Any, _Slot] = {}
@@ -359,7 +183,7 @@ class RayExecutor:
             raise
         except Exception as exc:  # noqa: BLE001 - Ray's own errors (an upload refused...): one line
             self.abort()
-            raise WorkerError(f"cannot start Ray actors: {_line(exc)}") from None
+            raise WorkerError(f"cannot start Ray actors: {one_line(exc)}") from None
         except BaseException:
             self.abort()
             raise
@@ -407,7 +231,7 @@ class RayExecutor:
         except self._ray.exceptions.RayError as exc:
             self._failed_starts += 1
             if self._failed_starts >= MAX_FAILED_STARTS and not self._idle and not self._calls:
-                raise WorkerError(f"Ray actors die as they start: {_line(exc)}") from None
+                raise WorkerError(f"Ray actors die as they start: {one_line(exc)}") from None
             self._start()
             return
         self._failed_starts = 0
@@ -441,9 +265,9 @@ class RayExecutor:
         self._start()
         match_id = call.spec.match_id
         if call.attempt >= MAX_ATTEMPTS:
-            yield MatchFailure(match_id, f"its Ray actor was lost {call.attempt} times (last{where}: {_line(exc)})")
+            yield MatchFailure(match_id, f"its Ray actor was lost {call.attempt} times (last{where}: {one_line(exc)})")
             return
-        self.notice(f"{match_id}: its Ray actor{where} was lost ({_line(exc)}); playing the match again")
+        self.notice(f"{match_id}: its Ray actor{where} was lost ({one_line(exc)}); playing the match again")
         retry.appendleft((call.spec, call.attempt + 1))
 
     def _write_logs(self, logs: tuple[tuple[str, bytes], ...]) -> None:
@@ -500,7 +324,7 @@ def check_on_ray(bot: Any, address: str | None, *, time_control: Any = None, shi
     at ``address``: its ``CheckReport``.  ``ship``: the bot's directory (else
     the current one) is shipped there, as a tournament's is; else the paths
     are the node's own.  ``time_control``: a ``TimeControl``, or None."""
-    ray = _import_ray()
+    ray = import_ray()
     root = os.path.abspath(os.fspath(bot.cwd or os.getcwd()))
     shipment = Shipment(root, NOT_SHIPPED) if ship else None
     ours = connect(address, shipment)
@@ -509,9 +333,9 @@ def check_on_ray(bot: Any, address: str | None, *, time_control: Any = None, shi
         return ray.get(task.remote(bot, root if ship else None, time_control))
     except ray.exceptions.RayTaskError as exc:
         cause = exc.cause if isinstance(exc.cause, BaseException) else exc
-        raise WorkerError(f"the check failed on the Ray node: {_line(cause)}") from None
+        raise WorkerError(f"the check failed on the Ray node: {one_line(cause)}") from None
     except ray.exceptions.RayError as exc:
-        raise WorkerError(f"the check could not run on Ray: {_line(exc)}") from None
+        raise WorkerError(f"the check could not run on Ray: {one_line(exc)}") from None
     finally:
         if ours:
             ray.shutdown()

@@ -1,0 +1,242 @@
+"""Joining a Ray cluster, or starting one of our own (``connect``), for
+``RayExecutor`` and ``arena check --executor ray``.
+
+A Ray of our own that fails or is interrupted half started (a SIGTERM or a
+Ctrl-C while ``ray.init`` runs) is ended here, all of it: ``ray.init`` only
+ends what it started at the interpreter's exit once it has got far enough to
+know it.  Its daemons are this process's children; the raylet's agents are
+the raylet's, and would outlive it orphaned, so while Ray starts this
+process is their subreaper (``PR_SET_CHILD_SUBREAPER``): an agent whose
+raylet is gone becomes its child, and is ended with the rest.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from .local import WorkerError
+
+if TYPE_CHECKING:
+    from .ray import Shipment
+
+__all__ = ["connect", "import_ray", "one_line", "REACH_SECONDS"]
+
+REACH_SECONDS = 10.0      # for a head's port to answer at all (_check_reachable)
+STOP_SECONDS = 30.0       # for the processes of a half-started Ray to end on a SIGTERM
+STOP_ROUNDS = 5           # rounds of ending what is left (each round: orphans adopted meanwhile)
+PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise WorkerError("the ray executor needs Ray on this machine: pip install 'arena[ray]'") from None
+    return ray
+
+
+def connect(address: str | None, shipment: Shipment | None = None) -> bool:
+    """Join the Ray cluster at ``address`` (None: ``RAY_ADDRESS``, else a new
+    Ray on this machine), shipping ``shipment`` to its nodes, unless this
+    process has joined one; True if it joined here (and must leave it:
+    ``ray.shutdown``).  Ray ships a directory for a whole job only: a process
+    that joined already must have given it (``ray.init(runtime_env=...)``)."""
+    ray = import_ray()
+    if ray.is_initialized():
+        if shipment is not None and not ray.get_runtime_context().runtime_env.get("working_dir"):
+            raise WorkerError(f"Ray was joined without the tournament's files: ray.init(runtime_env="
+                              f"{{'working_dir': {shipment.root!r}}}) first, or use 'files: shared'")
+        return False
+    env = None if shipment is None else shipment.runtime_env()
+    bootstrap = _bootstrap(address)
+    if bootstrap is None:
+        _check_reachable(os.environ.get("RAY_ADDRESS"), " (RAY_ADDRESS)")
+    else:
+        _check_reachable(bootstrap)
+    # ray.init puts in a SIGTERM handler of its own (sys.exit, after its core
+    # has dumped a stack): the arena's goes back, so that a SIGTERM stops a
+    # Ray run as a Ctrl-C does (clicommon.stop_signals; the abort ends the
+    # actors, and with them the bots).
+    main = threading.current_thread() is threading.main_thread()
+    held = signal.getsignal(signal.SIGTERM) if main else None
+    held_int = signal.getsignal(signal.SIGINT) if main else None
+    # A Ray of our own that fails or is interrupted half started: its
+    # processes are this one's children, started from here on, and while it
+    # starts so are its daemons' orphans (see the module).
+    before = _children() if bootstrap == "local" else None
+    adopting = _subreaper(True) if before is not None else None
+    try:
+        try:
+            try:
+                ray.init(address=bootstrap, runtime_env=env, include_dashboard=False, log_to_driver=False,
+                         logging_level=logging.WARNING, configure_logging=True)
+            finally:
+                if held is not None:
+                    signal.signal(signal.SIGTERM, _after_init(held, held_int))
+        except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
+            where = f" at {address}" if address else ""
+            raise WorkerError(f"cannot join the Ray cluster{where}: {one_line(exc)}") from None
+        except SystemExit as exc:
+            # A SIGTERM while Ray started (or retried a head that does not
+            # answer) met Ray's handler: its exit, with the signal's number, would
+            # end the command with status 15 and without its line.  The arena's
+            # handler takes it instead, as it takes one a moment later.
+            if callable(held) and exc.code == signal.SIGTERM:
+                held(signal.SIGTERM, None)
+            raise
+    except BaseException:
+        if before is not None:
+            _end_half_started(ray, before)
+        raise
+    finally:
+        if adopting is not None:
+            _subreaper(adopting)
+    return True
+
+
+def _subreaper(on: bool) -> bool | None:
+    """Make this process the subreaper of its descendants, or stop (Linux's
+    ``PR_SET_CHILD_SUBREAPER``); what it was before, or None where that cannot
+    be done (the clean-up then finds only this process's own children)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        was = ctypes.c_int(0)
+        if libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(was)) != 0:
+            return None
+        if bool(was.value) != on and libc.prctl(PR_SET_CHILD_SUBREAPER, int(on)) != 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return bool(was.value)
+
+
+def _after_init(held: Any, held_int: Any) -> Any:
+    """The SIGTERM handler to put back in place of Ray's: the one ``held``
+    before ``ray.init``, unless it was also SIGINT's (``held_int``, the
+    arena's ``stop_signals``) and a Ctrl-C during init has since moved SIGINT
+    to another one, the one that ignores every later signal while the
+    command cleans up.  SIGTERM follows it: put back as it was, it would
+    interrupt that clean-up (ending the half-started Ray, stopping the bots)
+    at the next SIGTERM."""
+    now_int = signal.getsignal(signal.SIGINT)
+    if held is held_int and now_int is not held_int and callable(now_int):
+        return now_int
+    return held
+
+
+def _children() -> set[int]:
+    """This process's children (Linux's /proc; elsewhere none are known)."""
+    me = str(os.getpid())
+    found: set[int] = set()
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return found
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:
+            found.add(int(pid))
+    return found
+
+
+def _end_half_started(ray: Any, before: set[int]) -> None:
+    """End the Ray that ``ray.init`` was starting here when it failed or was
+    interrupted.  Ray ends what it started at the interpreter's exit only once
+    init has got far enough to know it, and its daemons only die with this
+    process by a SIGKILL, which leaves the raylet's agents running (still
+    there a minute later in tests/test_ray.py).  So: ``ray.shutdown`` (all Ray
+    knows of), then a SIGTERM to each process started since (the raylet then
+    ends its agents), a SIGKILL to any left; and again for the orphans this
+    process adopted meanwhile (an agent whose raylet ``ray.shutdown`` killed),
+    until no new one is left."""
+    try:
+        ray.shutdown()
+    except Exception:  # noqa: BLE001, S110 - a half-made Ray; what is left is ended below
+        pass
+    ended: set[int] = set()
+    for _ in range(STOP_ROUNDS):
+        started = _children() - before - ended
+        if not started:
+            return
+        _stop(started)
+        ended |= started
+
+
+def _stop(pids: set[int]) -> None:
+    """SIGTERM to each of ``pids`` (children of this process), then a SIGKILL
+    to any not ended within ``STOP_SECONDS``; all of them reaped."""
+    left = set(pids)
+    try:
+        for pid in left:
+            _signal(pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_SECONDS
+        while left and time.monotonic() < deadline:
+            left = {pid for pid in left if not _reaped(pid)}
+            time.sleep(0.05)
+    finally:
+        for pid in left:
+            _signal(pid, signal.SIGKILL)
+            _reaped(pid, wait=True)
+
+
+def _signal(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
+
+
+def _reaped(pid: int, wait: bool = False) -> bool:
+    try:
+        return os.waitpid(pid, 0 if wait else os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        return True       # reaped already (by the Popen that started it)
+
+
+def _bootstrap(address: str | None) -> str | None:
+    """What ``ray.init`` is given for ``address``.  Given no address (None),
+    Ray joins ``RAY_ADDRESS``, else the cluster last started on this machine
+    by ``ray start`` or a test's ``Cluster`` (its temporary directory's
+    ``ray_current_cluster`` file, left behind by one killed); the arena then
+    starts a Ray of its own, as documented: "local" makes Ray do just that.
+    Joining that other cluster would put a run on someone else's machines, or
+    hang retrying a head long gone or in another network namespace."""
+    if address is None and not os.environ.get("RAY_ADDRESS"):
+        return "local"
+    return address
+
+
+def _check_reachable(address: str | None, named: str = "") -> None:
+    """Refuse a head that nothing answers at: given one, ``ray.init`` retries
+    it for minutes on end (more than 5 seen) before it gives up, if it does.
+    Only an address of the form HOST:PORT (or ray://HOST:PORT) is tried;
+    "auto" and "local" are Ray's to find.  ``named``: where the address was given."""
+    if not address or address in ("auto", "local"):
+        return
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return  # not HOST:PORT: Ray says what is wrong with it
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_SECONDS).close()
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise WorkerError(f"cannot join the Ray cluster at {address}{named}: nothing answers there ({reason})") from None
+
+
+def one_line(exc: BaseException) -> str:
+    """One line of a (Ray's often long) error message."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    text = lines[0] if lines else type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
