@@ -70,7 +70,8 @@ def _sandbox_mode(mode: str) -> str:
 
 def _confine(seats: tuple[SeatSpec, ...], mode: str, hide: tuple[Path | None, ...] = ()) -> tuple[SeatSpec, ...]:
     """Each bot program in ``mode``, not seeing the other programs' directories
-    nor the ``hide`` files (a deal file holds the cards to come)."""
+    nor the ``hide`` files (a deal file holds the cards to come), nor the
+    arena's ``--log-file`` (with ``-vv``, every seat's hand)."""
     places = {i: sandbox.bot_places(s.bot.argv, os.fspath(s.bot.cwd) if s.bot.cwd else None)
               for i, s in enumerate(seats) if s.bot is not None}
     out = []
@@ -79,7 +80,7 @@ def _confine(seats: tuple[SeatSpec, ...], mode: str, hide: tuple[Path | None, ..
             out.append(seat)
             continue
         hidden = [p for j, found in places.items() if j != i for p in found]
-        hidden += [os.path.abspath(p) for p in hide if p is not None]
+        hidden += [os.path.abspath(p) for p in (*hide, logsetup.log_file()) if p is not None]
         policy = seat.bot.sandbox.replace(mode=mode, hide=tuple(hidden))
         out.append(SeatSpec(seat.name, bot=dataclasses.replace(seat.bot, sandbox=policy)))
     return tuple(out)

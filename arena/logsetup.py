@@ -143,6 +143,14 @@ def reset() -> None:
     set_quiet(False)
 
 
+def log_file() -> Path | None:
+    """The arena's log file, this process's or (in a worker) its arena's:
+    with ``-vv`` it holds every protocol line, every seat's hand, so the
+    sandbox hides it from the bots."""
+    file = os.environ.get(ENV_FILE)
+    return Path(file) if file else None
+
+
 def configure_worker() -> None:
     """A worker process: its arena's settings, from the environment."""
     try:

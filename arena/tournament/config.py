@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import logsetup
 from ..process import BotSpec, SandboxPolicy, TimeControl
 from ..process.sandbox import AUTO, bot_places
 from ..process.spec import DEFAULT_MAX_PROCESSES, MiB
@@ -305,6 +306,9 @@ class TournamentConfig:
         hide = [self.output, tournament_file, *_repositories(tournament_file.parent),
                 self.dir / "arena-results",          # other tournaments' results too
                 *self.also_hidden]
+        arena_log = logsetup.log_file()          # --log-file: with -vv, every hand as it is dealt
+        if arena_log is not None:
+            hide.append(arena_log)
         for other in self.bots:
             if other.name != name and other.command is not None:
                 hide += map(Path, bot_places(other.command, os.fspath(other.dir) if other.dir else None))
