@@ -91,6 +91,23 @@ def settle_seed(config: TournamentConfig) -> TournamentConfig:
     return config.with_overrides(seed=secrets.randbits(63))
 
 
+#: Seeds below this (in size) a bot can find by trying them one by one until
+#: one deals its own first hand (about 0.2 ms a try), or look up in a table
+#: made beforehand: then it knows every hand and the stock's order.
+GUESSABLE_SEED = 2 ** 32
+
+
+def warn_guessable_seed(config: TournamentConfig, warn: Callable[[str], None] = warn) -> None:
+    """Warn, before bot programs play, that the run's seed is small enough to
+    guess (``GUESSABLE_SEED``).  A seed arena draws itself is 63 bits."""
+    assert config.seed is not None
+    if abs(config.seed) >= GUESSABLE_SEED or not any(bot.command for bot in config.bots):
+        return
+    warn(f"seed {config.seed} is small: a bot can find it by trying seeds until one deals its own hand, and then "
+         f"know every hand; for a competition leave 'seed' out (arena draws a 63-bit one and stores it) or give "
+         f"a large random one (python3 -c 'import secrets; print(secrets.randbits(63))')")
+
+
 def hide_earlier_runs(config: TournamentConfig, sandbox_mode: str, echo: Callable[[str], None]) -> TournamentConfig:
     """The results and tournament file of each earlier run with this run's
     seed, hidden from its sandboxed bots (``earlier``), and the organiser

@@ -43,6 +43,7 @@ from .preflight import (
     run_builds,
     settle_seed,
     warn,
+    warn_guessable_seed,
 )
 from .progress import Progress
 from .ranking import rated_games
@@ -199,6 +200,7 @@ def _run_schedule(config: TournamentConfig, jobs: int | None, echo: Callable[[st
         run_builds(config, echo)
         check_bots(config)  # after the builds, which may create the programs
         sandbox_mode = prepare_sandbox(config)
+        warn_guessable_seed(config)
         config = hide_earlier_runs(config, sandbox_mode, echo)
         progress = Progress(total=len(entries), done=len(entries) - len(todo),
                             stream=progress_stream or sys.stderr, rating=config.rating,
@@ -311,6 +313,7 @@ class _Rounds:
             run_builds(self.config, self.echo)
             check_bots(self.config)
             self.sandbox_mode = prepare_sandbox(self.config)
+            warn_guessable_seed(self.config)
             self.config = hide_earlier_runs(self.config, self.sandbox_mode, self.echo)
             self.progress = Progress(total=self.budget, done=done, stream=self.stream, games=games,
                                      unsettled=self.unsettled, rating=self.config.rating)
