@@ -54,6 +54,18 @@ def test_a_tournament_hides_the_arena_log_file_from_its_bots(tmp_path: Path) -> 
     assert str(log.absolute()) not in config.sandbox_policy("a").hide
 
 
+def test_a_tournament_hides_the_list_of_runs_from_its_bots(tmp_path: Path) -> None:
+    """The list of runs (``earlier.runs_file``) names the results directory
+    and file of every run on the machine."""
+    from arena.tournament.earlier import runs_file
+
+    (tmp_path / "t.yaml").write_text("name: t\nbots:\n  - {name: a, command: python3 a.py}\n"
+                                     "  - {name: b, builtin: greedy}\nplayers: 2\nseed: 3\n")
+    listed = runs_file()
+    assert listed is not None
+    assert str(listed) in load_config(tmp_path / "t.yaml").sandbox_policy("a").hide
+
+
 SPY = """
 import os, runpy, sys
 try:

@@ -309,6 +309,12 @@ class TournamentConfig:
         arena_log = logsetup.log_file()          # --log-file: with -vv, every hand as it is dealt
         if arena_log is not None:
             hide.append(arena_log)
+        # The list of runs names every run's results and file: those of
+        # other seeds stay readable, but a bot has no business finding them.
+        from .earlier import runs_file  # here: it brings the store, which a config need not load
+        run_list = runs_file()
+        if run_list is not None:
+            hide.append(run_list)
         for other in self.bots:
             if other.name != name and other.command is not None:
                 hide += map(Path, bot_places(other.command, os.fspath(other.dir) if other.dir else None))
