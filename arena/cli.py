@@ -477,14 +477,17 @@ def _check_seat(words: tuple[str, ...], after_dashes: int) -> SeatSpec:
               help="Write a replay viewer for every match (replays/MATCH.html), linked from the report.")
 @click.option("--rating", type=click.Choice(["hands", "matches"]), default=None,
               help="Rate every hand or every match as one game (default: the tournament's 'rating').")
-def report(results: str, out: Path | None, bot: str | None, replays: bool, rating: str | None) -> None:
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Processes writing the replays (default: the usable CPUs).")
+def report(results: str, out: Path | None, bot: str | None, replays: bool, rating: str | None,
+           jobs: int | None) -> None:
     """Write an HTML report of RESULTS (one self-contained file, no network),
     a grade-book CSV and a replay viewer per match."""
     from .report.build import ReportError, ReportUnwritable, write_report
     from .tournament.commands import playing_note
 
     try:
-        written = write_report(results, out, bot=bot, replays=replays, rating=rating,
+        written = write_report(results, out, bot=bot, replays=replays, rating=rating, jobs=jobs,
                                progress=lambda line: click.echo(line, err=True))
     except ReportUnwritable as err:
         elsewhere = "another --out DIR" if out is not None else f"--out DIR: arena report {shlex.quote(results)} --out DIR"

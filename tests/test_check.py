@@ -240,3 +240,40 @@ def test_docs_list_every_scenario() -> None:
     for s in SCENARIOS:
         if not s.name.startswith("go down"):
             assert f"| {s.name} |" in doc, s.name
+
+
+def test_skips_after_a_failed_start_are_one_line_and_every_step_in_json(tmp_path) -> None:
+    """A bot that dies at start-up: the text report says once that the 22
+    remaining steps were not run (it printed 22 identical SKIP lines); the
+    JSON, for autograders, still has every step."""
+    dead = tmp_path / "dead.py"
+    dead.write_text("import sys\nsys.exit(3)\n")
+    argv = ["check", f"{sys.executable} {dead}", "--log-dir", str(tmp_path / "logs")]
+    text = CliRunner().invoke(main, argv)
+    assert text.exit_code == 1, text.output
+    skips = [line for line in text.output.splitlines() if line.lstrip().startswith("SKIP")]
+    rest = len(SCENARIOS) + 3                        # every scenario, match, turns, quit
+    assert skips == [f"  SKIP  the remaining {rest} steps  not run: step 'start' failed"], text.output
+    assert f"{rest} SKIP, 1 FAIL" in text.output
+    data = json.loads(CliRunner().invoke(main, [*argv, "--json"]).output)
+    skipped = [s["name"] for s in data["steps"] if s["status"] == SKIP]
+    assert skipped == [s.name for s in SCENARIOS] + ["match", "turns", "quit"]
+    assert data["counts"][SKIP] == rest
+
+
+def test_only_consecutive_skips_of_one_failed_step_are_collapsed() -> None:
+    from arena.check.report import not_run
+
+    report = CheckReport("b")
+    report.add("start", PASS, "ready")
+    report.add("x", FAIL, "crash")
+    for name in ("a", "b", "c"):
+        report.add(name, SKIP, not_run("x"))
+    report.add("d", SKIP, "not reached: the bot never went down")
+    report.add("e", SKIP, "not reached: the bot never went down")
+    report.add("f", SKIP, not_run("x"))
+    lines = [line.split()[1:] for line in report.lines() if line.startswith("  SKIP")]
+    assert [" ".join(w) for w in lines] == [
+        "3 steps, a to c not run: step 'x' failed",
+        "d not reached: the bot never went down", "e not reached: the bot never went down",
+        "f not run: step 'x' failed"]

@@ -203,3 +203,22 @@ def test_few_duplicate_groups_need_a_wider_margin_and_three_give_no_interval():
     three = assess([g for g in four if g.group != four[0].group])
     assert three.groups == 3 and not any(three.separated)
     assert all(r.low == -math.inf for r in three.rows.values())
+
+
+def test_a_fit_warm_started_from_a_prefix_reaches_the_same_ratings_in_fewer_sweeps():
+    """The report's ratings-over-time chart fits every prefix of a tournament,
+    each from the one before (``fit(warm=)``): outcomes they share keep their
+    messages, new ones (and a new table size) start from nothing."""
+    strengths = {"a": 30.0, "b": 27.0, "c": 25.0, "d": 22.0, "e": 20.0}
+    games = thurstone_games(strengths, rounds=4, seed=3)
+    games += [Game(("a", "e"), (0, 1), "two", "two-0")]       # a bucket the prefix does not have
+    prefix = fit(games[:40])
+    cold = fit(games)
+    warm = fit(games, warm=prefix)
+    assert warm.sweeps < cold.sweeps
+    for name, r in cold.ratings.items():
+        assert warm.ratings[name].mu == pytest.approx(r.mu, abs=0.01)
+        assert warm.ratings[name].sigma == pytest.approx(r.sigma, abs=0.01)
+    again = fit(games, warm=cold)        # from its own fixed point: there already
+    assert again.sweeps <= 3
+    assert fit(games, warm=None).ratings == cold.ratings

@@ -270,3 +270,90 @@ def test_the_report_of_an_unfinished_tournament_says_so(results, report_dir, tmp
     assert res.exit_code == 0, res.output
     page = (cut / "report" / "index.html").read_text()
     assert "5 of the 6 scheduled matches stored: the tournament is not finished" in page
+
+
+def test_the_final_table_and_the_charts_last_point_are_the_leaderboards(results, monkeypatch):
+    """The history fits start from each other and its last point is the
+    leaderboard's own fit: the report's table is still exactly what `arena
+    leaderboard` ranks, and the chart ends on its numbers (HISTORY_POINTS 2:
+    one warm-started point before the last)."""
+    from dataclasses import asdict
+
+    from arena.report import data as report_data
+    from arena.tournament.leaderboard import leaderboard
+
+    monkeypatch.setattr(report_data, "HISTORY_POINTS", 3)
+    store = ResultStore(results / "results.sqlite", readonly=True)
+    try:
+        got = report_data.collect(store)
+        table = [asdict(r) for r in leaderboard(store)]
+    finally:
+        store.close()
+    assert got.leaderboard == table
+    assert sorted({p["matches"] for p in got.history}) == [2, 4, 6]
+    last = {p["bot"]: p for p in got.history if p["matches"] == 6}
+    for row in table:
+        p = last[row["bot"]]
+        assert p["rating"] == round(row["rating"], 3)
+        assert p["high"] - p["low"] == pytest.approx(4 * row["sigma"], abs=0.002)
+
+
+def test_one_bots_page_replays_only_its_own_matches(results, tmp_path):
+    """--bot: the other bots' sections (kept for the grade book) make no
+    replays for requests they do not show, and their records are not read."""
+    from arena.report import data as report_data
+
+    store = ResultStore(results / "results.sqlite", readonly=True)
+    try:
+        cache: dict = {}
+        full = report_data.collect(store, history=False)
+        one = report_data.collect(store, cache=cache, history=False, shown="minimal")
+        mine = {m.match_id for m in store.matches() if "minimal" in m.bots}
+    finally:
+        store.close()
+    assert set(cache) <= mine
+    assert list(report_data.gradebook_rows(one)) == list(report_data.gradebook_rows(full))
+    shown = next(s for s in one.bots if s.bot == "minimal")
+    assert shown == next(s for s in full.bots if s.bot == "minimal")
+
+
+def test_replays_written_by_worker_processes_are_the_same_files(results, tmp_path, monkeypatch):
+    """The replays of a report are written by worker processes: the same
+    files, in the same order, as written one by one; a record that cannot
+    be replayed is a warning in its place, from either."""
+    import shutil
+    import sqlite3
+
+    from arena.report import writers
+
+    pools: list[int] = []
+
+    class Counted(writers.ProcessPoolExecutor):
+        def __init__(self, workers: int, **kw) -> None:
+            pools.append(workers)
+            super().__init__(workers, **kw)
+
+    monkeypatch.setattr(writers, "ProcessPoolExecutor", Counted)
+    monkeypatch.setattr(writers, "MIN_PER_WORKER", 1)
+    copy = tmp_path / "results"
+    shutil.copytree(results, copy, ignore=shutil.ignore_patterns("report"))
+    with sqlite3.connect(copy / "results.sqlite") as db:
+        db.execute("UPDATE matches SET record = ? WHERE schedule_index = 2", (b"not zlib",))
+    store = ResultStore(copy / "results.sqlite", readonly=True)
+    try:
+        ids = [m.match_id for m in store.matches()]
+        written: dict[int, list[Path]] = {}
+        warned: dict[int, list[str]] = {}
+        for jobs in (1, 2):
+            warned[jobs] = []
+            written[jobs] = writers.write_replays(store, [(mid, tmp_path / str(jobs) / f"{mid}.html") for mid in ids],
+                                                  back="../index.html", workers=jobs, cache={},
+                                                  progress=warned[jobs].append)
+    finally:
+        store.close()
+    assert pools == [2]
+    assert [p.name for p in written[2]] == [p.name for p in written[1]] == [f"{mid}.html" for mid in ids
+                                                                            if mid != ids[2]]
+    assert len(warned[2]) == 1 and warned[2] == warned[1] and ids[2] in warned[1][0]
+    for one, two in zip(written[1], written[2]):
+        assert one.read_bytes() == two.read_bytes(), one.name

@@ -40,7 +40,7 @@ from ..process import BotFailure, BotSpec, TimeControl, sandbox
 from ..shanghai.actions import Buy, Draw, Play
 from ..shanghai.game import View
 from .judge import judge_scenario, log_path, match_step, quit_step, start_step, turns_step
-from .report import FAIL, PASS, SKIP, WARN, CheckReport, CheckStep
+from .report import FAIL, PASS, SKIP, WARN, CheckReport, CheckStep, not_run
 from .scenarios import PLAYERS, SCENARIOS
 from .transcript import Transcript
 
@@ -168,6 +168,6 @@ class _Run:
 
 def _skip_rest(report: CheckReport, after: str) -> None:
     for scenario in SCENARIOS:
-        report.add(scenario.name, SKIP, f"not run: step '{after}' failed")
+        report.add(scenario.name, SKIP, not_run(after))
     for step in ("match", "turns", "quit"):
-        report.add(step, SKIP, f"not run: step '{after}' failed")
+        report.add(step, SKIP, not_run(after))

@@ -11,6 +11,16 @@ from ..process.errors import escaped
 PASS, FAIL, WARN, SKIP = "PASS", "FAIL", "WARN", "SKIP"
 
 
+def not_run(failed: str) -> str:
+    """The summary of a step skipped because step ``failed`` failed."""
+    return f"not run: step '{failed}' failed"
+
+
+def _not_run_by(step: CheckStep) -> bool:
+    return (step.status == SKIP and step.summary.startswith("not run: step '")
+            and not (step.details or step.rule or step.request or step.reply))
+
+
 @dataclass
 class CheckStep:
     name: str
@@ -48,13 +58,36 @@ class CheckReport:
         failed = self.counts()[FAIL]
         return "PASS" if self.ok else f"FAIL ({failed} step{'s' if failed != 1 else ''} failed)"
 
+    def _shown(self) -> list[CheckStep]:
+        """The steps as the text report shows them: a run of steps skipped
+        because one step failed is one line (after a failed start, 22 SKIP
+        lines said the same thing); the JSON keeps every step."""
+        out: list[CheckStep] = []
+        i = 0
+        while i < len(self.steps):
+            s = self.steps[i]
+            j = i + 1
+            if _not_run_by(s):
+                while j < len(self.steps) and _not_run_by(self.steps[j]) and self.steps[j].summary == s.summary:
+                    j += 1
+            if j - i < 2:
+                out.append(s)
+            else:
+                n = j - i
+                name = (f"the remaining {n} steps" if j == len(self.steps)
+                        else f"{n} steps, {s.name} to {self.steps[j - 1].name}")
+                out.append(CheckStep(name, SKIP, s.summary))
+            i = j
+        return out
+
     def lines(self) -> list[str]:
         out = [f"arena check: {self.bot}"]
         if self.containment:
             out.append(f"containment: {self.containment}")
-        width = max(len(s.name) for s in self.steps) if self.steps else 0
+        shown = self._shown()
+        width = max(len(s.name) for s in shown) if shown else 0
         pad = f"  {'':4}  {'':{width}}  "
-        for s in self.steps:
+        for s in shown:
             out.append(f"  {s.status:4}  {s.name:{width}}  {s.summary}")
             if s.rule:
                 out.append(f"{pad}rule: {s.rule}")

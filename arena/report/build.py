@@ -34,6 +34,7 @@ from .charts import INSTALL_HINT, ChartsUnavailable, ratings_chart, times_chart,
 from .data import GRADEBOOK_COLUMNS, ReportData, collect, gradebook_rows, stored_replay
 from .html import asset, render, replay_page, visible
 from .replay import ReplayError, build_replay
+from .writers import usable_cpus, write_replays
 
 __all__ = ["ReportError", "ReportUnwritable", "decision_lines", "write_report", "write_replay", "replay_of_log", "file_name"]
 
@@ -94,13 +95,18 @@ def _write_into(out: Path, path: Path, text: str) -> None:
     try:
         _write(path, text)
     except ReportError:
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-            with tempfile.TemporaryFile(dir=out):
-                pass
-        except OSError as exc:
-            raise ReportUnwritable(out, exc.strerror or str(exc)) from None
+        _check_writable(out)
         raise
+
+
+def _check_writable(out: Path) -> None:
+    """``ReportUnwritable`` unless a file can be made in ``out`` (made if need be)."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out):
+            pass
+    except OSError as exc:
+        raise ReportUnwritable(out, exc.strerror or str(exc)) from None
 
 
 def _gradebook(data: ReportData) -> str:
@@ -171,14 +177,16 @@ def default_out(results: str) -> Path:
 
 
 def write_report(results: str, out: Path | None = None, *, bot: str | None = None, replays: bool = True,
-                 rating: str | None = None, progress: Callable[[str], None] | None = None) -> list[Path]:
-    """Write the report of RESULTS into ``out`` (default RESULTS/report); the files written."""
+                 rating: str | None = None, progress: Callable[[str], None] | None = None,
+                 jobs: int | None = None) -> list[Path]:
+    """Write the report of RESULTS into ``out`` (default RESULTS/report); the files written.
+    ``jobs``: processes writing the replays (default: the usable CPUs)."""
     out = out or default_out(results)
     store = _open(results)
     try:
         cache: dict[str, dict[str, Any]] = {}
         try:
-            data = collect(store, rating, cache, history=bot is None)
+            data = collect(store, rating, cache, history=bot is None, shown=bot)
         except StoreError as err:
             raise ReportError(str(err)) from None
         if bot is not None and bot not in data.order:
@@ -187,18 +195,12 @@ def write_report(results: str, out: Path | None = None, *, bot: str | None = Non
         replay_dir = "replays"
         if replays:
             # One bot's page links to its own matches only.
-            shown = [m for m in data.matches if bot is None or any(s["bot"] == bot for s in m["seats"])]
-            for m in shown:
-                path = out / replay_dir / f"{file_name(m['match_id'])}.html"
-                try:
-                    write_replay_of_store(store, m["match_id"], path, back="../index.html", cache=cache, out=out)
-                except ReportUnwritable:
-                    raise
-                except ReportError as err:
-                    if progress is not None:      # one bad record loses its replay, not the report
-                        progress(f"warning: {err}")
-                    continue
-                written.append(path)
+            shown = [m["match_id"] for m in data.matches if bot is None or any(s["bot"] == bot for s in m["seats"])]
+            if shown:
+                _check_writable(out)     # one line for a place it cannot write, not a warning a replay
+            written += write_replays(store, [(mid, out / replay_dir / f"{file_name(mid)}.html") for mid in shown],
+                                     back="../index.html", workers=usable_cpus() if jobs is None else jobs,
+                                     cache=cache, progress=progress)
         book = out / "gradebook.csv"
         _write_into(out, book, _gradebook(data))
         written.append(book)

@@ -54,7 +54,7 @@ def ratings_chart(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
     first N matches; ``points``: {"matches", "bot", "rating", "low", "high"}."""
     alt = _altair()
     data = alt.NamedData(name="ratings")
-    x = alt.X("matches:Q", title="matches played (schedule order)")
+    x = alt.X("matches:Q", title="matches played (schedule order; a point: the fit of the first N)")
     colour = alt.Color("bot:N", title="bot")
     band = alt.Chart(data).mark_area(opacity=0.15).encode(
         x=x, y=alt.Y("low:Q", title="rating (TrueSkill mu, band: mu \u00b1 2 sigma)"), y2="high:Q", color=colour)

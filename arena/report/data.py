@@ -14,14 +14,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..match.spec import fault_place
-from ..tournament.leaderboard import _confidence, _Fixed, _rating, _seed, head_to_head, leaderboard, seat_effect
+from ..tournament.leaderboard import LeaderboardRow, _confidence, _Fixed, _rating, _seed, head_to_head, leaderboard, seat_effect
 from ..tournament.ranking import rated_games
 from ..tournament.schedule import unfinished_size
 from ..tournament.store import FAULT_KINDS, ResultStore, StoredMatch, StoreError
 
 __all__ = ["ReportData", "BotSection", "collect", "GRADEBOOK_COLUMNS", "gradebook_rows"]
 
-HISTORY_POINTS = 24         # fits of the ratings over the tournament, at most
+HISTORY_POINTS = 24         # points of the ratings over the tournament, at most (the last: every match)
 TIMES_PER_BOT = 2000        # decision times per bot in the chart, at most (evenly spaced order statistics)
 SLOWEST = 5
 REFUSED_SHOWN = 10
@@ -70,8 +70,15 @@ class ReportData:
     scheduled: int | None = None                            # matches scheduled, when not all are played yet
 
 
-def _history(matches: Sequence[StoredMatch], bots: Sequence[str], unit: str) -> list[dict[str, Any]]:
-    """The batch fit of the first N matches (schedule order), at up to HISTORY_POINTS values of N."""
+def _history(matches: Sequence[StoredMatch], bots: Sequence[str], unit: str,
+             final: Sequence[LeaderboardRow]) -> list[dict[str, Any]]:
+    """The batch fit of the first N matches (schedule order), at up to
+    HISTORY_POINTS values of N evenly spaced, the last being every match.
+
+    Each fit starts from the one before it (the outcomes they share keep
+    their messages), which takes it to the same tolerance in fewer sweeps;
+    the last point is the leaderboard's own fit (``final``), so the chart ends
+    on the table's numbers.  No bootstrap: the chart's band is mu +- 2 sigma."""
     from ..ranking import fit
 
     ordered = sorted(matches, key=lambda m: m.schedule_index)
@@ -79,15 +86,21 @@ def _history(matches: Sequence[StoredMatch], bots: Sequence[str], unit: str) -> 
         return []
     steps = min(HISTORY_POINTS, len(ordered))
     cuts = sorted({round(len(ordered) * (i + 1) / steps) for i in range(steps)})
-    out = []
-    for n in cuts:
+    out: list[dict[str, Any]] = []
+
+    def add(n: int, ratings: Iterable[tuple[str, float, float]]) -> None:
+        out.extend({"matches": n, "bot": bot, "rating": round(mu, 3),
+                    "low": round(mu - 2 * sigma, 3), "high": round(mu + 2 * sigma, 3)} for bot, mu, sigma in ratings)
+
+    warm = None
+    for n in cuts[:-1]:
         games = rated_games(ordered[:n], unit)
         if not games:
             continue
-        ratings = fit(games, bots).ratings
-        for bot, r in ratings.items():
-            out.append({"matches": n, "bot": bot, "rating": round(r.mu, 3),
-                        "low": round(r.mu - 2 * r.sigma, 3), "high": round(r.mu + 2 * r.sigma, 3)})
+        warm = fit(games, bots, warm=warm)
+        add(n, ((bot, r.mu, r.sigma) for bot, r in warm.ratings.items()))
+    # The leaderboard's rows are in rank order; the fits' are by name.
+    add(cuts[-1], sorted((r.bot, r.rating, r.sigma) for r in final))
     return out
 
 
@@ -141,10 +154,14 @@ def stored_replay(store: ResultStore, match_id: str, cache: dict[str, dict[str, 
 
 
 def collect(store: ResultStore, rating: str | None = None,
-            cache: dict[str, dict[str, Any]] | None = None, *, history: bool = True) -> ReportData:
+            cache: dict[str, dict[str, Any]] | None = None, *, history: bool = True,
+            shown: str | None = None) -> ReportData:
     """Everything the report shows, from ``store``; the replays it had to make go into ``cache``.
     ``history``: False leaves the ratings over the tournament out (a fit per
-    point of the chart, the slowest part; one bot's page has no charts)."""
+    point of the chart; one bot's page has no charts).  ``shown``: only this
+    bot's section is shown (``--bot``), so only its rows get the requests and
+    hands that take replays of their matches; the others' counts, for the
+    grade book, are the same."""
     tournament = store.tournament() or {}
     matches = store.matches()
     bots = store.bots()
@@ -158,7 +175,8 @@ def collect(store: ResultStore, rating: str | None = None,
         h2h.setdefault(e.bot, {})[e.opponent] = {
             "played": e.played, "ahead": e.ahead, "behind": e.behind, "tied": e.tied,
             "share": e.share, "significant": e.significant, "p_value": e.p_value}
-    times, fallback = _decision_times(store, matches)
+    # One bot's page shows its own times only: the records of the other matches need not be read.
+    times, fallback = _decision_times(store, matches if shown is None else [m for m in matches if shown in m.bots])
     time_points = [{"bot": b, "ms": max(ms, 0.001)}      # a log scale has no 0
                    for b in order for ms in _spread([t[0] for t in times.get(b, [])], TIMES_PER_BOT)]
     note = ("one point per decision" if not fallback
@@ -172,13 +190,14 @@ def collect(store: ResultStore, rating: str | None = None,
                    "caught": m.caught[s]} for s, b in enumerate(m.bots)],
         "faults": len(m.faults), "seconds": m.duration_seconds} for m in matches]
     cache = {} if cache is None else cache
-    sections = [_bot_section(b, matches, h2h.get(b, {}), faults.get(b, {}), times.get(b, []), store, cache)
+    sections = [_bot_section(b, matches, h2h.get(b, {}), faults.get(b, {}), times.get(b, []), store, cache,
+                             detail=shown is None or b == shown)
                 for b in order]
     return ReportData(
         name=tournament.get("name", "tournament"), created=tournament.get("created", ""), rating_unit=unit,
         confidence=level, leaderboard=[asdict(r) for r in rows], head_to_head=h2h,
         seats=[asdict(s) for s in seat_effect(matches)],
-        history=_history(matches, order, unit) if history else [],
+        history=_history(matches, order, unit, rows) if history else [],
         times=time_points, times_note=note, faults=faults, matches=match_rows,
         failed=[{"match_id": f.match_id, "reason": f.reason, "bots": list(f.bots)} for f in store.failures()],
         bots=sections, order=order, scheduled=unfinished_size(store))
@@ -186,7 +205,7 @@ def collect(store: ResultStore, rating: str | None = None,
 
 def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[str, Any]],
                  faults: dict[str, int], times: list[tuple[float, str, int]], store: ResultStore,
-                 cache: dict[str, dict[str, Any]]) -> BotSection:
+                 cache: dict[str, dict[str, Any]], *, detail: bool = True) -> BotSection:
     mine = [(m, m.bots.index(bot)) for m in matches if bot in m.bots]
     # What the bot scored itself: not the arena's stand-in moves after a forfeit.
     hands = sum(m.own_hands(s) for m, s in mine)
@@ -215,7 +234,8 @@ def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[s
         where = "at start-up" if f["decision"] is None else \
             fault_place(f["hand"], f["decision"], f["decision_kind"], f["request_id"])
         section.first_fault = f"{f['kind']} in {m.match_id}, {where}: {f['detail']}"
-    _add_requests(section, store, {m.match_id: m for m, _ in mine}, cache)
+    if detail:
+        _add_requests(section, store, {m.match_id: m for m, _ in mine}, cache)
     return section
 
 
