@@ -94,6 +94,9 @@ def good_bots() -> list[list[str]]:
     node = shutil.which("node")
     if node:
         bots += [[node, "bots/js/bot.js"], [node, "examples/javascript/bot.js"]]
+    perl = shutil.which("perl")
+    if perl:
+        bots.append([perl, "examples/perl/bot.pl"])
     return bots
 
 

@@ -187,6 +187,13 @@ def python_argv(path: str) -> list[str]:
     return [sys.executable, str(REPO / path)]
 
 
+def perl_argv(path: str) -> list[str]:
+    perl = shutil.which("perl")
+    if perl is None:
+        pytest.skip("perl is not installed")
+    return [perl, str(REPO / path)]
+
+
 def node_argv(path: str) -> list[str]:
     node = shutil.which("node")
     if node is None:
@@ -209,6 +216,10 @@ def test_python_botkit_bots_are_deterministic(tmp_path: Path) -> None:
 def test_python_bots_run_from_anywhere(tmp_path: Path) -> None:
     """The shipped bots find the arena package from a checkout whatever the cwd."""
     run_bot(python_argv("bots/greedy_bot.py"), tmp_path, [(SMALL, 6, 0)], cwd=tmp_path)
+
+
+def test_perl_starter_kit(tmp_path: Path) -> None:
+    run_bot(perl_argv("examples/perl/bot.pl"), tmp_path, TWO_MATCHES)
 
 
 def test_js_starter_kit(tmp_path: Path) -> None:
@@ -282,11 +293,14 @@ def test_recorded_session_is_valid() -> None:
 
 
 @pytest.mark.parametrize("argv", [["python3", "examples/python/bot.py"], ["node", "examples/javascript/bot.js"],
-                                  ["node", "bots/js/bot.js"], ["python3", "bots/greedy_bot.py"]])
+                                  ["node", "bots/js/bot.js"], ["python3", "bots/greedy_bot.py"],
+                                  ["perl", "examples/perl/bot.pl"]])
 def test_kits_answer_the_recorded_session(argv: list[str]) -> None:
     """``bot < examples/session.jsonl`` as the READMEs suggest: one line per start and request."""
     if argv[0] == "node":
         argv = node_argv(argv[1])
+    elif argv[0] == "perl":
+        argv = perl_argv(argv[1])
     else:
         argv = python_argv(argv[1])
     msgs = [json.loads(x) for x in session_lines()]

@@ -292,6 +292,9 @@ def test_parse_reply_accepts_documented_forms(kind: str, reply: dict[str, Any], 
 BAD_REPLIES = [
     ("draw", [1, 2], "must be a JSON object", "malformed"),
     ("draw", {"draw": "stock"}, "has no \"id\"", "malformed"),
+    # an answer to a notice, read as the reply to the waiting request: say so
+    ("draw", {"ok": True}, "only 'start' and 'request' are answered", "malformed"),
+    ("play", {"type": "ack"}, "holds no play choice either", "malformed"),
     ("draw", {"id": 4, "draw": "stock"}, "request's id is 5", "wrong_id"),
     ("draw", {"id": 5}, "needs \"draw\"", "malformed"),
     ("draw", {"id": 5, "source": "stock"}, "needs \"draw\"", "malformed"),

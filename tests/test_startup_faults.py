@@ -64,6 +64,8 @@ def test_a_line_of_prose_in_place_of_a_reply_gets_the_same_hint(tmp_path):
     for fault in faults:
         assert fault.detail.startswith("not valid JSON") and fault.detail.endswith(f"; {HINT}"), fault.detail
         assert fault.excerpt == "I think I will discard the seven of hearts"
+        # quoted in the reason too: `arena play` prints only the reason
+        assert 'instead of a reply: "I think I will discard the seven of hearts"' in fault.detail
 
 
 FLUSH_HINT = ("no request of this match answered yet: does the bot flush stdout after each reply, "

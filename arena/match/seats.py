@@ -46,7 +46,7 @@ START_TIMEOUT_HINT = ("; does the bot flush stdout after each line? (Python: pri
 # in which it answered: it flushes, it is only slow now.)
 NO_REPLY_YET_HINT = ("; no request of this match answered yet: does the bot flush stdout after "
                      "each reply, not only after 'ready'? (C: fflush(stdout); Python: "
-                     "print(..., flush=True))")
+                     "print(..., flush=True); Perl: $| = 1;)")
 
 # After a refused 'ready', how long the bot may take to exit: an exit is the
 # fault then (a runtime printing its error on stdout as it fails to start).
@@ -210,7 +210,9 @@ class RemoteSeat:
             self.note_ignored(game.hand_no, index)
             kind, detail, line = _classify(exc, reply)
             if isinstance(exc, BotMalformed) and detail.startswith(NOT_JSON):
-                detail = f"{detail}; {NOT_READY_HINT}"     # most likely a debug print
+                # Most likely a debug print: quote it, as for 'ready', so the
+                # author sees which print it was without opening the match.
+                detail = f'{detail} in the line it wrote instead of a reply: "{line}"; {NOT_READY_HINT}'
             elif isinstance(exc, BotTimeout) and not proc.stats.times and not handle.answered_before:
                 detail += NO_REPLY_YET_HINT
         fallback = fallback_action(d)

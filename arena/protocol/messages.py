@@ -191,7 +191,13 @@ def parse_reply(obj: Any, req_id: int, kind: str) -> Action:
     if not isinstance(obj, Mapping):
         raise ProtocolError(f"a reply must be a JSON object, got {type(obj).__name__}")
     if "id" not in obj:
-        raise ProtocolError(f"the reply has no \"id\"; it must echo the request's id {req_id}")
+        hint = ""
+        if kind in REPLY_FIELDS and not any(field in obj for field in REPLY_FIELDS[kind]):
+            # Neither an id nor a choice: most often a line the bot wrote for
+            # a notice, which arrived while this request waited.
+            hint = (f" (the line, {_text(dict(obj))}, holds no {kind} choice either: only 'start' "
+                    f"and 'request' are answered, never an event, error or end notice)")
+        raise ProtocolError(f"the reply has no \"id\"; it must echo the request's id {req_id}{hint}")
     reply_id = obj["id"]
     if type(reply_id) is not int:          # bool is an int subclass; 3.0 == 3
         raise ProtocolError(f"the reply's \"id\" must be a whole number (the request's id {req_id}), "
