@@ -83,7 +83,11 @@ runpy.run_path({bot!r}, run_name="__main__")
 def test_a_bot_cannot_read_the_arena_log_of_its_own_match(tmp_path: Path, outside_tmp: Path) -> None:
     log = outside_tmp / "arena.log"
     spy = tmp_path / "spy.py"
-    spy.write_text(SPY.format(log=str(log), bot=str(ROOT / "bots" / "greedy_bot.py")))
+    # The spy then plays as a minimal bot, copied beside it: a checkout under
+    # /tmp (CI's clean clone) is out of the bot's sight in the sandbox.
+    for name in ("minimal.py", "common.py"):
+        (tmp_path / name).write_text((ROOT / "tests" / "gamebots" / name).read_text())
+    spy.write_text(SPY.format(log=str(log), bot=str(tmp_path / "minimal.py")))
     logs = tmp_path / "logs"
     done = subprocess.run([sys.executable, "-m", "arena", "play", f"{sys.executable} {spy}", "greedy",
                            "--seed", "2", "--sandbox", "bwrap", "--log-dir", str(logs),

@@ -39,7 +39,7 @@ def warnings(stderr: str) -> list[str]:
 
 def tournament(tmp_path: Path, bots: dict[str, tuple[str, str]], sandbox: str = "auto") -> Path:
     """bots: name -> (dir, program file in it), each a copy of a shipped bot."""
-    lines = ["name: t", f"sandbox: {sandbox}", "players: 2", "seed: 1", "bots:"]
+    lines = ["name: t", f"sandbox: {sandbox}", "players: 2", "seed: 2410114748679867459", "bots:"]
     for name, (folder, program) in bots.items():
         target = tmp_path / folder / program
         target.parent.mkdir(parents=True, exist_ok=True)
