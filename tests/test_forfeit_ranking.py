@@ -15,16 +15,15 @@ from __future__ import annotations
 import csv
 import json
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_fault_lines import arena  # the CLI as a user runs it, no traceback allowed
 
 ROOT = Path(__file__).resolve().parent.parent
 BOTS = ROOT / "tests" / "gamebots"
-HANG = 300      # only there to turn a hang into a failure
 
 
 def tournament_file(tmp: Path) -> Path:
@@ -50,13 +49,6 @@ deals: 2
 seed: 5
 """)
     return path
-
-
-def arena(*args: str) -> subprocess.CompletedProcess[str]:
-    res = subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True, text=True,
-                         cwd=ROOT, timeout=HANG)
-    assert "Traceback" not in res.stdout + res.stderr, res.stderr
-    return res
 
 
 @pytest.fixture(scope="module")
