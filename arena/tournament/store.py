@@ -47,9 +47,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..words import plural
-from .configdiff import differences
 from .stored import FAULT_KEYS, FAULT_KINDS, STAT_KEYS, FailedMatch, StoredMatch, StoreError
+from .storedconfig import (
+    AUTO_SANDBOX,
+    RESOLVED_MODES,
+    RESOLVED_SANDBOX,
+    canonical_json,
+    config_changes,
+    current_config,
+    without_unstored,
+)
 
 __all__ = [
     "DEFAULT_DB_NAME", "FAULT_KINDS", "SCHEMA_VERSION", "STAT_KEYS", "FAULT_KEYS",
@@ -89,89 +96,6 @@ def resolve_db_path(path: str | Path) -> Path:
     """The database file for a RESULTS argument: a directory means its results.sqlite."""
     p = Path(path)
     return p / DEFAULT_DB_NAME if p.is_dir() else p
-
-
-def _canonical_json(config: str | Mapping[str, Any]) -> str:
-    value = json.loads(config) if isinstance(config, (str, bytes)) else config
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-# Settings that older versions stored under another name (section, old, new):
-# read under today's, so that their results still resume and show as today's.
-RENAMED_SETTINGS = (("time", "per_move", "per_decision"),)
-
-
-# Settings stored since a later version: a stored configuration without one
-# was stored before it existed, and is compared without it (its value then
-# is not known), so that its results still resume.  ``ADDED_BOT_SETTINGS``
-# are a bot program's (its ``sandbox`` grants), compared so bot by bot.
-ADDED_SETTINGS = ("sandbox",)
-ADDED_BOT_SETTINGS = ("sandbox",)
-
-# Not a setting of the file but a fact of the run, stored with its
-# configuration: what the file's sandbox mode resolved to where its matches
-# were played (``auto`` is bubblewrap on one machine, nothing on another).
-# Compared by ``settle_sandbox``, never as a changed key.
-RESOLVED_SANDBOX = "sandbox_resolved"
-AUTO_SANDBOX = "auto"       # the mode that resolves differently by machine (process.sandbox.AUTO)
-RESOLVED_MODES = ("bwrap", "none")      # what a mode resolves to (process.sandbox.BWRAP, NONE)
-
-
-def _without_unstored(stored: Any, config: str) -> str:
-    """``config`` (canonical JSON) without the ``ADDED_SETTINGS`` (and each
-    bot's ``ADDED_BOT_SETTINGS``) that ``stored`` lacks, and with its sandbox
-    mode as stored when the two mean the same (``_same_sandbox``)."""
-    if not isinstance(stored, dict):
-        return config
-    given = json.loads(config)
-    if not isinstance(given, dict):
-        return config
-    given = {k: v for k, v in given.items() if k in stored or k not in ADDED_SETTINGS}
-    stored_bots = {b.get("name"): b for b in stored.get("bots") or () if isinstance(b, dict)}
-    if isinstance(given.get("bots"), list):
-        given["bots"] = [_bot_without_unstored(stored_bots.get(b.get("name")), b) if isinstance(b, dict) else b
-                         for b in given["bots"]]
-    if _same_sandbox(stored, given.get("sandbox")):
-        given["sandbox"] = stored["sandbox"]
-    return _canonical_json(given)
-
-
-def _bot_without_unstored(stored: Any, given: dict[str, Any]) -> dict[str, Any]:
-    if not isinstance(stored, dict) or "command" not in stored:
-        return given       # a bot added, or a built-in player: compared as it is
-    return {k: v for k, v in given.items() if k in stored or k not in ADDED_BOT_SETTINGS}
-
-
-def _same_sandbox(stored: dict[str, Any], given: Any) -> bool:
-    """Whether the file's mode ``given`` means what the stored one meant:
-    ``auto`` that resolved to bwrap, and ``bwrap``, are one sandbox (so an
-    organiser can name the mode the stored matches ran under); whether
-    ``auto`` resolves here as it did there is ``settle_sandbox``'s to check."""
-    resolved = stored.get(RESOLVED_SANDBOX)
-    if resolved not in RESOLVED_MODES:
-        return False
-    return stored.get("sandbox") in (AUTO_SANDBOX, resolved) and given in (AUTO_SANDBOX, resolved)
-
-
-def current_config(config: Any) -> Any:
-    """A stored configuration with the old names of ``RENAMED_SETTINGS`` replaced."""
-    if not isinstance(config, dict):
-        return config
-    out = dict(config)
-    for section, old, new in RENAMED_SETTINGS:
-        part = out.get(section)
-        if isinstance(part, dict) and old in part and new not in part:
-            out[section] = {(new if k == old else k): v for k, v in part.items()}
-    return out
-
-
-def _changes(stored: str, given: str, shown: int = 2) -> str:
-    """`` (key: was X, now Y; ...)``: what differs, the first few."""
-    found = differences(json.loads(stored), json.loads(given))
-    if not found:
-        return ""
-    more = f"; and {plural(len(found) - shown, 'more difference')}" if len(found) > shown else ""
-    return f" ({'; '.join(found[:shown])}{more})"
 
 
 @contextmanager
@@ -503,7 +427,7 @@ class ResultStore:
         would mix two tournaments' results: StoreError. ``bots`` are registered
         so that a bot with no completed match still has a leaderboard row.
         """
-        config = _canonical_json(current_config(json.loads(config_json) if isinstance(config_json, (str, bytes))
+        config = canonical_json(current_config(json.loads(config_json) if isinstance(config_json, (str, bytes))
                                                 else config_json))
         with self._lock:
             try:
@@ -525,7 +449,7 @@ class ResultStore:
     def check_tournament(self, name: str, config_json: str | Mapping[str, Any], seed: int | None) -> None:
         """What ``init_tournament`` would refuse, without writing: StoreError
         if this database holds another tournament (nothing if it holds none)."""
-        config = _canonical_json(current_config(json.loads(config_json) if isinstance(config_json, (str, bytes))
+        config = canonical_json(current_config(json.loads(config_json) if isinstance(config_json, (str, bytes))
                                                 else config_json))
         rows = self._read("SELECT name, config, seed FROM tournament WHERE id = 1")
         if rows:
@@ -535,15 +459,15 @@ class ResultStore:
         # Compared under today's names; the row stays as stored, so the
         # version that stored it can still resume it.
         stored = current_config(json.loads(row[1]))
-        config = _without_unstored(stored, config)
+        config = without_unstored(stored, config)
         if isinstance(stored, dict):
             stored = {k: v for k, v in stored.items() if k != RESOLVED_SANDBOX}
-        row = (row[0], _canonical_json(stored), row[2])
+        row = (row[0], canonical_json(stored), row[2])
         if (row[0], row[1], row[2]) != (name, config, seed):
             # The configuration holds the seed too: name the seed first.
             what = ("name" if row[0] != name else "seed" if row[2] != seed else "configuration")
             if what == "configuration":
-                what += _changes(row[1], config)
+                what += config_changes(row[1], config)
             raise StoreError(
                 f"{self.path}: holds results of tournament {row[0]!r} with a different {what}; "
                 f"refusing to mix them (use another output directory, or remove this file to start over)")
@@ -583,7 +507,7 @@ class ResultStore:
         if before not in RESOLVED_MODES or not played:     # nothing stored was played under another
             if record:
                 self._conn.execute("UPDATE tournament SET config = ? WHERE id = 1",
-                                   (_canonical_json({**stored, RESOLVED_SANDBOX: resolved}),))
+                                   (canonical_json({**stored, RESOLVED_SANDBOX: resolved}),))
             return
         file_mode = stored.get("sandbox")
         how = (f"sandbox: {file_mode} resolved to {before}" if file_mode == AUTO_SANDBOX and before != AUTO_SANDBOX
