@@ -905,3 +905,12 @@ def test_replay_reproduces_reshuffles():
         _random_step(game, rng)
     assert events(game, ev.RESHUFFLE) and events(game, ev.BUY)
     _assert_replays(game)
+
+
+def test_a_views_cards_sort_as_the_protocol_says() -> None:
+    # docs/PROTOCOL.md: by suit (C, D, H, S), then rank from the ace up (the
+    # ace first although it may play high, deuces in their place although
+    # wild), jokers last.  A bot may rely on it.
+    game = new_game(2, deal("KS JOKER 2H AH 10C AC QD 2C JC 3D KH", "4C 5C 6C 7C 8C 9C 4D 5D 6D 7D 8D"))
+    shown = game.view(0).to_json()["cards"]
+    assert shown == ["AC", "2C", "10C", "JC", "3D", "QD", "AH", "2H", "KH", "KS", "JK"]
