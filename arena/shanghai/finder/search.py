@@ -140,24 +140,102 @@ def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
     length are placed in (suit, lo, hi) order, so each layout is seen once.
     ``build`` False: only the answer matters, the leaf skips the set layout.
     """
-    cnt, nat, masks = st.cnt, st.nat, st.masks
-    J = st.jokers
-    wd = plan.wd
-    run_len = plan.run_len
-    nruns = len(run_len)
-    set_cost = plan.set_cost
-    has_sets = set_cost is not None
-    runs: list[_Run] = []
-    used_wilds = 0
-    used_naturals = 0
-    still_needed = plan.still_needed
-    same_len = plan.same_len
-    total = st.n
+    return _Search(st, plan, on_leaf, best_mode, build).rec(0, 0)
 
-    def extra_naturals() -> list[int] | None:
+
+def _lendable(runs: list[_Run]) -> list[int]:
+    """Per suit, a mask of the inner values placed runs could lend (those
+    with slack to spare)."""
+    lends = [0, 0, 0, 0]
+    for r in runs:
+        if r.held and r.k > (r.ln + 1) // 2:
+            lend = lends[r.s]
+            for v in r.held:
+                lend |= 1 << v
+            lends[r.s] = lend
+    return lends
+
+
+def _run_cands(runs: list[_Run], masks: list[int], L: int, bound: int, pool: int,
+               wd: bool) -> list[_Cand]:
+    """The windows run ``L`` could take at this node: key (suit, lo, hi) >=
+    ``bound`` (runs of equal length come in key order), at most ``pool`` wild
+    units; in a suit placed runs could lend to, the windows it could hold
+    with the lendable cards back in hand."""
+    cands: list[_Cand] = []
+    lends = _lendable(runs)  # once per node, not per suit
+    bs = bound >> 8
+    blohi = bound & 0xFF
+    cpool = pool if pool < 7 else 7  # no run needs more: w <= ln // 2 <= 6, and a 2
+    for s in range(bs, 4):
+        own = masks[s]
+        lend = lends[s]
+        if not lend:
+            keys, suit_cands = _suit_cands(own, L, s, cpool, wd)
+            if s == bs and blohi:
+                cands.extend(suit_cands[bisect_left(keys, blohi):])
+            else:
+                cands.extend(suit_cands)
+            continue
+        # w is then ln minus the naturals it really owns in there
+        for ln, _w, lo, hi, seg in _windows(own | lend, L):
+            if (s << 8) | (lo << 4) | hi < bound:
+                continue
+            own_in = (own >> lo & ((1 << (hi - lo + 1)) - 1)).bit_count()
+            units = ln - own_in + 1 if wd and lo <= 2 <= hi and own & 4 else ln - own_in
+            if units > pool:
+                continue
+            cands.append((ln, ln - own_in, s, lo, hi, seg, own_in, None, seg[1:-1], -len(seg), units))
+    return cands
+
+
+def _affordable(cands: list[_Cand], R: int, cnt: list[int], pool: int,
+                sets_need: int) -> list[_Cand]:
+    """``cands`` less those after which this run and the R - 1 later ones of
+    its length, with the sets, cannot be paid for from ``pool`` (empty: the
+    node has no leaf)."""
+    if R * min(map(_UNITS, cands)) + sets_need > pool:
+        return []
+    if R > 1:
+        if _slots_need(cands, R, cnt, pool - sets_need):
+            return []
+        return _with_a_next(cands, R, cnt, pool - sets_need)
+    return cands
+
+
+class _Search:
+    """The state of one search: the hand's counts (cards leave them as runs
+    are placed and come back on the way up), the runs placed, the wild units
+    and naturals they use."""
+
+    __slots__ = ("cnt", "nat", "masks", "J", "wd", "plan", "run_len", "nruns", "set_cost",
+                 "has_sets", "runs", "used_wilds", "used_naturals", "still_needed", "same_len",
+                 "total", "on_leaf", "best_mode", "build")
+
+    def __init__(self, st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool,
+                 build: bool) -> None:
+        self.cnt, self.nat, self.masks = st.cnt, st.nat, st.masks
+        self.J = st.jokers
+        self.total = st.n
+        self.wd = plan.wd
+        self.plan = plan
+        self.run_len = plan.run_len
+        self.nruns = len(plan.run_len)
+        self.set_cost = plan.set_cost
+        self.has_sets = plan.set_cost is not None
+        self.still_needed = plan.still_needed
+        self.same_len = plan.same_len
+        self.runs: list[_Run] = []
+        self.used_wilds = 0
+        self.used_naturals = 0
+        self.on_leaf = on_leaf
+        self.best_mode = best_mode
+        self.build = build
+
+    def extra_naturals(self) -> list[int] | None:
         """Per rank, how many placed runs could give a card of it back."""
         extra = None
-        for r in runs:
+        for r in self.runs:
             if r.held and r.k > (r.ln + 1) // 2:  # some slack
                 if extra is None:
                     extra = [0] * 14
@@ -165,18 +243,21 @@ def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
                     extra[v] += 1
         return extra
 
-    def leaf(pool: int) -> bool:
-        if not has_sets:
-            return on_leaf(runs, [], [], used_wilds)
-        if set_cost(nat, None) <= pool:  # type: ignore[misc]  # has_sets: not None
-            if not build:
+    def leaf(self, pool: int) -> bool:
+        """All runs placed: lay out the sets (reclaiming run cards if need
+        be) within ``pool`` wild units and hand the layout to on_leaf."""
+        plan, nat, wd, runs = self.plan, self.nat, self.wd, self.runs
+        if not self.has_sets:
+            return self.on_leaf(runs, [], [], self.used_wilds)
+        if self.set_cost(nat, None) <= pool:  # type: ignore[misc]  # has_sets: not None
+            if not self.build:
                 return True
             lens = plan.set_len
             if len(set(lens)) == 1:
                 raw = _assign_equal(lens[0], len(lens), nat, wd, plan.distinct)
             else:
                 raw = _sets_dp(lens, nat, wd, plan.distinct)[1]
-            return on_leaf(runs, _groups(plan, raw), [], used_wilds)
+            return self.on_leaf(runs, _groups(plan, raw), [], self.used_wilds)
         holders: dict[int, list[int]] = {}
         for i, r in enumerate(runs):
             for v in r.held:
@@ -185,141 +266,121 @@ def _search(st: _State, plan: _Plan, on_leaf: _Leaf, best_mode: bool = False,
         c, raw, reclaims = _sets_reclaim(plan.set_len, nat, wd, plan.distinct, holders, slacks)
         if c > pool:
             return False
-        return on_leaf(runs, _groups(plan, raw), reclaims, used_wilds)
+        return self.on_leaf(runs, _groups(plan, raw), reclaims, self.used_wilds)
 
-    def rec(ri: int, bound: int) -> bool:
-        nonlocal used_wilds, used_naturals
-        if total - used_naturals - used_wilds < still_needed[ri]:
+    def rec(self, ri: int, bound: int) -> bool:
+        """Place run ``ri`` and the ones after it (key >= ``bound``), then the sets."""
+        used_wilds = self.used_wilds
+        if self.total - self.used_naturals - used_wilds < self.still_needed[ri]:
             return False
-        pool = J - used_wilds + (nat[2] if wd else 0)
+        nat = self.nat
+        pool = self.J - used_wilds + (nat[2] if self.wd else 0)
         if pool < 0:
             return False
-        sets_need = set_cost(nat, extra_naturals() if runs else None) if has_sets else 0  # type: ignore[misc]  # has_sets: not None
+        has_sets = self.has_sets
+        runs = self.runs
+        sets_need = self.set_cost(nat, self.extra_naturals() if runs else None) if has_sets else 0  # type: ignore[misc]  # has_sets: not None
         if sets_need > pool:
             return False
+        nruns = self.nruns
         if ri == nruns:
-            return leaf(pool)
+            return self.leaf(pool)
+        run_len = self.run_len
         L = run_len[ri]
         later = nruns - ri - 1
         same_next = later > 0 and run_len[ri + 1] == L
         exhaustive = later > 0 or has_sets
-        cands: list[_Cand] = []
-        # per suit, the inner cards placed runs could lend (once per node, not per suit)
-        lends = [0, 0, 0, 0]
-        for r in runs:
-            if r.held and r.k > (r.ln + 1) // 2:
-                lend = lends[r.s]
-                for v in r.held:
-                    lend |= 1 << v
-                lends[r.s] = lend
-        # runs of equal length come in (suit, lo, hi) order: this one's key >= bound
-        bs = bound >> 8
-        blohi = bound & 0xFF
-        cpool = pool if pool < 7 else 7  # no run needs more: w <= ln // 2 <= 6, and a 2
-        for s in range(bs, 4):
-            own = masks[s]
-            lend = lends[s]
-            if not lend:
-                keys, suit_cands = _suit_cands(own, L, s, cpool, wd)
-                if s == bs and blohi:
-                    cands.extend(suit_cands[bisect_left(keys, blohi):])
-                else:
-                    cands.extend(suit_cands)
-                continue
-            # the windows it could hold with the cards lendable to it back in
-            # hand; w is then ln minus the naturals it really owns in there
-            for ln, _w, lo, hi, seg in _windows(own | lend, L):
-                if (s << 8) | (lo << 4) | hi < bound:
-                    continue
-                own_in = (own >> lo & ((1 << (hi - lo + 1)) - 1)).bit_count()
-                units = ln - own_in + 1 if wd and lo <= 2 <= hi and own & 4 else ln - own_in
-                if units > pool:
-                    continue
-                cands.append((ln, ln - own_in, s, lo, hi, seg, own_in, None, seg[1:-1], -len(seg), units))
+        cands = _run_cands(runs, self.masks, L, bound, pool, self.wd)
         if not cands:
             return False
         # this run and the later ones of the same length each need >= min wilds
-        R = same_len[ri]
-        if R * min(map(_UNITS, cands)) + sets_need > pool:
+        cands = _affordable(cands, self.same_len[ri], self.cnt, pool, sets_need)
+        if not cands:
             return False
-        if R > 1:
-            if _slots_need(cands, R, cnt, pool - sets_need):
-                return False
-            cands = _with_a_next(cands, R, cnt, pool - sets_need)
-            if not cands:
-                return False
         if len(cands) > 1:
-            if best_mode:
+            if self.best_mode:
                 cands.sort(key=_BEST_ORDER)
             elif later or has_sets:
                 # short windows first: they leave the most cards for the other melds
                 cands.sort(key=_FIND_ORDER)
-        for ln, w, s, lo, hi, seg, own_in, cells, inner, _, _ in cands:
-            if own_in == len(seg):
+        for c in cands:
+            if c[6] == len(c[5]):
                 # every natural its own: nothing to borrow (the usual case)
-                if cells is None:
-                    cells = _cells(s, seg)
-                m0 = masks[s]
-                for idx, rk, nbits in cells:
-                    left = cnt[idx] - 1
-                    cnt[idx] = left
-                    nat[rk] -= 1
-                    if not left:
-                        masks[s] &= nbits
-                runs.append(_Run(ri, s, lo, hi, ln, set(inner), own_in))
-                used_wilds += w
-                used_naturals += own_in
-                ok = rec(ri + 1, ((s << 8) | (lo << 4) | hi) if same_next else 0)
-                used_naturals -= own_in
-                used_wilds -= w
-                runs.pop()
-                for idx, rk, _nbits in cells:
-                    cnt[idx] += 1
-                    nat[rk] += 1
-                masks[s] = m0
-                if ok:
+                if self.place_own(ri, c, same_next):
                     return True
-                continue
-            own = masks[s]
-            sbase = s * 13
-            mine = [v for v in seg if own >> v & 1]
-            need = [v for v in (lo, hi) if not own >> v & 1]
-            optional = [v for v in inner if not own >> v & 1]
-            b_min = max(0, (ln + 1) // 2 - own_in - len(need))
-            lenders = [r for r in runs if r.s == s and r.held]
-            for way in _borrow_plans(need, optional, b_min, lenders, exhaustive):
-                for v in mine:
-                    idx = sbase + _VOFF[v]
-                    rk = _VRANK[v]
-                    cnt[idx] -= 1
-                    nat[rk] -= 1
-                    if not cnt[idx]:
-                        masks[s] &= ~_RBITS[rk]
-                held = {v for v in mine if lo < v < hi}
-                for v, lender in way:
-                    lender.held.discard(v)
-                    lender.k -= 1
-                    if lo < v < hi:
-                        held.add(v)
-                runs.append(_Run(ri, s, lo, hi, ln, held, own_in + len(way)))
-                used_wilds += w
-                used_naturals += own_in
-                ok = rec(ri + 1, ((s << 8) | (lo << 4) | hi) if same_next else 0)
-                used_naturals -= own_in
-                used_wilds -= w
-                runs.pop()
-                for v, lender in way:
-                    lender.held.add(v)
-                    lender.k += 1
-                for v in mine:
-                    idx = sbase + _VOFF[v]
-                    rk = _VRANK[v]
-                    if not cnt[idx]:
-                        masks[s] |= _RBITS[rk]
-                    cnt[idx] += 1
-                    nat[rk] += 1
-                if ok:
-                    return True
+            elif self.place_borrowing(ri, c, same_next, exhaustive):
+                return True
         return False
 
-    return rec(0, 0)
+    def place_own(self, ri: int, c: _Cand, same_next: bool) -> bool:
+        """Place run ``ri`` on window ``c`` from the hand's own cards and search on."""
+        ln, w, s, lo, hi, seg, own_in, cells, inner, _, _ = c
+        if cells is None:
+            cells = _cells(s, seg)
+        cnt, nat, masks, runs = self.cnt, self.nat, self.masks, self.runs
+        m0 = masks[s]
+        for idx, rk, nbits in cells:
+            left = cnt[idx] - 1
+            cnt[idx] = left
+            nat[rk] -= 1
+            if not left:
+                masks[s] &= nbits
+        runs.append(_Run(ri, s, lo, hi, ln, set(inner), own_in))
+        self.used_wilds += w
+        self.used_naturals += own_in
+        ok = self.rec(ri + 1, ((s << 8) | (lo << 4) | hi) if same_next else 0)
+        self.used_naturals -= own_in
+        self.used_wilds -= w
+        runs.pop()
+        for idx, rk, _nbits in cells:
+            cnt[idx] += 1
+            nat[rk] += 1
+        masks[s] = m0
+        return ok
+
+    def place_borrowing(self, ri: int, c: _Cand, same_next: bool, exhaustive: bool) -> bool:
+        """Place run ``ri`` on window ``c``, borrowing the naturals it lacks
+        from placed runs of its suit, each way in turn, and search on."""
+        ln, w, s, lo, hi, seg, own_in, _cells_, inner, _, _ = c
+        cnt, nat, masks, runs = self.cnt, self.nat, self.masks, self.runs
+        own = masks[s]
+        sbase = s * 13
+        mine = [v for v in seg if own >> v & 1]
+        need = [v for v in (lo, hi) if not own >> v & 1]
+        optional = [v for v in inner if not own >> v & 1]
+        b_min = max(0, (ln + 1) // 2 - own_in - len(need))
+        lenders = [r for r in runs if r.s == s and r.held]
+        for way in _borrow_plans(need, optional, b_min, lenders, exhaustive):
+            for v in mine:
+                idx = sbase + _VOFF[v]
+                rk = _VRANK[v]
+                cnt[idx] -= 1
+                nat[rk] -= 1
+                if not cnt[idx]:
+                    masks[s] &= ~_RBITS[rk]
+            held = {v for v in mine if lo < v < hi}
+            for v, lender in way:
+                lender.held.discard(v)
+                lender.k -= 1
+                if lo < v < hi:
+                    held.add(v)
+            runs.append(_Run(ri, s, lo, hi, ln, held, own_in + len(way)))
+            self.used_wilds += w
+            self.used_naturals += own_in
+            ok = self.rec(ri + 1, ((s << 8) | (lo << 4) | hi) if same_next else 0)
+            self.used_naturals -= own_in
+            self.used_wilds -= w
+            runs.pop()
+            for v, lender in way:
+                lender.held.add(v)
+                lender.k += 1
+            for v in mine:
+                idx = sbase + _VOFF[v]
+                rk = _VRANK[v]
+                if not cnt[idx]:
+                    masks[s] |= _RBITS[rk]
+                cnt[idx] += 1
+                nat[rk] += 1
+            if ok:
+                return True
+        return False
