@@ -83,72 +83,87 @@ class Reader(NodeReader):
         values: dict[str, Any] = {}
         key_lines = tuple((k, _line(kn)) for k, (kn, _) in top.items())
 
-        name = default_name
-        if "name" in top:
-            node = top["name"][1]
-            name = self.string(node, "name", "a tournament name (a string)").strip()
-            if not name:
-                raise self.fail(node, "name", "expected a tournament name, got an empty string")
-        values["name"] = name
-
+        name = values["name"] = self._name(top, default_name)
         bots_key, bots_node = top["bots"]
         bots = self.bots(bots_node)
-        names = [b.name for b in bots]
         values["bots"] = tuple(bots)
-
-        players = DEFAULT_PLAYERS
-        players_node: Node | None = None
-        if "players" in top:
-            players_node = top["players"][1]
-            players = self.integer(players_node, "players", MIN_PLAYERS, MAX_PLAYERS, "a number of players per table")
-        values["players"] = players
-
+        players_node = top["players"][1] if "players" in top else None
+        players = values["players"] = self._players(players_node)
         values["rules"] = self.rules(top.get("rules"), players, players_node)
-
         if "time" in top:
             values["time"] = self.time(top["time"][1])
         if "faults" in top:
             values["faults"] = self.faults(top["faults"][1])
+        fmt = values["format"] = self._format(top)
+        challengers = values["challengers"] = self._gauntlet_challengers(top, fmt, [b.name for b in bots])
+        self._check_table_size(players, players_node if players_node is not None else bots_key,
+                               players_node is not None, len(bots), fmt,
+                               len(challengers))
+        self._match_options(top, fmt, values)
+        self._running_options(top, values)
+        values["output"] = self._output(top, name)
+        return TournamentConfig(path=Path(self.file), dir=self.base, key_lines=key_lines, **values)
 
-        fmt: Any = ROUND_ROBIN   # a string once checked against FORMATS below
-        if "format" in top:
-            node = top["format"][1]
-            fmt = self.value(node) if isinstance(node, ScalarNode) else None
-            if fmt not in FORMATS:
-                close = difflib.get_close_matches(fmt, FORMATS, n=1) if isinstance(fmt, str) else []
-                hint = f" (did you mean '{close[0]}'?)" if close else ""
-                if isinstance(fmt, str) and fmt in OUTPUT_FORMATS:
-                    hint = " (the output's format is not set here: arena run --format)"
-                raise self.fail(node, "format", f"expected the tournament's format, 'round_robin', 'gauntlet' "
-                                                f"or 'swiss', got {self.got(node)}{hint}")
-        values["format"] = fmt
+    def _name(self, top: Mapping[str, tuple[Node, Node]], default_name: str) -> str:
+        if "name" not in top:
+            return default_name
+        node = top["name"][1]
+        name = self.string(node, "name", "a tournament name (a string)").strip()
+        if not name:
+            raise self.fail(node, "name", "expected a tournament name, got an empty string")
+        return name
 
-        challengers: tuple[str, ...] = ()
+    def _players(self, node: Node | None) -> int:
+        if node is None:
+            return DEFAULT_PLAYERS
+        return self.integer(node, "players", MIN_PLAYERS, MAX_PLAYERS, "a number of players per table")
+
+    def _format(self, top: Mapping[str, tuple[Node, Node]]) -> str:
+        if "format" not in top:
+            return ROUND_ROBIN
+        node = top["format"][1]
+        fmt = self.value(node) if isinstance(node, ScalarNode) else None
+        if fmt not in FORMATS:
+            close = difflib.get_close_matches(fmt, FORMATS, n=1) if isinstance(fmt, str) else []
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            if isinstance(fmt, str) and fmt in OUTPUT_FORMATS:
+                hint = " (the output's format is not set here: arena run --format)"
+            raise self.fail(node, "format", f"expected the tournament's format, 'round_robin', 'gauntlet' "
+                                            f"or 'swiss', got {self.got(node)}{hint}")
+        return str(fmt)
+
+    def _gauntlet_challengers(self, top: Mapping[str, tuple[Node, Node]], fmt: str,
+                              names: list[str]) -> tuple[str, ...]:
         if fmt == GAUNTLET:
             if "challengers" not in top:
                 raise self.fail(top["format"][1], "challengers",
                                 "missing; format: gauntlet needs 'challengers', a list of bot names")
-            challengers = self.challengers(top["challengers"][1], names)
-        elif "challengers" in top:
+            return self.challengers(top["challengers"][1], names)
+        if "challengers" in top:
             raise self.fail(top["challengers"][0], "challengers",
                             "only used with 'format: gauntlet' (this tournament is a round robin)")
-        values["challengers"] = challengers
+        return ()
 
-        # table size against the number of bots
-        where = players_node if players_node is not None else bots_key
-        shown_players = f"{players} players per table" + ("" if players_node is not None else " (the default)")
-        if fmt in (ROUND_ROBIN, SWISS) and players > len(bots):
+    def _check_table_size(self, players: int, where: Node, players_set: bool, nbots: int, fmt: str,
+                          nchallengers: int) -> None:
+        """The table size against the number of bots; ``where`` is the
+        players value, or the bots key when players is the default."""
+        shown_players = f"{players} players per table" + ("" if players_set else " (the default)")
+        if fmt in (ROUND_ROBIN, SWISS) and players > nbots:
             raise self.fail(where, "players",
-                            f"{shown_players} but only {len(bots)} bots; expected at most {len(bots)} "
+                            f"{shown_players} but only {nbots} bots; expected at most {nbots} "
                             f"(set 'players' or add bots)")
         if fmt == GAUNTLET:
-            field_size = len(bots) - len(challengers)
+            field_size = nbots - nchallengers
             if players - 1 > field_size:
                 raise self.fail(where, "players",
                                 f"{shown_players} needs {players - 1} field bots besides each challenger, "
                                 f"but the field (bots that are not challengers) has {field_size}; "
                                 f"expected at most {field_size + 1} players")
 
+    def _match_options(self, top: Mapping[str, tuple[Node, Node]], fmt: str, values: dict[str, Any]) -> None:
+        """What the matches play and how they are ranked: deals, settle,
+        rating, duplicate, affinity, anonymous, seed."""
         if "deals" in top:
             values["deals"] = self.integer(top["deals"][1], "deals", 1, 10_000, "a number of deals per table")
         if "settle" in top:
@@ -169,30 +184,31 @@ class Reader(NodeReader):
             values["anonymous"] = self.boolean(top["anonymous"][1], "anonymous")
         if "seed" in top:
             values["seed"] = self.integer(top["seed"][1], "seed", -(2**63), 2**63 - 1, "a whole number")
-        if "jobs" in top:
-            node = top["jobs"][1]
-            value = self.value(node) if isinstance(node, ScalarNode) else None
-            if value == "auto" or value is None and isinstance(node, ScalarNode) and node.value == "":
-                values["jobs"] = None
-            elif isinstance(value, int) and not isinstance(value, bool):
-                values["jobs"] = self.integer(node, "jobs", 1, 1024, "a number of parallel matches")
-            else:
-                raise self.fail(node, "jobs", f"expected a number of parallel matches or 'auto', got {self.got(node)}")
 
+    def _running_options(self, top: Mapping[str, tuple[Node, Node]], values: dict[str, Any]) -> None:
+        """Where and how the matches run: jobs, sandbox, executor."""
+        if "jobs" in top:
+            values["jobs"] = self._jobs(top["jobs"][1])
         if "sandbox" in top:
             values["sandbox"] = self.choice(top["sandbox"][1], "sandbox", SANDBOX_MODES,
                                             ", ".join(map(repr, SANDBOX_MODES)))
-
         if "executor" in top:
             values["executor"] = self.executor(top["executor"][1])
 
-        if "out" in top:
-            values["output"] = self.directory(top["out"][1], self.spelt(top["out"], "out"))
-        else:
-            slug = re.sub(r"[^A-Za-z0-9._+-]+", "-", name).strip("-.") or "tournament"
-            values["output"] = self.base / "arena-results" / slug
+    def _jobs(self, node: Node) -> int | None:
+        """A number of parallel matches; None for 'auto' (or an empty value)."""
+        value = self.value(node) if isinstance(node, ScalarNode) else None
+        if value == "auto" or value is None and isinstance(node, ScalarNode) and node.value == "":
+            return None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return self.integer(node, "jobs", 1, 1024, "a number of parallel matches")
+        raise self.fail(node, "jobs", f"expected a number of parallel matches or 'auto', got {self.got(node)}")
 
-        return TournamentConfig(path=Path(self.file), dir=self.base, key_lines=key_lines, **values)
+    def _output(self, top: Mapping[str, tuple[Node, Node]], name: str) -> Path:
+        if "out" in top:
+            return self.directory(top["out"][1], self.spelt(top["out"], "out"))
+        slug = re.sub(r"[^A-Za-z0-9._+-]+", "-", name).strip("-.") or "tournament"
+        return self.base / "arena-results" / slug
 
     # -- bots -------------------------------------------------------------------------
     def bots(self, node: Node) -> list[BotConfig]:
