@@ -76,7 +76,20 @@ def _improve(drafts: list[_Draft], cnt: list[int], wd: bool, spare: int) -> int:
     """
     runs = [d for d in drafts if d.kind == RUN]
     sets = [d for d in drafts if d.kind == SET]
-    # 1. naturals replace wild slots in runs (a 2 there fills its own slot: even)
+    spare = _naturals_for_wilds(runs, cnt, wd, spare)
+    changed = True
+    while changed:
+        changed = False
+        for d in runs:
+            spare, up = _extend_up(d, cnt, wd, spare)
+            spare, down = _extend_down(d, cnt, wd, spare)
+            changed = changed or up or down
+    spare = _sets_absorb(sets, cnt, wd, spare)
+    return _trim_wilds(runs, sets, spare)
+
+
+def _naturals_for_wilds(runs: list[_Draft], cnt: list[int], wd: bool, spare: int) -> int:
+    """Step 1: naturals replace wild slots in runs (a 2 there fills its own slot: even)."""
     for d in runs:
         slots = d.slots
         if None not in slots:
@@ -92,50 +105,60 @@ def _improve(drafts: list[_Draft], cnt: list[int], wd: bool, spare: int) -> int:
                     slots[x] = _CARD[i]
                     if not (wd and v == 2):
                         spare += 1
-    # 2. extend runs with adjacent naturals, bridging gaps with spare wilds
-    changed = True
-    while changed:
-        changed = False
-        for d in runs:
-            slots = d.slots
-            base = d.suit * 13 - 1
-            w = slots.count(None)
-            n = len(slots) - w
-            lo = d.start
-            hi = lo + len(slots) - 1
-            for gap in range(0, spare + 1):
-                v = hi + gap + 1
-                if v > 14 or v - lo + 1 > 13 or w + gap > n + 1:
-                    break
-                i = base + (v if v < 14 else 1)
-                if cnt[i]:
-                    cost = gap + 1 if wd and v == 2 else gap
-                    if cost <= spare:
-                        cnt[i] -= 1
-                        if gap:
-                            slots.extend([None] * gap)
-                        slots.append(_CARD[i])
-                        spare -= cost
-                        changed = True
-                    break
-            w = slots.count(None)
-            n = len(slots) - w
-            hi = d.start + len(slots) - 1
-            for gap in range(0, spare + 1):
-                v = d.start - gap - 1
-                if v < 1 or hi - v + 1 > 13 or w + gap > n + 1:
-                    break
-                i = base + v
-                if cnt[i]:
-                    cost = gap + 1 if wd and v == 2 else gap
-                    if cost <= spare:
-                        cnt[i] -= 1
-                        slots[:0] = [_CARD[i]] + [None] * gap
-                        d.start = v
-                        spare -= cost
-                        changed = True
-                    break
-    # 3. sets absorb every natural of their rank left (2s only into sets of 2s)
+    return spare
+
+
+def _extend_up(d: _Draft, cnt: list[int], wd: bool, spare: int) -> tuple[int, bool]:
+    """Step 2, upwards: extend run ``d`` with the next natural above it,
+    bridging a gap with spare wilds.  Returns (spare, whether it grew)."""
+    slots = d.slots
+    base = d.suit * 13 - 1
+    w = slots.count(None)
+    n = len(slots) - w
+    lo = d.start
+    hi = lo + len(slots) - 1
+    for gap in range(0, spare + 1):
+        v = hi + gap + 1
+        if v > 14 or v - lo + 1 > 13 or w + gap > n + 1:
+            break
+        i = base + (v if v < 14 else 1)
+        if cnt[i]:
+            cost = gap + 1 if wd and v == 2 else gap
+            if cost <= spare:
+                cnt[i] -= 1
+                if gap:
+                    slots.extend([None] * gap)
+                slots.append(_CARD[i])
+                return spare - cost, True
+            break
+    return spare, False
+
+
+def _extend_down(d: _Draft, cnt: list[int], wd: bool, spare: int) -> tuple[int, bool]:
+    """Step 2, downwards: as _extend_up, with the next natural below."""
+    slots = d.slots
+    base = d.suit * 13 - 1
+    w = slots.count(None)
+    n = len(slots) - w
+    hi = d.start + len(slots) - 1
+    for gap in range(0, spare + 1):
+        v = d.start - gap - 1
+        if v < 1 or hi - v + 1 > 13 or w + gap > n + 1:
+            break
+        i = base + v
+        if cnt[i]:
+            cost = gap + 1 if wd and v == 2 else gap
+            if cost <= spare:
+                cnt[i] -= 1
+                slots[:0] = [_CARD[i]] + [None] * gap
+                d.start = v
+                return spare - cost, True
+            break
+    return spare, False
+
+
+def _sets_absorb(sets: list[_Draft], cnt: list[int], wd: bool, spare: int) -> int:
+    """Step 3: sets absorb every natural of their rank left (2s only into sets of 2s)."""
     for d in sets:
         if wd and d.rank == 2:
             continue  # more 2s in a set of 2s shed no natural points, cost wilds
@@ -153,7 +176,11 @@ def _improve(drafts: list[_Draft], cnt: list[int], wd: bool, spare: int) -> int:
                     spare += 1
                 else:
                     slots.append(c)
-    # 4. trim wild slots a meld no longer needs
+    return spare
+
+
+def _trim_wilds(runs: list[_Draft], sets: list[_Draft], spare: int) -> int:
+    """Step 4: trim wild slots a meld no longer needs."""
     for d in runs:
         slots = d.slots
         L = d.min_len
@@ -220,6 +247,21 @@ def _draft_score(drafts: list[_Draft], cnt: list[int], jokers: int, wd: bool) ->
     return natural, wilds, total
 
 
+def _scored_option(plan: _Plan, jokers: int, frozen: tuple[_Layout, ...], cnt: list[int],
+                   set_groups: list[tuple[int, list[int]]],
+                   ) -> tuple[tuple[int, int, int], list[_Draft], list[int], int] | None:
+    """One option of a leaf, improved and scored: (score, drafts, cards left,
+    jokers left); None if its wild slots outnumber the wilds."""
+    wd = plan.wd
+    drafts, jokers = _drafts(plan, jokers, frozen, cnt, set_groups)
+    twos_left = cnt[1] + cnt[14] + cnt[27] + cnt[40] if wd else 0
+    spare = jokers + twos_left - sum(d.slots.count(None) for d in drafts)
+    if spare < 0:
+        return None  # pragma: no cover - the search checked the wild budget
+    _improve(drafts, cnt, wd, spare)
+    return _draft_score(drafts, cnt, jokers, wd), drafts, cnt, jokers
+
+
 def find_best_contract(hand: Sequence[Card], contract: Contract, rules: Ruleset) -> list[Meld] | None:
     """Like find_contract, but among the solutions it sees prefers the one
     leaving the fewest natural-card points in hand, then using the fewest wilds.
@@ -266,15 +308,9 @@ def find_best_contract(hand: Sequence[Card], contract: Contract, rules: Ruleset)
             if key in tried:
                 continue
             tried.add(key)
-            drafts, jokers = _drafts(plan, st.jokers, frozen, cnt, set_groups)
-            twos_left = cnt[1] + cnt[14] + cnt[27] + cnt[40] if wd else 0
-            spare = jokers + twos_left - sum(d.slots.count(None) for d in drafts)
-            if spare < 0:
-                continue  # pragma: no cover - the search checked the wild budget
-            _improve(drafts, cnt, wd, spare)
-            score = _draft_score(drafts, cnt, jokers, wd)
-            if not best or score < best[0][0]:
-                best[:] = [(score, drafts, cnt, jokers)]
+            option = _scored_option(plan, st.jokers, frozen, cnt, set_groups)
+            if option is not None and (not best or option[0] < best[0][0]):
+                best[:] = [option]
         # stop at the cap, or when nothing natural is left and no wild was used
         return leaves >= _LEAF_CAP or bool(best) and best[0][0][:2] == (0, 0)
 
