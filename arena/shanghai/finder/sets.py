@@ -192,6 +192,10 @@ def _cost_mixed(lengths: tuple[int, ...], wd: bool, distinct: bool
     return cost
 
 
+_ReclaimKey = tuple[int, tuple[int, ...]]  # (sets placed, slacks left)
+_ReclaimBack = tuple[_ReclaimKey, int, tuple[int, ...]]  # (previous key, sets, runs reclaimed from)
+
+
 def _sets_reclaim(lengths: Sequence[int], nat: Sequence[int], wd: bool, distinct: bool,
                   holders: dict[int, list[int]], slacks: tuple[int, ...]
                   ) -> tuple[int, list[tuple[int, int]], list[tuple[int, int]]]:
@@ -210,15 +214,14 @@ def _sets_reclaim(lengths: Sequence[int], nat: Sequence[int], wd: bool, distinct
     if wd:
         options.append((2, nat[2], True))
     min_h = min(sum_h[1 << i] for i in range(k))
-    Back = tuple[tuple[int, tuple[int, ...]], int, tuple[int, ...]]
-    dp: dict[tuple[int, tuple[int, ...]], int] = {(0, slacks): 0}
-    layers: list[tuple[int, dict[tuple[int, tuple[int, ...]], Back]]] = []
+    dp: dict[_ReclaimKey, int] = {(0, slacks): 0}
+    layers: list[tuple[int, dict[_ReclaimKey, _ReclaimBack]]] = []
     for r, n, twos in options:
         hold = holders.get(r, ())
         if n + len(hold) < min_h:
             continue
         new = dict(dp)
-        back: dict[tuple[int, tuple[int, ...]], Back] = {}
+        back: dict[_ReclaimKey, _ReclaimBack] = {}
         for (mask, sl), c in dp.items():
             rest = full ^ mask
             sub = rest
@@ -240,6 +243,14 @@ def _sets_reclaim(lengths: Sequence[int], nat: Sequence[int], wd: bool, distinct
                 sub = (sub - 1) & rest
         layers.append((r, back))
         dp = new
+    return _reclaim_answer(dp, layers, full)
+
+
+def _reclaim_answer(dp: dict[_ReclaimKey, int], layers: list[tuple[int, dict[_ReclaimKey, _ReclaimBack]]],
+                    full: int) -> tuple[int, list[tuple[int, int]], list[tuple[int, int]]]:
+    """_sets_reclaim's answer from its last DP layer: the cheapest state with
+    every set placed, traced back through the layers to its groups and
+    reclaims."""
     best_key = None
     best = _BIG
     for key, c in dp.items():
