@@ -8,7 +8,7 @@ import os
 import random
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..players.base import Player
 from ..players.registry import make_player
@@ -68,19 +68,13 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
     n = len(spec.seats)
     # The game first: a bad deal plan or ruleset fails before any process starts.
     game = Game.seeded(rules, n, spec.seed, spec.deal)
-    names = [s.name for s in spec.seats]
     active = pool if pool is not None else BotPool()
     seats: list[Seat] = []
     # Off-turn CPU a kept process had been caught using before this match:
     # its clock runs for the life of the process, the record is per match.
     caught_before: dict[int, float] = {}
     try:
-        for i, seat_spec in enumerate(spec.seats):
-            if seat_spec.player is not None:
-                # Seeded from the match seed and the seat: the same match replays.
-                player = (players[i] if players and i in players
-                          else make_player(seat_spec.player, random.Random(f"{spec.seed}/{i}")))
-                seats.append(LocalSeat(i, player))
+        seats = _local_seats(spec, players, seats)
         t_start = time.perf_counter()
         seats = _start_bots(spec, game, active, seats, caught_before)
         startup = time.perf_counter() - t_start
@@ -89,16 +83,7 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
         while (d := game.decision()) is not None:
             seats[d.seat].decide(game, d)
 
-        totals = list(game.totals)
-        forfeited = [seat.forfeited for seat in seats]
-        places = forfeit_places(totals, forfeited)
-        for seat in seats:
-            if isinstance(seat, RemoteSeat):
-                seat.finish(game, spec.told_match_id(), totals, places, forfeited)
-        # Where the match's stderr ends, taken while each log is still open:
-        # a process closed below (no pool) has no log to mark any more.
-        stderr_ends = {seat.seat: seat.proc.stderr_mark(drain=True)
-                       for seat in seats if isinstance(seat, RemoteSeat)}
+        ending = _tell_the_end(spec, game, seats)
         wall = time.perf_counter() - t_wall
         for seat in seats:
             if isinstance(seat, RemoteSeat):
@@ -112,7 +97,47 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
     finally:
         if pool is None:
             active.close()
+    return _result(spec, game, seats, ending, caught_before, wall, startup)
 
+
+def _local_seats(spec: MatchSpec, players: Mapping[int, Player] | None, seats: list[Seat]) -> list[Seat]:
+    """Appends the built-in seats to ``seats`` (bots' seats come later, from
+    ``_start_bots``) and returns it."""
+    for i, seat_spec in enumerate(spec.seats):
+        if seat_spec.player is not None:
+            # Seeded from the match seed and the seat: the same match replays.
+            player = (players[i] if players and i in players
+                      else make_player(seat_spec.player, random.Random(f"{spec.seed}/{i}")))
+            seats.append(LocalSeat(i, player))
+    return seats
+
+
+class _Ending(NamedTuple):
+    totals: list[int]
+    places: list[int]
+    forfeited: list[bool]
+    stderr_ends: dict[int, int | None]  # per bot seat: where its stderr for the match ends
+
+
+def _tell_the_end(spec: MatchSpec, game: Game, seats: list[Seat]) -> _Ending:
+    """The final standings, told to each bot, and where each bot's stderr
+    for this match ends."""
+    totals = list(game.totals)
+    forfeited = [seat.forfeited for seat in seats]
+    places = forfeit_places(totals, forfeited)
+    for seat in seats:
+        if isinstance(seat, RemoteSeat):
+            seat.finish(game, spec.told_match_id(), totals, places, forfeited)
+    # Taken while each log is still open: a process closed after the match
+    # (no pool) has no log to mark any more.
+    stderr_ends = {seat.seat: seat.proc.stderr_mark(drain=True)
+                   for seat in seats if isinstance(seat, RemoteSeat)}
+    return _Ending(totals, places, forfeited, stderr_ends)
+
+
+def _result(spec: MatchSpec, game: Game, seats: list[Seat], ending: _Ending,
+            caught_before: dict[int, float], wall: float, startup: float) -> MatchResult:
+    totals, places, forfeited, stderr_ends = ending
     faults = sorted((f for s in seats for f in s.faults),
                     key=lambda f: (-1 if f.decision is None else f.decision, f.seat))
     logs = tuple(spec.stderr_log(i) if s.is_bot else None for i, s in enumerate(seats))
@@ -125,7 +150,7 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
     record["faults"] = [dataclasses.asdict(f) for f in faults]
     return MatchResult(
         match_id=spec.match_id,
-        names=tuple(names),
+        names=tuple(s.name for s in spec.seats),
         totals=tuple(totals),
         places=tuple(places),
         hand_scores=tuple(tuple(h) for h in game.hand_scores),
