@@ -71,16 +71,7 @@ class ProcessStart(ProcessExits):
         if self._proc is not None:
             raise RuntimeError(f"bot {self.name!r} already started")
         spec = self.spec
-        if spec.cwd is not None and not os.path.isdir(spec.cwd):
-            raise BotStartupError(f"cannot start {spec.argv[0]!r}: working directory "
-                                  f"{os.fspath(spec.cwd)!r} does not exist",
-                                  argv=spec.argv, bot=self.name)
-        try:
-            self.containment = sandbox.resolve(spec.sandbox.mode)
-        except sandbox.SandboxUnavailable as exc:
-            raise BotStartupError(str(exc), argv=spec.argv, bot=self.name) from exc
-        if self.containment.warning and spec.sandbox.mode == sandbox.AUTO:
-            _warn_once(self.containment.warning)
+        self.containment = self._choose_containment()
         log_file = None
         if self.stderr_log is not None:
             os.makedirs(os.path.dirname(os.path.abspath(self.stderr_log)), exist_ok=True)
@@ -124,20 +115,43 @@ class ProcessStart(ProcessExits):
         self._stdout = StdoutReader(self.label, proc.stdout, pidfd, spec.max_line_bytes,
                                     self._stderr)
         self._stderr.start()
+        self._watch(proc.pid, t0)
+        LOG.debug("%s: started pid %d in %.1f ms (%s): %s", self.label, proc.pid,
+                  self.spawn_seconds * 1000, self.containment.mode, " ".join(spec.argv))
+        return self
+
+    def _choose_containment(self) -> sandbox.Containment:
+        """The sandbox this bot runs in (warning once when 'auto' falls back),
+        once its working directory is known to exist; raises
+        ``BotStartupError`` if either fails."""
+        spec = self.spec
+        if spec.cwd is not None and not os.path.isdir(spec.cwd):
+            raise BotStartupError(f"cannot start {spec.argv[0]!r}: working directory "
+                                  f"{os.fspath(spec.cwd)!r} does not exist",
+                                  argv=spec.argv, bot=self.name)
+        try:
+            containment = sandbox.resolve(spec.sandbox.mode)
+        except sandbox.SandboxUnavailable as exc:
+            raise BotStartupError(str(exc), argv=spec.argv, bot=self.name) from exc
+        if containment.warning and spec.sandbox.mode == sandbox.AUTO:
+            _warn_once(containment.warning)
+        return containment
+
+    def _watch(self, pid: int, t0: float) -> None:
+        """Start the turn clock (if guarded) and hand the process to the
+        watchdog when it has a memory, process or turn limit to enforce."""
+        spec = self.spec
         if spec.turn_guard:
             # Its first turn runs from the spawn to its 'ready': the start-up.
-            self._turns = TurnClock(t0, cpus_of(proc.pid), _turns_taken(weakref.ref(self)))
+            self._turns = TurnClock(t0, cpus_of(pid), _turns_taken(weakref.ref(self)))
         if spec.memory_mb is not None or spec.max_processes is not None or self._turns is not None:
             pidns = pid_namespace(self._sandbox_init) if self._sandbox_init else None
             private = ((self._sandbox_init, tuple(sandbox.private_mounts(spec.sandbox)))
                        if self._sandbox_init else None)
-            WATCHDOG.register(proc.pid, self.label, spec.memory_mb, self._kill_reasons.append,
+            WATCHDOG.register(pid, self.label, spec.memory_mb, self._kill_reasons.append,
                               pidns, spec.max_processes, self._turns,
                               weakref.WeakMethod(self._stop_parked) if self._turns is not None else None,
                               private)
-        LOG.debug("%s: started pid %d in %.1f ms (%s): %s", self.label, proc.pid,
-                  self.spawn_seconds * 1000, self.containment.mode, " ".join(spec.argv))
-        return self
 
     def _environment(self) -> dict[str, str]:
         env = sandbox.bot_environment(os.environ, self.spec.env)
