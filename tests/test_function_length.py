@@ -17,7 +17,6 @@ ALLOWED = {
     "arena/process/bot.py::BotProcess.request_data": 85,
     "arena/report/replay.py::_build": 70,
     "arena/tournament/store.py::ResultStore._load": 61,
-    "arena/check/judge.py::judge_scenario": 61,
 }
 
 

@@ -121,7 +121,15 @@ def judge_scenario(report: CheckReport, scenario: Scenario, spec: MatchSpec,
         return
     request, reply = shown(key)
     _, d, view, action = decisions[key]
-    said = f"legal: {describe_action(action, view)}"
+    _report_legal(report, scenario, result, f"legal: {describe_action(action, view)}", ignored,
+                  request, reply)
+
+
+def _report_legal(report: CheckReport, scenario: Scenario, result: MatchResult, said: str,
+                  ignored: list[Issue], request: str, reply: str) -> None:
+    """The scenario's key request got a legal reply: a pass, or a warning if
+    the bot's stderr ends in a traceback or it sent lines nobody asked for."""
+    rule = scenario.rule
     path = log_path(result, scenario.seat)
     trace = _traceback(path) if path else []
     if trace:
