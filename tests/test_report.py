@@ -357,3 +357,46 @@ def test_replays_written_by_worker_processes_are_the_same_files(results, tmp_pat
     assert len(warned[2]) == 1 and warned[2] == warned[1] and ids[2] in warned[1][0]
     for one, two in zip(written[1], written[2]):
         assert one.read_bytes() == two.read_bytes(), one.name
+
+
+# What the viewer reads from the replay pages of fixed matches, as sha256 of
+# its canonical JSON (decision times, which vary from run to run, left out).
+# Written by the straightforward replay (a snapshot of the whole table after
+# every action, stdlib json, gzip level 6) before it was made cheaper: what
+# makes a page cheaper must not change what the viewer reads.  A deliberate
+# change of the viewer's data (or of the engine's events or requests) gives
+# new values: print them from this test's failure and say why in the commit.
+PLAYED_PAGES = {
+    (("greedy", "random", "greedy"), 5): "836938d5f1887fd2e87e175ce37584e4f9b930772fb125d4883b706b269fb74b",
+    (("greedy",) * 4, 9): "bcaeae777504b466b9ae58fd3551f8f02ad95826a530c5b1f0556f3f207ec9ba",
+    (("random", "passive"), 3): "a3ffc0404ba870ace5335234d46dc548f45dd6ebd3276b026350e62f2b847110",
+}
+REPORTED_PAGES = {      # the report fixture's tournament: stderr, an illegal play, request ids
+    "t000-r0-d0": "0566017342c068c86e695e7b0d4cb2417bd7218f8ff7ddfbf2c97e26db7e1aef",
+    "t000-r0-d1": "d8ffa919c3e19f6430ca39132c67d5cfc10f30026c6052afcb82fd86d3a83544",
+    "t000-r1-d0": "decb085c1d7cf1d0daf57f483cff0ab3e241a938958382e507a17ea436435c53",
+    "t000-r1-d1": "67684ab394cbb64ca0ca1b55548ac8cb27d0b258f55a9eca27d8b56e12f2f1a8",
+    "t000-r2-d0": "84776fde1892ee35523a0702e295dae49b072dd08675399165b2763337b21610",
+    "t000-r2-d1": "33a38fc352dfe64f9202d8c7a096a876aa87569e97e14b09b83cd6af25154f8a",
+}
+
+
+def _viewer_digest(page: str) -> str:
+    import hashlib
+
+    data = replay_data(page)
+    for d in data["decisions"]:
+        d["ms"] = None
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def test_the_viewer_reads_the_same_data_from_the_pages_of_fixed_matches(report_dir):
+    from arena.match import MatchSpec, SeatSpec, run_match
+
+    got = {}
+    for kinds, seed in PLAYED_PAGES:
+        record = run_match(MatchSpec("m", tuple(SeatSpec.builtin(k) for k in kinds), {}, seed=seed)).record
+        got[kinds, seed] = _viewer_digest(replay_page(build_replay(record, list(kinds), title=f"m{seed}")))
+    assert got == PLAYED_PAGES
+    reported = {p.stem: _viewer_digest(p.read_text()) for p in (report_dir / "replays").glob("*.html")}
+    assert reported == REPORTED_PAGES
