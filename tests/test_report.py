@@ -400,3 +400,25 @@ def test_the_viewer_reads_the_same_data_from_the_pages_of_fixed_matches(report_d
     assert got == PLAYED_PAGES
     reported = {p.stem: _viewer_digest(p.read_text()) for p in (report_dir / "replays").glob("*.html")}
     assert reported == REPORTED_PAGES
+
+
+def test_show_html_into_a_place_it_cannot_write_says_how_to_write_it_elsewhere(results, tmp_path, monkeypatch):
+    """As `arena report` does: one line, naming the file, and the --out that
+    chooses another place (a command to copy when none was given)."""
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        mid = store.matches()[0].match_id
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / f"{mid}.html").mkdir()          # the default file is a directory: it cannot be written
+    res = cli("show", str(results), mid, "--html")
+    assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1, res.output
+    assert res.output.strip() == (f"Error: {mid}.html: cannot write (Is a directory); write it elsewhere with "
+                                  f"--out FILE: arena show {results} {mid} --html --out FILE")
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    res = cli("show", str(results), mid, "--html", "--out", str(blocked / "one.html"))
+    assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1, res.output
+    assert res.output.startswith(f"Error: {blocked / 'one.html'}: cannot write (")
+    assert res.output.strip().endswith("); write it elsewhere with another --out FILE")
+    res = cli("show", str(results), mid, "--html", "--out", str(tmp_path / "one.html"))
+    assert res.exit_code == 0 and (tmp_path / "one.html").is_file()
+

@@ -36,7 +36,8 @@ from .html import asset, render, replay_page, visible
 from .replay import ReplayError, build_replay
 from .writers import usable_cpus, write_replays
 
-__all__ = ["ReportError", "ReportUnwritable", "decision_lines", "write_report", "write_replay", "replay_of_log", "file_name"]
+__all__ = ["ReportError", "ReportUnwritable", "FileUnwritable", "decision_lines", "write_report", "write_replay",
+           "replay_of_log", "file_name"]
 
 # Bounds on a play log read for a replay (a log holds one match).
 LOG_MAX_BYTES = 64 * 1024 * 1024
@@ -53,6 +54,15 @@ class ReportUnwritable(ReportError):
     def __init__(self, directory: Path, reason: str) -> None:
         super().__init__(f"{directory}: cannot write the report there ({reason})")
         self.directory = directory
+        self.reason = reason
+
+
+class FileUnwritable(ReportError):
+    """A file of a report or a replay that cannot be written (``path``, ``reason``)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: cannot write ({reason})")
+        self.path = path
         self.reason = reason
 
 
@@ -86,7 +96,7 @@ def _write(path: Path, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     except OSError as exc:
-        raise ReportError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise FileUnwritable(path, exc.strerror or str(exc)) from None
 
 
 def _write_into(out: Path, path: Path, text: str) -> None:
