@@ -422,3 +422,36 @@ def test_show_html_into_a_place_it_cannot_write_says_how_to_write_it_elsewhere(r
     res = cli("show", str(results), mid, "--html", "--out", str(tmp_path / "one.html"))
     assert res.exit_code == 0 and (tmp_path / "one.html").is_file()
 
+
+def test_report_jobs_on_the_command_line_writes_the_same_pages_with_worker_processes(tmp_path, monkeypatch):
+    """`arena report --jobs N` end to end: --jobs 2 writes its replays in two
+    worker processes, --jobs 1 in none, and every file is the same.  Six
+    built-in bots (60 short matches): more matches than the sections replay
+    for their rows, which the report writes itself."""
+    from arena.report import writers
+
+    spec = tmp_path / "t.yaml"
+    spec.write_text("name: jobs\nbots:\n" + "".join(
+        f"  - name: b{i}\n    builtin: {('greedy', 'random', 'passive')[i % 3]}\n" for i in range(6))
+        + "players: 3\nrules:\n  contracts: [2S3]\ndeals: 1\nseed: 5\n")
+    results = tmp_path / "results"
+    res = cli("run", str(spec), "--out", str(results), "--jobs", "1", "-q")
+    assert res.exit_code == 0, res.output
+    pools: list[int] = []
+
+    class Counted(writers.ProcessPoolExecutor):
+        def __init__(self, workers: int, **kw) -> None:
+            pools.append(workers)
+            super().__init__(workers, **kw)
+
+    monkeypatch.setattr(writers, "ProcessPoolExecutor", Counted)
+    monkeypatch.setattr(writers, "MIN_PER_WORKER", 1)
+    files: dict[int, dict[str, bytes]] = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"jobs{jobs}"
+        res = cli("report", str(results), "--out", str(out), "--jobs", str(jobs))
+        assert res.exit_code == 0, res.output
+        files[jobs] = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+        assert pools == ([] if jobs == 1 else [2])
+    assert len([f for f in files[1] if f.startswith("replays/")]) == 60
+    assert files[2] == files[1]
