@@ -347,7 +347,7 @@ def test_replays_written_by_worker_processes_are_the_same_files(results, tmp_pat
         for jobs in (1, 2):
             warned[jobs] = []
             written[jobs] = writers.write_replays(store, [(mid, tmp_path / str(jobs) / f"{mid}.html") for mid in ids],
-                                                  back="../index.html", workers=jobs, cache={},
+                                                  back="../index.html", workers=jobs,
                                                   progress=warned[jobs].append)
     finally:
         store.close()
@@ -455,3 +455,46 @@ def test_report_jobs_on_the_command_line_writes_the_same_pages_with_worker_proce
         assert pools == ([] if jobs == 1 else [2])
     assert len([f for f in files[1] if f.startswith("replays/")]) == 60
     assert files[2] == files[1]
+
+
+def test_a_report_reads_each_record_once_and_its_sections_are_those_of_a_report_without_replays(
+        results, tmp_path, monkeypatch):
+    """The replays are written first, and what the sections read of each
+    match comes back with its page: no record is decoded, no match replayed,
+    a second time; and the sections are the same as when they replay the
+    matches themselves (--no-replays)."""
+    from collections import Counter
+
+    from arena.report import data as report_data
+    from arena.report import replay as report_replay
+    from arena.report.build import write_report
+
+    reads: Counter[str] = Counter()
+    replays: Counter[str] = Counter()
+    record, match, build = ResultStore.record, ResultStore.match, report_replay.build_replay
+
+    def counted_record(self, match_id):
+        reads[match_id] += 1
+        return record(self, match_id)
+
+    def counted_match(self, match_id):
+        reads[match_id] += 1
+        return match(self, match_id)
+
+    def counted_build(record, names, *, title, **kw):
+        replays[title] += 1
+        return build(record, names, title=title, **kw)
+
+    monkeypatch.setattr(ResultStore, "record", counted_record)
+    monkeypatch.setattr(ResultStore, "match", counted_match)
+    monkeypatch.setattr(report_replay, "build_replay", counted_build)
+    written = write_report(str(results), tmp_path / "report", jobs=1)
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        ids = [m.match_id for m in store.matches()]
+        assert sorted(p.stem for p in written if p.parent.name == "replays") == sorted(ids)
+        assert reads == replays == Counter(ids)
+        digests: dict = {}
+        from arena.report.writers import write_replays
+        write_replays(store, [(mid, tmp_path / "again" / f"{mid}.html") for mid in ids], back="../index.html",
+                      workers=1, progress=None, digests=digests)
+        assert report_data.collect(store, digests=digests) == report_data.collect(store)
