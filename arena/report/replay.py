@@ -108,6 +108,8 @@ def decision_stderr(record: Mapping[str, Any], seat: int, decision: int, log: st
 
 
 def _hidden(shown: dict[str, Any]) -> dict[str, Any]:
+    if HIDDEN_KEYS.isdisjoint(shown):       # most events: the dict made for them, as it is
+        return shown
     return {k: v for k, v in shown.items() if k not in HIDDEN_KEYS}
 
 
@@ -121,15 +123,21 @@ class _Tables:
     def __init__(self) -> None:
         self._hands: dict[int, tuple[tuple[Card, ...], list[str]]] = {}
         self._melds: tuple[tuple[TableMeld, ...], list[dict[str, Any]]] = ((), [])
+        self._all: list[list[str]] = []
 
     def snapshot(self, game: Game) -> dict[str, Any]:
         hands = []
+        changed = len(game.hands) != len(self._all)
         for s, h in enumerate(game.hands):
             cards = tuple(h)
             known = self._hands.get(s)
             if known is None or known[0] != cards:
                 known = self._hands[s] = (cards, [c.text for c in sorted(cards, key=sort_key)])
+                changed = True
             hands.append(known[1])
+        if changed:
+            self._all = hands
+        hands = self._all
         melds = tuple(game.melds)
         if self._melds[0] != melds:
             self._melds = (melds, [m.to_json() for m in melds])
