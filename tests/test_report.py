@@ -347,7 +347,7 @@ def test_replays_written_by_worker_processes_are_the_same_files(results, tmp_pat
         for jobs in (1, 2):
             warned[jobs] = []
             written[jobs] = writers.write_replays(store, [(mid, tmp_path / str(jobs) / f"{mid}.html") for mid in ids],
-                                                  back="../index.html", workers=jobs, cache={},
+                                                  back="../index.html", workers=jobs,
                                                   progress=warned[jobs].append)
     finally:
         store.close()
@@ -357,3 +357,144 @@ def test_replays_written_by_worker_processes_are_the_same_files(results, tmp_pat
     assert len(warned[2]) == 1 and warned[2] == warned[1] and ids[2] in warned[1][0]
     for one, two in zip(written[1], written[2]):
         assert one.read_bytes() == two.read_bytes(), one.name
+
+
+# What the viewer reads from the replay pages of fixed matches, as sha256 of
+# its canonical JSON (decision times, which vary from run to run, left out).
+# Written by the straightforward replay (a snapshot of the whole table after
+# every action, stdlib json, gzip level 6) before it was made cheaper: what
+# makes a page cheaper must not change what the viewer reads.  A deliberate
+# change of the viewer's data (or of the engine's events or requests) gives
+# new values: print them from this test's failure and say why in the commit.
+PLAYED_PAGES = {
+    (("greedy", "random", "greedy"), 5): "836938d5f1887fd2e87e175ce37584e4f9b930772fb125d4883b706b269fb74b",
+    (("greedy",) * 4, 9): "bcaeae777504b466b9ae58fd3551f8f02ad95826a530c5b1f0556f3f207ec9ba",
+    (("random", "passive"), 3): "a3ffc0404ba870ace5335234d46dc548f45dd6ebd3276b026350e62f2b847110",
+}
+REPORTED_PAGES = {      # the report fixture's tournament: stderr, an illegal play, request ids
+    "t000-r0-d0": "0566017342c068c86e695e7b0d4cb2417bd7218f8ff7ddfbf2c97e26db7e1aef",
+    "t000-r0-d1": "d8ffa919c3e19f6430ca39132c67d5cfc10f30026c6052afcb82fd86d3a83544",
+    "t000-r1-d0": "decb085c1d7cf1d0daf57f483cff0ab3e241a938958382e507a17ea436435c53",
+    "t000-r1-d1": "67684ab394cbb64ca0ca1b55548ac8cb27d0b258f55a9eca27d8b56e12f2f1a8",
+    "t000-r2-d0": "84776fde1892ee35523a0702e295dae49b072dd08675399165b2763337b21610",
+    "t000-r2-d1": "33a38fc352dfe64f9202d8c7a096a876aa87569e97e14b09b83cd6af25154f8a",
+}
+
+
+def _viewer_digest(page: str) -> str:
+    import hashlib
+
+    data = replay_data(page)
+    for d in data["decisions"]:
+        d["ms"] = None
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def test_the_viewer_reads_the_same_data_from_the_pages_of_fixed_matches(report_dir):
+    from arena.match import MatchSpec, SeatSpec, run_match
+
+    got = {}
+    for kinds, seed in PLAYED_PAGES:
+        record = run_match(MatchSpec("m", tuple(SeatSpec.builtin(k) for k in kinds), {}, seed=seed)).record
+        got[kinds, seed] = _viewer_digest(replay_page(build_replay(record, list(kinds), title=f"m{seed}")))
+    assert got == PLAYED_PAGES
+    reported = {p.stem: _viewer_digest(p.read_text()) for p in (report_dir / "replays").glob("*.html")}
+    assert reported == REPORTED_PAGES
+
+
+def test_show_html_into_a_place_it_cannot_write_says_how_to_write_it_elsewhere(results, tmp_path, monkeypatch):
+    """As `arena report` does: one line, naming the file, and the --out that
+    chooses another place (a command to copy when none was given)."""
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        mid = store.matches()[0].match_id
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / f"{mid}.html").mkdir()          # the default file is a directory: it cannot be written
+    res = cli("show", str(results), mid, "--html")
+    assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1, res.output
+    assert res.output.strip() == (f"Error: {mid}.html: cannot write (Is a directory); write it elsewhere with "
+                                  f"--out FILE: arena show {results} {mid} --html --out FILE")
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    res = cli("show", str(results), mid, "--html", "--out", str(blocked / "one.html"))
+    assert res.exit_code == 1 and len(res.output.strip().splitlines()) == 1, res.output
+    assert res.output.startswith(f"Error: {blocked / 'one.html'}: cannot write (")
+    assert res.output.strip().endswith("); write it elsewhere with another --out FILE")
+    res = cli("show", str(results), mid, "--html", "--out", str(tmp_path / "one.html"))
+    assert res.exit_code == 0 and (tmp_path / "one.html").is_file()
+
+
+def test_report_jobs_on_the_command_line_writes_the_same_pages_with_worker_processes(tmp_path, monkeypatch):
+    """`arena report --jobs N` end to end: --jobs 2 writes its replays in two
+    worker processes, --jobs 1 in none, and every file is the same.  Six
+    built-in bots (60 short matches): more matches than the sections replay
+    for their rows, which the report writes itself."""
+    from arena.report import writers
+
+    spec = tmp_path / "t.yaml"
+    spec.write_text("name: jobs\nbots:\n" + "".join(
+        f"  - name: b{i}\n    builtin: {('greedy', 'random', 'passive')[i % 3]}\n" for i in range(6))
+        + "players: 3\nrules:\n  contracts: [2S3]\ndeals: 1\nseed: 5\n")
+    results = tmp_path / "results"
+    res = cli("run", str(spec), "--out", str(results), "--jobs", "1", "-q")
+    assert res.exit_code == 0, res.output
+    pools: list[int] = []
+
+    class Counted(writers.ProcessPoolExecutor):
+        def __init__(self, workers: int, **kw) -> None:
+            pools.append(workers)
+            super().__init__(workers, **kw)
+
+    monkeypatch.setattr(writers, "ProcessPoolExecutor", Counted)
+    monkeypatch.setattr(writers, "MIN_PER_WORKER", 1)
+    files: dict[int, dict[str, bytes]] = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"jobs{jobs}"
+        res = cli("report", str(results), "--out", str(out), "--jobs", str(jobs))
+        assert res.exit_code == 0, res.output
+        files[jobs] = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+        assert pools == ([] if jobs == 1 else [2])
+    assert len([f for f in files[1] if f.startswith("replays/")]) == 60
+    assert files[2] == files[1]
+
+
+def test_a_report_reads_each_record_once_and_its_sections_are_those_of_a_report_without_replays(
+        results, tmp_path, monkeypatch):
+    """The replays are written first, and what the sections read of each
+    match comes back with its page: no record is decoded, no match replayed,
+    a second time; and the sections are the same as when they replay the
+    matches themselves (--no-replays)."""
+    from collections import Counter
+
+    from arena.report import data as report_data
+    from arena.report import replay as report_replay
+    from arena.report.build import write_report
+
+    reads: Counter[str] = Counter()
+    replays: Counter[str] = Counter()
+    record, match, build = ResultStore.record, ResultStore.match, report_replay.build_replay
+
+    def counted_record(self, match_id):
+        reads[match_id] += 1
+        return record(self, match_id)
+
+    def counted_match(self, match_id):
+        reads[match_id] += 1
+        return match(self, match_id)
+
+    def counted_build(record, names, *, title, **kw):
+        replays[title] += 1
+        return build(record, names, title=title, **kw)
+
+    monkeypatch.setattr(ResultStore, "record", counted_record)
+    monkeypatch.setattr(ResultStore, "match", counted_match)
+    monkeypatch.setattr(report_replay, "build_replay", counted_build)
+    written = write_report(str(results), tmp_path / "report", jobs=1)
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        ids = [m.match_id for m in store.matches()]
+        assert sorted(p.stem for p in written if p.parent.name == "replays") == sorted(ids)
+        assert reads == replays == Counter(ids)
+        digests: dict = {}
+        from arena.report.writers import write_replays
+        write_replays(store, [(mid, tmp_path / "again" / f"{mid}.html") for mid in ids], back="../index.html",
+                      workers=1, progress=None, digests=digests)
+        assert report_data.collect(store, digests=digests) == report_data.collect(store)

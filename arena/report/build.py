@@ -31,12 +31,13 @@ from ..process.errors import escaped
 from ..tournament.leaderboard import RATING_UNITS, _level, csv_cell
 from ..tournament.store import FAULT_KINDS, ResultStore, StoreError
 from .charts import INSTALL_HINT, ChartsUnavailable, ratings_chart, times_chart, vega_bundle
-from .data import GRADEBOOK_COLUMNS, ReportData, collect, gradebook_rows, stored_replay
+from .data import GRADEBOOK_COLUMNS, Digest, ReportData, collect, gradebook_rows, replay_and_digest, stored_replay
 from .html import asset, render, replay_page, visible
 from .replay import ReplayError, build_replay
 from .writers import usable_cpus, write_replays
 
-__all__ = ["ReportError", "ReportUnwritable", "decision_lines", "write_report", "write_replay", "replay_of_log", "file_name"]
+__all__ = ["ReportError", "ReportUnwritable", "FileUnwritable", "decision_lines", "write_report", "write_replay",
+           "replay_of_log", "file_name"]
 
 # Bounds on a play log read for a replay (a log holds one match).
 LOG_MAX_BYTES = 64 * 1024 * 1024
@@ -53,6 +54,15 @@ class ReportUnwritable(ReportError):
     def __init__(self, directory: Path, reason: str) -> None:
         super().__init__(f"{directory}: cannot write the report there ({reason})")
         self.directory = directory
+        self.reason = reason
+
+
+class FileUnwritable(ReportError):
+    """A file of a report or a replay that cannot be written (``path``, ``reason``)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: cannot write ({reason})")
+        self.path = path
         self.reason = reason
 
 
@@ -86,7 +96,7 @@ def _write(path: Path, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     except OSError as exc:
-        raise ReportError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise FileUnwritable(path, exc.strerror or str(exc)) from None
 
 
 def _write_into(out: Path, path: Path, text: str) -> None:
@@ -184,23 +194,25 @@ def write_report(results: str, out: Path | None = None, *, bot: str | None = Non
     out = out or default_out(results)
     store = _open(results)
     try:
-        cache: dict[str, dict[str, Any]] = {}
+        written: list[Path] = []
+        replay_dir = "replays"
+        digests: dict[str, Digest | None] = {}
         try:
-            data = collect(store, rating, cache, history=bot is None, shown=bot)
+            if replays:
+                # The pages first, by worker processes: what the sections read of each match
+                # comes back with it, so no record is decoded and no match replayed twice.
+                # One bot's page links to its own matches only.
+                shown = [m.match_id for m in store.matches() if bot is None or bot in m.bots]
+                if shown:
+                    _check_writable(out)     # one line for a place it cannot write, not a warning a replay
+                written += write_replays(store, [(mid, out / replay_dir / f"{file_name(mid)}.html") for mid in shown],
+                                         back="../index.html", workers=usable_cpus() if jobs is None else jobs,
+                                         digests=digests, progress=progress)
+            data = collect(store, rating, history=bot is None, shown=bot, digests=digests)
         except StoreError as err:
             raise ReportError(str(err)) from None
         if bot is not None and bot not in data.order:
             raise ReportError(f"no bot {bot!r} in {results} (bots: {', '.join(data.order) or 'none'})")
-        written: list[Path] = []
-        replay_dir = "replays"
-        if replays:
-            # One bot's page links to its own matches only.
-            shown = [m["match_id"] for m in data.matches if bot is None or any(s["bot"] == bot for s in m["seats"])]
-            if shown:
-                _check_writable(out)     # one line for a place it cannot write, not a warning a replay
-            written += write_replays(store, [(mid, out / replay_dir / f"{file_name(mid)}.html") for mid in shown],
-                                     back="../index.html", workers=usable_cpus() if jobs is None else jobs,
-                                     cache=cache, progress=progress)
         book = out / "gradebook.csv"
         _write_into(out, book, _gradebook(data))
         written.append(book)
@@ -212,6 +224,18 @@ def write_report(results: str, out: Path | None = None, *, bot: str | None = Non
         return written
     finally:
         store.close()
+
+
+def write_replay_and_digest(store: ResultStore, match_id: str, path: Path, back: str) -> Digest | None:
+    """The replay of ``match_id`` written to ``path``; what the report's sections read of it."""
+    try:
+        data, digest = replay_and_digest(store, match_id, back)
+    except StoreError as err:
+        raise ReportError(str(err)) from None
+    except ReplayError as err:
+        raise ReportError(f"{store.path}: match {match_id!r}: {err}") from None
+    _write(path, replay_page(data))
+    return digest
 
 
 def write_replay_of_store(store: ResultStore, match_id: str, path: Path, back: str | None = None,

@@ -19,7 +19,7 @@ from ..tournament.ranking import rated_games
 from ..tournament.schedule import unfinished_size
 from ..tournament.store import FAULT_KINDS, ResultStore, StoredMatch, StoreError
 
-__all__ = ["ReportData", "BotSection", "collect", "GRADEBOOK_COLUMNS", "gradebook_rows"]
+__all__ = ["ReportData", "BotSection", "Digest", "collect", "replay_and_digest", "GRADEBOOK_COLUMNS", "gradebook_rows"]
 
 HISTORY_POINTS = 24         # points of the ratings over the tournament, at most (the last: every match)
 TIMES_PER_BOT = 2000        # decision times per bot in the chart, at most (evenly spaced order statistics)
@@ -112,51 +112,108 @@ def _spread(values: list[float], k: int) -> list[float]:
     return [values[round(i * (len(values) - 1) / (k - 1))] for i in range(k)]
 
 
-def _decision_times(store: ResultStore, matches: Sequence[StoredMatch]) -> tuple[dict[str, list[tuple[float, str, int]]], bool]:
+@dataclass(frozen=True)
+class Digest:
+    """What the report's sections read of one match's record and replay,
+    small enough to come back from the worker process that wrote its page
+    (so a report decodes each record and replays each match once)."""
+    times: list[list[tuple[float, int]] | None]     # per seat: (ms, decision) of its trace; None: no trace
+    decisions: list[tuple[str, int, int, int | None, bool]]     # kind, hand, step, request id, built-in
+    steps: int
+    faults: list[dict[str, Any]]                    # the replay's
+    quoted: dict[int, dict[str, Any]]               # a decision with a fault: its request and stderr
+
+
+def _trace_times(record: dict[str, Any], seats: int) -> list[list[tuple[float, int]] | None]:
+    trace = record.get("trace")
+    out: list[list[tuple[float, int]] | None] = []
+    for s in range(seats):
+        entries = trace[s]["decisions"] if isinstance(trace, list) and s < len(trace) else None
+        out.append(None if entries is None else [(d[2], d[0]) for d in entries if d[2] is not None])
+    return out
+
+
+def _decision_times(store: ResultStore, matches: Sequence[StoredMatch],
+                    digests: dict[str, Digest | None]) -> tuple[dict[str, list[tuple[float, str, int]]], bool]:
     """Per bot: (ms, match id, decision index) of every decision; and whether
     some matches had no trace (their per-match mean stands in)."""
     out: dict[str, list[tuple[float, str, int]]] = {}
     fallback = False
     for m in matches:
-        try:
-            record = store.record(m.match_id)
-        except StoreError:
-            record = {}         # damaged: its per-match mean stands in
-        trace = record.get("trace")
+        digest = digests.get(m.match_id)
+        if digest is not None:
+            times = digest.times
+        else:
+            try:
+                record = store.record(m.match_id)
+            except StoreError:
+                record = {}         # damaged: its per-match mean stands in
+            times = _trace_times(record, len(m.bots))
         for s, bot in enumerate(m.bots):
-            entries = trace[s]["decisions"] if isinstance(trace, list) and s < len(trace) else None
+            entries = times[s]
             if entries is None:
                 fallback = True
                 mean = m.decision_stats[s].get("mean")
                 if mean is not None:
                     out.setdefault(bot, []).append((mean * 1000, m.match_id, -1))
                 continue
-            out.setdefault(bot, []).extend((d[2], m.match_id, d[0]) for d in entries if d[2] is not None)
+            out.setdefault(bot, []).extend((ms, m.match_id, k) for ms, k in entries)
     return out, fallback
+
+
+def _digest(m: StoredMatch, record: dict[str, Any], replay: dict[str, Any]) -> Digest:
+    steps = replay["steps"]
+    decisions = replay["decisions"]
+    faulty = {f["decision"] for f in replay["faults"]} | {f["decision"] for f in m.faults}
+    return Digest(
+        times=_trace_times(record, len(m.bots)),
+        decisions=[(d["kind"], steps[d["step"]]["e"]["hand"] if d["step"] >= 0 else 1, d["step"], d["id"],
+                    d["builtin"]) for d in decisions],
+        steps=len(steps), faults=replay["faults"],
+        quoted={k: {"request": decisions[k]["request"], "stderr": decisions[k]["stderr"]}
+                for k in faulty if isinstance(k, int) and 0 <= k < len(decisions)})
+
+
+def _replay(store: ResultStore, match_id: str, back: str | None) -> tuple[StoredMatch, dict[str, Any], dict[str, Any]]:
+    from .replay import build_replay
+
+    m = store.match(match_id)
+    record = m.record if m.record is not None else store.record(match_id)
+    faults = record.get("faults") if isinstance(record.get("faults"), list) else m.faults
+    data = build_replay(record, m.bots, title=match_id, stderr_logs=m.stderr_logs, faults=faults,
+                        places=m.places, back_link=back)
+    return m, record, data
 
 
 def stored_replay(store: ResultStore, match_id: str, cache: dict[str, dict[str, Any]] | None = None,
                   back: str | None = None) -> dict[str, Any]:
     """The replay data of a stored match (``cache``: made once for the
     sections and the replay file).  StoreError or ReplayError if it cannot be made."""
-    from .replay import build_replay
-
     if cache is not None and match_id in cache:
         return cache[match_id]
-    m = store.match(match_id)
-    record = m.record if m.record is not None else store.record(match_id)
-    faults = record.get("faults") if isinstance(record.get("faults"), list) else m.faults
-    data = build_replay(record, m.bots, title=match_id, stderr_logs=m.stderr_logs, faults=faults,
-                        places=m.places, back_link=back)
+    data = _replay(store, match_id, back)[2]
     if cache is not None:
         cache[match_id] = data
     return data
 
 
+def replay_and_digest(store: ResultStore, match_id: str, back: str | None) -> tuple[dict[str, Any], Digest | None]:
+    """The replay data of a stored match and its ``Digest`` (None if its
+    trace is malformed: the report reads it again, and says so there).
+    StoreError or ReplayError if the replay cannot be made."""
+    m, record, data = _replay(store, match_id, back)
+    try:
+        return data, _digest(m, record, data)
+    except (KeyError, IndexError, TypeError):
+        return data, None
+
+
 def collect(store: ResultStore, rating: str | None = None,
             cache: dict[str, dict[str, Any]] | None = None, *, history: bool = True,
-            shown: str | None = None) -> ReportData:
+            shown: str | None = None, digests: dict[str, Digest | None] | None = None) -> ReportData:
     """Everything the report shows, from ``store``; the replays it had to make go into ``cache``.
+    ``digests``: of the matches whose pages were written first (``writers``):
+    their records are not read again, their matches not replayed again.
     ``history``: False leaves the ratings over the tournament out (a fit per
     point of the chart; one bot's page has no charts).  ``shown``: only this
     bot's section is shown (``--bot``), so only its rows get the requests and
@@ -176,7 +233,9 @@ def collect(store: ResultStore, rating: str | None = None,
             "played": e.played, "ahead": e.ahead, "behind": e.behind, "tied": e.tied,
             "share": e.share, "significant": e.significant, "p_value": e.p_value}
     # One bot's page shows its own times only: the records of the other matches need not be read.
-    times, fallback = _decision_times(store, matches if shown is None else [m for m in matches if shown in m.bots])
+    digests = {} if digests is None else digests
+    times, fallback = _decision_times(store, matches if shown is None else [m for m in matches if shown in m.bots],
+                                      digests)
     time_points = [{"bot": b, "ms": max(ms, 0.001)}      # a log scale has no 0
                    for b in order for ms in _spread([t[0] for t in times.get(b, [])], TIMES_PER_BOT)]
     note = ("one point per decision" if not fallback
@@ -191,7 +250,7 @@ def collect(store: ResultStore, rating: str | None = None,
         "faults": len(m.faults), "seconds": m.duration_seconds} for m in matches]
     cache = {} if cache is None else cache
     sections = [_bot_section(b, matches, h2h.get(b, {}), faults.get(b, {}), times.get(b, []), store, cache,
-                             detail=shown is None or b == shown)
+                             digests, detail=shown is None or b == shown)
                 for b in order]
     return ReportData(
         name=tournament.get("name", "tournament"), created=tournament.get("created", ""), rating_unit=unit,
@@ -205,7 +264,8 @@ def collect(store: ResultStore, rating: str | None = None,
 
 def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[str, Any]],
                  faults: dict[str, int], times: list[tuple[float, str, int]], store: ResultStore,
-                 cache: dict[str, dict[str, Any]], *, detail: bool = True) -> BotSection:
+                 cache: dict[str, dict[str, Any]], digests: dict[str, Digest | None], *,
+                 detail: bool = True) -> BotSection:
     mine = [(m, m.bots.index(bot)) for m in matches if bot in m.bots]
     # What the bot scored itself: not the arena's stand-in moves after a forfeit.
     hands = sum(m.own_hands(s) for m, s in mine)
@@ -235,7 +295,7 @@ def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[s
             fault_place(f["hand"], f["decision"], f["decision_kind"], f["request_id"])
         section.first_fault = f"{f['kind']} in {m.match_id}, {where}: {f['detail']}"
     if detail:
-        _add_requests(section, store, {m.match_id: m for m, _ in mine}, cache)
+        _add_requests(section, store, {m.match_id: m for m, _ in mine}, cache, digests)
     return section
 
 
@@ -266,40 +326,43 @@ def _failures(mine: Sequence[tuple[StoredMatch, int]]) -> list[dict[str, Any]]:
 
 
 def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, StoredMatch],
-                  cache: dict[str, dict[str, Any]]) -> None:
+                  cache: dict[str, dict[str, Any]], digests: dict[str, Digest | None]) -> None:
     """The request of each refused reply shown (and the reply, the request id
     if the database has none), and the hand and kind of each slow decision:
-    from a replay of those matches only."""
+    from the digests of those matches' replays, made here if need be."""
     from .replay import ReplayError
 
     wanted = {e["match_id"] for e in section.refused + section.slowest + section.failures}
     for mid in sorted(wanted):
         m = matches[mid]
-        try:
-            replay = stored_replay(store, mid, cache, back="../index.html")
-        except (ReplayError, StoreError):
-            continue        # a damaged record: the rows stay, without request and hand
-        decisions = replay["decisions"]
-        shown = {(f["decision"], f["seat"]): f for f in replay["faults"]}
+        digest = digests.get(mid)
+        if digest is None:
+            try:
+                replay = stored_replay(store, mid, cache, back="../index.html")
+                digest = _digest(m, m.record or {}, replay)
+            except (ReplayError, StoreError):
+                continue        # a damaged record: the rows stay, without request and hand
+        shown = {(f["decision"], f["seat"]): f for f in digest.faults}
         seat = m.bots.index(section.bot)
         for e in section.failures:
             if e["match_id"] == mid and e["decision"] is None:     # at start-up: what it wrote then
                 e["stderr"] = (shown.get((None, seat)) or {}).get("stderr")
         for e in section.refused + section.slowest + section.failures:
             k = e["decision"]
-            if e["match_id"] != mid or not isinstance(k, int) or not 0 <= k < len(decisions):
+            if e["match_id"] != mid or not isinstance(k, int) or not 0 <= k < len(digest.decisions):
                 continue
-            d = decisions[k]
-            e["kind"] = d["kind"]
-            e["hand"] = replay["steps"][d["step"]]["e"]["hand"] if d["step"] >= 0 else 1
-            e["step"] = min(d["step"] + 1, len(replay["steps"]) - 1)
-            if e.get("request_id") is None and not d["builtin"]:
-                e["request_id"] = d["id"]
+            kind, hand, step, request_id, builtin = digest.decisions[k]
+            e["kind"] = kind
+            e["hand"] = hand
+            e["step"] = min(step + 1, digest.steps - 1)
+            if e.get("request_id") is None and not builtin:
+                e["request_id"] = request_id
             if any(e is x for x in section.refused + section.failures):
                 fault = shown.get((k, seat)) or {}
-                e["request"] = d["request"]
+                quoted = digest.quoted.get(k) or {}
+                e["request"] = quoted.get("request")
                 e["reply"] = e.get("reply") or fault.get("reply")
-                e["stderr"] = d["stderr"]
+                e["stderr"] = quoted.get("stderr")
                 e["step"] = fault.get("step", e["step"])
 
 

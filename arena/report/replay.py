@@ -23,12 +23,12 @@ from typing import Any
 from ..process.errors import escaped_lines
 from ..protocol.encoder import NOT_NOTICED, MatchEncoder
 from ..shanghai.actions import action_from_json
-from ..shanghai.cards import parse_card, sort_key
+from ..shanghai.cards import Card, parse_card, sort_key
 from ..shanghai.chance import RecordedChance
 from ..shanghai.errors import ShanghaiError
-from ..shanghai.events import Event
 from ..shanghai.game import Game
 from ..shanghai.ruleset import Ruleset
+from ..shanghai.view import TableMeld
 
 __all__ = ["ReplayError", "build_replay", "decision_stderr", "STDERR_PER_DECISION"]
 
@@ -107,16 +107,55 @@ def decision_stderr(record: Mapping[str, Any], seat: int, decision: int, log: st
     return _stderr_text(_seats(record, players, logs)[seat], decision) or None
 
 
-def _shown(event: Event) -> dict[str, Any]:
-    return {k: v for k, v in event.to_json().items() if k not in HIDDEN_KEYS}
+def _hidden(shown: dict[str, Any]) -> dict[str, Any]:
+    if HIDDEN_KEYS.isdisjoint(shown):       # most events: the dict made for them, as it is
+        return shown
+    return {k: v for k, v in shown.items() if k not in HIDDEN_KEYS}
+
+
+class _Tables:
+    """Snapshots of one game's table, in order.  Most actions change one
+    seat's cards and no meld, so the cards of a seat and the melds are made
+    into text only when they change; a snapshot shares the unchanged ones
+    (the same list objects) with the one before it, which also makes
+    ``_delta``'s comparisons cheap.  Nothing here or downstream mutates them."""
+
+    def __init__(self) -> None:
+        self._hands: dict[int, tuple[tuple[Card, ...], list[str]]] = {}
+        self._melds: tuple[tuple[TableMeld, ...], list[dict[str, Any]]] = ((), [])
+        self._all: list[list[str]] = []
+
+    def snapshot(self, game: Game) -> dict[str, Any]:
+        hands = []
+        changed = len(game.hands) != len(self._all)
+        for s, h in enumerate(game.hands):
+            cards = tuple(h)
+            known = self._hands.get(s)
+            if known is None or known[0] != cards:
+                known = self._hands[s] = (cards, [c.text for c in sorted(cards, key=sort_key)])
+                changed = True
+            hands.append(known[1])
+        if changed:
+            self._all = hands
+        hands = self._all
+        melds = tuple(game.melds)
+        if self._melds[0] != melds:
+            self._melds = (melds, [m.to_json() for m in melds])
+        return _table(game, hands, self._melds[1])
 
 
 def _snapshot(game: Game) -> dict[str, Any]:
+    """The table now, made afresh (``_Tables`` makes the same, sharing)."""
+    return _table(game, [[c.text for c in sorted(h, key=sort_key)] for h in game.hands],
+                  [m.to_json() for m in game.melds])
+
+
+def _table(game: Game, hands: list[list[str]], melds: list[dict[str, Any]]) -> dict[str, Any]:
     pile = game.pile
     limit = game.rules.buy_limit(game.hand_no - 1) if game.hand_no else 0
     return {
-        "hands": [[c.text for c in sorted(h, key=sort_key)] for h in game.hands],
-        "melds": [m.to_json() for m in game.melds],
+        "hands": hands,
+        "melds": melds,
         "pile_top": pile[-1].text if pile else None,
         "pile_size": len(pile),
         "stock": len(game.stock),
@@ -182,11 +221,14 @@ def _delta(prev: dict[str, Any] | None, state: dict[str, Any]) -> dict[str, Any]
         return dict(state)
     out: dict[str, Any] = {}
     for k, v in state.items():
+        was: Any = prev.get(k)
+        if v is was:        # shared by _Tables: unchanged
+            continue
         if k == "hands":
-            changed = {str(i): h for i, h in enumerate(v) if h != prev["hands"][i]}
+            changed = {str(i): h for i, (h, p) in enumerate(zip(v, was)) if h is not p and h != p}
             if changed:
                 out["hands"] = changed
-        elif prev.get(k) != v:
+        elif was != v:
             out[k] = v
     return out
 
@@ -227,19 +269,22 @@ def _build(record: Mapping[str, Any], names: Sequence[str], title: str, stderr_l
     steps: list[dict[str, Any]] = []
     decisions: list[dict[str, Any]] = []
     prev: dict[str, Any] | None = None
+    tables = _Tables()
 
     def add_steps(first: int, action: int | None) -> None:
         nonlocal prev
         new = game.log[first:]
         state = prev
         for j, e in enumerate(new):
-            shown = _shown(e)
+            full = e.to_json()      # made once: shown, and what patch reads
+            shown = _hidden(full)
             last = j == len(new) - 1
-            state = _snapshot(game) if last or state is None else patch(state, e.to_json())
+            state = tables.snapshot(game) if last or state is None else patch(state, full)
             step: dict[str, Any] = {"e": shown, "a": action, "s": _delta(prev, state)}
-            public = _shown(e.public())
-            if public != shown:
-                step["p"] = public
+            if e.secret:            # an event with no secret is its own public form
+                public = _hidden(e.public_json())
+                if public != shown:
+                    step["p"] = public
             if e.kind in NOT_NOTICED:
                 step["nn"] = True          # never sent to the bots as a notice
             steps.append(step)

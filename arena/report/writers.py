@@ -7,7 +7,9 @@ tournament.  They are independent of each other, so worker processes write
 them, each with its own read-only connection to the results; the order of
 the files written and of the warnings is the schedule's whatever the
 workers' speed.  Processes, not threads: the work is Python code, which
-threads would run one at a time.
+threads would run one at a time.  Each sends back what the report's
+sections read of its matches (``data.Digest``: decision times, the
+requests of faulty decisions), so the report reads no record twice.
 """
 
 from __future__ import annotations
@@ -42,54 +44,48 @@ def _open_store(db: str) -> None:
     _store = ResultStore(Path(db), readonly=True)
 
 
-def _attempt(store: Any, match_id: str, path: Path, back: str,
-             cache: dict[str, dict[str, Any]] | None = None) -> str | None:
-    """Write one replay; the warning if it cannot be made."""
-    from .build import ReportError, write_replay_of_store
+def _attempt(store: Any, match_id: str, path: Path, back: str) -> tuple[str | None, Any]:
+    """Write one replay; the warning if it cannot be made, else its ``Digest``."""
+    from .build import ReportError, write_replay_and_digest
 
     try:
-        write_replay_of_store(store, match_id, path, back=back, cache=cache)
+        return None, write_replay_and_digest(store, match_id, path, back)
     except ReportError as exc:
-        return str(exc)
-    return None
+        return str(exc), None
 
 
-def _write_one(job: tuple[str, str, str]) -> str | None:
+def _write_one(job: tuple[str, str, str]) -> tuple[str | None, Any]:
     """In a worker: one replay, with the worker's own connection."""
     match_id, path, back = job
     return _attempt(_store, match_id, Path(path), back)
 
 
 def write_replays(store: Any, jobs: Sequence[tuple[str, Path]], *, back: str, workers: int,
-                  cache: dict[str, dict[str, Any]],
-                  progress: Callable[[str], None] | None) -> list[Path]:
+                  progress: Callable[[str], None] | None, digests: dict[str, Any] | None = None) -> list[Path]:
     """Write each (match id, path) of ``jobs``; the paths written, in
     ``jobs``' order.  A replay that cannot be made is a warning to
     ``progress``, not an error: one bad record loses its replay, not the report.
-    Those already in ``cache`` (made for the report's sections) are written
-    here, the rest by up to ``workers`` processes."""
-    warnings: dict[str, str | None] = {}
-    rest: list[tuple[str, str, str]] = []
-    for match_id, path in jobs:
-        if match_id in cache:
-            warnings[match_id] = _attempt(store, match_id, path, back, cache)
-        else:
-            rest.append((match_id, str(path), back))
+    Written by up to ``workers`` processes; what the report's sections read
+    of each match written (``data.Digest``) goes into ``digests``."""
+    results: dict[str, tuple[str | None, Any]] = {}
+    rest = [(match_id, str(path), back) for match_id, path in jobs]
     workers = min(workers, len(rest) // MIN_PER_WORKER)
     if workers > 1:
         # spawn: a fresh interpreter, not a fork of this one and of its open database.
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                  initializer=_open_store, initargs=(str(store.path),)) as pool:
-            for job, warning in zip(rest, pool.map(_write_one, rest, chunksize=CHUNK)):
-                warnings[job[0]] = warning
+            for job, result in zip(rest, pool.map(_write_one, rest, chunksize=CHUNK)):
+                results[job[0]] = result
     else:
         for match_id, path_text, _ in rest:
-            warnings[match_id] = _attempt(store, match_id, Path(path_text), back)
+            results[match_id] = _attempt(store, match_id, Path(path_text), back)
     written = []
     for match_id, path in jobs:
-        warning = warnings[match_id]
+        warning, digest = results[match_id]
         if warning is None:
             written.append(path)
+            if digests is not None:
+                digests[match_id] = digest
         elif progress is not None:
             progress(f"warning: {warning}")
     return written

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import shlex
 import sys
 from collections.abc import Collection
 from pathlib import Path
@@ -422,9 +423,14 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
     and discard too.
     """
     if html:
-        from ..report.build import ReportError, write_replay
+        from ..report.build import FileUnwritable, ReportError, write_replay
         try:
             path = write_replay(results, match_id, out)
+        except FileUnwritable as err:
+            # As `arena report` does: the option that chooses the place, in a command to copy.
+            again = shlex.join(["arena", "show", results, *([] if match_id is None else [match_id]), "--html"])
+            elsewhere = "another --out FILE" if out is not None else f"--out FILE: {again} --out FILE"
+            raise click.ClickException(f"{err}; write it elsewhere with {elsewhere}") from None
         except ReportError as err:
             raise click.ClickException(str(err)) from None
         click.echo(f"replay: {path}")
