@@ -23,6 +23,7 @@ GAMEBOTS = ROOT / "tests" / "gamebots"
 PY = sys.executable
 
 OLD, NEW = "illegal.py", "minimal.py"
+SAYS = 'import sys\nprint("{} dave", file=sys.stderr, flush=True)\n'
 
 
 def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -38,7 +39,7 @@ def hand_in(tmp_path: Path, name: str, program: str, prelude: str = "") -> None:
 
 def tournament(tmp_path: Path, extra: str = "") -> Path:
     """Three bots at tables of two: dave and erin hand in programs, ref is built in."""
-    hand_in(tmp_path, "dave", OLD)
+    hand_in(tmp_path, "dave", OLD, prelude=SAYS.format("old"))
     hand_in(tmp_path, "erin", NEW)
     bots = "".join(f"  - {{name: {n}, command: [{json.dumps(PY)}, bot.py], dir: submissions/{n}}}\n"
                    for n in ("dave", "erin"))
@@ -98,7 +99,7 @@ def test_rerun_replays_only_the_bots_matches_with_its_new_program(tmp_path: Path
     others = rows(db(tmp_path), without="dave")
     old = rows(db(tmp_path), bot="dave")
     assert others and old
-    hand_in(tmp_path, "dave", NEW)
+    hand_in(tmp_path, "dave", NEW, prelude=SAYS.format("new"))
     done = arena("run", "class.yaml", "--jobs", "1", "--rerun", "dave", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (f"set aside {len(old)} stored matches of dave; they are kept in {db(tmp_path)} as superseded"
@@ -115,6 +116,16 @@ def test_rerun_replays_only_the_bots_matches_with_its_new_program(tmp_path: Path
     assert all("--rerun dave" in r[3] and r[5] for r in kept)
     first = json.loads(kept[0][4])
     assert len(first["seats"]) == 2 and first["faults"] and first["matches"][0]["match_id"] == kept[0][1]
+    # its stderr logs too, moved aside before the re-play wrote its own under the same names
+    def said(paths: list[str]) -> set[str]:
+        return {Path(p).read_text().strip() for p in paths if p is not None and Path(p).exists()}
+    logs = [seat["stderr_log"] for r in kept for seat in json.loads(r[4])["seats"] if seat["bot"] == "dave"]
+    assert all("superseded" in p for p in logs if p is not None and Path(p).exists())
+    assert "old dave" in said(logs) and said(logs) <= {"old dave", ""}
+    c = sqlite3.connect(f"file:{db(tmp_path)}?mode=ro", uri=True)
+    now = [r[0] for r in c.execute("SELECT stderr_log FROM seats WHERE bot = 'dave'")]
+    c.close()
+    assert "new dave" in said(now) and said(now) <= {"new dave", ""}
     # readers see the current matches only
     listed = arena("matches", "results", "--bot", "dave", cwd=tmp_path)
     assert listed.returncode == 0 and listed.stdout.count(" ok ") == len(old), listed.stdout + listed.stderr

@@ -10,7 +10,10 @@ match's rows of every table (JSON, columns by name) and its compressed
 record, with when and why it was set aside.  Its key is an archive number of
 its own, so the re-play, stored under the schedule's match id, never
 collides with it, and a second ``--rerun`` of the same bot archives the
-re-played matches beside the first ones.
+re-played matches beside the first ones.  The stderr logs of a set-aside
+match (and its record file, if it has one) are copied to
+``RESULTS/logs/superseded/ARCHIVE_ID/`` first, and its kept rows point
+there, since the re-play writes its logs under the same names.
 
 The archive table is created by the first set-aside (older arenas, which do
 not know it, read the database as before); every reader (leaderboard,
@@ -21,6 +24,9 @@ current matches only.
 from __future__ import annotations
 
 import json
+import logging
+import os
+import shutil
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,9 +36,12 @@ from typing import Any
 from .sqlitetx import connect, immediate, now, one_line, write_error
 from .stored import StoreError
 
-__all__ = ["ARCHIVE_TABLE", "SetAside", "set_aside", "superseded"]
+__all__ = ["ARCHIVE_TABLE", "SUPERSEDED_LOGS", "SetAside", "set_aside", "superseded"]
+
+LOG = logging.getLogger(__name__)
 
 ARCHIVE_TABLE = "superseded_matches"
+SUPERSEDED_LOGS = "superseded"    # RESULTS/logs/superseded/ARCHIVE_ID/: the logs of a set-aside match
 
 _ARCHIVE = f"""
 CREATE TABLE IF NOT EXISTS {ARCHIVE_TABLE} (
@@ -71,7 +80,25 @@ def _rows(c: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[dict[s
     return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
-def _archive_bot(c: sqlite3.Connection, bot: str, reason: str, stamp: str) -> SetAside:
+def _keep_files(kept: dict[str, Any], into: Path, copied: list[tuple[Path, Path]]) -> None:
+    """Copy the stderr logs and record file of a set-aside match into ``into``
+    (the re-play writes its own under the same names) and point its kept
+    rows at the copies; a file gone already is left as named.  The originals
+    are removed once the transaction is committed."""
+    places = [(row, "stderr_log") for row in kept["seats"]] + [(row, "record_path") for row in kept["matches"]]
+    for row, column in places:
+        path = row.get(column)
+        if not isinstance(path, str) or not os.path.isfile(path):
+            continue
+        into.mkdir(parents=True, exist_ok=True)
+        copy = into / Path(path).name
+        shutil.copy2(path, copy)
+        copied.append((Path(path), copy))
+        row[column] = str(copy)
+
+
+def _archive_bot(c: sqlite3.Connection, bot: str, reason: str, stamp: str, logs: Path,
+                 copied: list[tuple[Path, Path]]) -> SetAside:
     ids = [r[0] for r in c.execute(
         "SELECT m.match_id FROM matches m JOIN seats s ON s.match_id = m.match_id WHERE s.bot = ?"
         " ORDER BY m.schedule_index", (bot,))]
@@ -81,9 +108,11 @@ def _archive_bot(c: sqlite3.Connection, bot: str, reason: str, stamp: str) -> Se
         kept: dict[str, Any] = {"matches": [match]}
         for table in _CHILD_TABLES:
             kept[table] = _rows(c, f"SELECT * FROM {table} WHERE match_id = ? ORDER BY rowid", (mid,))
-        c.execute(f"INSERT INTO {ARCHIVE_TABLE} (match_id, schedule_index, kind, set_aside_at, reason, rows,"
-                  " record) VALUES (?, ?, 'match', ?, ?, ?, ?)",
-                  (mid, match["schedule_index"], stamp, reason, json.dumps(kept), record))
+        archive_id = c.execute(
+            f"INSERT INTO {ARCHIVE_TABLE} (match_id, schedule_index, kind, set_aside_at, reason, rows, record)"
+            " VALUES (?, ?, 'match', ?, ?, '{}', ?)", (mid, match["schedule_index"], stamp, reason, record)).lastrowid
+        _keep_files(kept, logs / SUPERSEDED_LOGS / str(archive_id), copied)
+        c.execute(f"UPDATE {ARCHIVE_TABLE} SET rows = ? WHERE archive_id = ?", (json.dumps(kept), archive_id))
         # Children first: the store's foreign keys would cascade, but a
         # database opened without them on must not keep orphans.
         for table in reversed(_CHILD_TABLES):
@@ -115,22 +144,36 @@ def set_aside(db: Path, bots: Sequence[str], reason: str) -> list[SetAside]:
         c = connect(str(db))
     except sqlite3.Error as exc:
         raise StoreError(f"{db}: cannot open results database: {one_line(exc)}") from None
+    copied: list[tuple[Path, Path]] = []
     try:
         c.execute("PRAGMA foreign_keys = ON")
         with immediate(c):
             c.execute(_ARCHIVE)
             stamp = now()
-            done = [_archive_bot(c, bot, reason, stamp) for bot in dict.fromkeys(bots)]
+            done = [_archive_bot(c, bot, reason, stamp, db.parent / "logs", copied) for bot in dict.fromkeys(bots)]
             empty = [d.bot for d in done if not d.matches and not d.failures]
             if empty:
                 # Raised inside the transaction: the others' set-aside is rolled back too.
                 raise StoreError(f"{db}: --rerun {empty[0]}: {empty[0]} has no stored match to set aside "
                                  f"(nothing was changed); a plain `arena run` plays its missing matches")
-        return done
-    except sqlite3.Error as exc:
-        raise StoreError(f"{db}: cannot set matches aside: {write_error(exc)} (nothing was changed)") from None
+    except BaseException as exc:
+        for _, copy in copied:      # rolled back: the copies would be kept for nothing
+            copy.unlink(missing_ok=True)
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"{db}: cannot set matches aside: {write_error(exc)} (nothing was changed)") from None
+        if isinstance(exc, OSError):
+            raise StoreError(f"{db}: cannot set matches aside: cannot copy their logs: {one_line(exc)} "
+                             f"(nothing was changed)") from None
+        raise
     finally:
         c.close()
+    # Committed: the originals go, or the re-play would append its lines to the old program's.
+    for original, copy in copied:
+        try:
+            original.unlink(missing_ok=True)
+        except OSError as exc:
+            LOG.warning("%s: kept in %s, but cannot be removed: %s", original, copy.parent, one_line(exc))
+    return done
 
 
 def superseded(db: Path) -> list[dict[str, Any]]:
