@@ -284,3 +284,30 @@ def test_rerun_of_a_settling_tournament_is_refused(tmp_path: Path) -> None:
     line = refused(tmp_path, "--rerun", "dave")
     assert "plays in rounds" in line and "--out DIR" in line
     assert not (tmp_path / "results").exists()
+
+
+def test_rerun_sets_aside_the_bots_stored_failures_too(tmp_path: Path) -> None:
+    """A match of dave's that failed with an arena error stops counting as
+    failed too: it is archived (kind 'failure') and played again."""
+    played(tmp_path)
+    old = rows(db(tmp_path), bot="dave")
+    failed = sorted(old)[-1]
+    c = sqlite3.connect(db(tmp_path))
+    c.execute("PRAGMA foreign_keys = ON")
+    index = c.execute("SELECT schedule_index FROM matches WHERE match_id = ?", (failed,)).fetchone()[0]
+    bots = json.dumps([r[0] for r in c.execute("SELECT bot FROM seats WHERE match_id = ? ORDER BY seat",
+                                                (failed,))])
+    c.execute("DELETE FROM matches WHERE match_id = ?", (failed,))
+    c.execute("INSERT INTO failed_matches VALUES (?, ?, ?, 'arena error (test)', NULL, 1, '2026-01-01')",
+              (failed, index, bots))
+    c.commit()
+    c.close()
+    hand_in(tmp_path, "dave", NEW)
+    done = arena("run", "class.yaml", "--jobs", "1", "--rerun", "dave", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"set aside {len(old) - 1} stored matches and 1 stored failure of dave" in done.stderr, done.stderr
+    kinds = sorted((r[1], r[2]) for r in archive(db(tmp_path)))
+    assert (failed, "failure") in kinds and len(kinds) == len(old)
+    assert sorted(rows(db(tmp_path), bot="dave")) == sorted(old)
+    listed = arena("matches", "results", cwd=tmp_path)
+    assert "failed" not in listed.stdout and "arena error (test)" not in listed.stdout, listed.stdout
