@@ -358,7 +358,7 @@ seed: 1
     (warning,) = [line for line in resumed.stderr.splitlines() if line.startswith("warning:")]
     assert warning.startswith(f"warning: bots.dave: {student / 'bot.py'} changed (")
     assert "its 2 stored matches were played by the earlier program" in warning
-    assert "run into a new results directory (--out DIR)" in warning
+    assert "re-play its matches with --rerun dave" in warning
     # the other files of its folder are not the program: no warning for them
     (student / "notes.txt").write_text("changed")
     os.utime(student / "bot.py", (time.time() - 3600, time.time() - 3600))

@@ -51,5 +51,6 @@ def changed_programs(config: TournamentConfig, last_started: Mapping[str, tuple[
             out.append(f"bots.{bot.name}: {', '.join(changed)} changed ({when:%Y-%m-%d %H:%M} UTC) after "
                        f"its last stored match started ({last:%Y-%m-%d %H:%M} UTC): its {count} stored "
                        f"{matches} played by the earlier program, and resuming plays none of them again; "
-                       f"to rank the new program, run into a new results directory (--out DIR)")
+                       f"to rank the new program, re-play its matches with --rerun {bot.name} (the other bots' "
+                       f"stored matches are kept)")
     return out

@@ -30,7 +30,7 @@ from .leaderboard import FORMATS, Column, cell_text, format_table, report, termi
 from .preflight import TournamentError, db_path, hold_to_sandbox, settle_seed
 from .rounds import match_budget
 from .runlock import playing_now
-from .runner import STOP_REASONS, RunSummary, plan, run_tournament
+from .runner import STOP_REASONS, RunSummary, check_rerun, plan, run_tournament
 from .schedule import ScheduleEntry, estimate_seconds, unfinished_size
 from .sharing import shared_folder_warnings
 from .store import ResultStore, StoredMatch, StoreError, resolve_db_path
@@ -250,28 +250,40 @@ def _stored_for_dry_run(config: TournamentConfig, scheduled: int) -> str | None:
                    "else local).")
 @click.option("--address", default=None,
               help="The Ray cluster to join (host:port, ray://host:port, auto); implies --executor ray.")
+@click.option("--rerun", "rerun", multiple=True, metavar="NAME",
+              help="Re-play NAME's matches with its current program (a fixed bot handed in late): its stored "
+                   "matches and failures are set aside first, kept in the database as superseded, and every "
+                   "other stored match is kept; then the run resumes.  Repeatable.  An interrupted --rerun "
+                   "resumes with a plain `arena run`; a second --rerun NAME sets aside the re-played ones again.  "
+                   "Not for tournaments played in rounds (settle:, format: swiss).")
 def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed: int | None, out: Path | None,
-        fmt: str, sections: tuple[str, ...], executor: str | None, address: str | None) -> None:
+        fmt: str, sections: tuple[str, ...], executor: str | None, address: str | None,
+        rerun: tuple[str, ...]) -> None:
     """Run the tournament described by FILE (YAML); resume if it was interrupted.
 
     The final tables go to stdout, everything else (what is being played,
-    the progress, the fault summary) to stderr."""
+    the progress, the fault summary) to stderr.  With --rerun NAME, NAME's
+    stored matches are set aside and played again (see --rerun)."""
     chosen = _sections(sections, fmt, SECTIONS)
     try:
         config = load_config(file).with_overrides(seed=seed, jobs=jobs, output=out, executor=executor,
                                                   address=address, affinity=affinity)
         unseeded = config.seed is None
         config = settle_seed(config)
+        check_rerun(config, rerun)
         entries = plan(config)
-    except ConfigError as err:
+    except (ConfigError, TournamentError) as err:
         raise click.ClickException(str(err)) from None
     except ValueError as err:
         raise click.UsageError(str(err)) from None
+    if rerun and dry_run:
+        raise click.UsageError("--rerun sets stored matches aside, --dry-run changes nothing: give one of them")
     on_ray = config.executor.backend == RAY
     # On Ray, "auto" is one match per CPU of the cluster, known once joined.
     jobs_run = None if on_ray and config.jobs is None else config.job_count
     jobs_used = config.job_count
-    _announce(config, entries, jobs_used, _parallel(jobs_run, on_ray), _stored_ids(config))
+    again = {e.match_id for e in entries if set(e.seats) & set(rerun)}
+    _announce(config, entries, jobs_used, _parallel(jobs_run, on_ray), _stored_ids(config) - again)
     for line in shared_folder_warnings(config):
         LOG.warning("%s", line)
     if dry_run:
@@ -285,7 +297,7 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
         return
     stream: TextIO = sys.stderr if not is_quiet() else _NoLiveLine(sys.stderr)  # type: ignore[assignment]
     try:
-        summary = run_tournament(config, jobs_run, echo=status, progress_stream=stream)
+        summary = run_tournament(config, jobs_run, echo=status, progress_stream=stream, rerun=rerun)
     except KeyboardInterrupt as stop:
         raise Interrupted.by(
             stop, f"the matches already finished are stored in {db_path(config)}; "

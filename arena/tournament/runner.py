@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -29,7 +29,7 @@ from ..match import FaultPolicy, MatchResult, MatchSpec
 from ..ranking.games import Game
 from ..words import plural
 from .changed import changed_programs
-from .config import TournamentConfig
+from .config import SWISS, TournamentConfig
 from .earlier import remember_run
 from .executors import AnyExecutor, MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make
 from .faultsummary import FaultTally
@@ -50,6 +50,7 @@ from .ranking import rated_games
 from .rounds import StopRule, check_rounds, first_rounds, match_budget, round_entries
 from .runlock import results_lock
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size
+from .setaside import set_aside
 from .store import FailedMatch, ResultStore, StoredMatch
 
 ERROR_LOG = "errors.log"   # in the results' logs directory
@@ -160,17 +161,52 @@ def record_failure(store: ResultStore, log_dir: Path, entry: ScheduleEntry, fail
     return f"{entry.match_id}: arena error: {failure.reason} (will be retried by the next run{detail})"
 
 
+def check_rerun(config: TournamentConfig, rerun: Sequence[str]) -> None:
+    """What ``--rerun`` refuses before anything is touched: TournamentError, one line."""
+    unknown = [name for name in rerun if name not in config.bot_names]
+    if unknown:
+        raise TournamentError(f"--rerun {unknown[0]}: no bot {unknown[0]!r} in {config.path}; its bots are "
+                              f"{', '.join(config.bot_names)}")
+    if rerun and (config.settle is not None or config.format == SWISS):
+        raise TournamentError(
+            f"--rerun {rerun[0]}: {config.path} plays in rounds ('settle:' or 'format: swiss'), whose tables "
+            f"and end are decided from the stored results of the rounds before; re-playing one bot's matches "
+            f"would leave the later rounds decided by the old program: run it into a new results directory "
+            f"(--out DIR) instead")
+    if rerun and not db_path(config).exists():
+        raise TournamentError(f"--rerun {rerun[0]}: {db_path(config)} does not exist: --rerun re-plays a bot's "
+                              f"stored matches; run the tournament without it first")
+
+
+def _set_aside(config: TournamentConfig, rerun: Sequence[str], echo: Callable[[str], None]) -> None:
+    """Archive the stored matches of every bot of ``rerun`` (one transaction), after
+    checking the database holds this tournament: those of another are not touched."""
+    store = ResultStore(db_path(config), create=False)
+    try:
+        store.check_tournament(config.name, config.to_mapping(), config.seed)
+    finally:
+        store.close()
+    reason = f"arena run --rerun {' --rerun '.join(rerun)}: re-played with the current program"
+    for done in set_aside(db_path(config), rerun, reason):
+        echo(done.line(db_path(config)))
+
+
 def run_tournament(
     config: TournamentConfig,
     jobs: int | None,
     echo: Callable[[str], None] = print,
     progress_stream: TextIO | None = None,
+    rerun: Sequence[str] = (),
 ) -> RunSummary:
     """Play every scheduled match not yet stored (failed ones again); store each as it finishes.
-    ``jobs``: matches in parallel (None: the executor's default, see ``executors.make``)."""
+    ``jobs``: matches in parallel (None: the executor's default, see ``executors.make``).
+    ``rerun``: bots whose stored matches are set aside first (``setaside``), hence played again."""
+    check_rerun(config, rerun)
     config.output.mkdir(parents=True, exist_ok=True)
     with results_lock(config.output):
         config = settle_seed(config)
+        if rerun:
+            _set_aside(config, rerun, echo)
         remember_run(config.output, config.path)
         if config.settle is not None:
             return run_rounds(config, jobs, echo, progress_stream)
@@ -383,6 +419,6 @@ def _play(config: TournamentConfig, todo: list[ScheduleEntry], jobs: int | None,
 
 
 __all__ = [
-    "RunSummary", "STOP_REASONS", "run_tournament", "run_rounds", "plan", "entry_spec", "stored_match",
+    "RunSummary", "STOP_REASONS", "check_rerun", "run_tournament", "run_rounds", "plan", "entry_spec", "stored_match",
     "record_failure", "SerialExecutor", "ProcessExecutor",
 ]

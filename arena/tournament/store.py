@@ -40,13 +40,16 @@ import os
 import sqlite3
 import threading
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from datetime import datetime, timezone
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from .sqlitetx import connect as _connect
+from .sqlitetx import immediate as _immediate
+from .sqlitetx import now as _now
+from .sqlitetx import one_line as _one_line
+from .sqlitetx import write_error as _write_error
 from .stored import FAULT_KEYS, FAULT_KINDS, STAT_KEYS, FailedMatch, StoredMatch, StoreError
 from .storedconfig import (
     AUTO_SANDBOX,
@@ -96,40 +99,6 @@ def resolve_db_path(path: str | Path) -> Path:
     """The database file for a RESULTS argument: a directory means its results.sqlite."""
     p = Path(path)
     return p / DEFAULT_DB_NAME if p.is_dir() else p
-
-
-@contextmanager
-def _immediate(c: sqlite3.Connection) -> Iterator[None]:
-    """One write transaction, taken at once (BEGIN IMMEDIATE): committed at
-    the end of the block, rolled back if it raises."""
-    c.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-        c.execute("COMMIT")
-    except BaseException:
-        c.execute("ROLLBACK")
-        raise
-
-
-def _write_error(exc: sqlite3.Error) -> str:
-    """sqlite3's reason in one line; for a lock held past the busy timeout,
-    whose, since the organiser can release it."""
-    text = _one_line(exc)
-    if "readonly" in text:
-        text += ("; the file cannot be written (its mode, or a read-only file system): make it writable, then "
-                 "run the same command again; every match stored before is kept")
-    elif isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
-        text += ("; another program holds a write lock on it (an sqlite3 shell in a transaction, say): "
-                 "end that, then run the same command again")
-    return text
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 _SCHEMA = f"""
@@ -224,11 +193,6 @@ _MIGRATIONS: dict[int, list[str]] = {
 }
 
 _TABLES = {"tournament", "bots", "matches", "seats", "hand_scores", "faults", "failed_matches"}
-
-
-def _connect(target: str, uri: bool = False) -> sqlite3.Connection:
-    # Autocommit mode: the store opens and closes its transactions explicitly.
-    return sqlite3.connect(target, isolation_level=None, timeout=30.0, check_same_thread=False, uri=uri)
 
 
 def _read_only(path: Path) -> sqlite3.Connection:
