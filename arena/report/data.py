@@ -118,7 +118,10 @@ class Digest:
     small enough to come back from the worker process that wrote its page
     (so a report decodes each record and replays each match once)."""
     times: list[list[tuple[float, int]] | None]     # per seat: (ms, decision) of its trace; None: no trace
-    decisions: list[tuple[str, int, int, int | None, bool]]     # kind, hand, step, request id, built-in
+    # Of the decisions a row may name (each seat's SLOWEST, those with a fault),
+    # or of all when made for the report itself: kind, hand, step, request id, built-in.
+    decisions: dict[int, tuple[str, int, int, int | None, bool]]
+    count: int                                      # decisions in the match
     steps: int
     faults: list[dict[str, Any]]                    # the replay's
     quoted: dict[int, dict[str, Any]]               # a decision with a fault: its request and stderr
@@ -161,15 +164,22 @@ def _decision_times(store: ResultStore, matches: Sequence[StoredMatch],
     return out, fallback
 
 
-def _digest(m: StoredMatch, record: dict[str, Any], replay: dict[str, Any]) -> Digest:
+def _digest(m: StoredMatch, record: dict[str, Any], replay: dict[str, Any], *, every: bool = False) -> Digest:
+    """``every``: all decisions, not only those a row may name (a bot's
+    slowest of the report are among its slowest of each match, in the same
+    order: ``sorted`` is stable)."""
     steps = replay["steps"]
     decisions = replay["decisions"]
+    times = _trace_times(record, len(m.bots))
     faulty = {f["decision"] for f in replay["faults"]} | {f["decision"] for f in m.faults}
+    named = set(range(len(decisions))) if every else faulty.union(
+        *({k for _, k in sorted(seat, key=lambda t: -t[0])[:SLOWEST]} for seat in times if seat))
     return Digest(
-        times=_trace_times(record, len(m.bots)),
-        decisions=[(d["kind"], steps[d["step"]]["e"]["hand"] if d["step"] >= 0 else 1, d["step"], d["id"],
-                    d["builtin"]) for d in decisions],
-        steps=len(steps), faults=replay["faults"],
+        times=times,
+        decisions={k: (decisions[k]["kind"], steps[decisions[k]["step"]]["e"]["hand"] if decisions[k]["step"] >= 0
+                       else 1, decisions[k]["step"], decisions[k]["id"], decisions[k]["builtin"])
+                   for k in named if isinstance(k, int) and 0 <= k < len(decisions)},
+        count=len(decisions), steps=len(steps), faults=replay["faults"],
         quoted={k: {"request": decisions[k]["request"], "stderr": decisions[k]["stderr"]}
                 for k in faulty if isinstance(k, int) and 0 <= k < len(decisions)})
 
@@ -339,7 +349,7 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
         if digest is None:
             try:
                 replay = stored_replay(store, mid, cache, back="../index.html")
-                digest = _digest(m, m.record or {}, replay)
+                digest = _digest(m, m.record or {}, replay, every=True)
             except (ReplayError, StoreError):
                 continue        # a damaged record: the rows stay, without request and hand
         shown = {(f["decision"], f["seat"]): f for f in digest.faults}
@@ -349,9 +359,12 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
                 e["stderr"] = (shown.get((None, seat)) or {}).get("stderr")
         for e in section.refused + section.slowest + section.failures:
             k = e["decision"]
-            if e["match_id"] != mid or not isinstance(k, int) or not 0 <= k < len(digest.decisions):
+            if e["match_id"] != mid or not isinstance(k, int) or not 0 <= k < digest.count:
                 continue
-            kind, hand, step, request_id, builtin = digest.decisions[k]
+            named = digest.decisions.get(k)
+            if named is None:       # not among those a row may name: cannot happen, see _digest
+                continue
+            kind, hand, step, request_id, builtin = named
             e["kind"] = kind
             e["hand"] = hand
             e["step"] = min(step + 1, digest.steps - 1)
