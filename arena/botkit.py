@@ -56,7 +56,6 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any, TextIO
 
 from .protocol.replies import PROTOCOL_VERSION, reply_from_action
 from .shanghai.actions import (
@@ -79,10 +78,30 @@ from .shanghai.actions import (
 )
 from .shanghai.cards import JOKER, JOKER_RANK, Card, cards_text, parse_card, parse_cards, sort_key
 from .shanghai.events import Event
-from .shanghai.finder import could_go_down, find_best_contract, find_contract
 from .shanghai.melds import Meld, guess_kind, lay_off, lay_off_ends, make_meld, make_run, make_set, swap_wild
 from .shanghai.ruleset import RUN, SET, Contract, Ruleset, parse_contract
 from .shanghai.view import Decision, TableMeld, View  # not .game: a bot plays no Game
+
+TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
+    from .shanghai.finder import could_go_down, find_best_contract, find_contract
+
+    Callback = Callable[[View], Any]
+    Codec = tuple[Callable[[str], Any], Callable[[Any], str]]
+
+_LAZY = {"could_go_down", "find_best_contract", "find_contract"}
+
+
+def __getattr__(name: str) -> Any:
+    # The meld search loads on first use (PEP 562): a bot that never searches
+    # does without it, and every bot answers ``start`` sooner.
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(".shanghai.finder", __package__), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     # the loop
@@ -284,7 +303,6 @@ def _sha256(data: bytes) -> bytes:
 
 # -- players made of functions -----------------------------------------------------
 
-Callback = Callable[[View], Any]
 
 
 class FunctionPlayer:
@@ -492,7 +510,6 @@ class BotSession:
 # rent-or-buy rule).  A bot that plays one match never loads msgspec; one
 # that plays a hundred pays for it once.  Both write the same reply bytes,
 # so the switch changes no reply.
-Codec = tuple[Callable[[str], Any], Callable[[Any], str]]
 
 
 def _like_msgspec(obj: Any) -> Any:

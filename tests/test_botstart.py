@@ -187,3 +187,51 @@ def test_without_msgspec_the_session_keeps_json(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(botkit, "_msgspec_codec", lambda: None)
     out, _err, session = replay(start_line() + "\n" + json.dumps(quit_message()) + "\n", faster_after=1)
     assert session._decode is json.loads and json.loads(out)["type"] == "ready"
+
+
+# -- what a bot never loads, start to quit ------------------------------------------
+
+# Loaded by no bot process in its whole life, so never paid for: ``typing``
+# (about 3 ms of CPU per process; arena's modules take its names only for
+# the type checker).  A bot that imports typing itself still may.
+NEVER_IN_A_BOTS_LIFE = ("typing",)
+
+
+@pytest.mark.parametrize("bot", ["bots/greedy_bot.py", "bots/random_bot.py"])
+def test_a_shipped_bot_plays_whole_matches_without_typing(bot: str, tmp_path: Path) -> None:
+    """Two matches, events, requests and an error notice: typing stays out."""
+    lines = tmp_path / "lines.jsonl"
+    lines.write_text(transcript(seed=7), encoding="utf-8")
+    loaded = modules_after(f"""
+import contextlib, io, sys
+sys.argv = [{bot!r}]
+sys.stdin = open({str(lines)!r}, encoding="utf-8")
+with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()):
+    try:  # as python3 BOT runs it: runpy would bring typing itself (through pkgutil)
+        exec(compile(open({bot!r}).read(), {bot!r}, "exec"), {{"__name__": "__main__", "__file__": {bot!r}}})
+    except SystemExit as done:
+        assert done.code == 0, done.code
+assert out.getvalue().count('"ready"') == 2 and out.getvalue().count('"id"') > 50, out.getvalue()[:500]
+""")
+    assert "arena.shanghai.finder" in loaded                  # it did search for melds
+    assert not loaded & set(NEVER_IN_A_BOTS_LIFE), sorted(loaded & set(NEVER_IN_A_BOTS_LIFE))
+
+
+def test_a_botkit_bot_loads_the_meld_search_on_first_use() -> None:
+    """botkit gives find_contract & co. on first use (PEP 562): a bot of
+    functions answers ``start`` without the finder, and still gets it by name."""
+    loaded = modules_after(f"""
+import io, sys
+from arena import botkit
+out = io.StringIO()
+botkit.run(name="fn", stdin=io.StringIO({start_line() + chr(10) + json.dumps(quit_message()) + chr(10)!r}), stdout=out)
+assert '"ready"' in out.getvalue(), out.getvalue()
+assert "arena.shanghai.finder" not in sys.modules
+from arena.botkit import could_go_down, find_best_contract, find_contract
+from arena.shanghai import finder
+assert (find_contract, find_best_contract, could_go_down) == (
+    finder.find_contract, finder.find_best_contract, finder.could_go_down)
+assert set(botkit.__all__) <= set(dir(botkit)) | {{"find_contract", "find_best_contract", "could_go_down"}}
+""")
+    assert "arena.shanghai.finder" in loaded
+    assert not loaded & set(NEVER_IN_A_BOTS_LIFE), sorted(loaded & set(NEVER_IN_A_BOTS_LIFE))

@@ -1,9 +1,13 @@
 """In-process players: the interface, the match loop, and the reference players."""
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
+from importlib import import_module
+
+TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .base import Player, play_match
 
 __all__ = ["Player", "play_match"]

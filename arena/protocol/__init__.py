@@ -5,10 +5,14 @@ replies, ``wire`` holds their msgspec Structs (the codec), ``encoder`` makes
 a match's lines, ``schemas`` ships their JSON Schemas.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from __future__ import annotations
 
+from importlib import import_module
+
+TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .messages import (
         ProtocolError,
         Ready,

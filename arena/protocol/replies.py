@@ -5,9 +5,11 @@ for an action.  Standard library only (with the engine's actions), so that
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..shanghai.actions import BUY, DRAW, Action
+
+TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["DEFAULT_READY_PROTOCOL", "PROTOCOL_VERSION", "PROTOCOLS", "reply_from_action"]
 

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from .cards import Card, parse_card
 from .errors import MalformedInput
 from .fastinit import fast_init
 from .ruleset import RUN, SET
+
+TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 DRAW = "draw"
 BUY = "buy"

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import MutableSequence, Sequence
-from typing import TypeVar
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
+if TYPE_CHECKING:
+    from typing import TypeVar
+    T = TypeVar("T")
 
 _Random = random.Random
 # Whether random.Random draws integers below n the way this module copies.

@@ -9,9 +9,12 @@ public form drops them, and only public forms ever reach a view.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from .fastinit import fast_init
+
+TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Event kinds.
 MATCH_START = "match_start"

@@ -21,9 +21,11 @@ twice), and cannot be subclassed (a subclass's layout would differ).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, TypeVar
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+    T = TypeVar("T")
 
 
 def _no_subclass(cls: type) -> None:

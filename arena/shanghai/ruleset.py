@@ -14,9 +14,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from .errors import RulesetError
+
+TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 SET = "set"
 RUN = "run"

@@ -10,13 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, overload
 
 from .cards import Card
 from .events import Event
 from .fastinit import fast_init
 from .melds import Meld
 from .ruleset import Contract, Ruleset
+
+TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
+if TYPE_CHECKING:
+    from typing import Any, overload
 
 
 @fast_init
@@ -63,11 +66,12 @@ class History(Sequence[Event]):
     def __len__(self) -> int:
         return self._n
 
-    @overload
-    def __getitem__(self, i: int) -> Event: ...
+    if TYPE_CHECKING:  # the variants are for the type checker only
+        @overload
+        def __getitem__(self, i: int) -> Event: ...
 
-    @overload
-    def __getitem__(self, i: slice) -> tuple[Event, ...]: ...
+        @overload
+        def __getitem__(self, i: slice) -> tuple[Event, ...]: ...
 
     def __getitem__(self, i: int | slice) -> Event | tuple[Event, ...]:
         if isinstance(i, slice):
