@@ -257,29 +257,26 @@ def build_replay(record: Mapping[str, Any], names: Sequence[str], *, title: str,
         raise ReplayError(f"the record cannot be replayed ({type(exc).__name__}: {exc})") from None
 
 
-def _build(record: Mapping[str, Any], names: Sequence[str], title: str, stderr_logs: Sequence[str | None],
-           faults: Sequence[Mapping[str, Any]] | None, places: Sequence[int] | None,
-           back_link: str | None) -> dict[str, Any]:
-    game = _game(record)
-    n = game.n
-    names = [names[i] if i < len(names) else f"seat {i}" for i in range(n)]
-    seats = _seats(record, n, stderr_logs)
-    encoder = MatchEncoder(game)
-    notified = [0] * n
-    steps: list[dict[str, Any]] = []
-    decisions: list[dict[str, Any]] = []
-    prev: dict[str, Any] | None = None
-    tables = _Tables()
+class _Steps:
+    """The replay's steps, event by event: each event as shown, the table's
+    state as a delta from the step before, and the event's public form where
+    it hides something."""
 
-    def add_steps(first: int, action: int | None) -> None:
-        nonlocal prev
-        new = game.log[first:]
-        state = prev
+    def __init__(self, game: Game) -> None:
+        self.game = game
+        self.steps: list[dict[str, Any]] = []
+        self._prev: dict[str, Any] | None = None
+        self._tables = _Tables()
+
+    def add(self, first: int, action: int | None) -> None:
+        """The events of the game's log from ``first`` on, made by ``action`` (None: the deal)."""
+        new = self.game.log[first:]
+        prev = state = self._prev
         for j, e in enumerate(new):
             full = e.to_json()      # made once: shown, and what patch reads
             shown = _hidden(full)
             last = j == len(new) - 1
-            state = tables.snapshot(game) if last or state is None else patch(state, full)
+            state = self._tables.snapshot(self.game) if last or state is None else patch(state, full)
             step: dict[str, Any] = {"e": shown, "a": action, "s": _delta(prev, state)}
             if e.secret:            # an event with no secret is its own public form
                 public = _hidden(e.public_json())
@@ -287,10 +284,43 @@ def _build(record: Mapping[str, Any], names: Sequence[str], title: str, stderr_l
                     step["p"] = public
             if e.kind in NOT_NOTICED:
                 step["nn"] = True          # never sent to the bots as a notice
-            steps.append(step)
+            self.steps.append(step)
             prev = state
+        self._prev = prev
 
-    add_steps(0, None)
+
+def _build(record: Mapping[str, Any], names: Sequence[str], title: str, stderr_logs: Sequence[str | None],
+           faults: Sequence[Mapping[str, Any]] | None, places: Sequence[int] | None,
+           back_link: str | None) -> dict[str, Any]:
+    game = _game(record)
+    n = game.n
+    names = [names[i] if i < len(names) else f"seat {i}" for i in range(n)]
+    seats = _seats(record, n, stderr_logs)
+    steps = _Steps(game)
+    steps.add(0, None)
+    decisions = _replay_decisions(record, game, seats, steps)
+    return {
+        "title": title,
+        "names": names,
+        "players": n,
+        "contracts": [c.describe() for c in game.rules.contracts],
+        "steps": steps.steps,
+        "decisions": decisions,
+        "faults": _faults(record, faults, decisions, steps.steps, seats),
+        "places": list(places) if places is not None else list(game.places()) if game.over else None,
+        "off_turn": [_off_turn(record, s) for s in range(n)],
+        "back": back_link,
+    }
+
+
+def _replay_decisions(record: Mapping[str, Any], game: Game, seats: Sequence[_Seat],
+                      steps: _Steps) -> list[dict[str, Any]]:
+    """Apply the record's actions to ``game``, adding their events to
+    ``steps``: each decision as the viewer shows it (its request re-made as
+    the bot got it, its reply, time and stderr)."""
+    encoder = MatchEncoder(game)
+    notified = [0] * game.n
+    decisions: list[dict[str, Any]] = []
     for k, entry in enumerate(record["actions"]):
         d = game.decision()
         seat = entry["seat"]
@@ -317,19 +347,8 @@ def _build(record: Mapping[str, Any], names: Sequence[str], title: str, stderr_l
             "ms": traced[2] if traced is not None else None,
             "stderr": _stderr_text(info, k),
         })
-        add_steps(before, k)
-    return {
-        "title": title,
-        "names": names,
-        "players": n,
-        "contracts": [c.describe() for c in game.rules.contracts],
-        "steps": steps,
-        "decisions": decisions,
-        "faults": _faults(record, faults, decisions, steps, seats),
-        "places": list(places) if places is not None else list(game.places()) if game.over else None,
-        "off_turn": [_off_turn(record, s) for s in range(n)],
-        "back": back_link,
-    }
+        steps.add(before, k)
+    return decisions
 
 
 def _off_turn(record: Mapping[str, Any], seat: int) -> float | None:
