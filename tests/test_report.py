@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from report_fixtures import GAMEBOTS, cli, run_tournament
@@ -326,15 +327,7 @@ def test_replays_written_by_worker_processes_are_the_same_files(results, tmp_pat
 
     from arena.report import writers
 
-    pools: list[int] = []
-
-    class Counted(writers.ProcessPoolExecutor):
-        def __init__(self, workers: int, **kw) -> None:
-            pools.append(workers)
-            super().__init__(workers, **kw)
-
-    monkeypatch.setattr(writers, "ProcessPoolExecutor", Counted)
-    monkeypatch.setattr(writers, "MIN_PER_WORKER", 1)
+    pools = _counted_pools(monkeypatch)
     copy = tmp_path / "results"
     shutil.copytree(results, copy, ignore=shutil.ignore_patterns("report"))
     with sqlite3.connect(copy / "results.sqlite") as db:
@@ -437,7 +430,6 @@ def test_report_jobs_on_the_command_line_writes_the_same_pages_with_worker_proce
     worker processes, --jobs 1 in none, and every file is the same.  Six
     built-in bots (60 short matches): more matches than the sections replay
     for their rows, which the report writes itself."""
-    from arena.report import writers
 
     spec = tmp_path / "t.yaml"
     spec.write_text("name: jobs\nbots:\n" + "".join(
@@ -446,15 +438,7 @@ def test_report_jobs_on_the_command_line_writes_the_same_pages_with_worker_proce
     results = tmp_path / "results"
     res = cli("run", str(spec), "--out", str(results), "--jobs", "1", "-q")
     assert res.exit_code == 0, res.output
-    pools: list[int] = []
-
-    class Counted(writers.ProcessPoolExecutor):
-        def __init__(self, workers: int, **kw) -> None:
-            pools.append(workers)
-            super().__init__(workers, **kw)
-
-    monkeypatch.setattr(writers, "ProcessPoolExecutor", Counted)
-    monkeypatch.setattr(writers, "MIN_PER_WORKER", 1)
+    pools = _counted_pools(monkeypatch)
     files: dict[int, dict[str, bytes]] = {}
     for jobs in (1, 2):
         out = tmp_path / f"jobs{jobs}"
@@ -507,3 +491,20 @@ def test_a_report_reads_each_record_once_and_its_sections_are_those_of_a_report_
         write_replays(store, [(mid, tmp_path / "again" / f"{mid}.html") for mid in ids], back="../index.html",
                       workers=1, progress=None, digests=digests)
         assert report_data.collect(store, digests=digests) == report_data.collect(store)
+
+
+def _counted_pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The worker count of every replay-writer pool started from now on
+    (each pool is started however few matches it gets)."""
+    from arena.report import writers
+
+    pools: list[int] = []
+
+    class Counted(writers.ProcessPoolExecutor):
+        def __init__(self, workers: int, **kw: Any) -> None:
+            pools.append(workers)
+            super().__init__(workers, **kw)
+
+    monkeypatch.setattr(writers, "ProcessPoolExecutor", Counted)
+    monkeypatch.setattr(writers, "MIN_PER_WORKER", 1)
+    return pools
