@@ -311,3 +311,14 @@ def test_rerun_sets_aside_the_bots_stored_failures_too(tmp_path: Path) -> None:
     assert sorted(rows(db(tmp_path), bot="dave")) == sorted(old)
     listed = arena("matches", "results", cwd=tmp_path)
     assert "failed" not in listed.stdout and "arena error (test)" not in listed.stdout, listed.stdout
+
+
+def test_rerun_against_a_changed_tournament_file_sets_nothing_aside(tmp_path: Path) -> None:
+    """The file now describes another tournament: the run would refuse to mix
+    them, so nothing of the stored one is set aside first."""
+    yaml = played(tmp_path)
+    before = snapshot(tmp_path)
+    yaml.write_text(yaml.read_text().replace("contracts: [2S3]", "contracts: [2S3, S3+R4]"))
+    line = refused(tmp_path, "--rerun", "dave")
+    assert "refusing to mix them" in line
+    assert snapshot(tmp_path) == before

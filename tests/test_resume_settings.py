@@ -199,3 +199,17 @@ def test_a_hand_edited_resolved_sandbox_holds_nothing_and_shows_nothing(tmp_path
         with pytest.raises(StoreError) as refused:
             store.settle_sandbox("auto", "none")
     assert "\x1b" not in str(refused.value) and "(sandbox: bwrap)" in str(refused.value)
+
+
+def test_a_rerun_the_sandbox_would_refuse_sets_nothing_aside(tmp_path: Path) -> None:
+    """``--rerun`` sets a bot's matches aside before it resumes: a resume the
+    sandbox check refuses must be refused before that, not after."""
+    tournament(tmp_path)
+    assert arena("run", "t.yaml", "--out", "res", cwd=tmp_path).returncode == 0
+    before = stored(tmp_path / "res")
+    done = arena("run", "t.yaml", "--out", "res", "--rerun", "m", cwd=tmp_path, env=NO_BWRAP)
+    assert "resolves to none; refusing to mix" in error_line(done)
+    assert stored(tmp_path / "res") == before
+    with sqlite3.connect(tmp_path / "res" / "results.sqlite") as db:
+        archive = db.execute("SELECT name FROM sqlite_master WHERE name = 'superseded_matches'").fetchall()
+        assert not archive or db.execute("SELECT count(*) FROM superseded_matches").fetchone()[0] == 0

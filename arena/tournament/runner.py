@@ -180,10 +180,13 @@ def check_rerun(config: TournamentConfig, rerun: Sequence[str]) -> None:
 
 def _set_aside(config: TournamentConfig, rerun: Sequence[str], echo: Callable[[str], None]) -> None:
     """Archive the stored matches of every bot of ``rerun`` (one transaction), after
-    checking the database holds this tournament: those of another are not touched."""
+    checking the database holds this tournament (those of another are not
+    touched) and that the run may go on under this sandbox: what the run
+    would refuse anyway is refused before anything is set aside."""
     store = ResultStore(db_path(config), create=False)
     try:
         store.check_tournament(config.name, config.to_mapping(), config.seed)
+        hold_to_sandbox(config, store, record=False)
     finally:
         store.close()
     reason = f"arena run --rerun {' --rerun '.join(rerun)}: re-played with the current program"
