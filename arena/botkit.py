@@ -54,7 +54,6 @@ import json
 import random
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from importlib import import_module
 
 from .protocol.replies import PROTOCOL_VERSION, reply_from_action
@@ -79,6 +78,7 @@ from .shanghai.actions import (
 from .shanghai.cards import JOKER, JOKER_RANK, Card, cards_text, parse_card, parse_cards, sort_key
 from .shanghai.events import Event
 from .shanghai.melds import Meld, guess_kind, lay_off, lay_off_ends, make_meld, make_run, make_set, swap_wild
+from .shanghai.record import field, record
 from .shanghai.ruleset import RUN, SET, Contract, Ruleset, parse_contract
 from .shanghai.view import Decision, TableMeld, View  # not .game: a bot plays no Game
 
@@ -254,7 +254,7 @@ def fallback_action(kind: str, view: View | None) -> Action:
 # -- match information -------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class MatchInfo:
     """The ``start`` message, decoded."""
 
@@ -513,13 +513,20 @@ class BotSession:
 
 
 def _like_msgspec(obj: Any) -> Any:
-    """What msgspec writes for the values json does not know, so that a reply
-    reads the same either way: a set as a list, a dataclass as its fields."""
+    """What both codecs write for the values json does not know, so that a
+    reply reads the same either way: a set as a list, a dataclass as its
+    fields (as msgspec writes them), a Card as its text (where a reply wants
+    a card), any other engine value as its fields (msgspec's ``enc_hook``)."""
+    if isinstance(obj, Card):
+        return obj.text
     if isinstance(obj, (set, frozenset)):
         return list(obj)
     fields = getattr(type(obj), "__dataclass_fields__", None)
     if fields is not None:
         return {name: getattr(obj, name) for name in fields}
+    fields = getattr(type(obj), "__record_fields__", None)
+    if fields is not None:
+        return {f.name: getattr(obj, f.name) for f in fields}
     raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 
@@ -533,7 +540,7 @@ def _msgspec_codec() -> Codec | None:
         import msgspec
     except Exception:  # noqa: BLE001 - not installed, or broken: the bot goes on with json, mid-match
         return None
-    encode = msgspec.json.encode
+    encode = msgspec.json.Encoder(enc_hook=_like_msgspec).encode
 
     def encode_text(obj: Any) -> str:
         return encode(obj).decode()

@@ -37,6 +37,7 @@ from arena.protocol.messages import (
     start_message,
 )
 from arena.shanghai import events as ev
+from arena.shanghai.actions import MeldCards
 from arena.shanghai.cards import parse_card
 from arena.shanghai.game import Game
 from arena.shanghai.ruleset import Ruleset
@@ -49,7 +50,7 @@ NAMES = ["ann", "bea", "cy"]
 # arena's side of the protocol, OpenSSL's hashlib (botkit's seed takes
 # CPython's own sha256), msgspec (until a bot has read
 # BotSession.faster_after lines).
-NEVER_AT_START = ("msgspec", "hashlib", "_hashlib", "uuid", "datetime", "decimal", "platform",
+NEVER_AT_START = ("msgspec", "hashlib", "_hashlib", "uuid", "datetime", "decimal", "platform", "dataclasses", "inspect",
                   "arena.shanghai.game", "arena.shanghai.plays", "arena.shanghai.chance",
                   "arena.protocol.messages", "arena.protocol.wire", "arena.protocol.encoder",
                   "arena.protocol.schemas", "arena.match", "arena.process", "arena.tournament", "arena.cli")
@@ -59,7 +60,7 @@ ARENA_AT_START = {
     "arena", "arena.botkit", "arena.players", "arena.players.greedy", "arena.players.random_player",
     "arena.players.tabletop", "arena.protocol", "arena.protocol.replies",
     "arena.shanghai", "arena.shanghai.actions", "arena.shanghai.cards", "arena.shanghai.draws",
-    "arena.shanghai.errors", "arena.shanghai.events", "arena.shanghai.fastinit", "arena.shanghai.melds",
+    "arena.shanghai.errors", "arena.shanghai.events", "arena.shanghai.melds", "arena.shanghai.record",
     "arena.shanghai.ruleset", "arena.shanghai.view",
     "arena.shanghai.finder", "arena.shanghai.finder.best", "arena.shanghai.finder.counts",
     "arena.shanghai.finder.find", "arena.shanghai.finder.layout", "arena.shanghai.finder.plan",
@@ -173,6 +174,7 @@ def test_json_msgspec_and_the_switch_between_them_write_the_same_bytes() -> None
     {"id": 4, "name": "ünï\u2028\x00\x1f\x7f\"\\/ 😀", "n": -12, "big": 2 ** 63, "ok": True, "no": None},
     {"id": 5, "discard": parse_card("7H")},                  # a Card where its text belongs
     {"id": 6, "cards": {"7H"}, "nested": [(1, 2), {"k": frozenset({"x"})}]},
+    {"id": 7, "go_down": [MeldCards((parse_card("7H"), parse_card("7S"), parse_card("7C")))]},
 ])
 def test_both_codecs_write_what_a_callback_returns_alike(value: dict[str, Any]) -> None:
     json_decode, json_encode = botkit._json_codec()
@@ -181,6 +183,8 @@ def test_both_codecs_write_what_a_callback_returns_alike(value: dict[str, Any]) 
     msgspec_decode, msgspec_encode = fast
     assert json_encode(value) == msgspec_encode(value)
     assert json_decode(json_encode(value)) == msgspec_decode(msgspec_encode(value))
+    if value["id"] == 5:
+        assert json_decode(json_encode(value))["discard"] == "7H"
 
 
 def test_without_msgspec_the_session_keeps_json(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,13 +7,10 @@
 - the non-raising meld checks agree with the raising ones, message for message;
 - a view's history is a frozen prefix of the hand's events, shared, not copied;
 - greedy's per-hand usefulness counts give the old per-card scores;
-- ``fast_init`` keeps frozen dataclasses frozen, comparable, replaceable, picklable.
 """
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import json
 import pickle
 import random
@@ -34,12 +31,9 @@ from arena.shanghai.actions import (
     MeldCards,
     Play,
     Swap,
-    action_from_json,
 )
 from arena.shanghai.cards import ALL_CARDS, JOKER, RANK_TEXT, SUITS, Card, make_shoe, parse_cards, sort_key
 from arena.shanghai.errors import IllegalAction
-from arena.shanghai.events import Event
-from arena.shanghai.fastinit import fast_init
 from arena.shanghai.game import Decision, Game
 from arena.shanghai.melds import (
     lay_off,
@@ -51,8 +45,9 @@ from arena.shanghai.melds import (
     swap_wild,
     try_swap_wild,
 )
+from arena.shanghai.record import replace
 from arena.shanghai.ruleset import Contract, Ruleset
-from arena.shanghai.view import History, View
+from arena.shanghai.view import History
 
 RULES = Ruleset.preset("shanghai")
 
@@ -191,7 +186,7 @@ def test_view_history_is_a_shared_frozen_prefix() -> None:
             with pytest.raises(IndexError):
                 view.history[len(then)]
         assert view.to_json()["history"] == [e.to_json() for e in then]
-    assert dataclasses.replace(views[-1][0], history=()).history == ()
+    assert replace(views[-1][0], history=()).history == ()
 
 
 def _old_usefulness(c: Card, hand: Sequence[Card], contract: Contract, wild_deuces: bool) -> float:
@@ -241,54 +236,6 @@ def test_cards_cache_their_text_index_and_points() -> None:
         points = 25 if c.rank == 0 else 20 if c.rank == 2 else 15 if c.rank == 1 else 10 if c.rank >= 10 else 5
         assert (c.text, str(c), c.index, c.penalty()) == (text, text, index, points)
         assert pickle.loads(pickle.dumps(c)) is c and Card(c.rank, c.suit) is c
-
-
-@fast_init
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Sample:
-    a: int
-    b: str = "x"
-    c: dict = dataclasses.field(default_factory=dict)
-
-
-def test_fast_init_keeps_dataclass_behaviour() -> None:
-    s = _Sample(1)
-    assert (s.a, s.b, s.c) == (1, "x", {}) and _Sample(1).c is not s.c
-    assert _Sample(a=2, b="y", c={1: 2}) == _Sample(2, "y", {1: 2}) != s
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        s.a = 3  # type: ignore[misc]
-    assert dataclasses.replace(s, b="z") == _Sample(1, "z")
-    assert pickle.loads(pickle.dumps(_Sample(3, "q"))) == _Sample(3, "q")
-    with pytest.raises(TypeError):
-        _Sample()  # type: ignore[call-arg]
-    e = Event("discard", 1, 0)
-    assert e.data == {} and Event("discard", 1, 0).data is not e.data
-    view = Game.seeded(RULES, 3, 1).view(0)
-    assert View(**{f.name: getattr(view, f.name) for f in dataclasses.fields(View)}) == view
-    assert action_from_json(Play((Swap(0, JOKER),), None).to_json()) == Play((Swap(0, JOKER),), None)
-
-    @dataclasses.dataclass(frozen=True, slots=True)
-    class Later:
-        a: int
-
-        def __post_init__(self) -> None:
-            pass
-
-    with pytest.raises(TypeError):
-        fast_init(Later)
-
-
-def test_fast_init_builds_the_class_itself_and_refuses_subclasses() -> None:
-    """fast_init builds a plain twin and switches its class: the object must be
-    a true instance, as frozen as ever, copyable, and no subclass may inherit the
-    builder (its layout would differ)."""
-    s = _Sample(2, "y")
-    assert type(s) is _Sample and isinstance(s, _Sample)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        s.b = "z"  # type: ignore[misc]
-    assert copy.copy(s) == s and copy.deepcopy(_Sample(1, "q", {2: 3})) == _Sample(1, "q", {2: 3})
-    with pytest.raises(TypeError, match="cannot be subclassed"):
-        type("Sub", (_Sample,), {"__slots__": ()})
 
 
 def _every_decision(seed: int, seats: int, preset: str) -> Iterator[tuple[Game, Decision]]:

@@ -16,7 +16,6 @@ for them.  Every line is the JSON object ``messages.request_message`` (or
 
 from __future__ import annotations
 
-from dataclasses import replace
 from operator import attrgetter
 from typing import Any
 
@@ -26,6 +25,7 @@ from ..shanghai import events as ev
 from ..shanghai.cards import Card
 from ..shanghai.events import Event
 from ..shanghai.game import Decision, Game, TableMeld, View
+from ..shanghai.record import replace
 from .messages import V1_ONLY_VIEW_FIELDS, TimeLimits, end_message, error_message, request_message, start_message
 from .wire import End, ErrorNotice, EventNotice, RequestV2, Start, TimeJSON, ViewV2, encode, encode_into
 

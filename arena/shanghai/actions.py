@@ -9,11 +9,10 @@ into an action or raises ``MalformedInput`` saying what is wrong.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from .cards import Card, parse_card
 from .errors import MalformedInput
-from .fastinit import fast_init
+from .record import record
 from .ruleset import RUN, SET
 
 TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
@@ -27,8 +26,7 @@ STOCK = "stock"
 UPCARD = "upcard"
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@record
 class Draw:
     source: str  # STOCK or UPCARD
 
@@ -36,8 +34,7 @@ class Draw:
         return {"type": DRAW, "source": self.source}
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@record
 class Buy:
     want: bool
 
@@ -45,8 +42,7 @@ class Buy:
         return {"type": BUY, "buy": self.want}
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@record
 class MeldCards:
     """A meld as the player lays it down; ``kind`` None lets the engine decide."""
 
@@ -60,8 +56,7 @@ class MeldCards:
         return out
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@record
 class GoDown:
     melds: tuple[MeldCards, ...]
 
@@ -69,8 +64,7 @@ class GoDown:
         return {"go_down": [m.to_json() for m in self.melds]}
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@record
 class LayOff:
     meld: int
     card: Card
@@ -83,8 +77,7 @@ class LayOff:
         return {"lay_off": out}
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@record
 class Swap:
     meld: int
     card: Card  # the natural card put into the meld
@@ -100,8 +93,7 @@ class Swap:
 Step = GoDown | LayOff | Swap
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@record
 class Play:
     """The rest of a turn: steps in order, then a discard (None when going out)."""
 

@@ -10,9 +10,9 @@ comparisons by identity are also valid.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 
 from .errors import MalformedInput
+from .record import field, record
 
 SUITS: tuple[str, ...] = ("C", "D", "H", "S")
 RANK_TEXT: dict[int, str] = {
@@ -32,7 +32,7 @@ _INTERNED: dict[tuple[int, str], Card] = {}
 _PENALTY: dict[int, int] = {JOKER_RANK: 25, 1: 15, 2: 20, 10: 10, 11: 10, 12: 10, 13: 10}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Card:
     """One playing card. ``rank`` is 1 (ace) .. 13 (king), 0 for the joker.
 

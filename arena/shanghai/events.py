@@ -8,9 +8,7 @@ public form drops them, and only public forms ever reach a view.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from .fastinit import fast_init
+from .record import field, record
 
 TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
 if TYPE_CHECKING:
@@ -32,8 +30,7 @@ HAND_END = "hand_end"
 MATCH_END = "match_end"
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@record
 class Event:
     kind: str
     hand: int  # 1-based hand number; 0 before the first deal

@@ -9,18 +9,16 @@ the high ace.  Every function either returns a new frozen ``Meld`` or raises
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from .cards import JOKER_RANK, RANK_TEXT, Card, card, cards_text
 from .errors import IllegalAction
-from .fastinit import fast_init
+from .record import record
 from .ruleset import RUN, SET
 
 SUIT_NAMES = {"C": "club", "D": "diamond", "H": "heart", "S": "spade"}
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@record
 class Meld:
     """A legal set or run.
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from .errors import RulesetError
+from .record import field, record
 
 TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ MIN_PLAYERS = 2
 MAX_PLAYERS = 8
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class MeldSpec:
     """One required meld of a contract: a set or a run of at least ``min_len``."""
 
@@ -40,7 +40,7 @@ class MeldSpec:
         return ("S" if self.kind == SET else "R") + str(self.min_len)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Contract:
     """What a player must lay down to go down in one hand.
 
@@ -110,7 +110,7 @@ PAGAT_CONTRACTS = (
 DEFAULT_DECKS = {2: 2, 3: 2, 4: 2, 5: 3, 6: 3, 7: 4, 8: 4}
 
 
-@dataclass(frozen=True)
+@record(slots=False)
 class Ruleset:
     """Every setting of the rules brief. Build it with ``from_mapping`` or a preset."""
 

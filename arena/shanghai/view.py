@@ -8,13 +8,12 @@ public forms of this hand's events, and nothing else.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from itertools import islice
 
 from .cards import Card
 from .events import Event
-from .fastinit import fast_init
 from .melds import Meld
+from .record import record
 from .ruleset import Contract, Ruleset
 
 TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
@@ -22,8 +21,7 @@ if TYPE_CHECKING:
     from typing import Any, overload
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@record
 class Decision:
     """Who must decide what. ``options`` lists the legal choices where they are few."""
 
@@ -32,8 +30,7 @@ class Decision:
     options: tuple[Any, ...]
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@record
 class TableMeld:
     id: int
     owner: int
@@ -97,8 +94,7 @@ class History(Sequence[Event]):
         return f"History({list(self)!r})"
 
 
-@fast_init
-@dataclass(frozen=True, slots=True)
+@record
 class View:
     """Everything one seat may know, and nothing else."""
 
