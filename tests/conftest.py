@@ -44,6 +44,21 @@ def private_run_list(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
         os.environ["XDG_STATE_HOME"] = before
 
 
+@pytest.fixture(autouse=True, scope="session")
+def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One cache directory for the session (the report's Vega bundle,
+    arena.report.charts): reports after the first skip the bundling, and the
+    user's own cache is left alone."""
+    cache = tmp_path_factory.mktemp("cache")
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(cache)
+    yield cache
+    if before is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
+
+
 def _private(path: Path) -> bool:
     text = str(path.resolve())
     return any(text == p or text.startswith(p + "/") for p in PRIVATE_IN_SANDBOX)

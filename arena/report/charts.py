@@ -10,11 +10,14 @@ extra (``pip install '.[report]'`` in the checkout): the tournament runner never
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
-__all__ = ["ChartsUnavailable", "ratings_chart", "times_chart", "vega_bundle"]
+__all__ = ["ChartsUnavailable", "bundle_cache", "ratings_chart", "times_chart", "vega_bundle"]
 
 # As the README installs arena: from its checkout (the name "arena" on a
 # package index may be another project).
@@ -36,17 +39,71 @@ def _altair() -> Any:
 
 @lru_cache(maxsize=1)
 def vega_bundle() -> str:
-    """vega, vega-lite and vega-embed as one script, for the Vega-Lite version Altair writes."""
+    """vega, vega-lite and vega-embed as one script, for the Vega-Lite version
+    Altair writes.  vl-convert bundles it anew on each call (about 4 CPU-seconds
+    here, most of a small report's time), and the result depends only on the two
+    versions: it is kept in the user's cache directory (``bundle_cache``)."""
     try:
         import vl_convert
     except ImportError as exc:
         raise ChartsUnavailable(f"no charts: vl-convert-python is not installed ({exc}); {INSTALL_HINT}") from None
     wanted = ".".join(_altair().SCHEMA_VERSION.lstrip("v").split(".")[:2])
     version = wanted if wanted in vl_convert.get_vegalite_versions() else None
+    cache = bundle_cache(f"vega-bundle-{getattr(vl_convert, '__version__', 'unknown')}-{version or 'default'}.js")
+    cached = _read_bundle(cache)
+    if cached is not None:
+        return cached
     # Inside a <script> element: a literal "</script" would end it.
     # Its stubs make the snippet required; None (the default) puts the libraries on window.
     bundle: Callable[..., str] = vl_convert.javascript_bundle
-    return bundle(vl_version=version).replace("</script", "<\\/script")
+    text = bundle(vl_version=version).replace("</script", "<\\/script")
+    _write_bundle(cache, text)
+    return text
+
+
+def bundle_cache(name: str) -> Path | None:
+    """Where the bundle ``name`` is kept: ``$XDG_CACHE_HOME/arena`` (an absolute
+    path), else ``~/.cache/arena``; None without a home directory."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        home = os.path.expanduser("~")         # unexpanded without HOME and a passwd entry
+        if not os.path.isabs(home):
+            return None
+        base = os.path.join(home, ".cache")
+    return Path(base) / "arena" / name
+
+
+# A kept bundle ends with this line: a file cut short (a full disk) is not one.
+_BUNDLE_END = "\n//# arena: complete\n"
+
+
+def _read_bundle(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None                              # none kept yet, or unreadable: bundle anew
+    return text[:-len(_BUNDLE_END)] if text.endswith(_BUNDLE_END) else None
+
+
+def _write_bundle(path: Path | None, text: str) -> None:
+    """Keep ``text`` for the next report; a cache that cannot be written
+    only costs the next report the time to bundle again."""
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".vega-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                out.write(text + _BUNDLE_END)
+            os.replace(temp, path)               # whole or not at all, even with reports in parallel
+        except BaseException:
+            os.unlink(temp)
+            raise
+    except OSError:
+        return
 
 
 def ratings_chart(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
