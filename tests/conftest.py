@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -35,13 +36,8 @@ def private_run_list(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]
     takes it would keep a test's own patches in place until after the test's
     other fixtures are torn down."""
     state = tmp_path_factory.mktemp("state")
-    before = os.environ.get("XDG_STATE_HOME")
-    os.environ["XDG_STATE_HOME"] = str(state)
-    yield state
-    if before is None:
-        os.environ.pop("XDG_STATE_HOME", None)
-    else:
-        os.environ["XDG_STATE_HOME"] = before
+    with _environ("XDG_STATE_HOME", str(state)):
+        yield state
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -50,13 +46,23 @@ def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     arena.report.charts): reports after the first skip the bundling, and the
     user's own cache is left alone."""
     cache = tmp_path_factory.mktemp("cache")
-    before = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(cache)
-    yield cache
-    if before is None:
-        os.environ.pop("XDG_CACHE_HOME", None)
-    else:
-        os.environ["XDG_CACHE_HOME"] = before
+    with _environ("XDG_CACHE_HOME", str(cache)):
+        yield cache
+
+
+@contextlib.contextmanager
+def _environ(name: str, value: str) -> Iterator[None]:
+    """``name`` set to ``value`` in this process's environment (so in every
+    arena a test starts), and as it was afterwards."""
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
 
 
 def _private(path: Path) -> bool:
