@@ -322,3 +322,31 @@ def test_rerun_against_a_changed_tournament_file_sets_nothing_aside(tmp_path: Pa
     line = refused(tmp_path, "--rerun", "dave")
     assert "refusing to mix them" in line
     assert snapshot(tmp_path) == before
+
+
+def test_rerun_whose_new_program_is_missing_or_does_not_build_sets_nothing_aside(tmp_path: Path) -> None:
+    """dave is an executable file: the student's new hand-in lost it, then
+    brought one whose build fails.  A run would refuse to start either, so
+    --rerun refuses before it sets the old matches aside, and says so."""
+    hand_in(tmp_path, "dave", OLD)
+    hand_in(tmp_path, "erin", NEW)
+    program = tmp_path / "submissions" / "dave" / "bot"
+    program.write_text(f"#!{PY}\n" + (tmp_path / "submissions" / "dave" / "bot.py").read_text())
+    program.chmod(0o755)
+    (tmp_path / "class.yaml").write_text(
+        "name: class\nbots:\n  - {name: dave, command: [./bot], dir: submissions/dave, build: test ! -e broken}\n"
+        f"  - {{name: erin, command: [{json.dumps(PY)}, bot.py], dir: submissions/erin}}\n"
+        "players: 2\nrules: {contracts: [2S3]}\nseed: 1\nout: results\n")
+    first = arena("run", "class.yaml", "--jobs", "1", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    before = snapshot(tmp_path)
+    logs = sorted(p.relative_to(tmp_path) for p in (tmp_path / "results" / "logs").rglob("*"))
+    (program.parent / "broken").write_text("")      # the build fails
+    line = refused(tmp_path, "--rerun", "dave")
+    assert "bots.dave.build" in line and "(--rerun set nothing aside)" in line, line
+    (program.parent / "broken").unlink()
+    program.unlink()                                 # builds, but no program
+    line = refused(tmp_path, "--rerun", "dave")
+    assert "./bot" in line and "(--rerun set nothing aside)" in line, line
+    assert snapshot(tmp_path) == before
+    assert sorted(p.relative_to(tmp_path) for p in (tmp_path / "results" / "logs").rglob("*")) == logs

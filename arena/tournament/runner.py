@@ -189,6 +189,11 @@ def _set_aside(config: TournamentConfig, rerun: Sequence[str], echo: Callable[[s
         hold_to_sandbox(config, store, record=False)
     finally:
         store.close()
+    try:
+        run_builds(config, echo)
+        check_bots(config)      # a missing new program: refused while the old matches still count
+    except TournamentError as err:
+        raise TournamentError(f"{err} (--rerun set nothing aside)") from None
     reason = f"arena run --rerun {' --rerun '.join(rerun)}: re-played with the current program"
     for done in set_aside(db_path(config), rerun, reason):
         echo(done.line(db_path(config)))
@@ -213,11 +218,11 @@ def run_tournament(
         remember_run(config.output, config.path)
         if config.settle is not None:
             return run_rounds(config, jobs, echo, progress_stream)
-        return _run_schedule(config, jobs, echo, progress_stream)
+        return _run_schedule(config, jobs, echo, progress_stream, built=bool(rerun))
 
 
 def _run_schedule(config: TournamentConfig, jobs: int | None, echo: Callable[[str], None],
-                  progress_stream: TextIO | None) -> RunSummary:
+                  progress_stream: TextIO | None, built: bool = False) -> RunSummary:
     entries = plan(config)
     log_dir = config.output / "logs"
     log_dir.mkdir(exist_ok=True)
@@ -236,8 +241,9 @@ def _run_schedule(config: TournamentConfig, jobs: int | None, echo: Callable[[st
         if not todo:
             return RunSummary(0, len(entries), len(entries), 0.0, db_path(config))
         hold_to_sandbox(config, store)
-        run_builds(config, echo)
-        check_bots(config)  # after the builds, which may create the programs
+        if not built:                      # --rerun built and checked them before its set-aside
+            run_builds(config, echo)
+            check_bots(config)  # after the builds, which may create the programs
         sandbox_mode = prepare_sandbox(config)
         warn_guessable_seed(config)
         config = hide_earlier_runs(config, sandbox_mode, echo)
