@@ -350,3 +350,24 @@ def test_rerun_whose_new_program_is_missing_or_does_not_build_sets_nothing_aside
     assert "./bot" in line and "(--rerun set nothing aside)" in line, line
     assert snapshot(tmp_path) == before
     assert sorted(p.relative_to(tmp_path) for p in (tmp_path / "results" / "logs").rglob("*")) == logs
+
+
+def test_matches_superseded_lists_what_a_rerun_set_aside(tmp_path: Path) -> None:
+    played(tmp_path)
+    none = arena("matches", "results", "--superseded", cwd=tmp_path)
+    assert none.returncode == 0 and none.stdout == "" and "no match of results was set aside" in none.stderr
+    old = rows(db(tmp_path), bot="dave")
+    hand_in(tmp_path, "dave", NEW)
+    assert arena("run", "class.yaml", "--jobs", "1", "--rerun", "dave", cwd=tmp_path).returncode == 0
+    listed = arena("matches", "results", "--superseded", "--format", "json", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    kept = json.loads(listed.stdout)
+    assert sorted(r["match_id"] for r in kept) == sorted(old) and {r["kind"] for r in kept} == {"match"}
+    assert all("dave" in r["bots"] and "--rerun dave" in r["why"] and r["set_aside_at"] for r in kept)
+    assert all(len(r["totals"]) == 2 and sorted(r["places"]) in ([1, 2], [1, 1]) for r in kept)   # results then
+    plain = arena("matches", "results", "--superseded", "--bot", "erin", cwd=tmp_path).stdout
+    erin = [r for r in kept if "erin" in r["bots"]]
+    assert erin and all(r["match_id"] in plain for r in erin) and "set aside at" in plain
+    assert all(r["match_id"] not in plain for r in kept if "erin" not in r["bots"])
+    unknown = arena("matches", "results", "--superseded", "--bot", "zed", cwd=tmp_path)
+    assert unknown.returncode != 0 and "bots: dave, erin, ref" in unknown.stderr

@@ -32,6 +32,7 @@ from .rounds import match_budget
 from .runlock import playing_now
 from .runner import STOP_REASONS, RunSummary, check_rerun, plan, run_tournament
 from .schedule import ScheduleEntry, estimate_seconds, unfinished_size
+from .setaside import superseded_rows
 from .sharing import shared_folder_warnings
 from .store import ResultStore, StoredMatch, StoreError, resolve_db_path
 from .stored import FailedMatch, faults_with_record
@@ -394,13 +395,27 @@ def _failed_row(f: FailedMatch) -> dict[str, Any]:
             "bots": list(f.bots), "totals": None, "places": None, "forfeited": None, "reason": f.reason}
 
 
+# arena matches --superseded: what `arena run --rerun` set aside.
+SUPERSEDED_COLUMNS = (Column("index", "#"), Column("match_id", "match"), Column("archive", "archive"),
+                      Column("set_aside_at", "set aside at"), Column("result", "result then (place. bot total)"),
+                      Column("why", "why"))
+SUPERSEDED_JSON_COLUMNS = (*SUPERSEDED_COLUMNS[:4], Column("kind", ""), Column("why", ""), Column("bots", ""),
+                           Column("totals", ""), Column("places", ""), Column("reason", ""))
+
+
 @click.command()
 @click.argument("results")
 @click.option("--bot", default=None, help="Only matches this bot played.")
 @click.option("--format", "fmt", type=OutputFormat(), default="plain", show_default=True, help=_FORMAT_HELP)
-def matches(results: str, bot: str | None, fmt: str) -> None:
+@click.option("--superseded", is_flag=True,
+              help="List the matches `arena run --rerun` set aside instead (kept, never counted), "
+                   "with when and why, and their results then; their logs are in logs/superseded/ARCHIVE/.")
+def matches(results: str, bot: str | None, fmt: str, superseded: bool) -> None:
     """List the stored matches of RESULTS (failed ones with status 'error')."""
     store = _open_store(results)
+    if superseded:
+        _list_superseded(store, results, bot, fmt)
+        return
     try:
         rows = [_match_row(m) for m in store.matches(bot=bot)] + [_failed_row(f) for f in store.failures(bot=bot)]
         if bot and not rows:
@@ -412,6 +427,23 @@ def matches(results: str, bot: str | None, fmt: str) -> None:
         store.close()
     rows.sort(key=lambda r: r["index"])
     click.echo(format_table(MATCH_JSON_COLUMNS if fmt == "json" else MATCH_COLUMNS, rows, fmt, get=_key))
+
+
+def _list_superseded(store: ResultStore, results: str, bot: str | None, fmt: str) -> None:
+    try:
+        rows = superseded_rows(store.path, bot)
+        if bot and not rows and bot not in store.bots():
+            known = ", ".join(cell_text(b) for b in store.bots())
+            raise click.ClickException(f"no matches of bot {bot!r} in {results} (bots: {known})")
+    except StoreError as err:
+        raise click.ClickException(str(err)) from None
+    finally:
+        store.close()
+    if not rows and fmt == "plain":
+        click.echo(f"no match of {results} was set aside" + (f" with {bot} in it" if bot else "")
+                   + " (arena run FILE --rerun NAME sets a bot's matches aside)", err=True)
+        return
+    click.echo(format_table(SUPERSEDED_JSON_COLUMNS if fmt == "json" else SUPERSEDED_COLUMNS, rows, fmt, get=_key))
 
 
 @click.command()

@@ -71,7 +71,7 @@ class SetAside:
                   if self.failures else "")
         plural = "match" if self.matches == 1 else "matches"
         return (f"set aside {self.matches} stored {plural}{failed} of {self.bot}; they are kept in {where} "
-                f"as superseded (table {ARCHIVE_TABLE}) and are played again now")
+                f"as superseded (arena matches RESULTS --superseded lists them) and are played again now")
 
 
 def _rows(c: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
@@ -191,4 +191,32 @@ def superseded(db: Path) -> list[dict[str, Any]]:
         c.close()
     for r in out:
         r["rows"] = json.loads(r["rows"])
+    return out
+
+
+def superseded_rows(db: Path, bot: str | None = None) -> list[dict[str, Any]]:
+    """The archive as ``arena matches --superseded`` lists it, oldest first:
+    per set-aside match or failure, its schedule index, match id, archive
+    id, when and why it was set aside, and its result then (its bots,
+    totals and places; a failure's reason).  ``bot``: only those it sat in."""
+    out: list[dict[str, Any]] = []
+    for r in superseded(db):
+        kept = r["rows"]
+        if r["kind"] == "match":
+            seats = sorted(kept.get("seats", []), key=lambda s: s["seat"])
+            bots = [s["bot"] for s in seats]
+            totals, places = [s["total"] for s in seats], [s["place"] for s in seats]
+            order = sorted(range(len(seats)), key=lambda i: places[i])
+            result = ", ".join(f"{places[i]}. {bots[i]} {totals[i]}" for i in order)
+            failure = None
+        else:
+            failed = (kept.get("failed_matches") or [{}])[0]
+            bots, totals, places = _seated(failed.get("bots", "[]")), None, None
+            failure = failed.get("reason")
+            result = f"arena error: {failure} ({', '.join(bots)})"
+        if bot is not None and bot not in bots:
+            continue
+        out.append({"index": r["schedule_index"], "match_id": r["match_id"], "archive": r["archive_id"],
+                    "kind": r["kind"], "set_aside_at": r["set_aside_at"], "why": r["reason"], "result": result,
+                    "bots": bots, "totals": totals, "places": places, "reason": failure})
     return out
