@@ -18,6 +18,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from arena.tournament.setaside import set_aside
+
 ROOT = Path(__file__).resolve().parent.parent
 GAMEBOTS = ROOT / "tests" / "gamebots"
 PY = sys.executable
@@ -371,3 +375,27 @@ def test_matches_superseded_lists_what_a_rerun_set_aside(tmp_path: Path) -> None
     assert all(r["match_id"] not in plain for r in kept if "erin" not in r["bots"])
     unknown = arena("matches", "results", "--superseded", "--bot", "zed", cwd=tmp_path)
     assert unknown.returncode != 0 and "bots: dave, erin, ref" in unknown.stderr
+
+
+def test_a_rerun_killed_after_its_commit_leaves_no_old_lines_in_the_replays_logs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """set_aside removes the original logs after its commit: killed in
+    between, the next run removes them first (they hold exactly what their
+    archived copies hold), so the re-play's logs hold the new program's lines only."""
+    played(tmp_path)
+    hand_in(tmp_path, "dave", NEW, prelude=SAYS.format("new"))
+    with monkeypatch.context() as m:       # the kill: nothing after the commit happens
+        m.setattr(Path, "unlink", lambda self, missing_ok=False: None)
+        set_aside(db(tmp_path), ["dave"], "a test's --rerun")
+    kept = [seat["stderr_log"] for r in archive(db(tmp_path)) for seat in json.loads(r[4])["seats"]
+            if seat["bot"] == "dave" and seat["stderr_log"]]
+    originals = [tmp_path / "results" / "logs" / Path(p).name for p in kept]
+    assert kept and all(p.exists() for p in originals)            # left behind
+    done = arena("run", "class.yaml", "--jobs", "1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    c = sqlite3.connect(f"file:{db(tmp_path)}?mode=ro", uri=True)
+    now = [r[0] for r in c.execute("SELECT stderr_log FROM seats WHERE bot = 'dave'")]
+    c.close()
+    said = {Path(p).read_text() for p in now if p is not None and Path(p).exists()}
+    assert said and all("old dave" not in text for text in said) and any("new dave" in t for t in said)
+    assert all("old dave" in Path(p).read_text() for p in kept)   # the archive keeps the old lines

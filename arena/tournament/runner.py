@@ -50,7 +50,7 @@ from .ranking import rated_games
 from .rounds import StopRule, check_rounds, first_rounds, match_budget, round_entries
 from .runlock import results_lock
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size
-from .setaside import set_aside
+from .setaside import finish_set_aside, set_aside
 from .store import FailedMatch, ResultStore, StoredMatch
 
 ERROR_LOG = "errors.log"   # in the results' logs directory
@@ -215,6 +215,7 @@ def run_tournament(
         config = settle_seed(config)
         if rerun:
             _set_aside(config, rerun, echo)
+        finish_set_aside(db_path(config))   # what a --rerun killed after its commit left to remove
         remember_run(config.output, config.path)
         if config.settle is not None:
             return run_rounds(config, jobs, echo, progress_stream)

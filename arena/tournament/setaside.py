@@ -36,7 +36,8 @@ from typing import Any
 from .sqlitetx import connect, immediate, now, one_line, write_error
 from .stored import StoreError
 
-__all__ = ["ARCHIVE_TABLE", "SUPERSEDED_LOGS", "SetAside", "set_aside", "superseded"]
+__all__ = ["ARCHIVE_TABLE", "SUPERSEDED_LOGS", "SetAside", "finish_set_aside", "set_aside", "superseded",
+           "superseded_rows"]
 
 LOG = logging.getLogger(__name__)
 
@@ -174,6 +175,53 @@ def set_aside(db: Path, bots: Sequence[str], reason: str) -> list[SetAside]:
         except OSError as exc:
             LOG.warning("%s: kept in %s, but cannot be removed: %s", original, copy.parent, one_line(exc))
     return done
+
+
+def finish_set_aside(db: Path) -> int:
+    """Remove the originals of set-aside logs that a killed ``set_aside`` left
+    behind (it removes them after its commit): a log still holding exactly
+    what its archived copy holds, of a match not stored again yet, would
+    otherwise get the re-play's lines appended to the old program's.  Run
+    before a run plays; returns how many it removed."""
+    if not db.exists():
+        return 0
+    logs = db.parent / "logs"
+    removed = 0
+    try:
+        kept = [r for r in superseded(db) if r["kind"] == "match"]
+        if not kept:
+            return 0
+        current = _stored_ids(db)
+    except (StoreError, sqlite3.Error):
+        return 0                           # the run's own opening of the database says what is wrong
+    for r in kept:
+        if r["match_id"] in current:
+            continue
+        rows = r["rows"]
+        for path in [s.get("stderr_log") for s in rows.get("seats", [])] + \
+                    [m.get("record_path") for m in rows.get("matches", [])]:
+            if not isinstance(path, str) or Path(path).parent != logs / SUPERSEDED_LOGS / str(r["archive_id"]):
+                continue
+            original = logs / Path(path).name
+            try:
+                if original.is_file() and Path(path).is_file() and _same_bytes(original, Path(path)):
+                    original.unlink()
+                    removed += 1
+            except OSError as exc:
+                LOG.warning("%s: kept in %s, but cannot be removed: %s", original, Path(path).parent, one_line(exc))
+    return removed
+
+
+def _stored_ids(db: Path) -> set[str]:
+    c = connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return {r[0] for r in c.execute("SELECT match_id FROM matches")}
+    finally:
+        c.close()
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    return a.stat().st_size == b.stat().st_size and a.read_bytes() == b.read_bytes()
 
 
 def superseded(db: Path) -> list[dict[str, Any]]:
