@@ -399,3 +399,20 @@ def test_a_rerun_killed_after_its_commit_leaves_no_old_lines_in_the_replays_logs
     said = {Path(p).read_text() for p in now if p is not None and Path(p).exists()}
     assert said and all("old dave" not in text for text in said) and any("new dave" in t for t in said)
     assert all("old dave" in Path(p).read_text() for p in kept)   # the archive keeps the old lines
+
+
+def test_rerun_warns_that_a_bot_with_write_paths_could_have_noted_the_deals(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    yaml = tournament(tmp_path)
+    yaml.write_text(yaml.read_text().replace("dir: submissions/erin}",
+                                             f"dir: submissions/erin, sandbox: {{write: [{json.dumps(str(notes))}]}}}}"))
+    first = arena("run", "class.yaml", "--jobs", "1", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    quiet = first.stderr
+    assert "could have noted" not in quiet
+    hand_in(tmp_path, "dave", NEW)
+    done = arena("run", "class.yaml", "--jobs", "1", "--rerun", "dave", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = [x for x in done.stderr.splitlines() if "could have noted" in x]
+    assert len(lines) == 1 and lines[0].startswith("warning: --rerun dave: ") and "and erin may write" in lines[0]

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..match import FaultPolicy, MatchResult, MatchSpec
+from ..process.sandbox_policy import NONE
 from ..ranking.games import Game
 from ..words import plural
 from .changed import changed_programs
@@ -194,9 +195,26 @@ def _set_aside(config: TournamentConfig, rerun: Sequence[str], echo: Callable[[s
         check_bots(config)      # a missing new program: refused while the old matches still count
     except TournamentError as err:
         raise TournamentError(f"{err} (--rerun set nothing aside)") from None
+    for line in _memory_warnings(config, rerun):
+        warn(line)
     reason = f"arena run --rerun {' --rerun '.join(rerun)}: re-played with the current program"
     for done in set_aside(db_path(config), rerun, reason):
         echo(done.line(db_path(config)))
+
+
+def _memory_warnings(config: TournamentConfig, rerun: Sequence[str]) -> list[str]:
+    """The re-play deals the cards the set-aside matches dealt: a bot that can
+    write where its files outlive a match may have noted them (docs/SECURITY.md)."""
+    if config.sandbox == NONE:
+        return [f"--rerun {rerun[0]}: the re-played matches deal the same cards as before, and with "
+                f"'sandbox: none' every bot could have noted them in its files; give the re-play a new seed "
+                f"in a new results directory (--out) if that matters"]
+    granted = [b.name for b in config.bots if b.sandbox.write]
+    if not granted:
+        return []
+    return [f"--rerun {rerun[0]}: the re-played matches deal the same cards as before, and "
+            f"{', '.join(granted)} may write where files outlive a match (write:), so could have noted them; "
+            f"give the re-play a new seed in a new results directory (--out) if that matters"]
 
 
 def run_tournament(
