@@ -17,8 +17,6 @@ ALLOWED = {
     # a decision's path, flattened on purpose: a call split out of it counts
     # against test_hot_path's CALLS_PER_DECISION
     "arena/process/bot.py::BotProcess.request_data": 85,
-    # not split yet: its row-to-match reading is one piece of SQL and its columns
-    "arena/tournament/store.py::ResultStore._load": 61,
 }
 
 

@@ -713,30 +713,32 @@ class ResultStore:
                 f" JOIN matches m ON m.match_id = f.match_id WHERE {sel} ORDER BY f.match_id, f.id", params):
             faults.setdefault(r[0], []).append(dict(zip(FAULT_KEYS, r[1:])))
 
-        out = []
-        for (mid, sched, table, rotation, deal, seed, players, nhands, duration, started, blob,
-             record_path) in mrows:
-            srows = seats.get(mid, [])
-            hand_scores = [[0] * players for _ in range(nhands)]
-            winners: list[int | None] = [None] * nhands
-            for hand, seat, score, won in hands.get(mid, []):
-                hand_scores[hand - 1][seat] = score
-                if won:
-                    winners[hand - 1] = seat
-            record = None
-            if blob is not None:
-                try:
-                    record = json.loads(zlib.decompress(blob).decode("utf-8"))
-                except (zlib.error, ValueError) as exc:
-                    raise StoreError(f"{self.path}: the record of match {mid!r} is damaged "
-                                     f"({_one_line(exc)})") from None
-            out.append(StoredMatch(
-                match_id=mid, schedule_index=sched, table=table, rotation=rotation, deal=deal, seed=seed,
-                bots=[r[1] for r in srows], totals=[r[2] for r in srows], places=[r[3] for r in srows],
-                forfeited=[bool(r[4]) for r in srows], hand_scores=hand_scores, hand_winners=winners,
-                faults=faults.get(mid, []),
-                decision_stats=[dict(zip(STAT_KEYS, (r[5], r[6], r[7], r[8], r[9]))) for r in srows],
-                stderr_logs=[r[10] for r in srows], off_turn_cpu=[r[11] for r in srows],
-                record=record, record_path=record_path,
-                duration_seconds=duration, started_at=started))
-        return out
+        return [self._stored_match(row, seats.get(row[0], []), hands.get(row[0], []), faults.get(row[0], []))
+                for row in mrows]
+
+    def _stored_match(self, row: tuple[Any, ...], srows: list[tuple[Any, ...]], hrows: list[tuple[Any, ...]],
+                      faults: list[dict[str, Any]]) -> StoredMatch:
+        """One match of ``_load`` from its rows: the match's, its seats', its hand scores'."""
+        mid, sched, table, rotation, deal, seed, players, nhands, duration, started, blob, record_path = row
+        hand_scores = [[0] * players for _ in range(nhands)]
+        winners: list[int | None] = [None] * nhands
+        for hand, seat, score, won in hrows:
+            hand_scores[hand - 1][seat] = score
+            if won:
+                winners[hand - 1] = seat
+        record = None
+        if blob is not None:
+            try:
+                record = json.loads(zlib.decompress(blob).decode("utf-8"))
+            except (zlib.error, ValueError) as exc:
+                raise StoreError(f"{self.path}: the record of match {mid!r} is damaged "
+                                 f"({_one_line(exc)})") from None
+        return StoredMatch(
+            match_id=mid, schedule_index=sched, table=table, rotation=rotation, deal=deal, seed=seed,
+            bots=[r[1] for r in srows], totals=[r[2] for r in srows], places=[r[3] for r in srows],
+            forfeited=[bool(r[4]) for r in srows], hand_scores=hand_scores, hand_winners=winners,
+            faults=faults,
+            decision_stats=[dict(zip(STAT_KEYS, (r[5], r[6], r[7], r[8], r[9]))) for r in srows],
+            stderr_logs=[r[10] for r in srows], off_turn_cpu=[r[11] for r in srows],
+            record=record, record_path=record_path,
+            duration_seconds=duration, started_at=started)
