@@ -13,7 +13,7 @@ import logging
 import os
 import shlex
 import sys
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -416,29 +416,30 @@ def matches(results: str, bot: str | None, fmt: str, superseded: bool) -> None:
     if superseded:
         _list_superseded(store, results, bot, fmt)
         return
-    try:
-        rows = [_match_row(m) for m in store.matches(bot=bot)] + [_failed_row(f) for f in store.failures(bot=bot)]
-        if bot and not rows:
-            known = ", ".join(cell_text(b) for b in store.bots())
-            raise click.ClickException(f"no matches of bot {bot!r} in {results} (bots: {known})")
-    except StoreError as err:
-        raise click.ClickException(str(err)) from None
-    finally:
-        store.close()
+    rows = _read_rows(store, results, bot, lambda: [_match_row(m) for m in store.matches(bot=bot)]
+                      + [_failed_row(f) for f in store.failures(bot=bot)])
     rows.sort(key=lambda r: r["index"])
     click.echo(format_table(MATCH_JSON_COLUMNS if fmt == "json" else MATCH_COLUMNS, rows, fmt, get=_key))
 
 
-def _list_superseded(store: ResultStore, results: str, bot: str | None, fmt: str) -> None:
+def _read_rows(store: ResultStore, results: str, bot: str | None, read: Callable[[], list[dict[str, Any]]],
+               known_bot_may_have_none: bool = False) -> list[dict[str, Any]]:
+    """What ``read`` gives, the store closed after; a StoreError, or ``--bot``
+    naming a bot with no row (or, if it may have none, no bot of RESULTS), is one line."""
     try:
-        rows = superseded_rows(store.path, bot)
-        if bot and not rows and bot not in store.bots():
+        rows = read()
+        if bot and not rows and not (known_bot_may_have_none and bot in store.bots()):
             known = ", ".join(cell_text(b) for b in store.bots())
             raise click.ClickException(f"no matches of bot {bot!r} in {results} (bots: {known})")
+        return rows
     except StoreError as err:
         raise click.ClickException(str(err)) from None
     finally:
         store.close()
+
+
+def _list_superseded(store: ResultStore, results: str, bot: str | None, fmt: str) -> None:
+    rows = _read_rows(store, results, bot, lambda: superseded_rows(store.path, bot), known_bot_may_have_none=True)
     if not rows and fmt == "plain":
         click.echo(f"no match of {results} was set aside" + (f" with {bot} in it" if bot else "")
                    + " (arena run FILE --rerun NAME sets a bot's matches aside)", err=True)
