@@ -323,7 +323,7 @@ def test_every_command_ends_a_ctrl_c_with_130_and_one_line(monkeypatch: pytest.M
 
     def interrupted(results: str) -> None:
         raise KeyboardInterrupt
-    monkeypatch.setattr(commands, "_open_store", interrupted)
+    monkeypatch.setattr(commands, "open_store", interrupted)
     done = CliRunner().invoke(main, ["leaderboard", str(tmp_path)])
     assert done.exit_code == 130 and done.output == "Error: interrupted\n", done.output
 
