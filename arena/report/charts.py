@@ -17,6 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ..userdirs import user_dir
+
 __all__ = ["ChartsUnavailable", "bundle_cache", "ratings_chart", "times_chart", "vega_bundle"]
 
 # As the README installs arena: from its checkout (the name "arena" on a
@@ -64,13 +66,8 @@ def vega_bundle() -> str:
 def bundle_cache(name: str) -> Path | None:
     """Where the bundle ``name`` is kept: ``$XDG_CACHE_HOME/arena`` (an absolute
     path), else ``~/.cache/arena``; None without a home directory."""
-    base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):
-        home = os.path.expanduser("~")         # unexpanded without HOME and a passwd entry
-        if not os.path.isabs(home):
-            return None
-        base = os.path.join(home, ".cache")
-    return Path(base) / "arena" / name
+    cache = user_dir("XDG_CACHE_HOME", ".cache")
+    return cache / name if cache is not None else None
 
 
 # A kept bundle ends with this line: a file cut short (a full disk) is not one.

@@ -25,6 +25,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..userdirs import user_dir
 from .store import DEFAULT_DB_NAME, ResultStore, StoreError
 
 LOG = logging.getLogger(__name__)
@@ -43,13 +44,8 @@ class EarlierRun:
 def runs_file() -> Path | None:
     """The list of runs: in ``$XDG_STATE_HOME`` (an absolute path), else
     ``~/.local/state``; None without a home directory to put it in."""
-    state = os.environ.get("XDG_STATE_HOME", "")
-    if os.path.isabs(state):
-        return Path(state) / "arena" / RUNS_FILE
-    home = os.path.expanduser("~")         # unexpanded without HOME and a passwd entry
-    if not os.path.isabs(home):
-        return None
-    return Path(home) / ".local" / "state" / "arena" / RUNS_FILE
+    state = user_dir("XDG_STATE_HOME", ".local/state")
+    return state / RUNS_FILE if state is not None else None
 
 
 def _listed() -> list[EarlierRun]:

@@ -206,15 +206,14 @@ def _memory_warnings(config: TournamentConfig, rerun: Sequence[str]) -> list[str
     """The re-play deals the cards the set-aside matches dealt: a bot that can
     write where its files outlive a match may have noted them (docs/SECURITY.md)."""
     if config.sandbox == NONE:
-        return [f"--rerun {rerun[0]}: the re-played matches deal the same cards as before, and with "
-                f"'sandbox: none' every bot could have noted them in its files; give the re-play a new seed "
-                f"in a new results directory (--out) if that matters"]
-    granted = [b.name for b in config.bots if b.sandbox.write]
-    if not granted:
-        return []
-    return [f"--rerun {rerun[0]}: the re-played matches deal the same cards as before, and "
-            f"{', '.join(granted)} may write where files outlive a match (write:), so could have noted them; "
-            f"give the re-play a new seed in a new results directory (--out) if that matters"]
+        who = "with 'sandbox: none' every bot could write files that outlive a match"
+    else:
+        granted = [b.name for b in config.bots if b.sandbox.write]
+        if not granted:
+            return []
+        who = f"{', '.join(granted)} may write where files outlive a match (write:)"
+    return [f"--rerun {rerun[0]}: the re-played matches deal the same cards as before, and {who}, so could "
+            f"have noted them; give the re-play a new seed in a new results directory (--out) if that matters"]
 
 
 def run_tournament(
