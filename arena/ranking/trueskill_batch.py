@@ -43,6 +43,9 @@ Outcome = tuple[tuple[str, ...], tuple[bool, ...]]     # players in rank order, 
 # interval a little narrow), but a hopeless player is far from its neighbours
 # anyway.
 REPLICA_TOLERANCE, REPLICA_SWEEPS = 1e-4, 60
+# Rows updated at once: enough for numpy's loops to pay, few enough that
+# the temporaries (about 60 floats a row at 4 seats) stay near 10 MB.
+CHUNK_ROWS = 1 << 14
 
 
 @dataclass(frozen=True)
@@ -229,19 +232,36 @@ class _State:
         return out[0], out[1], out[2], out[3]
 
     def update(self, pi: Array, eta: Array, beta: float, eps: float) -> None:
-        if not len(self.weight):
-            return
+        # Rows are independent within a sweep: a slice at a time keeps the
+        # temporaries (several k x k matrices a row) to a bounded size
+        # whatever the tournament's, and gives each row the same bits.
+        for lo in range(0, len(self.weight), CHUNK_ROWS):
+            _Rows(self, slice(lo, lo + CHUNK_ROWS)).update(pi, eta, beta, eps, self.passes)
+        self.passes = PASSES
+
+
+class _Rows:
+    """A slice of a bucket's rows: views into its arrays, updated in place."""
+
+    __slots__ = ("slots", "tau", "rho", "d_tau", "d_rho", "draw", "drawn")
+
+    def __init__(self, state: _State, rows: slice) -> None:
+        self.slots, self.tau, self.rho = state.slots[rows], state.tau[rows], state.rho[rows]
+        self.d_tau, self.d_rho, self.draw = state.d_tau[rows], state.d_rho[rows], state.draw[rows]
+        # Ties are rare: their moments are worked out for their rows alone.
+        self.drawn = [np.flatnonzero(self.draw[:, f]) for f in range(self.draw.shape[1])]
+
+    def update(self, pi: Array, eta: Array, beta: float, eps: float, passes: int) -> None:
         cav_pi = pi[self.slots] - self.tau
         cav_eta = eta[self.slots] - self.rho
         m, v = cav_eta / cav_pi, 1.0 / cav_pi
-        post_mean, post_var = self._tilted(m, v, beta, eps)
+        post_mean, post_var = self._tilted(m, v, beta, eps, passes)
         new_tau = np.maximum(1.0 / post_var - cav_pi, 0.0)
         new_rho = post_mean / post_var - cav_eta
         self.tau += DAMPING * (new_tau - self.tau)
         self.rho += DAMPING * (new_rho - self.rho)
-        self.passes = PASSES
 
-    def _tilted(self, m: Array, v: Array, beta: float, eps: float) -> tuple[Array, Array]:
+    def _tilted(self, m: Array, v: Array, beta: float, eps: float, passes: int) -> tuple[Array, Array]:
         """Skill means and variances given the cavity ``N(m, v)`` and this game's outcome."""
         c = v + beta * beta                              # performance variances
         d_mean = m[:, :-1] - m[:, 1:]                    # prior of the differences
@@ -253,7 +273,7 @@ class _State:
         s0_inv = np.linalg.inv(s0)
         cov = cast(Array, np.linalg.inv(s0_inv + _diag(self.d_tau)))  # numpy types inv loosely
         mean = np.einsum("rij,rj->ri", cov, np.einsum("rij,rj->ri", s0_inv, d_mean) + self.d_rho)
-        for _ in range(self.passes):
+        for _ in range(passes):
             for f in j:
                 mean, cov = self._refine(f, mean, cov, eps)
         # Back from the differences to the performances, then to the skills.
@@ -272,10 +292,10 @@ class _State:
         cav_pi = np.maximum(1.0 / var_f - self.d_tau[:, f], 1e-12)
         cav_m = (mean[:, f] / var_f - self.d_rho[:, f]) / cav_pi
         e = np.full(len(cav_m), eps)
-        win_m, win_v = win_moments(cav_m, 1.0 / cav_pi, e)
-        tie_m, tie_v = draw_moments(cav_m, 1.0 / cav_pi, e)
-        new_m = np.where(self.draw[:, f], tie_m, win_m)
-        new_v = np.where(self.draw[:, f], tie_v, win_v)
+        new_m, new_v = win_moments(cav_m, 1.0 / cav_pi, e)
+        tied = self.drawn[f]
+        if len(tied):
+            new_m[tied], new_v[tied] = draw_moments(cav_m[tied], 1.0 / cav_pi[tied], e[tied])
         tau = np.maximum(1.0 / new_v - cav_pi, 0.0)
         rho = new_m / new_v - cav_pi * cav_m
         dt, dr = tau - self.d_tau[:, f], rho - self.d_rho[:, f]
