@@ -222,3 +222,63 @@ def test_a_fit_warm_started_from_a_prefix_reaches_the_same_ratings_in_fewer_swee
     again = fit(games, warm=cold)        # from its own fixed point: there already
     assert again.sweeps <= 3
     assert fit(games, warm=None).ratings == cold.ratings
+
+
+def mixed_games(seed: int) -> list[Game]:
+    """Tables of 2 to 5, many ties (performances rounded), 8 duplicate
+    groups: every kind of row the solver has."""
+    rng = random.Random(seed)
+    strengths = {p: 20 + 2 * i for i, p in enumerate("abcdefg")}
+    out = []
+    for n in range(240):
+        seats = tuple(rng.sample(sorted(strengths), 2 + n % 4))
+        perf = [round((strengths[p] + rng.gauss(0, 25 / 6)) / 4) for p in seats]
+        ranks = tuple(sum(1 for q in perf if q > x) for x in perf)      # equal performances tie
+        out.append(Game(seats, ranks, f"g{n % 8}", f"k{n:04d}"))
+    assert sum(len(set(g.ranks)) < len(g.ranks) for g in out) > 40
+    return out
+
+
+def _exactly(a) -> list[tuple[str, float, float, float, float]]:
+    return [(n, a.rows[n].mu, a.rows[n].sigma, a.rows[n].low, a.rows[n].high) for n in a.order]
+
+
+def test_rows_updated_a_slice_at_a_time_give_the_same_bits(monkeypatch):
+    """The solver updates its rows in slices (so its temporaries stay small in
+    a large tournament): slices of 7 rows give what one slice gives, bit for
+    bit, ties and every table size included."""
+    from arena.ranking import trueskill_batch
+    games = mixed_games(seed=4)
+    whole = assess(games, seed=3)
+    monkeypatch.setattr(trueskill_batch, "CHUNK_ROWS", 7)
+    sliced = assess(games, seed=3)
+    assert _exactly(sliced) == _exactly(whole)
+    assert sliced.margins == whole.margins and sliced.pair_margins == whole.pair_margins
+
+
+def test_the_bootstrap_solves_its_replicas_in_batches_of_bounded_rows(monkeypatch):
+    """200 replicas at once would hold (replica, outcome) rows that grow with
+    the tournament; batches keep each solve within REPLICA_ROWS rows, and each
+    batch converges to within the tolerance of solving them all at once."""
+    from arena.ranking import confidence
+    games = mixed_games(seed=5)
+    rows: list[int] = []
+    real = confidence.solve
+
+    def counting(problem, weights, *args, **kwargs):
+        rows.append(weights.shape[0] * sum(len(b.order) for b in problem.buckets))
+        return real(problem, weights, *args, **kwargs)
+
+    monkeypatch.setattr(confidence, "solve", counting)
+    whole = assess(games, seed=3)
+    assert len(rows) == 1                       # small: one batch, as before
+    outcomes = rows[0] // confidence.REPLICAS
+    rows.clear()
+    monkeypatch.setattr(confidence, "REPLICA_ROWS", 3 * outcomes + 1)
+    batched = assess(games, seed=3)
+    assert len(rows) == math.ceil(confidence.REPLICAS / 3) and max(rows) <= 3 * outcomes + 1
+    assert batched.order == whole.order
+    for n in whole.order:
+        assert batched.rows[n].mu == whole.rows[n].mu          # the fit itself is not resampled
+        assert batched.rows[n].low == pytest.approx(whole.rows[n].low, abs=2e-3)
+        assert batched.rows[n].high == pytest.approx(whole.rows[n].high, abs=2e-3)

@@ -44,6 +44,7 @@ from .trueskill_batch import Prior, Problem, fit, solve
 __all__ = ["Assessment", "Row", "assess", "rank_ranges", "sign_test"]
 
 REPLICAS = 200
+REPLICA_ROWS = 1 << 18  # (replica, outcome) rows solved at once (see _replicas): about 40 MB
 MIN_GROUPS = 4      # the t quantile below is accurate from 3 degrees of freedom
 
 
@@ -195,8 +196,14 @@ def _replicas(problem: Problem, replicas: int, seed: int, prior: Prior, draw_p: 
     picks = rng.integers(0, len(groups), size=(replicas, len(groups)))
     counts = np.zeros((replicas, len(groups)), dtype=np.int64)
     np.add.at(counts, (np.repeat(np.arange(replicas), len(groups)), picks.ravel()), 1)
-    mu, _sigma, _sweeps, _messages = solve(problem, counts[:, of_game], prior, draw_p, start=start)
-    return mu
+    # Solved a batch of replicas at a time, each batch to its own convergence:
+    # the rows (replica, outcome) of all of them at once grow with the
+    # tournament (about 150 bytes each); a batch's stay near REPLICA_ROWS.
+    outcomes = sum(len(b.order) for b in problem.buckets)
+    batch = max(1, REPLICA_ROWS // max(outcomes, 1))
+    mus = [solve(problem, counts[lo:lo + batch][:, of_game], prior, draw_p, start=start)[0]
+           for lo in range(0, replicas, batch)]
+    return np.concatenate(mus)
 
 
 def sign_test(ahead: int, behind: int) -> float:
