@@ -447,6 +447,7 @@ def test_results_stored_before_the_sandbox_was_stored_still_resume(tmp_path: Pat
 
     with ResultStore(tmp_path / "r.sqlite") as store:
         store.init_tournament("t", {"name": "t", "players": 2}, seed=1)
+        store._conn.execute("INSERT INTO matches VALUES ('m1', 0, 0, 0, 0, 1, 0, 0, 0, 0, 'x', 'x', NULL, NULL)")
         store.init_tournament("t", {"name": "t", "players": 2, "sandbox": "bwrap"}, seed=1)   # no error
         with pytest.raises(StoreError, match="players: was 2, now 3"):
             store.init_tournament("t", {"name": "t", "players": 3, "sandbox": "bwrap"}, seed=1)
