@@ -421,6 +421,28 @@ def test_cli_play_a_bare_name_of_a_program_in_the_directory_says_dot_slash(tmp_p
         "write ./mybot"]
 
 
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+@pytest.mark.parametrize("command, text, perm, says", [
+    ("./bot.py", "#!/usr/bin/env python3\n", 0o644,
+     "not executable (chmod +x ./bot.py, or name its interpreter: python3 ./bot.py)"),
+    ("./bot.py", "import sys\n", 0o755,
+     "not a binary, and no #! line (make '#!/usr/bin/env python3' its first line, "
+     "or name its interpreter: python3 ./bot.py)"),
+    ("bot.py", "import sys\n", 0o644, "not on PATH; to run the script 'bot.py' in {dir}, write python3 bot.py"),
+])
+def test_cli_play_a_script_that_cannot_run_alone_says_what_to_write(tmp_path, monkeypatch, mode, command,
+                                                                      text, perm, says):
+    """A student's bot.py without chmod +x or a #! line: the error says both ways to run it."""
+    program = tmp_path / "bot.py"
+    program.write_text(text)
+    program.chmod(perm)
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, ["play", command, "random", "--sandbox", mode, "--log-dir", str(tmp_path)])
+    assert res.exit_code == 1
+    assert res.output.strip().splitlines() == [
+        f"Error: bot '{command.removeprefix('./')}': cannot start {command!r}: {says.format(dir=tmp_path)}"]
+
+
 def test_cli_check_passes_a_good_bot(tmp_path):
     res = CliRunner().invoke(main, ["check", f"{sys.executable} {GAMEBOTS / 'minimal.py'}",
                                     "--log-dir", str(tmp_path)])

@@ -54,6 +54,8 @@ from .sandbox_policy import (
     home_of,
     mount_options,
     needs,
+    no_shebang_hint,
+    not_executable_hint,
     not_on_path_hint,
     private_mounts,
     program_path,
@@ -62,7 +64,7 @@ from .sandbox_policy import (
 __all__ = ["AUTO", "BWRAP", "NONE", "MODES", "SandboxPolicy", "SandboxUnavailable",
            "Containment", "resolve", "prepare", "bot_places", "exposed", "home_of", "private_mounts",
            "bot_environment", "command", "Gates", "GATE_LINE", "preflight", "exit_code",
-           "not_on_path_hint"]
+           "not_on_path_hint", "not_executable_hint", "no_shebang_hint"]
 
 PROBE_TIMEOUT = 10.0
 MiB = 1024 * 1024

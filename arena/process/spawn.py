@@ -10,6 +10,7 @@ be started becomes a ``BotStartupError`` naming what and why.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import signal
@@ -258,11 +259,13 @@ class ProcessStart(ProcessExits):
             if "/" in cmd and os.path.isfile(os.path.join(cwd, cmd)):
                 what = "its interpreter (#! line) was not found"
         elif isinstance(exc, PermissionError):
-            what = "permission denied (is it executable?)"
+            path = os.path.join(cwd, cmd)
+            what = (sandbox.not_executable_hint(cmd) if "/" in cmd and os.path.isfile(path)
+                    and not os.access(path, os.X_OK) else "permission denied")
+        elif exc.errno == errno.ENOEXEC:
+            what = sandbox.no_shebang_hint(cmd)
         else:
             what = exc.strerror or str(exc)
-            if exc.errno == 8:                           # ENOEXEC
-                what += " (not a binary, and no #! line?)"
         return BotStartupError(f"cannot start {cmd!r}: {what}", argv=self.spec.argv,
                                bot=self.name)
 
