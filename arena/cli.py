@@ -482,7 +482,13 @@ def _check_seat(words: tuple[str, ...], after_dashes: int) -> SeatSpec:
 def report(results: str, out: Path | None, bot: str | None, replays: bool, rating: str | None,
            jobs: int | None) -> None:
     """Write an HTML report of RESULTS (one self-contained file, no network),
-    a grade-book CSV and a replay viewer per match."""
+    a grade-book CSV and a replay viewer per match.
+
+    For grading: RESULTS/report/gradebook.csv has one row per bot (rank,
+    mean place, score per hand, faults by kind, forfeits and its first fault,
+    where and why), and index.html a section per bot with each refused reply
+    and crash, to send its author.
+    """
     from .report.build import ReportError, ReportUnwritable, write_report
     from .tournament.commands import playing_note
 

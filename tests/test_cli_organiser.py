@@ -250,6 +250,20 @@ def test_a_broken_tournament_file_is_one_line_and_loses_nothing(stored: Path, tm
     assert results.read_bytes() == before
 
 
+@pytest.mark.parametrize("command", ["leaderboard", "matches", "show", "report"])
+def test_the_tournament_file_or_the_folder_above_given_as_results_says_where_they_are(stored: Path,
+                                                                                       command: str) -> None:
+    """A teacher's first guesses at RESULTS: the file they ran, or arena-results."""
+    done = arena(command, "t.yaml", cwd=stored)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "Error: t.yaml: cannot open results database: file is not a database; t.yaml is a tournament file, "
+        "not results: its results go to arena-results/class"]
+    done = arena(command, "arena-results", cwd=stored)
+    assert done.returncode == 1 and done.stderr.splitlines() == [
+        "Error: arena-results/results.sqlite: no such results database; results are in arena-results/class"]
+
+
 def test_config_differences_name_the_bot_and_the_key() -> None:
     from arena.tournament.configdiff import differences
 

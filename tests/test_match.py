@@ -443,6 +443,20 @@ def test_cli_play_a_script_that_cannot_run_alone_says_what_to_write(tmp_path, mo
         f"Error: bot '{command.removeprefix('./')}': cannot start {command!r}: {says.format(dir=tmp_path)}"]
 
 
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_a_bot_that_misses_a_file_is_told_where_relative_paths_start(tmp_path, monkeypatch, mode):
+    """A student's bot opens 'weights.txt', next to it, but runs from elsewhere."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "weights.txt").write_text("1 2 3\n")
+    (tmp_path / "sub" / "bot.py").write_text("open('weights.txt').read()\n")
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, ["play", f"{sys.executable} sub/bot.py", "random", "--sandbox", mode,
+                                    "--log-dir", str(tmp_path / "logs")])
+    assert res.exit_code == 3
+    assert ("No such file or directory: 'weights.txt'; relative paths start from its working directory, "
+            f"{tmp_path}") in res.stderr
+
+
 def test_cli_check_passes_a_good_bot(tmp_path):
     res = CliRunner().invoke(main, ["check", f"{sys.executable} {GAMEBOTS / 'minimal.py'}",
                                     "--log-dir", str(tmp_path)])

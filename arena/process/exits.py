@@ -43,6 +43,10 @@ def emergency_kill(proc: subprocess.Popen[bytes], wake: Wakeup, name: str) -> No
     wake.set()
 
 
+# How runtimes report a file that is not there (Python, C, Node, Java).
+_MISSING_FILE = ("No such file or directory", "FileNotFoundError", "ENOENT", "FileNotFoundException")
+
+
 class ProcessExits:
     """The process-ending part of ``BotProcess``; the attributes below are set by
     ``BotProcess.__init__`` and ``start``."""
@@ -189,6 +193,11 @@ class ProcessExits:
         last = [line for line in tail.splitlines() if line.strip()]
         if last:
             message += f"; stderr: {excerpt(last[-1])}"
+            if any(word in last[-1] for word in _MISSING_FILE):
+                # Most often a file opened by a relative path, next to the
+                # bot's program but not in the directory it was started in.
+                cwd = os.path.abspath(self.spec.cwd if self.spec.cwd is not None else os.getcwd())
+                message += f"; relative paths start from its working directory, {cwd}"
         exc = BotCrashed(message, bot=self.name, returncode=returncode, stderr_tail=tail)
         self._failure = exc
         LOG.debug("%s: crashed: %s", self.label, message)

@@ -115,10 +115,13 @@ def _list_superseded(store: ResultStore, results: str, bot: str | None, fmt: str
               help="Show decision N only: who decided what, in how long, and what the bot wrote on stderr meanwhile.")
 def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Path | None,
          decision: int | None) -> None:
-    """Show one match of RESULTS: the hand-by-hand account, faults and stderr logs.
+    """Show RESULTS per bot (forfeits, faults and the first one's reason), or one match of it.
 
     Without MATCH, a summary of the tournament: per bot, the matches it was
-    caught computing between its turns in, its forfeits and its faults.
+    caught computing between its turns in, its forfeits, its faults by kind
+    and its first fault (where and why: what to tell its author first).
+    With MATCH (an id `arena matches` lists): the hand-by-hand account,
+    faults and stderr logs.
     With --html, write its replay viewer; RESULTS may then also be a match
     log written by `arena play --log` (no MATCH needed). -v shows every draw
     and discard too.
