@@ -457,6 +457,26 @@ def test_a_bot_that_misses_a_file_is_told_where_relative_paths_start(tmp_path, m
             f"{tmp_path}") in res.stderr
 
 
+@pytest.mark.parametrize("value", ["1", ""])
+def test_cli_check_notes_an_inherited_pythonunbuffered(tmp_path, monkeypatch, value):
+    """Set in the student's shell, it hides the most common mistake (no flush)
+    from the check; a bot's own env: cannot be told from it, so it is noted too."""
+    monkeypatch.setenv("PYTHONUNBUFFERED", value)
+    res = CliRunner().invoke(main, ["check", f"{sys.executable} -c 'raise SystemExit(1)'", "--sandbox", "none",
+                                    "--json"])
+    report = json.loads(res.stdout)
+    assert report["ok"] is False
+    if value:
+        assert [n.split(",")[0] for n in report["notes"]] == [
+            "PYTHONUNBUFFERED is set here and passed to the bot"]
+        text = CliRunner().invoke(main, ["check", f"{sys.executable} -c 'raise SystemExit(1)'", "--sandbox",
+                                         "none"]).stdout
+        assert text.splitlines()[2].startswith("note: PYTHONUNBUFFERED is set here and passed to the bot, so a "
+                                               "Python bot that never flushes its output passes")
+    else:
+        assert report["notes"] == []
+
+
 def test_cli_check_passes_a_good_bot(tmp_path):
     res = CliRunner().invoke(main, ["check", f"{sys.executable} {GAMEBOTS / 'minimal.py'}",
                                     "--log-dir", str(tmp_path)])
