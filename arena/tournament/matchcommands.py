@@ -117,15 +117,12 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
          decision: int | None) -> None:
     """Show RESULTS per bot (forfeits, faults and the first one's reason), or one match of it.
 
-    Without MATCH, a summary of the tournament: per bot, the matches it was
-    caught computing between its turns in, its forfeits, its faults by kind
-    and its first fault (where and why: what to tell its author first).
-    With MATCH (an id `arena matches` lists): the hand-by-hand account,
-    faults and stderr logs.
-    With --html, write its replay viewer; RESULTS may then also be a match
-    log written by `arena play --log` (no MATCH needed). -v shows every draw
-    and discard too.
-    """
+    Without MATCH: per bot, the matches it was caught computing between its
+    turns in, its forfeits, its faults by kind and its first fault (where and
+    why: what to tell its author). With MATCH (`arena matches` lists them):
+    the hand-by-hand account, faults and stderr logs (-v: every draw and
+    discard too); with --html its replay viewer, and RESULTS may then be a
+    match log of `arena play --log` (no MATCH needed)."""
     if html:
         from ..report.build import FileUnwritable, ReportError, write_replay
         try:
