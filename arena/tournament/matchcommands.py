@@ -56,7 +56,8 @@ SUPERSEDED_COLUMNS = (Column("index", "#"), Column("match_id", "match"), Column(
                       Column("set_aside_at", "set aside at"), Column("result", "result then (place. bot total)"),
                       Column("why", "why"))
 SUPERSEDED_JSON_COLUMNS = (*SUPERSEDED_COLUMNS[:4], Column("kind", ""), Column("why", ""), Column("bots", ""),
-                           Column("totals", ""), Column("places", ""), Column("reason", ""))
+                           Column("totals", ""), Column("places", ""), Column("forfeited", ""),
+                           Column("reason", ""))
 
 
 @click.command()
