@@ -429,6 +429,9 @@ def test_cli_play_a_bare_name_of_a_program_in_the_directory_says_dot_slash(tmp_p
      "not a binary, and no #! line (make '#!/usr/bin/env python3' its first line, "
      "or name its interpreter: python3 ./bot.py)"),
     ("bot.py", "import sys\n", 0o644, "not on PATH; to run the script 'bot.py' in {dir}, write python3 bot.py"),
+    ("./bot.py", "#!/usr/bin/env python3\r\nimport sys\r\n", 0o755,
+     "its #! line ends in a carriage return: the file has Windows (CRLF) line endings; convert it to LF "
+     "(dos2unix bot.py, or the editor's line-ending setting)"),
 ])
 def test_cli_play_a_script_that_cannot_run_alone_says_what_to_write(tmp_path, monkeypatch, mode, command,
                                                                       text, perm, says):

@@ -139,6 +139,22 @@ def not_on_path_hint(program: str, cwd: str) -> str | None:
     return f"not on PATH; to run the file {program!r} in {cwd}, write ./{program}"
 
 
+def crlf_hint(path: str) -> str | None:
+    """Why a script whose #! line ends in a carriage return cannot start (a
+    file saved with Windows line endings: the kernel, or env, looks for an
+    interpreter named ``python3\\r``); None for any other file."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(256)
+    except OSError:
+        return None
+    if not (first.startswith(b"#!") and first.endswith(b"\r\n")):
+        return None
+    name = os.path.basename(path)
+    return (f"its #! line ends in a carriage return: the file has Windows (CRLF) line endings; convert it "
+            f"to LF (dos2unix {name}, or the editor's line-ending setting)")
+
+
 def _or_interpreter(program: str) -> str:
     interpreter = _interpreter(program)
     return f"name its interpreter: {interpreter} {program}" if interpreter else "run it with its interpreter"

@@ -57,6 +57,9 @@ def check_bots(config: TournamentConfig) -> None:
                 )
         problem = sandbox.preflight(bot.command, str(cwd), sandbox.bot_environment(
             os.environ, dict(bot.env)))
+        if isinstance(problem, FileNotFoundError) and "/" in program and (cwd / program).is_file():
+            why = sandbox.crlf_hint(str(cwd / program)) or "its interpreter (#! line) was not found"
+            raise TournamentError(f"{where}: bots.{bot.name}.command: {program!r} cannot be run: {why}")
         if isinstance(problem, PermissionError):
             raise TournamentError(f"{where}: bots.{bot.name}.command: {program!r} is "
                                   f"{sandbox.not_executable_hint(program)}")
