@@ -267,6 +267,14 @@ def test_the_tournament_file_or_the_folder_above_given_as_results_says_where_the
         "Error: arena-results/results.sqlite: no such results database; results are in arena-results/class"]
 
 
+def test_a_yaml_file_that_is_no_tournament_given_as_results_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "deal.yaml").write_text("x: [\n")
+    done = arena("leaderboard", "deal.yaml", cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.splitlines() == [
+        "Error: deal.yaml: cannot open results database: file is not a database; deal.yaml is a YAML file, "
+        "not results: give the results directory `arena run` named"]
+
+
 def test_config_differences_name_the_bot_and_the_key() -> None:
     from arena.tournament.configdiff import differences
 

@@ -28,7 +28,7 @@ def results_hint(results: str) -> str | None:
         try:
             out = load_config(p, max_matches=None).output
         except (ConfigError, OSError):
-            return f"{results} is a tournament file, not results: give the results directory `arena run` named"
+            return f"{results} is a YAML file, not results: give the results directory `arena run` named"
         return f"{results} is a tournament file, not results: its results go to {_shown(out)}"
     if p.is_dir():
         try:
