@@ -458,6 +458,12 @@ def test_a_bot_that_misses_a_file_is_told_where_relative_paths_start(tmp_path, m
     assert res.exit_code == 3
     assert ("No such file or directory: 'weights.txt'; relative paths start from its working directory, "
             f"{tmp_path}") in res.stderr
+    # an absolute path missing (hidden by the sandbox, say): the working directory is no clue
+    (tmp_path / "sub" / "bot.py").write_text("open('/no/such/weights.txt').read()\n")
+    res = CliRunner().invoke(main, ["play", f"{sys.executable} sub/bot.py", "random", "--sandbox", mode,
+                                    "--log-dir", str(tmp_path / "logs")])
+    assert "No such file or directory: '/no/such/weights.txt'" in res.stderr
+    assert "relative paths" not in res.stderr
 
 
 @pytest.mark.parametrize("value", ["1", ""])

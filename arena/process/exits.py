@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import subprocess
 import time
@@ -45,6 +46,8 @@ def emergency_kill(proc: subprocess.Popen[bytes], wake: Wakeup, name: str) -> No
 
 # How runtimes report a file that is not there (Python, C, Node, Java).
 _MISSING_FILE = ("No such file or directory", "FileNotFoundError", "ENOENT", "FileNotFoundException")
+# A quoted absolute path in that message: the working directory has nothing to do with it.
+_ABSOLUTE = re.compile(r"""['"]/[^'"]*['"]""")
 
 
 class ProcessExits:
@@ -193,7 +196,7 @@ class ProcessExits:
         last = [line for line in tail.splitlines() if line.strip()]
         if last:
             message += f"; stderr: {excerpt(last[-1])}"
-            if any(word in last[-1] for word in _MISSING_FILE):
+            if any(word in last[-1] for word in _MISSING_FILE) and not _ABSOLUTE.search(last[-1]):
                 # Most often a file opened by a relative path, next to the
                 # bot's program but not in the directory it was started in.
                 cwd = os.path.abspath(self.spec.cwd if self.spec.cwd is not None else os.getcwd())
