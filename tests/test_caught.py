@@ -306,10 +306,12 @@ def test_the_run_summary_names_each_bot_s_first_fault() -> None:
     first = Fault(0, "crash", 1, None, "start", "exited with code 1; stderr: FileNotFoundError: 'w.txt'",
                   forfeit=True)
     later = Fault(0, "illegal", 2, 7, "play", "you do not hold KH", request_id=4)
-    tally.add(("alice", "bob"), dataclasses.replace(_result((None, None), (True, False)), faults=(first,)), "t000-r0-d0")
-    tally.add(("alice", "bob"), dataclasses.replace(_result((None, None)), faults=(later,)), "t001-r0-d0")
+    # parallel matches finish out of order: the first fault is the schedule's first
+    tally.add(("alice", "bob"), dataclasses.replace(_result((None, None)), faults=(later,)), "t001-r0-d0", 3)
+    tally.add(("alice", "bob"), dataclasses.replace(_result((None, None), (True, False)), faults=(first,)),
+              "t000-r0-d0", 0)
     tally.add(("bob", "alice"), dataclasses.replace(_result((None, None)), faults=(
-        dataclasses.replace(later, seat=1),)), "t002-r0-d0")
+        dataclasses.replace(later, seat=1),)), "t002-r0-d0", 6)
     assert tally.lines()[1:] == [
         "  alice: 1 crash, 2 illegal moves, forfeited 1 match; first: crash in t000-r0-d0, at start-up: "
         "exited with code 1; stderr: FileNotFoundError: 'w.txt'"]

@@ -34,14 +34,20 @@ class FaultTally:
     forfeits: Counter[str] = field(default_factory=Counter)
     ignored: Counter[str] = field(default_factory=Counter)
     caught: Counter[str] = field(default_factory=Counter)     # matches caught computing between turns
-    first: dict[str, str] = field(default_factory=dict)        # bot -> its first fault this run, one line
+    # bot -> (schedule index, its first fault there as one line): the earliest
+    # match in the schedule, as `arena show RESULTS` finds it, whatever order
+    # parallel matches finish in
+    first: dict[str, tuple[int, str]] = field(default_factory=dict)
     failed: int = 0
 
-    def add(self, bots: tuple[str, ...] | list[str], result: MatchResult, match_id: str = "") -> None:
+    def add(self, bots: tuple[str, ...] | list[str], result: MatchResult, match_id: str = "",
+            index: int = 0) -> None:
         for f in result.faults:
-            self.faults.setdefault(bots[f.seat], Counter())[f.kind] += 1
-            self.first.setdefault(bots[f.seat], first_fault_line(
-                match_id, f.kind, f.hand, f.decision, f.decision_kind, f.request_id, f.detail))
+            bot = bots[f.seat]
+            self.faults.setdefault(bot, Counter())[f.kind] += 1
+            if bot not in self.first or index < self.first[bot][0]:
+                self.first[bot] = (index, first_fault_line(match_id, f.kind, f.hand, f.decision, f.decision_kind,
+                                                           f.request_id, f.detail))
         for seat, lost in enumerate(result.forfeited):
             if lost:
                 self.forfeits[bots[seat]] += 1
@@ -69,7 +75,7 @@ class FaultTally:
                 parts.append(f"forfeited {plural(self.forfeits[bot], 'match', 'matches')}")
             if self.ignored[bot]:
                 parts.append(plural(self.ignored[bot], "ignored line"))
-            first = f"; first: {self.first[bot]}" if bot in self.first else ""
+            first = f"; first: {self.first[bot][1]}" if bot in self.first else ""
             out.append(f"  {bot}: {', '.join(parts)}{first}")
         if self.failed:
             out.append(f"  arena errors: {plural(self.failed, 'match', 'matches')} failed "
