@@ -29,6 +29,7 @@ from . import __version__, logsetup
 from .botcommand import BotCommandError, split_command, unquoted_problem
 from .clicommon import ArenaGroup, Interrupted, UsageLine, verbosity
 from .match import CRASH, Fault, FaultPolicy, MatchResult, MatchSpec, SeatSpec
+from .match.spec import fault_place
 from .players.registry import BUILTIN_PLAYERS
 from .process import BotStartupError, TimeControl, sandbox
 from .process.errors import excerpt
@@ -280,7 +281,8 @@ def _where_lost(fault: Fault) -> str:
         return f"at the start: {fault.detail}"
     # A crash forfeits at once, whatever came before it; the other faults add up.
     after = "" if fault.strike <= 1 or fault.kind == CRASH else f" after {fault.strike} faults"
-    return f"in hand {fault.hand}{after}: {fault.kind}: {fault.detail}"
+    where = fault_place(fault.hand, fault.decision, fault.decision_kind, fault.request_id)
+    return f"in {where}{after}: {fault.kind}: {fault.detail}"
 
 
 def _ruleset(preset: str, rules_file: Path | None, players: int) -> dict[str, Any]:
@@ -482,7 +484,13 @@ def _check_seat(words: tuple[str, ...], after_dashes: int) -> SeatSpec:
 def report(results: str, out: Path | None, bot: str | None, replays: bool, rating: str | None,
            jobs: int | None) -> None:
     """Write an HTML report of RESULTS (one self-contained file, no network),
-    a grade-book CSV and a replay viewer per match."""
+    a grade-book CSV and a replay viewer per match.
+
+    For grading: RESULTS/report/gradebook.csv has one row per bot (rank,
+    mean place, score per hand, faults by kind, forfeits and its first fault,
+    where and why), and index.html a section per bot with each refused reply
+    and crash, to send its author.
+    """
     from .report.build import ReportError, ReportUnwritable, write_report
     from .tournament.commands import playing_note
 

@@ -16,6 +16,7 @@ ponderer is caught anew in every match.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import re
 import sqlite3
@@ -27,6 +28,7 @@ import pytest
 from test_fault_lines import SEATS_2
 
 from arena.match import MatchResult
+from arena.match.spec import Fault
 from arena.tournament.faultsummary import FaultTally
 from arena.tournament.store import SCHEMA_VERSION, ResultStore
 
@@ -100,7 +102,8 @@ def test_a_run_with_only_catches_has_no_faults() -> None:
         "`arena show RESULTS` lists the matches):",
         "  ponder: in 2 matches"]
     tally.add(("calm", "ponder"), _result((None, 0.5), forfeited=(True, False)))
-    assert tally.lines()[:2] == ["Faults this run (`arena show RESULTS MATCH` has the details):",
+    assert tally.lines()[:2] == ["Faults this run (each bot's first, to tell its author; `arena show RESULTS MATCH` "
+                                 "has the details):",
                                  "  calm: forfeited 1 match"]
     assert tally.lines()[-1] == "  ponder: in 3 matches" and len(tally.lines()) == 4
 
@@ -133,7 +136,8 @@ def test_show_without_a_match_summarises_the_tournament(run) -> None:
     assert re.search(r"^  ponder: in 3 of 3 matches, \d+\.\d{3} s of CPU between turns; t000-r0-d0, ",
                      res.stdout, re.M), res.stdout
     assert re.search(r"^  crashy: 3 of 3 matches; t000-r0-d0", res.stdout, re.M), res.stdout
-    assert re.search(r"^  crashy: 3 crashes$", res.stdout, re.M), res.stdout
+    assert re.search(r"^  crashy: 3 crashes; first: crash in t000-r0-d0, hand 1, request id \d+ \(\w+\): exited "
+                     r"with code 3; stderr: exit_midway: giving up now$", res.stdout, re.M), res.stdout
     assert "sleepy" not in res.stdout
     summary = json.loads(arena("show", str(results), "--json").stdout)
     bots = {b["bot"]: b for b in summary["bots"]}
@@ -294,3 +298,20 @@ def test_computing_while_kept_in_the_pool_is_charged_to_the_next_match(tmp_path:
     assert first.off_turn_cpu[0] is None                  # its first match was clean
     assert second.off_turn_cpu[0] is not None and second.off_turn_cpu[0] >= parked - 0.001
     assert total is not None and second.off_turn_cpu[0] == pytest.approx(total, abs=0.002)
+
+
+def test_the_run_summary_names_each_bot_s_first_fault() -> None:
+    """A teacher reading the summary learns why a bot failed without opening a match."""
+    tally = FaultTally()
+    first = Fault(0, "crash", 1, None, "start", "exited with code 1; stderr: FileNotFoundError: 'w.txt'",
+                  forfeit=True)
+    later = Fault(0, "illegal", 2, 7, "play", "you do not hold KH", request_id=4)
+    # parallel matches finish out of order: the first fault is the schedule's first
+    tally.add(("alice", "bob"), dataclasses.replace(_result((None, None)), faults=(later,)), "t001-r0-d0", 3)
+    tally.add(("alice", "bob"), dataclasses.replace(_result((None, None), (True, False)), faults=(first,)),
+              "t000-r0-d0", 0)
+    tally.add(("bob", "alice"), dataclasses.replace(_result((None, None)), faults=(
+        dataclasses.replace(later, seat=1),)), "t002-r0-d0", 6)
+    assert tally.lines()[1:] == [
+        "  alice: 1 crash, 2 illegal moves, forfeited 1 match; first: crash in t000-r0-d0, at start-up: "
+        "exited with code 1; stderr: FileNotFoundError: 'w.txt'"]

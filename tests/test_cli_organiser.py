@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -46,7 +47,9 @@ def test_play_exits_3_when_a_seat_is_forfeited_during_the_match(tmp_path: Path, 
     assert done.returncode == 3, done.stderr
     lost = errors(done.stderr)
     assert len(lost) == 1, done.stderr
-    assert lost[0].startswith("error: seat 0 (minimal) was forfeited in hand ") and f": {why}" in lost[0]
+    # which decision lost it: the request id the bot was sent, to find in its own log
+    assert re.match(r"error: seat 0 \(minimal\) was forfeited in hand \d+, request id \d+ \((draw|buy|play)\)"
+                    r"( after 3 faults)?: ", lost[0]) and f": {why}" in lost[0], lost[0]
     assert "(forfeited)" in done.stdout         # the match was still played to the end and shown
 
 
@@ -250,6 +253,28 @@ def test_a_broken_tournament_file_is_one_line_and_loses_nothing(stored: Path, tm
     assert results.read_bytes() == before
 
 
+@pytest.mark.parametrize("command", ["leaderboard", "matches", "show", "report"])
+def test_the_tournament_file_or_the_folder_above_given_as_results_says_where_they_are(stored: Path,
+                                                                                       command: str) -> None:
+    """A teacher's first guesses at RESULTS: the file they ran, or arena-results."""
+    done = arena(command, "t.yaml", cwd=stored)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "Error: t.yaml: cannot open results database: file is not a database; t.yaml is a tournament file, "
+        "not results: its results go to arena-results/class"]
+    done = arena(command, "arena-results", cwd=stored)
+    assert done.returncode == 1 and done.stderr.splitlines() == [
+        "Error: arena-results/results.sqlite: no such results database; results are in arena-results/class"]
+
+
+def test_a_yaml_file_that_is_no_tournament_given_as_results_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "deal.yaml").write_text("x: [\n")
+    done = arena("leaderboard", "deal.yaml", cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.splitlines() == [
+        "Error: deal.yaml: cannot open results database: file is not a database; deal.yaml is a YAML file, "
+        "not results: give the results directory `arena run` named"]
+
+
 def test_config_differences_name_the_bot_and_the_key() -> None:
     from arena.tournament.configdiff import differences
 
@@ -447,6 +472,7 @@ def test_results_stored_before_the_sandbox_was_stored_still_resume(tmp_path: Pat
 
     with ResultStore(tmp_path / "r.sqlite") as store:
         store.init_tournament("t", {"name": "t", "players": 2}, seed=1)
+        store._conn.execute("INSERT INTO matches VALUES ('m1', 0, 0, 0, 0, 1, 0, 0, 0, 0, 'x', 'x', NULL, NULL)")
         store.init_tournament("t", {"name": "t", "players": 2, "sandbox": "bwrap"}, seed=1)   # no error
         with pytest.raises(StoreError, match="players: was 2, now 3"):
             store.init_tournament("t", {"name": "t", "players": 3, "sandbox": "bwrap"}, seed=1)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -112,6 +113,15 @@ def test_the_table_where_every_seat_forfeited_is_a_draw(results: Path) -> None:
 
     shown = arena("show", str(results))
     assert "Forfeits (the seat ranks last in the match, tied with any other seat that forfeited):" in shown.stdout
+    # what a teacher tells each author: the first fault, where and why, next to the counts
+    faults = shown.stdout[shown.stdout.index("Faults (each bot's first"):].splitlines()
+    nostart = next(line for line in faults if line.startswith("  nostart: "))
+    assert "; first: crash in t000-r0-d0, at start-up: exited with code 1" in nostart, shown.stdout
+    quitter = next(line for line in faults if line.startswith("  quitter: "))
+    assert re.search(r"; first: crash in t\d+-r\d-d\d, hand \d+, request id \d+ \(\w+\): ", quitter), quitter
+    summary = json.loads(arena("show", str(results), "--json").stdout)
+    first = {b["bot"]: b["first_fault"] for b in summary["bots"]}
+    assert first["nostart"].startswith("crash in t000-r0-d0, at start-up") and first["greedy"] is None
 
 
 def test_the_report_shows_no_first_place_for_a_bot_that_never_started(results: Path, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -124,7 +125,8 @@ def test_control_characters_a_bot_sends_are_quoted_escaped_not_passed_to_the_ter
          "--log-dir", str(tmp_path / "logs"), "--log", str(log), "-v"],
         capture_output=True, text=True, timeout=HANG)
     assert res.returncode == 3, res.stderr                   # the crash forfeited the seat
-    assert "error: seat 0 (minimal) was forfeited in hand 1: crash: exited with code 3" in res.stderr
+    assert re.search(r"error: seat 0 \(minimal\) was forfeited in hand 1, request id \d+ \(\w+\): crash: exited "
+                     r"with code 3", res.stderr), res.stderr
     record = json.loads(log.read_text())
     malformed, crash = record["faults"]
     assert malformed["kind"] == "malformed" and malformed["excerpt"].endswith("\\x1b[8m\\r\\u202e not json")

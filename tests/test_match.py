@@ -421,6 +421,71 @@ def test_cli_play_a_bare_name_of_a_program_in_the_directory_says_dot_slash(tmp_p
         "write ./mybot"]
 
 
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+@pytest.mark.parametrize("command, text, perm, says", [
+    ("./bot.py", "#!/usr/bin/env python3\n", 0o644,
+     "not executable (chmod +x ./bot.py, or name its interpreter: python3 ./bot.py)"),
+    ("./bot.py", "import sys\n", 0o755,
+     "not a binary, and no #! line (make '#!/usr/bin/env python3' its first line, "
+     "or name its interpreter: python3 ./bot.py)"),
+    ("bot.py", "import sys\n", 0o644, "not on PATH; to run the script 'bot.py' in {dir}, write python3 bot.py"),
+    ("./bot.py", "#!/usr/bin/env python3\r\nimport sys\r\n", 0o755,
+     "its #! line ends in a carriage return: the file has Windows (CRLF) line endings; convert it to LF "
+     "(dos2unix bot.py, or the editor's line-ending setting)"),
+])
+def test_cli_play_a_script_that_cannot_run_alone_says_what_to_write(tmp_path, monkeypatch, mode, command,
+                                                                      text, perm, says):
+    """A student's bot.py without chmod +x or a #! line: the error says both ways to run it."""
+    program = tmp_path / "bot.py"
+    program.write_text(text)
+    program.chmod(perm)
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, ["play", command, "random", "--sandbox", mode, "--log-dir", str(tmp_path)])
+    assert res.exit_code == 1
+    assert res.output.strip().splitlines() == [
+        f"Error: bot '{command.removeprefix('./')}': cannot start {command!r}: {says.format(dir=tmp_path)}"]
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_a_bot_that_misses_a_file_is_told_where_relative_paths_start(tmp_path, monkeypatch, mode):
+    """A student's bot opens 'weights.txt', next to it, but runs from elsewhere."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "weights.txt").write_text("1 2 3\n")
+    (tmp_path / "sub" / "bot.py").write_text("open('weights.txt').read()\n")
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, ["play", f"{sys.executable} sub/bot.py", "random", "--sandbox", mode,
+                                    "--log-dir", str(tmp_path / "logs")])
+    assert res.exit_code == 3
+    assert ("No such file or directory: 'weights.txt'; relative paths start from its working directory, "
+            f"{tmp_path}") in res.stderr
+    # an absolute path missing (hidden by the sandbox, say): the working directory is no clue
+    (tmp_path / "sub" / "bot.py").write_text("open('/no/such/weights.txt').read()\n")
+    res = CliRunner().invoke(main, ["play", f"{sys.executable} sub/bot.py", "random", "--sandbox", mode,
+                                    "--log-dir", str(tmp_path / "logs")])
+    assert "No such file or directory: '/no/such/weights.txt'" in res.stderr
+    assert "relative paths" not in res.stderr
+
+
+@pytest.mark.parametrize("value", ["1", ""])
+def test_cli_check_notes_an_inherited_pythonunbuffered(tmp_path, monkeypatch, value):
+    """Set in the student's shell, it hides the most common mistake (no flush)
+    from the check; a bot's own env: cannot be told from it, so it is noted too."""
+    monkeypatch.setenv("PYTHONUNBUFFERED", value)
+    res = CliRunner().invoke(main, ["check", f"{sys.executable} -c 'raise SystemExit(1)'", "--sandbox", "none",
+                                    "--json"])
+    report = json.loads(res.stdout)
+    assert report["ok"] is False
+    if value:
+        assert [n.split(",")[0] for n in report["notes"]] == [
+            "PYTHONUNBUFFERED is set here and passed to the bot"]
+        text = CliRunner().invoke(main, ["check", f"{sys.executable} -c 'raise SystemExit(1)'", "--sandbox",
+                                         "none"]).stdout
+        assert text.splitlines()[2].startswith("note: PYTHONUNBUFFERED is set here and passed to the bot, so a "
+                                               "Python bot that never flushes its output passes")
+    else:
+        assert report["notes"] == []
+
+
 def test_cli_check_passes_a_good_bot(tmp_path):
     res = CliRunner().invoke(main, ["check", f"{sys.executable} {GAMEBOTS / 'minimal.py'}",
                                     "--log-dir", str(tmp_path)])

@@ -155,7 +155,8 @@ def test_startup_errors(tmp_path):
     script = tmp_path / "not_executable.py"
     script.write_text("print('hi')\n")
     script.chmod(0o644)
-    with pytest.raises(BotStartupError, match="not_executable.py.*permission denied"):
+    with pytest.raises(BotStartupError,
+                       match=r"not_executable.py.*not executable \(chmod \+x .*, or name its interpreter: python3 "):
         BotProcess(BotSpec([str(script)])).start()
 
     with pytest.raises(BotStartupError, match="working directory"):

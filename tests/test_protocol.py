@@ -298,7 +298,8 @@ BAD_REPLIES = [
     ("draw", {"id": 4, "draw": "stock"}, "request's id is 5", "wrong_id"),
     ("draw", {"id": 5}, "needs \"draw\"", "malformed"),
     ("draw", {"id": 5, "source": "stock"}, "needs \"draw\"", "malformed"),
-    ("draw", {"id": 5, "draw": "pile"}, "'stock' or 'upcard'", None),
+    # named by the wire's field, not the engine's 'source' the bot never wrote
+    ("draw", {"id": 5, "draw": "pile"}, "draw: 'draw' must be 'stock' or 'upcard', got \"pile\"", "malformed"),
     ("buy", {"id": 5, "buy": "yes"}, "true or false", None),
     ("buy", {"id": 5, "draw": "stock"}, "needs \"buy\"", "malformed"),
     ("play", {"id": 5, "discard": "QH", "pass": 1}, "unknown field(s) ['pass']", "malformed"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -369,6 +370,10 @@ def test_matches_superseded_lists_what_a_rerun_set_aside(tmp_path: Path) -> None
     assert sorted(r["match_id"] for r in kept) == sorted(old) and {r["kind"] for r in kept} == {"match"}
     assert all("dave" in r["bots"] and "--rerun dave" in r["why"] and r["set_aside_at"] for r in kept)
     assert all(len(r["totals"]) == 2 and sorted(r["places"]) in ([1, 2], [1, 1]) for r in kept)   # results then
+    # the old dave played illegally to a forfeit: marked so, as `arena matches` marks a current match
+    assert all(r["forfeited"][r["bots"].index("dave")] for r in kept)
+    mine = arena("matches", "results", "--superseded", "--bot", "dave", cwd=tmp_path).stdout.splitlines()
+    assert all(re.search(r"\. dave -?\d+ \(forfeit\)", line) for line in mine if "t0" in line), mine
     plain = arena("matches", "results", "--superseded", "--bot", "erin", cwd=tmp_path).stdout
     erin = [r for r in kept if "erin" in r["bots"]]
     assert erin and all(r["match_id"] in plain for r in erin) and "set aside at" in plain

@@ -147,6 +147,8 @@ def test_results_stored_before_the_grants_and_the_resolved_sandbox_still_resume(
         store.init_tournament("t", now, seed=1)
     with ResultStore(tmp_path / "new.sqlite") as store:
         store.init_tournament("t", now, seed=1)
+        # a failed match holds the file to the tournament, and played under no sandbox
+        store._conn.execute("INSERT INTO failed_matches VALUES ('m1', 0, '[]', 'x', NULL, 1, 'x')")
         with pytest.raises(StoreError, match=r'bots\.m\.sandbox\.read: was \["/b"\], now \[\]'):
             store.init_tournament("t", {**now, "bots": [{**bot, "sandbox": {"read": [], "write": [],
                                                                             "scratch": False}}, old["bots"][1]]},

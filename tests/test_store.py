@@ -224,6 +224,7 @@ def test_unknown_match(db: Path) -> None:
 def test_tournament_config_must_match(db: Path) -> None:
     with ResultStore(db) as store:
         store.init_tournament("t", {"a": 1, "b": [1, 2]}, seed=3)
+        store.add_match(make_match(1))
         store.init_tournament("t", '{"b": [1, 2],   "a": 1}', seed=3)  # same config, other spelling
         for args in (("t", {"a": 2, "b": [1, 2]}, 3), ("u", {"a": 1, "b": [1, 2]}, 3),
                      ("t", {"a": 1, "b": [1, 2]}, 4)):
@@ -235,9 +236,33 @@ def test_tournament_config_must_match(db: Path) -> None:
         assert store.tournament()["seed"] == 3
 
 
+def test_a_database_that_holds_no_result_is_taken_over_by_a_corrected_file(db: Path) -> None:
+    """A run that stopped before storing anything (a bot's script not found)
+    leaves the tournament's row behind; the corrected file must not be refused
+    for 'mixing' with it, nor keep the old file's bots."""
+    with ResultStore(db) as store:
+        store.init_tournament("t", {"dir": "/tmp"}, seed=3, bots=["old"])
+        store.check_tournament("u", {"dir": "/work"}, seed=4)
+        store.init_tournament("u", {"dir": "/work"}, seed=4, bots=["new"])
+        assert store.tournament()["name"] == "u"
+        assert store.tournament()["config"] == {"dir": "/work"}
+        assert store.tournament()["seed"] == 4
+        assert store.bots() == ["new"]
+        store.add_failure(failure(1))    # a failed match is a result to keep apart
+        for args in (("t", {"dir": "/tmp"}, 3), ("u", {"dir": "/tmp"}, 4)):
+            with pytest.raises(StoreError) as e:
+                store.check_tournament(*args)
+            assert "refusing to mix" in one_line(e, db)
+            with pytest.raises(StoreError) as e:
+                store.init_tournament(*args)
+            assert "refusing to mix" in one_line(e, db)
+        assert store.tournament()["config"] == {"dir": "/work"}
+
+
 def test_results_stored_under_a_setting_s_old_name_still_resume(db: Path) -> None:
     with ResultStore(db) as store:
         store.init_tournament("t", {}, seed=3)
+        store.add_match(make_match(1))
     with sqlite3.connect(db) as conn:   # as stored before time.per_move became time.per_decision
         conn.execute("""UPDATE tournament SET config = '{"time":{"bank":null,"per_move":1,"startup":10}}'""")
     conn.close()

@@ -428,7 +428,7 @@ def test_a_bot_program_that_cannot_be_run_is_one_line_before_any_match(tmp_path:
     # the status line saying what would be played, then the one-line error
     assert done.stderr.strip().splitlines()[1:] == [
         f"Error: {path}:3: bots.mine.command: './bot.py' is not executable "
-        "(chmod +x, or run it with its interpreter)"]
+        "(chmod +x ./bot.py, or name its interpreter: python3 ./bot.py)"]
     with ResultStore(tmp_path / "out" / "results.sqlite", create=False) as store:
         assert store.failures() == [] and store.completed_ids() == set()
 
@@ -438,6 +438,47 @@ def test_a_bare_program_name_in_the_bots_dir_is_told_to_start_with_dot_slash(tmp
     assert done.stderr.strip().splitlines()[-1] == (
         f"Error: {path}:3: bots.mine.command: program 'mybot' not on PATH; "
         f"to run the file 'mybot' in {tmp_path}, write ./mybot")
+
+
+def test_a_script_without_a_hash_bang_line_is_told_how_to_run(tmp_path: Path) -> None:
+    bot = tmp_path / "bot.py"
+    bot.write_text("import sys\n")
+    bot.chmod(0o755)
+    path = tmp_path / "t.yaml"
+    path.write_text(f"name: x\nbots:\n  - {{name: mine, command: ./bot.py, dir: {json.dumps(str(tmp_path))}}}\n"
+                    "  - {name: b, builtin: greedy}\nplayers: 2\nseed: 3\n")
+    done = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"Error: {path}:3: bots.mine.command: './bot.py' cannot be run: not a binary, and no #! line "
+        "(make '#!/usr/bin/env python3' its first line, or name its interpreter: python3 ./bot.py)")
+
+
+@pytest.mark.parametrize("first, why", [
+    ("#!/usr/bin/env python3\r\n", "its #! line ends in a carriage return: the file has Windows (CRLF) line "
+                                    "endings; convert it to LF (dos2unix bot.py, or the editor's line-ending setting)"),
+    ("#!/no/such/python3\n", "its interpreter (#! line) was not found"),
+])
+def test_a_script_whose_hash_bang_line_cannot_work_is_one_line_before_any_match(tmp_path: Path, first: str,
+                                                                                 why: str) -> None:
+    bot = tmp_path / "bot.py"
+    bot.write_bytes(first.encode() + b"import sys\n")
+    bot.chmod(0o755)
+    path = tmp_path / "t.yaml"
+    path.write_text(f"name: x\nbots:\n  - {{name: mine, command: ./bot.py, dir: {json.dumps(str(tmp_path))}}}\n"
+                    "  - {name: b, builtin: greedy}\nplayers: 2\nseed: 3\n")
+    done = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == f"Error: {path}:3: bots.mine.command: './bot.py' cannot be run: {why}"
+
+
+def test_a_bare_script_name_that_cannot_run_alone_is_told_its_interpreter(tmp_path: Path) -> None:
+    path, done = _run_one_program(tmp_path, "bot.py", 0o644, "bot.py")
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"Error: {path}:3: bots.mine.command: program 'bot.py' not on PATH; "
+        f"to run the script 'bot.py' in {tmp_path}, write python3 bot.py")
 
 
 def test_every_rotation_of_a_duplicate_deal_gets_the_same_cards_in_every_hand(tmp_path: Path) -> None:

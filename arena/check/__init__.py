@@ -89,6 +89,11 @@ def check_bot(bot: BotSpec, *, time_control: TimeControl | None = None,
         report.add("start", FAIL, str(exc))
         _skip_rest(report, "start")
         return report
+    if sandbox.bot_environment(os.environ, bot.env).get("PYTHONUNBUFFERED"):
+        report.notes.append(
+            "PYTHONUNBUFFERED is set here and passed to the bot, so a Python bot that never flushes its "
+            "output passes, and times out where it is not set; `env -u PYTHONUNBUFFERED arena check ...` "
+            "checks without it")
     with contextlib.ExitStack() as stack:
         # Without a log_dir the logs live as long as the check, also when it
         # is interrupted: the report quotes the end of each failed step's log.

@@ -38,6 +38,7 @@ class CheckReport:
     steps: list[CheckStep] = field(default_factory=list)
     stderr_logs: list[str] = field(default_factory=list)
     containment: str = ""            # what the bot ran under (sandbox or not)
+    notes: list[str] = field(default_factory=list)   # what may make the check kinder than a tournament
     ignored_lines: int = 0           # lines the arena would have thrown away
     stderr_unkept: bool = False      # the bot wrote on stderr, into logs removed with the check
 
@@ -84,6 +85,7 @@ class CheckReport:
         out = [f"arena check: {self.bot}"]
         if self.containment:
             out.append(f"containment: {self.containment}")
+        out += [f"note: {n}" for n in self.notes]
         shown = self._shown()
         width = max(len(s.name) for s in shown) if shown else 0
         pad = f"  {'':4}  {'':{width}}  "
@@ -110,7 +112,7 @@ class CheckReport:
     def to_json(self) -> dict[str, Any]:
         """For autograders: the same content, one object."""
         return {"bot": self.bot, "ok": self.ok, "result": self.verdict(),
-                "containment": self.containment, "counts": self.counts(),
+                "containment": self.containment, "notes": self.notes, "counts": self.counts(),
                 "ignored_lines": self.ignored_lines,
                 "steps": [asdict(s) for s in self.steps],
                 "stderr_logs": list(dict.fromkeys(self.stderr_logs))}

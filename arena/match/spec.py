@@ -257,6 +257,14 @@ def fault_place(hand: Any, decision: Any, decision_kind: Any, request_id: Any) -
     return f"hand {hand}, decision {decision} ({decision_kind})"
 
 
+def first_fault_line(match_id: str, kind: str, hand: Any, decision: Any, decision_kind: Any,
+                     request_id: Any, detail: str) -> str:
+    """A bot's first fault as one line, what to tell its author first:
+    ``crash in t005-r0-d0, at start-up: exited with code 1; stderr: ...``."""
+    where = "at start-up" if decision is None else fault_place(hand, decision, decision_kind, request_id)
+    return f"{kind} in {match_id}, {where}: {detail}"
+
+
 @dataclass(frozen=True)
 class IgnoredLines:
     """Lines a bot sent that nobody asked for (a second reply, a reply to an

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import subprocess
 import time
@@ -41,6 +42,12 @@ def emergency_kill(proc: subprocess.Popen[bytes], wake: Wakeup, name: str) -> No
         except subprocess.TimeoutExpired:
             LOG.warning("%s: pid %d did not die after SIGKILL", name, proc.pid)
     wake.set()
+
+
+# How runtimes report a file that is not there (Python, C, Node, Java).
+_MISSING_FILE = ("No such file or directory", "FileNotFoundError", "ENOENT", "FileNotFoundException")
+# A quoted absolute path in that message: the working directory has nothing to do with it.
+_ABSOLUTE = re.compile(r"""['"]/[^'"]*['"]""")
 
 
 class ProcessExits:
@@ -189,6 +196,11 @@ class ProcessExits:
         last = [line for line in tail.splitlines() if line.strip()]
         if last:
             message += f"; stderr: {excerpt(last[-1])}"
+            if any(word in last[-1] for word in _MISSING_FILE) and not _ABSOLUTE.search(last[-1]):
+                # Most often a file opened by a relative path, next to the
+                # bot's program but not in the directory it was started in.
+                cwd = os.path.abspath(self.spec.cwd if self.spec.cwd is not None else os.getcwd())
+                message += f"; relative paths start from its working directory, {cwd}"
         exc = BotCrashed(message, bot=self.name, returncode=returncode, stderr_tail=tail)
         self._failure = exc
         LOG.debug("%s: crashed: %s", self.label, message)

@@ -50,10 +50,13 @@ from .sandbox_policy import (
     NONE,
     SandboxPolicy,
     bot_places,
+    crlf_hint,
     exposed,
     home_of,
     mount_options,
     needs,
+    no_shebang_hint,
+    not_executable_hint,
     not_on_path_hint,
     private_mounts,
     program_path,
@@ -62,7 +65,7 @@ from .sandbox_policy import (
 __all__ = ["AUTO", "BWRAP", "NONE", "MODES", "SandboxPolicy", "SandboxUnavailable",
            "Containment", "resolve", "prepare", "bot_places", "exposed", "home_of", "private_mounts",
            "bot_environment", "command", "Gates", "GATE_LINE", "preflight", "exit_code",
-           "not_on_path_hint"]
+           "not_on_path_hint", "not_executable_hint", "no_shebang_hint", "crlf_hint"]
 
 PROBE_TIMEOUT = 10.0
 MiB = 1024 * 1024
@@ -367,8 +370,10 @@ def preflight(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> OSError 
     except OSError as exc:
         return exc
     if head.startswith(b"#!"):
-        words = head[2:].split(b"\n", 1)[0].split()
-        if words and not os.path.exists(os.fsdecode(words[0])):
+        line = head[2:].split(b"\n", 1)[0]
+        words = line.split()
+        # A CR ends the interpreter's last word (python3\r): not found either.
+        if (words and not os.path.exists(os.fsdecode(words[0]))) or line.endswith(b"\r"):
             return FileNotFoundError(2, "No such file or directory", argv[0])
     elif not head.startswith(b"\x7fELF"):
         return OSError(8, "Exec format error", argv[0])

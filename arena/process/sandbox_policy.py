@@ -102,13 +102,74 @@ def program_path(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> str |
     return shutil.which(first, path=env.get("PATH", os.defpath))
 
 
+# A script's usual interpreter, by its name's suffix: what a student writes
+# instead of making the script executable.
+_INTERPRETERS = {".py": "python3", ".js": "node", ".mjs": "node", ".pl": "perl", ".rb": "ruby",
+                 ".sh": "sh", ".php": "php", ".lua": "lua"}
+
+
+def _interpreter(program: str) -> str | None:
+    return _INTERPRETERS.get(os.path.splitext(program)[1].lower())
+
+
+def _runs_alone(path: str) -> bool:
+    """Whether the file can be run by name: executable, and a binary or a #! script."""
+    if not os.access(path, os.X_OK):
+        return False
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        return False
+    return head.startswith(b"#!") or head == b"\x7fELF"
+
+
 def not_on_path_hint(program: str, cwd: str) -> str | None:
     """Why a bare program name was not found although a file of that name is
     in the bot's directory: like a shell, a name without a ``/`` is looked up
-    on PATH only (a compiled bot is ``./bot``, not ``bot``)."""
-    if "/" in program or not os.path.isfile(os.path.join(cwd, program)):
+    on PATH only (a compiled bot is ``./bot``, not ``bot``); a script that
+    cannot run by itself (``bot.py``, no #! line or not executable) is named
+    after its interpreter instead."""
+    path = os.path.join(cwd, program)
+    if "/" in program or not os.path.isfile(path):
         return None
+    interpreter = _interpreter(program)
+    if interpreter is not None and not _runs_alone(path):
+        return f"not on PATH; to run the script {program!r} in {cwd}, write {interpreter} {program}"
     return f"not on PATH; to run the file {program!r} in {cwd}, write ./{program}"
+
+
+def crlf_hint(path: str) -> str | None:
+    """Why a script whose #! line ends in a carriage return cannot start (a
+    file saved with Windows line endings: the kernel, or env, looks for an
+    interpreter named ``python3\\r``); None for any other file."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(256)
+    except OSError:
+        return None
+    if not (first.startswith(b"#!") and first.endswith(b"\r\n")):
+        return None
+    name = os.path.basename(path)
+    return (f"its #! line ends in a carriage return: the file has Windows (CRLF) line endings; convert it "
+            f"to LF (dos2unix {name}, or the editor's line-ending setting)")
+
+
+def _or_interpreter(program: str) -> str:
+    interpreter = _interpreter(program)
+    return f"name its interpreter: {interpreter} {program}" if interpreter else "run it with its interpreter"
+
+
+def not_executable_hint(program: str) -> str:
+    """What to do about a program that exists but lacks the execute permission."""
+    return f"not executable (chmod +x {program}, or {_or_interpreter(program)})"
+
+
+def no_shebang_hint(program: str) -> str:
+    """What to do about an executable file that is neither a binary nor a #! script."""
+    interpreter = _interpreter(program)
+    line = f"make '#!/usr/bin/env {interpreter}' its first line" if interpreter else "give it a #! line"
+    return f"not a binary, and no #! line ({line}, or {_or_interpreter(program)})"
 
 
 def runtime_paths() -> list[str]:

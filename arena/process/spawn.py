@@ -10,6 +10,7 @@ be started becomes a ``BotStartupError`` naming what and why.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import signal
@@ -178,6 +179,13 @@ class ProcessStart(ProcessExits):
             close_fds=True, pass_fds=tuple(pass_fds), start_new_session=True)
 
     def _spawn(self) -> subprocess.Popen[bytes]:
+        program = self.spec.argv[0]
+        if "/" in program:
+            # Refused here as in the sandbox's preflight: through env the CRLF
+            # script would start and die with a message about shebang options.
+            cwd = os.path.abspath(self.spec.cwd if self.spec.cwd is not None else os.getcwd())
+            if sandbox.crlf_hint(os.path.join(cwd, program)) is not None:
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
         return self._popen(self.spec.argv, self.spec.cwd, self._environment())
 
     def _spawn_sandboxed(self) -> subprocess.Popen[bytes]:
@@ -256,13 +264,15 @@ class ProcessStart(ProcessExits):
         if isinstance(exc, FileNotFoundError):
             what = sandbox.not_on_path_hint(cmd, cwd) or "no such file or command"
             if "/" in cmd and os.path.isfile(os.path.join(cwd, cmd)):
-                what = "its interpreter (#! line) was not found"
+                what = sandbox.crlf_hint(os.path.join(cwd, cmd)) or "its interpreter (#! line) was not found"
         elif isinstance(exc, PermissionError):
-            what = "permission denied (is it executable?)"
+            path = os.path.join(cwd, cmd)
+            what = (sandbox.not_executable_hint(cmd) if "/" in cmd and os.path.isfile(path)
+                    and not os.access(path, os.X_OK) else "permission denied")
+        elif exc.errno == errno.ENOEXEC:
+            what = sandbox.no_shebang_hint(cmd)
         else:
             what = exc.strerror or str(exc)
-            if exc.errno == 8:                           # ENOEXEC
-                what += " (not a binary, and no #! line?)"
         return BotStartupError(f"cannot start {cmd!r}: {what}", argv=self.spec.argv,
                                bot=self.name)
 

@@ -215,6 +215,8 @@ def parse_reply(obj: Any, req_id: int, kind: str) -> Action:
         raise ProtocolError("a reply to a buy request needs \"buy\": true or false")
     _no_unknown_fields(obj, ("id", "type", *REPLY_FIELDS[kind]), f"a {kind} reply")
     if kind == DRAW:
+        if obj["draw"] not in (STOCK, UPCARD):     # named as the bot wrote it, not as the engine's 'source'
+            raise ProtocolError(f"draw: 'draw' must be 'stock' or 'upcard', got {_text(obj['draw'])}")
         return action_from_json({"type": DRAW, "source": obj["draw"]})
     if kind == BUY:
         return action_from_json({"type": BUY, "buy": obj["buy"]})

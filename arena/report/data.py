@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..match.spec import fault_place
+from ..match.spec import first_fault_line
 from ..tournament.leaderboard import LeaderboardRow, _confidence, _Fixed, _rating, _seed, head_to_head, leaderboard, seat_effect
 from ..tournament.ranking import rated_games
 from ..tournament.schedule import unfinished_size
@@ -301,9 +301,8 @@ def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[s
     first = next(((m, f) for m, s in mine for f in m.faults if f["seat"] == s), None)
     if first is not None:
         m, f = first
-        where = "at start-up" if f["decision"] is None else \
-            fault_place(f["hand"], f["decision"], f["decision_kind"], f["request_id"])
-        section.first_fault = f"{f['kind']} in {m.match_id}, {where}: {f['detail']}"
+        section.first_fault = first_fault_line(m.match_id, f["kind"], f["hand"], f["decision"],
+                                               f["decision_kind"], f["request_id"], f["detail"])
     if detail:
         _add_requests(section, store, {m.match_id: m for m, _ in mine}, cache, digests)
     return section

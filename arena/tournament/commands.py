@@ -100,7 +100,9 @@ def open_store(results: str) -> ResultStore:
     try:
         return ResultStore(resolve_db_path(results), readonly=True)
     except StoreError as err:
-        raise click.ClickException(str(err)) from None
+        from .resultshint import results_hint
+        hint = results_hint(results)
+        raise click.ClickException(f"{err}; {hint}" if hint else str(err)) from None
 
 
 class _NoLiveLine:
@@ -234,7 +236,8 @@ def _stored_for_dry_run(config: TournamentConfig, scheduled: int) -> str | None:
 @click.option("--seed", type=click.IntRange(-(2**63), 2**63 - 1), default=None,
               help="Override the file's seed (a 64-bit whole number, as in the file).")
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None,
-              help="Results directory (default: the file's 'out').")
+              help="Results directory (default: the file's 'out', else arena-results/NAME beside the file, NAME "
+                   "being its 'name'); `arena leaderboard`, `show`, `matches` and `report` take it as RESULTS.")
 @click.option("--format", "fmt", type=OutputFormat(), default="plain", show_default=True,
               help="Output format of the final tables (or of the --dry-run schedule) on stdout; status and "
                    "progress go to stderr.  Not the tournament's format (round robin...): the file's 'format:'.")
@@ -336,7 +339,12 @@ def _print_report(db: Path, fmt: str, sections: tuple[str, ...]) -> list[FailedM
 @click.option("--rating", type=click.Choice(RATINGS), default=None,
               help="Rate every hand or every match as one game (default: the tournament's 'rating').")
 def leaderboard(results: str, fmt: str, sections: tuple[str, ...], rating: str | None) -> None:
-    """Show the leaderboard of RESULTS (a results directory or database)."""
+    """Show the leaderboard of RESULTS (a results directory or database).
+
+    RESULTS is where `arena run` stored the tournament, which it names at the
+    end ("results in ..."): the file's 'out', else arena-results/NAME beside
+    the tournament file.
+    """
     chosen = _sections(sections, fmt, ("leaderboard",))
     store = open_store(results)
     try:

@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..match import FAULT_KINDS, MatchResult
+from ..match.spec import first_fault_line
 from ..words import plural
 
 __all__ = ["FaultTally"]
@@ -33,11 +34,20 @@ class FaultTally:
     forfeits: Counter[str] = field(default_factory=Counter)
     ignored: Counter[str] = field(default_factory=Counter)
     caught: Counter[str] = field(default_factory=Counter)     # matches caught computing between turns
+    # bot -> (schedule index, its first fault there as one line): the earliest
+    # match in the schedule, as `arena show RESULTS` finds it, whatever order
+    # parallel matches finish in
+    first: dict[str, tuple[int, str]] = field(default_factory=dict)
     failed: int = 0
 
-    def add(self, bots: tuple[str, ...] | list[str], result: MatchResult) -> None:
+    def add(self, bots: tuple[str, ...] | list[str], result: MatchResult, match_id: str = "",
+            index: int = 0) -> None:
         for f in result.faults:
-            self.faults.setdefault(bots[f.seat], Counter())[f.kind] += 1
+            bot = bots[f.seat]
+            self.faults.setdefault(bot, Counter())[f.kind] += 1
+            if bot not in self.first or index < self.first[bot][0]:
+                self.first[bot] = (index, first_fault_line(match_id, f.kind, f.hand, f.decision, f.decision_kind,
+                                                           f.request_id, f.detail))
         for seat, lost in enumerate(result.forfeited):
             if lost:
                 self.forfeits[bots[seat]] += 1
@@ -56,7 +66,8 @@ class FaultTally:
         if not bots and not self.failed:
             out = ["Faults this run: none"]
         else:
-            out = ["Faults this run (`arena show RESULTS MATCH` has the details):"]
+            out = ["Faults this run (each bot's first, to tell its author; `arena show RESULTS MATCH` "
+                   "has the details):"]
         for bot in bots:
             kinds = self.faults.get(bot, Counter())
             parts = [plural(kinds[k], *FAULT_NOUNS.get(k, (k, None))) for k in FAULT_KINDS if kinds[k]]
@@ -64,7 +75,8 @@ class FaultTally:
                 parts.append(f"forfeited {plural(self.forfeits[bot], 'match', 'matches')}")
             if self.ignored[bot]:
                 parts.append(plural(self.ignored[bot], "ignored line"))
-            out.append(f"  {bot}: {', '.join(parts)}")
+            first = f"; first: {self.first[bot][1]}" if bot in self.first else ""
+            out.append(f"  {bot}: {', '.join(parts)}{first}")
         if self.failed:
             out.append(f"  arena errors: {plural(self.failed, 'match', 'matches')} failed "
                        f"(not a bot's fault; logs/errors.log)")

@@ -56,7 +56,8 @@ SUPERSEDED_COLUMNS = (Column("index", "#"), Column("match_id", "match"), Column(
                       Column("set_aside_at", "set aside at"), Column("result", "result then (place. bot total)"),
                       Column("why", "why"))
 SUPERSEDED_JSON_COLUMNS = (*SUPERSEDED_COLUMNS[:4], Column("kind", ""), Column("why", ""), Column("bots", ""),
-                           Column("totals", ""), Column("places", ""), Column("reason", ""))
+                           Column("totals", ""), Column("places", ""), Column("forfeited", ""),
+                           Column("reason", ""))
 
 
 @click.command()
@@ -115,14 +116,14 @@ def _list_superseded(store: ResultStore, results: str, bot: str | None, fmt: str
               help="Show decision N only: who decided what, in how long, and what the bot wrote on stderr meanwhile.")
 def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Path | None,
          decision: int | None) -> None:
-    """Show one match of RESULTS: the hand-by-hand account, faults and stderr logs.
+    """Show RESULTS per bot (forfeits, faults and the first one's reason), or one match of it.
 
-    Without MATCH, a summary of the tournament: per bot, the matches it was
-    caught computing between its turns in, its forfeits and its faults.
-    With --html, write its replay viewer; RESULTS may then also be a match
-    log written by `arena play --log` (no MATCH needed). -v shows every draw
-    and discard too.
-    """
+    Without MATCH: per bot, the matches it was caught computing between its
+    turns in, its forfeits, its faults by kind and its first fault (where and
+    why: what to tell its author). With MATCH (`arena matches` lists them):
+    the hand-by-hand account, faults and stderr logs (-v: every draw and
+    discard too); with --html its replay viewer, and RESULTS may then be a
+    match log of `arena play --log` (no MATCH needed)."""
     if html:
         from ..report.build import FileUnwritable, ReportError, write_replay
         try:

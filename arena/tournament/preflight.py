@@ -4,6 +4,7 @@ sure of.  Each problem is a ``TournamentError``: one line, nothing played."""
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import secrets
@@ -56,12 +57,15 @@ def check_bots(config: TournamentConfig) -> None:
                 )
         problem = sandbox.preflight(bot.command, str(cwd), sandbox.bot_environment(
             os.environ, dict(bot.env)))
+        if isinstance(problem, FileNotFoundError) and "/" in program and (cwd / program).is_file():
+            why = sandbox.crlf_hint(str(cwd / program)) or "its interpreter (#! line) was not found"
+            raise TournamentError(f"{where}: bots.{bot.name}.command: {program!r} cannot be run: {why}")
         if isinstance(problem, PermissionError):
-            raise TournamentError(f"{where}: bots.{bot.name}.command: {program!r} is not "
-                                  f"executable (chmod +x, or run it with its interpreter)")
-        if problem is not None and problem.errno == 8:
+            raise TournamentError(f"{where}: bots.{bot.name}.command: {program!r} is "
+                                  f"{sandbox.not_executable_hint(program)}")
+        if problem is not None and problem.errno == errno.ENOEXEC:
             raise TournamentError(f"{where}: bots.{bot.name}.command: {program!r} cannot be "
-                                  f"run: not a binary, and no #! line")
+                                  f"run: {sandbox.no_shebang_hint(program)}")
 
 
 def warn(message: str) -> None:

@@ -68,7 +68,7 @@ class Progress:
         self.done += 1
         self.fresh += 1
         self.faults += len(result.faults)
-        self.tally.add(entry.seats, result)
+        self.tally.add(entry.seats, result, entry.match_id, entry.index)
         self.games += games_of(entry.match_id, entry.deal, entry.seats, result.places, result.forfeited,
                                result.hand_scores, self.rating)
         if self.live:

@@ -254,17 +254,21 @@ def superseded_rows(db: Path, bot: str | None = None) -> list[dict[str, Any]]:
             seats = sorted(kept.get("seats", []), key=lambda s: s["seat"])
             bots = [s["bot"] for s in seats]
             totals, places = [s["total"] for s in seats], [s["place"] for s in seats]
+            lost = [bool(s.get("forfeited")) for s in seats]
             order = sorted(range(len(seats)), key=lambda i: places[i])
-            result = ", ".join(f"{places[i]}. {bots[i]} {totals[i]}" for i in order)
-            failure = None
+            # marked as `arena matches` marks a current match's: the place of a forfeit is not its play
+            result = ", ".join(f"{places[i]}. {bots[i]} {totals[i]}" + (" (forfeit)" if lost[i] else "")
+                               for i in order)
+            failure, forfeited = None, lost
         else:
             failed = (kept.get("failed_matches") or [{}])[0]
-            bots, totals, places = _seated(failed.get("bots", "[]")), None, None
+            bots, totals, places, forfeited = _seated(failed.get("bots", "[]")), None, None, None
             failure = failed.get("reason")
             result = f"arena error: {failure} ({', '.join(bots)})"
         if bot is not None and bot not in bots:
             continue
         out.append({"index": r["schedule_index"], "match_id": r["match_id"], "archive": r["archive_id"],
                     "kind": r["kind"], "set_aside_at": r["set_aside_at"], "why": r["reason"], "result": result,
-                    "bots": bots, "totals": totals, "places": places, "reason": failure})
+                    "bots": bots, "totals": totals, "places": places, "forfeited": forfeited,
+                    "reason": failure})
     return out

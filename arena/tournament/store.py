@@ -46,6 +46,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .setaside import ARCHIVE_TABLE
 from .sqlitetx import immediate as _immediate
 from .sqlitetx import now as _now
 from .sqlitetx import one_line as _one_line
@@ -132,11 +133,21 @@ class ResultStore:
         c = self._conn
         with _immediate(c):
             row = c.execute("SELECT name, config, seed FROM tournament WHERE id = 1").fetchone()
+            if row is not None:
+                try:
+                    self._refuse_another(row, name, config, seed)
+                except StoreError:
+                    if self._holds_results():
+                        raise
+                    # A run that stopped before it stored a match (a bot's
+                    # script not found, Ctrl-C) mixes nothing with this one:
+                    # the corrected file takes the database over.
+                    c.execute("DELETE FROM tournament")
+                    c.execute("DELETE FROM bots")
+                    row = None
             if row is None:
                 c.execute("INSERT INTO tournament (id, name, config, seed, created) VALUES (1, ?, ?, ?, ?)",
                           (name, config, seed, _now()))
-                row = (name, config, seed)
-            self._refuse_another(row, name, config, seed)
             c.executemany("INSERT OR IGNORE INTO bots (name) VALUES (?)", [(b,) for b in bots])
 
     def check_tournament(self, name: str, config_json: str | Mapping[str, Any], seed: int | None) -> None:
@@ -146,7 +157,24 @@ class ResultStore:
                                                 else config_json))
         rows = self._read("SELECT name, config, seed FROM tournament WHERE id = 1")
         if rows:
-            self._refuse_another(rows[0], name, config, seed)
+            try:
+                self._refuse_another(rows[0], name, config, seed)
+            except StoreError:
+                with self._lock:
+                    try:
+                        holds = self._holds_results()
+                    except sqlite3.DatabaseError as exc:
+                        raise StoreError(f"{self.path}: cannot read results database ({_one_line(exc)})") from None
+                if holds:
+                    raise
+
+    def _holds_results(self) -> bool:
+        """Whether any match was stored, failed or set aside here."""
+        c = self._conn
+        tables = ["matches", "failed_matches"]
+        if c.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (ARCHIVE_TABLE,)).fetchone():
+            tables.append(ARCHIVE_TABLE)
+        return any(c.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() for t in tables)
 
     def _refuse_another(self, row: tuple[Any, ...], name: str, config: str, seed: int | None) -> None:
         # Compared under today's names; the row stays as stored, so the

@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..match.spec import first_fault_line
 from ..process.errors import escaped
 from ..words import plural
 from .faultsummary import FAULT_NOUNS
@@ -28,6 +29,7 @@ class BotRecord:
     forfeited: list[str] = field(default_factory=list)     # match ids
     faults: Counter[str] = field(default_factory=Counter)  # kind -> count
     caught: list[str] = field(default_factory=list)        # match ids
+    first_fault: str = ""                                  # its first fault, where and why (first_fault_line)
     off_turn_cpu: float = 0.0                              # CPU seconds between turns, in those matches
 
 
@@ -45,7 +47,11 @@ def bot_records(store: ResultStore) -> list[BotRecord]:
                 r.caught.append(m.match_id)
                 r.off_turn_cpu += cpu
         for f in m.faults:
-            records[m.bots[f["seat"]]].faults[f["kind"]] += 1
+            r = records[m.bots[f["seat"]]]
+            r.faults[f["kind"]] += 1
+            if not r.first_fault:
+                r.first_fault = first_fault_line(m.match_id, f["kind"], f["hand"], f["decision"],
+                                                 f["decision_kind"], f["request_id"], f["detail"])
     return sorted(records.values(), key=lambda r: r.bot)
 
 
@@ -79,10 +85,10 @@ def summary_lines(name: str, records: list[BotRecord], matches: int, failed: int
         out.append("Forfeits: none")
     faulty = [r for r in records if r.faults]
     if faulty:
-        out.append("Faults (`arena show RESULTS MATCH` has the details):")
+        out.append("Faults (each bot's first, to tell its author; `arena show RESULTS MATCH` has the details):")
         for r in faulty:
             parts = [plural(r.faults[k], *FAULT_NOUNS.get(k, (k, None))) for k in FAULT_KINDS if r.faults[k]]
-            out.append(f"  {escaped(r.bot)}: {', '.join(parts)}")
+            out.append(f"  {escaped(r.bot)}: {', '.join(parts)}; first: {escaped(r.first_fault)}")
     else:
         out.append("Faults: none")
     return out
@@ -94,6 +100,6 @@ def summary_json(name: str, records: list[BotRecord], matches: int, failed: int)
         "matches": matches,
         "failed_matches": failed,
         "bots": [{"bot": r.bot, "matches": r.matches, "forfeited": r.forfeited,
-                  "faults": {k: r.faults[k] for k in FAULT_KINDS},
+                  "faults": {k: r.faults[k] for k in FAULT_KINDS}, "first_fault": r.first_fault or None,
                   "caught": r.caught, "off_turn_cpu": round(r.off_turn_cpu, 3)} for r in records],
     }
