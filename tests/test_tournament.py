@@ -407,11 +407,12 @@ def test_without_a_seed_a_random_one_is_drawn_kept_and_resumed(tmp_path: Path) -
         assert store.tournament()["seed"] != seed
 
 
-def _run_one_program(tmp_path: Path, name: str, mode: int, command: str) -> tuple[Path, subprocess.CompletedProcess[str]]:
+def _run_one_program(tmp_path: Path, name: str, mode: int, command: str,
+                     text: bytes = b"#!/usr/bin/env python3\n") -> tuple[Path, subprocess.CompletedProcess[str]]:
     """``arena run`` of a file whose bot ``mine`` runs ``command`` from
-    ``tmp_path``, which holds a shell-less script ``name`` with ``mode``."""
+    ``tmp_path``, which holds a script ``name`` with ``mode`` (and ``text``)."""
     bot = tmp_path / name
-    bot.write_text("#!/usr/bin/env python3\n")
+    bot.write_bytes(text)
     bot.chmod(mode)
     path = tmp_path / "t.yaml"
     path.write_text(f"name: x\nbots:\n  - {{name: mine, command: {command}, dir: {json.dumps(str(tmp_path))}}}\n"
@@ -441,15 +442,7 @@ def test_a_bare_program_name_in_the_bots_dir_is_told_to_start_with_dot_slash(tmp
 
 
 def test_a_script_without_a_hash_bang_line_is_told_how_to_run(tmp_path: Path) -> None:
-    bot = tmp_path / "bot.py"
-    bot.write_text("import sys\n")
-    bot.chmod(0o755)
-    path = tmp_path / "t.yaml"
-    path.write_text(f"name: x\nbots:\n  - {{name: mine, command: ./bot.py, dir: {json.dumps(str(tmp_path))}}}\n"
-                    "  - {name: b, builtin: greedy}\nplayers: 2\nseed: 3\n")
-    done = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(tmp_path / "out")],
-                          capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert done.returncode == 1 and "Traceback" not in done.stderr
+    path, done = _run_one_program(tmp_path, "bot.py", 0o755, "./bot.py", b"import sys\n")
     assert done.stderr.strip().splitlines()[-1] == (
         f"Error: {path}:3: bots.mine.command: './bot.py' cannot be run: not a binary, and no #! line "
         "(make '#!/usr/bin/env python3' its first line, or name its interpreter: python3 ./bot.py)")
@@ -462,15 +455,7 @@ def test_a_script_without_a_hash_bang_line_is_told_how_to_run(tmp_path: Path) ->
 ])
 def test_a_script_whose_hash_bang_line_cannot_work_is_one_line_before_any_match(tmp_path: Path, first: str,
                                                                                  why: str) -> None:
-    bot = tmp_path / "bot.py"
-    bot.write_bytes(first.encode() + b"import sys\n")
-    bot.chmod(0o755)
-    path = tmp_path / "t.yaml"
-    path.write_text(f"name: x\nbots:\n  - {{name: mine, command: ./bot.py, dir: {json.dumps(str(tmp_path))}}}\n"
-                    "  - {name: b, builtin: greedy}\nplayers: 2\nseed: 3\n")
-    done = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(tmp_path / "out")],
-                          capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert done.returncode == 1 and "Traceback" not in done.stderr
+    path, done = _run_one_program(tmp_path, "bot.py", 0o755, "./bot.py", first.encode() + b"import sys\n")
     assert done.stderr.strip().splitlines()[-1] == f"Error: {path}:3: bots.mine.command: './bot.py' cannot be run: {why}"
 
 
