@@ -282,3 +282,18 @@ def test_the_bootstrap_solves_its_replicas_in_batches_of_bounded_rows(monkeypatc
         assert batched.rows[n].mu == whole.rows[n].mu          # the fit itself is not resampled
         assert batched.rows[n].low == pytest.approx(whole.rows[n].low, abs=2e-3)
         assert batched.rows[n].high == pytest.approx(whole.rows[n].high, abs=2e-3)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 6])
+def test_the_small_inverses_agree_with_lapack(n):
+    """Tables of up to 4 seats invert their (k-1) x (k-1) matrices by
+    cofactors, larger ones through numpy: both give the inverse."""
+    import numpy as np
+
+    from arena.ranking.trueskill_batch import inverse
+    rng = np.random.default_rng(n)
+    x = rng.normal(size=(500, n, n))
+    a = x @ x.transpose(0, 2, 1) + 0.5 * np.eye(n)      # symmetric positive definite, as the solver's
+    got = inverse(a)
+    assert np.allclose(got, np.linalg.inv(a), rtol=1e-9, atol=0)
+    assert np.allclose(a @ got, np.eye(n), atol=1e-9)
