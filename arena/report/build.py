@@ -174,13 +174,12 @@ def _report_html(data: ReportData, *, bot: str | None, replays: bool, gradebook:
 
 
 def _open(results: str) -> ResultStore:
-    from ..tournament.resultshint import results_hint
+    from ..tournament.resultshint import with_results_hint
     from ..tournament.store import resolve_db_path
     try:
         return ResultStore(resolve_db_path(results), readonly=True)
     except StoreError as err:
-        hint = results_hint(results)
-        raise ReportError(f"{err}; {hint}" if hint else str(err)) from None
+        raise ReportError(with_results_hint(str(err), results)) from None
 
 
 def default_out(results: str) -> Path:

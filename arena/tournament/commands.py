@@ -100,9 +100,8 @@ def open_store(results: str) -> ResultStore:
     try:
         return ResultStore(resolve_db_path(results), readonly=True)
     except StoreError as err:
-        from .resultshint import results_hint
-        hint = results_hint(results)
-        raise click.ClickException(f"{err}; {hint}" if hint else str(err)) from None
+        from .resultshint import with_results_hint
+        raise click.ClickException(with_results_hint(str(err), results)) from None
 
 
 class _NoLiveLine:

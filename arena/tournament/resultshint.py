@@ -10,7 +10,7 @@ from pathlib import Path
 from .config import ConfigError, load_config
 from .store import DEFAULT_DB_NAME
 
-__all__ = ["results_hint"]
+__all__ = ["results_hint", "with_results_hint"]
 
 LISTED = 3      # results directories named, at most
 
@@ -39,3 +39,9 @@ def results_hint(results: str) -> str | None:
             more = f" and {len(held) - LISTED} more" if len(held) > LISTED else ""
             return f"results are in {', '.join(_shown(d) for d in held[:LISTED])}{more}"
     return None
+
+
+def with_results_hint(message: str, results: str) -> str:
+    """``message`` (why RESULTS cannot be read), with where the results are if that can be said."""
+    hint = results_hint(results)
+    return f"{message}; {hint}" if hint else message

@@ -160,21 +160,15 @@ class ResultStore:
             try:
                 self._refuse_another(rows[0], name, config, seed)
             except StoreError:
-                with self._lock:
-                    try:
-                        holds = self._holds_results()
-                    except sqlite3.DatabaseError as exc:
-                        raise StoreError(f"{self.path}: cannot read results database ({_one_line(exc)})") from None
-                if holds:
+                if self._holds_results():
                     raise
 
     def _holds_results(self) -> bool:
         """Whether any match was stored, failed or set aside here."""
-        c = self._conn
         tables = ["matches", "failed_matches"]
-        if c.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (ARCHIVE_TABLE,)).fetchone():
+        if self._read("SELECT 1 FROM sqlite_master WHERE name = ?", (ARCHIVE_TABLE,)):
             tables.append(ARCHIVE_TABLE)
-        return any(c.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() for t in tables)
+        return any(self._read(f"SELECT 1 FROM {t} LIMIT 1") for t in tables)
 
     def _refuse_another(self, row: tuple[Any, ...], name: str, config: str, seed: int | None) -> None:
         # Compared under today's names; the row stays as stored, so the
