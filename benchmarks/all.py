@@ -11,6 +11,9 @@ other down), each with its floor and subject interleaved in ``--pairs`` pairs:
   the mean request line (<= 2 KB), and a match's decision rate against a bare
   echo loop moving the same bytes (>= 0.8x); on one CPU, as a tournament
   plays a match, and again with no affinity (floor and subject alike);
+- benchmarks/decision_floor.py: the least CPU per decision an arena in this
+  Python spends, the echo loop with the engine's and codec's work and no
+  process layer, and with the process layer (information; no aim);
 - benchmarks/affinity.py: the same match pinned against free, as ratios of
   the arena's CPU, the bots' CPU and the wall time (information; no aim);
 - benchmarks/workers.py: arena's peak PSS at --jobs 2 (<= 60 MB) and the CPU
@@ -21,6 +24,8 @@ other down), each with its floor and subject interleaved in ``--pairs`` pairs:
   bot processes than one (the demo's 3 cannot: 12 against 9);
 - benchmarks/engine.py: decisions per CPU-second in-process, random players
   at 4 seats (>= 40,000) and 8 seats (>= 30,000), greedy at 4 (>= 20,000);
+  and each against the passive floor of its pair (information: the host's
+  speed, which moves the rates from run to run, cancels out of it);
 - benchmarks/tournament.py: the start-up share of match time with process
   reuse, as tournaments run (information; no aim);
 - benchmarks/botstart.py: the CPU of a shipped Python bot's start (to its
@@ -94,6 +99,7 @@ def benches(pairs: int, quick: bool, tmp: Path) -> list[Bench]:
     """(name, the call that measures it), in the order they run."""
     import affinity
     import botstart
+    import decision_floor
     import engine
     import protocol
     import tournament
@@ -117,6 +123,7 @@ def benches(pairs: int, quick: bool, tmp: Path) -> list[Bench]:
     return [
         ("protocol", lambda: protocol.results(pairs)),
         ("protocol", lambda: [f for f in protocol.results(pairs, pin=False) if f.unit != "B"]),
+        ("decision_floor", lambda: decision_floor.results(pairs)),
         ("affinity", lambda: affinity.results(pairs)),
         ("workers", on(workers.results)),
         ("workers", on(four_seats, FIVE)),

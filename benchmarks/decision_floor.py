@@ -26,6 +26,13 @@ decision, median with min and max over the repetitions.  The gap between
 costs (each wake-up finds the caches cold); the gap between ``process +
 engine`` and ``echo + engine`` is the process layer; between ``match`` and
 ``process + engine``, the match loop.
+
+``results()`` gives ``benchmarks/all.py`` the first of those that bounds
+issue 9's aim of 40 us: ``echo + engine``, the least CPU per decision any
+arena written in this Python spends (measured: 44-46 us on one CPU, 41 us
+with no affinity, against 59-61 us for the whole match), with
+``process + engine`` next to it.  ``benchmarks/compiled_engine.py`` measures
+the same layers with the engine compiled by mypyc.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from figures import Figure  # noqa: E402
 from protocol import BOT, RULES, EchoFloor, minimal_reply, record, spec_for  # noqa: E402
 
 from arena.match import BotPool, run_match  # noqa: E402
@@ -75,16 +83,18 @@ def decisions(rules: Ruleset) -> Iterator[Callable[[], None]]:
         seed += 1
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--reps", type=int, default=7, help="repetitions of every variant, at least 5")
-    ap.add_argument("--no-affinity", dest="pin", action="store_false",
-                    help="leave the processes to the scheduler (default: all on one CPU, as a tournament plays)")
-    args = ap.parse_args()
-    if args.reps < 5:
-        ap.error("--reps: at least 5")
-    if args.pin:
-        affinity.pin(affinity.plan(1)[0])     # before any child starts: they inherit it
+def measure(reps: int, pin: bool = True) -> tuple[dict[str, list[float]], int]:
+    """Every variant ``reps`` times, interleaved: the arena's CPU per decision (us),
+    each run's; and the decisions of a run.  ``pin``: all on one CPU (as a
+    tournament plays a match)."""
+    before = affinity.pin(affinity.plan(1)[0]) if pin else None   # before any child starts: they inherit it
+    try:
+        return _measure(reps)
+    finally:
+        affinity.unpin(before)
+
+
+def _measure(reps: int) -> tuple[dict[str, list[float]], int]:
     rules = Ruleset.from_mapping(RULES)
     tmp = tempfile.mkdtemp(prefix="bench-floor-")
     bot = Path(tmp) / "bench_bot.py"
@@ -147,14 +157,42 @@ def main() -> None:
 
         variants["match"] = match
         try:
-            for _ in range(args.reps):
+            for _ in range(reps):
                 for name, run in variants.items():
                     figures[name].append(run() / len(batches) * 1e6)
         finally:
             floor.close()
             for proc in procs:
                 proc.close()
-    print(f"{SEATS} seats, {len(batches)} decisions a run, {args.reps} runs of each variant, interleaved;")
+    return figures, len(batches)
+
+
+def results(reps: int = 5, pin: bool = True) -> list[Figure]:
+    """For ``benchmarks/all.py`` (information, no aims): the least CPU per
+    decision any arena in this Python can spend, the echo loop with the
+    engine's and codec's work and no process layer at all, next to issue 9's
+    40 us; and what the process layer adds to it."""
+    figures, _ = measure(reps, pin)
+    where = "one CPU per match" if pin else "no affinity"
+    command = f"python benchmarks/decision_floor.py --reps {reps}" + ("" if pin else " --no-affinity")
+    return [
+        Figure(f"arena CPU per decision with no process layer: echo loop + engine and codec ({where})",
+               tuple(figures["echo + engine"]), "us", None, higher_is_better=False, command=command),
+        Figure(f"arena CPU per decision: process layer + engine and codec, no match loop ({where})",
+               tuple(figures["process + engine"]), "us", None, higher_is_better=False, command=command),
+    ]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reps", type=int, default=7, help="repetitions of every variant, at least 5")
+    ap.add_argument("--no-affinity", dest="pin", action="store_false",
+                    help="leave the processes to the scheduler (default: all on one CPU, as a tournament plays)")
+    args = ap.parse_args()
+    if args.reps < 5:
+        ap.error("--reps: at least 5")
+    figures, decisions_n = measure(args.reps, args.pin)
+    print(f"{SEATS} seats, {decisions_n} decisions a run, {args.reps} runs of each variant, interleaved;")
     print("arena CPU per decision (us), median [min .. max]:")
     for name, values in figures.items():
         print(f"  {name:18} {statistics.median(values):6.1f} [{min(values):5.1f} .. {max(values):5.1f}]")

@@ -150,12 +150,19 @@ def measure_subjects(pairs_n: int, matches: int, preset: str) -> list[dict[str, 
 
 
 def results(pairs_n: int = 5, matches: int = 10, preset: str = "shanghai") -> list[Figure]:
-    """One figure per subject: decisions per CPU-second, every pair's sample, with its aim."""
+    """One figure per subject: decisions per CPU-second, every pair's sample, with its aim;
+    then, for information, each one's ratio to the passive floor of its pair: the
+    engine's speed on this host cancels out of it, the absolute rates follow it."""
     command = f"python benchmarks/engine.py --pairs {pairs_n} --matches {matches}"
+    rows = measure_subjects(pairs_n, matches, preset)
     return [Figure(f"decisions per CPU-second, {r['kind']} players x{r['seats']} (in-process)",
                    tuple(r["samples"]), "", float(AIMS[(r["kind"], r["seats"])]),  # type: ignore[arg-type,index]
                    higher_is_better=True, command=command, fmt=",.0f")
-            for r in measure_subjects(pairs_n, matches, preset)]
+            for r in rows] + [
+        Figure(f"{r['kind']} players x{r['seats']} / passive players, the same deals (the host's speed cancels)",
+               tuple(s / f for s, f in zip(r["samples"], r["floor"])),  # type: ignore[call-overload]
+               "x", None, higher_is_better=True, command=command, fmt=".3f")
+        for r in rows]
 
 
 def extract(ref: str) -> Path:

@@ -117,9 +117,26 @@ def test_engine_and_protocol_results_are_real_figures_with_the_issues_aims() -> 
     figures = engine.results(pairs_n=5, matches=1) + protocol.results(pairs_n=5)
     assert [(f.aim, f.higher_is_better) for f in figures] == [
         (40_000, True), (30_000, True), (20_000, True),     # random x4, random x8, greedy x4
+        (None, True), (None, True), (None, True),            # each of them / the passive floor
         (40.0, False), (2048.0, False), (0.8, True)]         # arena us/decision, request B, rate ratio
     assert all(len(f.samples) == 5 and all(s > 0 for s in f.samples) for f in figures)
+    rates, ratios = figures[:3], figures[3:6]
+    # A player that thinks is slower than one that always takes the first option, deal for deal.
+    assert all(0 < r < 1 for f in ratios for r in f.samples)
+    assert all(f.unit == "x" and "passive" in f.name for f in ratios)
+    assert [f.command for f in ratios] == [f.command for f in rates]
     assert len(bench_all.table(figures).splitlines()) == 2 + len(figures)
+
+
+def test_decision_floor_results_are_the_arenas_floors_without_aims() -> None:
+    import decision_floor
+    figures = decision_floor.results(reps=5)
+    assert [(f.aim, f.unit) for f in figures] == [(None, "us"), (None, "us")]
+    no_process_layer, with_it = figures
+    assert "no process layer" in no_process_layer.name and "process layer +" in with_it.name
+    assert all(len(f.samples) == 5 and all(s > 0 for s in f.samples) for f in figures)
+    # The process layer costs something on top of the bare loop, run for run.
+    assert sum(b > a for a, b in zip(no_process_layer.samples, with_it.samples)) >= 3
 
 
 def test_botstart_results_are_informational_figures_of_real_starts() -> None:
