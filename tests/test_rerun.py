@@ -406,18 +406,62 @@ def test_a_rerun_killed_after_its_commit_leaves_no_old_lines_in_the_replays_logs
     assert all("old dave" in Path(p).read_text() for p in kept)   # the archive keeps the old lines
 
 
-def test_rerun_warns_that_a_bot_with_write_paths_could_have_noted_the_deals(tmp_path: Path) -> None:
-    notes = tmp_path / "notes"
-    notes.mkdir()
-    yaml = tournament(tmp_path)
-    yaml.write_text(yaml.read_text().replace("dir: submissions/erin}",
-                                             f"dir: submissions/erin, sandbox: {{write: [{json.dumps(str(notes))}]}}}}"))
-    first = arena("run", "class.yaml", "--jobs", "1", cwd=tmp_path)
-    assert first.returncode == 0, first.stderr
-    quiet = first.stderr
-    assert "could have noted" not in quiet
+def seeds(path: Path) -> dict[str, int]:
+    c = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return dict(c.execute("SELECT match_id, seed FROM matches").fetchall())
+    finally:
+        c.close()
+
+
+def first_cards(path: Path, match_id: str) -> list[str]:
+    """The shoe of the match's first deal, as its record stores it."""
+    from arena.tournament.store import ResultStore
+    with ResultStore(path, create=False, readonly=True) as store:
+        record = store.record(match_id)
+    return next(e["shoe"] for e in record["events"] if e["type"] == "deal")
+
+
+def test_rerun_deals_new_cards_shared_by_the_rotations_of_each_deal(tmp_path: Path) -> None:
+    # The set-aside matches' deals may have been seen (the report's replays show every
+    # hand), so a program handed in afterwards could know them: the re-play deals others.
+    played(tmp_path)
+    before = seeds(db(tmp_path))
+    dave = sorted(rows(db(tmp_path), bot="dave"))
+    shoes = {m: first_cards(db(tmp_path), m) for m in dave}
     hand_in(tmp_path, "dave", NEW)
     done = arena("run", "class.yaml", "--jobs", "1", "--rerun", "dave", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    lines = [x for x in done.stderr.splitlines() if "could have noted" in x]
-    assert len(lines) == 1 and lines[0].startswith("warning: --rerun dave: ") and "and erin may write" in lines[0]
+    after = seeds(db(tmp_path))
+    assert all(after[m] != before[m] for m in dave)
+    assert all(first_cards(db(tmp_path), m) != shoes[m] for m in dave)
+    assert {m: after[m] for m in after if m not in dave} == {m: before[m] for m in before if m not in dave}
+    # each table's rotations of one deal still share it (duplicate deals), a new one each
+    by_deal: dict[str, set[int]] = {}
+    for m in dave:
+        by_deal.setdefault(m.split("-r")[0] + "-" + m.rsplit("-", 1)[1], set()).add(after[m])
+    assert all(len(s) == 1 for s in by_deal.values()) and len({after[m] for m in dave}) == len(by_deal)
+    # a second re-run deals yet other cards; the same file and database deal them again alike
+    again = arena("run", "class.yaml", "--jobs", "1", "--rerun", "dave", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    third = seeds(db(tmp_path))
+    assert all(third[m] not in (before[m], after[m]) for m in dave)
+    dry = arena("run", "class.yaml", "--dry-run", "--format", "json", cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    assert {e["match_id"]: e["seed"] for e in json.loads(dry.stdout)} == third
+
+
+def test_redeal_gives_every_rotation_of_a_deal_the_same_new_cards() -> None:
+    from arena.tournament.schedule import ScheduleEntry, redeal
+
+    def entry(i: int, rotation: int, deal: int, seed: int) -> ScheduleEntry:
+        return ScheduleEntry(i, f"t000-r{rotation}-d{deal}", 0, rotation, deal, ("a", "b"), seed)
+
+    entries = [entry(0, 0, 0, 11), entry(1, 1, 0, 11), entry(2, 0, 1, 22), entry(3, 1, 1, 22)]
+    assert redeal(entries, {}, 5) == entries
+    # rotation 1 of deal 0 was never played (a run stopped before it) when rotation 0 was set aside
+    out = redeal(entries, {"t000-r0-d0": 1}, 5)
+    assert out[0].seed == out[1].seed and out[0].seed not in (11, 22)
+    assert out[2:] == entries[2:]
+    assert redeal(entries, {"t000-r0-d0": 2}, 5)[1].seed not in (11, out[1].seed)
+    assert redeal(entries, {"t000-r0-d0": 1}, 6)[0].seed != out[0].seed     # follows the tournament seed

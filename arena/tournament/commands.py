@@ -248,7 +248,8 @@ def _stored_for_dry_run(config: TournamentConfig, scheduled: int) -> str | None:
 @click.option("--address", default=None,
               help="The Ray cluster to join (host:port, ray://host:port, auto); implies --executor ray.")
 @click.option("--rerun", "rerun", multiple=True, metavar="NAME",
-              help="Re-play NAME's matches with its current program (a fixed bot handed in late): its stored "
+              help="Re-play NAME's matches with its current program (a fixed bot handed in late), on new deals "
+                   "(the old ones may have been seen): its stored "
                    "matches and failures are set aside first, kept in the database as superseded, and every "
                    "other stored match is kept; then the run resumes.  Repeatable.  An interrupted --rerun "
                    "resumes with a plain `arena run`; a second --rerun NAME sets aside the re-played ones again.  "

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TextIO
 
 from ..match import FaultPolicy, MatchResult, MatchSpec
-from ..process.sandbox_policy import NONE
 from ..ranking.games import Game
 from ..words import plural
 from .changed import changed_programs
@@ -50,9 +49,9 @@ from .progress import Progress
 from .ranking import rated_games
 from .rounds import StopRule, check_rounds, first_rounds, match_budget, round_entries
 from .runlock import results_lock
-from .schedule import ScheduleEntry, build_schedule, check_schedule_size
-from .setaside import finish_set_aside, set_aside
-from .store import FailedMatch, ResultStore, StoredMatch
+from .schedule import ScheduleEntry, build_schedule, check_schedule_size, redeal
+from .setaside import finish_set_aside, set_aside, times_set_aside
+from .store import FailedMatch, ResultStore, StoredMatch, StoreError
 
 ERROR_LOG = "errors.log"   # in the results' logs directory
 
@@ -130,12 +129,19 @@ STOP_REASONS = {
 
 
 def plan(config: TournamentConfig) -> list[ScheduleEntry]:
-    """The schedule; for a settling tournament, its first rounds only."""
+    """The schedule, with new deals for the matches ``--rerun`` set aside
+    (``schedule.redeal``); for a settling tournament, its first rounds only."""
     if config.settle is not None:
         check_rounds(config)
         return first_rounds(config)
     check_schedule_size(config)
-    return build_schedule(config)
+    entries = build_schedule(config)
+    assert config.seed is not None, "build_schedule refuses a tournament without one"
+    try:
+        set_aside_before = times_set_aside(db_path(config))
+    except StoreError as err:
+        raise TournamentError(str(err)) from None
+    return redeal(entries, set_aside_before, config.seed)
 
 
 def log_failure(log_dir: Path, entry: ScheduleEntry, failure: MatchFailure) -> Path | None:
@@ -195,25 +201,9 @@ def _set_aside(config: TournamentConfig, rerun: Sequence[str], echo: Callable[[s
         check_bots(config)      # a missing new program: refused while the old matches still count
     except TournamentError as err:
         raise TournamentError(f"{err} (--rerun set nothing aside)") from None
-    for line in _memory_warnings(config, rerun):
-        warn(line)
     reason = f"arena run --rerun {' --rerun '.join(rerun)}: re-played with the current program"
     for done in set_aside(db_path(config), rerun, reason):
         echo(done.line(db_path(config)))
-
-
-def _memory_warnings(config: TournamentConfig, rerun: Sequence[str]) -> list[str]:
-    """The re-play deals the cards the set-aside matches dealt: a bot that can
-    write where its files outlive a match may have noted them (docs/SECURITY.md)."""
-    if config.sandbox == NONE:
-        who = "with 'sandbox: none' every bot could write files that outlive a match"
-    else:
-        granted = [b.name for b in config.bots if b.sandbox.write]
-        if not granted:
-            return []
-        who = f"{', '.join(granted)} may write where files outlive a match (write:)"
-    return [f"--rerun {rerun[0]}: the re-played matches deal the same cards as before, and {who}, so could "
-            f"have noted them; give the re-play a new seed in a new results directory (--out) if that matters"]
 
 
 def run_tournament(

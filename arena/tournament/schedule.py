@@ -30,7 +30,7 @@ import hashlib
 import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .config import GAUNTLET, MAX_MATCHES, ROUND_ROBIN, ConfigError, TournamentConfig
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .store import ResultStore
 
 __all__ = ["ScheduleEntry", "build_schedule", "iter_schedule", "schedule_size", "table_count",
-           "check_schedule_size", "estimate_seconds", "derive_seed", "MAX_MATCHES", "ConfigError"]
+           "check_schedule_size", "estimate_seconds", "derive_seed", "redeal", "MAX_MATCHES", "ConfigError"]
 
 
 @dataclass(frozen=True)
@@ -170,6 +170,27 @@ def iter_schedule(config: TournamentConfig) -> Iterator[ScheduleEntry]:
                     seed=seed,
                 )
                 index += 1
+
+
+def redeal(entries: Sequence[ScheduleEntry], times_set_aside: Mapping[str, int], seed: int) -> list[ScheduleEntry]:
+    """``entries`` with new cards where ``arena run --rerun`` set matches aside.
+
+    A set-aside match was played, and its deal may have been seen since (the
+    report's replays and ``arena show`` show every hand), so a program handed
+    in afterwards could know it.  Every rotation of a table has the same bots,
+    so a re-run sets aside all of a table's played rotations; each table and
+    deal (``group``) set aside ``k`` times is dealt from a seed derived from
+    the old one and ``k``: its rotations still share one deal (duplicate
+    deals), a rotation never played before gets it too, and a second re-run
+    deals yet other cards.  Derived from the tournament seed, the new seeds
+    are as unguessable as the first, and stored with the matches they deal."""
+    if not times_set_aside:
+        return list(entries)
+    times: dict[str, int] = {}
+    for e in entries:
+        times[e.group] = max(times.get(e.group, 0), times_set_aside.get(e.match_id, 0))
+    return [replace(e, seed=derive_seed(seed, "re-deal", times[e.group], e.seed)) if times[e.group] else e
+            for e in entries]
 
 
 def build_schedule(config: TournamentConfig) -> list[ScheduleEntry]:

@@ -37,7 +37,7 @@ from .sqlitetx import connect, immediate, now, one_line, write_error
 from .stored import StoreError
 
 __all__ = ["ARCHIVE_TABLE", "SUPERSEDED_LOGS", "SetAside", "finish_set_aside", "set_aside", "superseded",
-           "superseded_rows"]
+           "superseded_rows", "times_set_aside"]
 
 LOG = logging.getLogger(__name__)
 
@@ -240,6 +240,22 @@ def superseded(db: Path) -> list[dict[str, Any]]:
     for r in out:
         r["rows"] = json.loads(r["rows"])
     return out
+
+
+def times_set_aside(db: Path) -> dict[str, int]:
+    """How many times each match id was set aside, as a match or as a failure
+    (the schedule deals those matches new cards: ``schedule.redeal``)."""
+    if not db.exists():
+        return {}
+    c = connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        if not c.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (ARCHIVE_TABLE,)).fetchone():
+            return {}
+        return dict(c.execute(f"SELECT match_id, count(*) FROM {ARCHIVE_TABLE} GROUP BY match_id").fetchall())
+    except sqlite3.Error as exc:
+        raise StoreError(f"{db}: cannot read the set-aside matches ({one_line(exc)})") from None
+    finally:
+        c.close()
 
 
 def superseded_rows(db: Path, bot: str | None = None) -> list[dict[str, Any]]:
