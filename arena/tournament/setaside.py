@@ -247,13 +247,16 @@ def times_set_aside(db: Path) -> dict[str, int]:
     (the schedule deals those matches new cards: ``schedule.redeal``)."""
     if not db.exists():
         return {}
-    c = connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        c = connect(f"file:{db}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise StoreError(f"{db}: not a usable results database ({one_line(exc)})") from None
     try:
         if not c.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (ARCHIVE_TABLE,)).fetchone():
             return {}
         return dict(c.execute(f"SELECT match_id, count(*) FROM {ARCHIVE_TABLE} GROUP BY match_id").fetchall())
     except sqlite3.Error as exc:
-        raise StoreError(f"{db}: cannot read the set-aside matches ({one_line(exc)})") from None
+        raise StoreError(f"{db}: not a usable results database ({one_line(exc)})") from None
     finally:
         c.close()
 
