@@ -515,7 +515,7 @@ def report(results: str, out: Path | None, bot: str | None, replays: bool, ratin
 
 # The tournament commands live with the tournament library (arena.tournament).
 from .tournament.commands import leaderboard, run  # noqa: E402
-from .tournament.matchcommands import matches, show  # noqa: E402
+from .tournament.matchcommands import matches, show, verify  # noqa: E402
 
-for _command in (run, leaderboard, matches, show):
+for _command in (run, leaderboard, matches, show, verify):
     main.add_command(_command)

@@ -1,7 +1,7 @@
 """The commands that read one results database's matches: ``arena matches``
-(the stored matches, or with ``--superseded`` those ``--rerun`` set aside)
-and ``arena show`` (one match's account, its JSON or replay, or the
-tournament's summary).  ``commands`` has ``run`` and ``leaderboard``."""
+(the stored matches, or with ``--superseded`` those ``--rerun`` set aside),
+``arena show`` (one match's account, its JSON or replay, or the
+tournament's summary) and ``arena verify`` (every result replayed).  ``commands`` has ``run`` and ``leaderboard``."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ from typing import Any
 import click
 
 from ..clicommon import verbosity
+from ..logsetup import status
 from ..match import IgnoredLines
 from ..process.errors import escaped
+from ..words import plural
 from .commands import FORMAT_HELP, OutputFormat, open_store, row_value
 from .leaderboard import Column, cell_text, format_table, terminal_json
 from .setaside import superseded_rows
@@ -287,3 +289,32 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
             _echo(f"  seat {s} ({names[s]}): {cell_text(p)}")
     else:
         _echo("\nstderr logs: none (no bot wrote on stderr)")
+
+
+@click.command()
+@click.argument("results")
+def verify(results: str) -> None:
+    """Re-derive every stored result of RESULTS from its record, with no bot:
+    the deals from each match's seed, every recorded action legal under the
+    tournament's rules, and the totals, hand scores, places and forfeits
+    those give equal to the stored ones; SQLite's integrity too.
+
+    For a table about to be published, or a database that was copied,
+    merged or restored.  Prints each problem on a line of its own (exit
+    status 1), or one line saying all is well."""
+    from .verify import verify_results
+
+    store = open_store(results)
+    try:
+        checked = verify_results(store)
+    except StoreError as err:
+        raise click.ClickException(str(err)) from None
+    finally:
+        store.close()
+    for line in checked.problems:
+        click.echo(line)
+    matches = plural(checked.matches, "stored match", "stored matches")
+    if checked.problems:
+        status(f"{plural(len(checked.problems), 'problem')} in {results} ({matches} replayed)")
+        raise SystemExit(1)
+    status(f"{matches} of {results} replayed: every stored result follows from its record")

@@ -1,0 +1,138 @@
+"""`arena verify RESULTS`: every stored result re-derived from its record.
+
+A tournament is played for real (built-in players, and a bot program that
+crashes mid-match so that a seat is forfeited); the untouched results verify,
+and each kind of tampering with the database is named, match by match.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GAMEBOTS = ROOT / "tests" / "gamebots"
+PY = sys.executable
+
+
+def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PY, "-m", "arena", *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The results of a small tournament, one of whose bots crashes at its 15th request."""
+    where = tmp_path_factory.mktemp("verify")
+    crasher = json.dumps([PY, str(GAMEBOTS / "exit_midway.py"), "15"])
+    (where / "t.yaml").write_text(
+        "name: t\nbots:\n  - {name: g, builtin: greedy}\n  - {name: r, builtin: random}\n"
+        f"  - {{name: crash, command: {crasher}}}\n"
+        "players: 2\nrules: {contracts: [2S3, S3+R4]}\nseed: 7\nout: results\n")
+    done = arena("run", "t.yaml", "--jobs", "1", "-q", cwd=where)
+    assert done.returncode == 0, done.stderr
+    return where / "results"
+
+
+@pytest.fixture
+def results(played: Path, tmp_path: Path) -> Path:
+    """A copy of the played results, to tamper with."""
+    copy = tmp_path / "results"
+    shutil.copytree(played, copy)
+    return copy
+
+
+def sql(results: Path, statement: str, *params: object) -> list[tuple]:
+    c = sqlite3.connect(results / "results.sqlite")
+    try:
+        out = c.execute(statement, params).fetchall()
+        c.commit()
+        return out
+    finally:
+        c.close()
+
+
+def first_match(results: Path) -> str:
+    return sql(results, "SELECT match_id FROM matches ORDER BY schedule_index LIMIT 1")[0][0]
+
+
+def edit_record(results: Path, match_id: str, change) -> None:   # type: ignore[no-untyped-def]
+    (blob,) = sql(results, "SELECT record FROM matches WHERE match_id = ?", match_id)[0]
+    record = json.loads(zlib.decompress(blob))
+    change(record)
+    sql(results, "UPDATE matches SET record = ? WHERE match_id = ?", zlib.compress(json.dumps(record).encode()),
+        match_id)
+
+
+def test_untouched_results_verify_forfeits_included(played: Path) -> None:
+    assert sql(played, "SELECT count(*) FROM seats WHERE forfeited = 1")[0][0] > 0   # the crasher lost seats
+    done = arena("verify", str(played), cwd=played.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout == ""
+    assert done.stderr.strip() == f"6 stored matches of {played} replayed: every stored result follows from its record"
+
+
+def test_a_changed_total_is_named_with_what_the_replay_gives(results: Path) -> None:
+    match = first_match(results)
+    (total,) = sql(results, "SELECT total FROM seats WHERE match_id = ? AND seat = 0", match)[0]
+    sql(results, "UPDATE seats SET total = ? WHERE match_id = ? AND seat = 0", total - 5, match)
+    done = arena("verify", str(results), cwd=results.parent)
+    assert done.returncode == 1
+    (line,) = done.stdout.splitlines()
+    assert line.startswith(f"match {match}: stored totals [{total - 5}, ") and f"the replay gives [{total}, " in line
+    assert done.stderr.strip() == f"1 problem in {results} (6 stored matches replayed)"
+
+
+def test_an_illegal_recorded_action_is_refused_by_the_rules(results: Path) -> None:
+    match = first_match(results)
+
+    def discard_a_card_nobody_holds(record: dict) -> None:      # type: ignore[type-arg]
+        k = next(i for i, a in enumerate(record["actions"]) if a["action"]["type"] == "play")
+        record["actions"][k]["action"]["discard"] = "JK" if record["actions"][k]["action"]["discard"] != "JK" else "AS"
+    edit_record(results, match, discard_a_card_nobody_holds)
+    done = arena("verify", str(results), cwd=results.parent)
+    assert done.returncode == 1
+    assert any(line.startswith(f"match {match}: action ") and "refused by the rules" in line
+               for line in done.stdout.splitlines()), done.stdout
+
+
+def test_another_seed_than_the_deals_came_from_is_named(results: Path) -> None:
+    match = first_match(results)
+    sql(results, "UPDATE matches SET seed = seed + 1 WHERE match_id = ?", match)
+    done = arena("verify", str(results), cwd=results.parent)
+    assert done.returncode == 1
+    assert f"match {match}: the record is of a match of 2 seats dealt from seed" in done.stdout, done.stdout
+
+
+def test_a_forfeit_the_record_does_not_have_is_named(results: Path) -> None:
+    (match,) = sql(results, "SELECT s.match_id FROM seats s WHERE s.forfeited = 0 AND s.bot = 'g' "
+                            "AND NOT EXISTS (SELECT 1 FROM seats o WHERE o.match_id = s.match_id AND o.forfeited = 1) "
+                            "LIMIT 1")[0]
+    sql(results, "UPDATE seats SET forfeited = 1 WHERE match_id = ? AND bot = 'g'", match)
+    done = arena("verify", str(results), cwd=results.parent)
+    assert done.returncode == 1
+    assert f"match {match}: stored forfeited seats" in done.stdout, done.stdout
+
+
+def test_a_match_dealt_under_other_rules_than_the_tournaments(results: Path) -> None:
+    match = first_match(results)
+
+    def dearer_buys(record: dict) -> None:     # type: ignore[type-arg]
+        record["events"][0]["rules"]["buy_penalty"] += 1
+    edit_record(results, match, dearer_buys)
+    done = arena("verify", str(results), cwd=results.parent)
+    assert done.returncode == 1
+    lines = [line for line in done.stdout.splitlines() if line.startswith(f"match {match}:")]
+    assert lines and "other rules than the tournament's (buy_penalty)" in lines[0], done.stdout
+
+
+def test_not_a_results_directory_is_one_line(tmp_path: Path) -> None:
+    done = arena("verify", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 1 and done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1 and "Error:" in done.stderr and "Traceback" not in done.stderr
