@@ -12,11 +12,12 @@ from typing import Any, NamedTuple
 
 from ..players.base import Player
 from ..players.registry import make_player
+from ..process import BotStartupError
 from ..protocol import PROTOCOL_VERSION, TimeLimits
 from ..protocol.encoder import MatchEncoder, encode_start
 from ..shanghai.game import Game
 from .pool import BotPool
-from .seats import LocalSeat, RemoteSeat
+from .seats import LocalSeat, RemoteSeat, UnstartableSeat
 from .spec import CRASH, MatchResult, MatchSpec, SeatStats, forfeit_places
 
 LOG = logging.getLogger(__name__)
@@ -44,7 +45,7 @@ def _injected_failure(match_id: str) -> None:
     if wanted and match_id in wanted.split(","):
         raise InjectedFailure(f"{TEST_FAIL_ENV} asked match {match_id} to fail")
 
-Seat = LocalSeat | RemoteSeat
+Seat = LocalSeat | RemoteSeat | UnstartableSeat
 
 
 def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
@@ -57,7 +58,8 @@ def run_match(spec: MatchSpec, pool: BotPool | None = None, *,
     whatever happens (exceptions and KeyboardInterrupt included).
 
     Raises ``BotStartupError`` if a bot program cannot be executed at all
-    (a configuration error, not a move of the bot), ``ShanghaiError`` for a
+    (a configuration error, not a move of the bot; with
+    ``FaultPolicy.unstartable_forfeits`` its seat is forfeited), ``ShanghaiError`` for a
     bad ruleset or deal plan, ``ValueError`` for an unknown built-in player.
 
     ``players`` gives in-process players for some built-in seats instead of
@@ -215,9 +217,15 @@ def _start_bots(spec: MatchSpec, game: Game, pool: BotPool, local: list[Seat],
     encoder = MatchEncoder(game)
     for i, seat_spec in enumerate(spec.seats):
         if seat_spec.bot is not None:
-            handle, reused = pool.acquire(seat_spec.bot, name=seat_spec.name,
-                                          stderr_log=spec.stderr_log(i), time_control=spec.time,
-                                          deal=spec.deal_key, label=seat_label(i, seat_spec.name))
+            try:
+                handle, reused = pool.acquire(seat_spec.bot, name=seat_spec.name,
+                                              stderr_log=spec.stderr_log(i), time_control=spec.time,
+                                              deal=spec.deal_key, label=seat_label(i, seat_spec.name))
+            except BotStartupError as err:
+                if not spec.faults.unstartable_forfeits:
+                    raise
+                by_index[i] = UnstartableSeat(i, game, err.detail)
+                continue
             if reused:
                 caught_before[i] = handle.off_turn_charged
             remote = RemoteSeat(i, handle, spec.faults, reused, encoder)

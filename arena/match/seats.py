@@ -109,6 +109,24 @@ class LocalSeat:
         game.apply(action, d.seat)
 
 
+class UnstartableSeat:
+    """A bot whose program could not be started (``FaultPolicy.unstartable_forfeits``):
+    forfeited from the start, a crash at start-up; the arena plays its stand-in moves."""
+
+    is_bot = True
+
+    def __init__(self, seat: int, game: Game, why: str) -> None:
+        self.seat = seat
+        self.stats = DecisionStats()
+        self.forfeited = True
+        self.faults = [Fault(seat, CRASH, game.hand_no, None, START, why, None, 1, True, None)]
+        self.trace: list[TraceEntry] = []
+        LOG.info("seat %d: %s", seat, self.faults[0].describe())
+
+    def decide(self, game: Game, d: Decision) -> None:
+        game.apply(fallback_action(d), d.seat)
+
+
 class RemoteSeat:
     """A bot process behind the protocol, with strikes and a fallback."""
 

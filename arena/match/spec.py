@@ -114,10 +114,17 @@ class FaultPolicy:
     Every fault is a strike; the seat is forfeited at ``max_strikes`` strikes,
     at the first fault if ``strict``, and always on a crash (or anything else
     that leaves the process unusable) and on a failed handshake.
+
+    A program that cannot be started at all (``BotStartupError``: missing,
+    not executable, no interpreter) is a mistake of the tournament's file,
+    and fails the match; with ``unstartable_forfeits`` (``arena run
+    --forfeit-unstartable``, for a class) its seat is forfeited instead, a
+    crash at start-up, and the others play the match.
     """
 
     max_strikes: int = 3
     strict: bool = False
+    unstartable_forfeits: bool = False
 
     def __post_init__(self) -> None:
         if self.max_strikes < 1:

@@ -254,9 +254,14 @@ def _stored_for_dry_run(config: TournamentConfig, scheduled: int) -> str | None:
                    "other stored match is kept; then the run resumes.  Repeatable.  An interrupted --rerun "
                    "resumes with a plain `arena run`; a second --rerun NAME sets aside the re-played ones again.  "
                    "Not for tournaments played in rounds (settle:, format: swiss).")
+@click.option("--forfeit-unstartable", is_flag=True,
+              help="A bot whose program cannot be started at all (missing, not executable, no #! line) "
+                   "forfeits every match it sits in, with the reason as its first fault, and the others are "
+                   "played; without it the run stops before any match, naming the bot.  For a class, not a "
+                   "competition: fix the bot later and --rerun it.")
 def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed: int | None, out: Path | None,
         fmt: str, sections: tuple[str, ...], executor: str | None, address: str | None,
-        rerun: tuple[str, ...]) -> None:
+        rerun: tuple[str, ...], forfeit_unstartable: bool) -> None:
     """Run the tournament described by FILE (YAML); resume if it was interrupted.
 
     The final tables go to stdout, everything else (what is being played,
@@ -265,7 +270,8 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
     chosen = _sections(sections, fmt, SECTIONS)
     try:
         config = load_config(file).with_overrides(seed=seed, jobs=jobs, output=out, executor=executor,
-                                                  address=address, affinity=affinity)
+                                                  address=address, affinity=affinity,
+                                                  forfeit_unstartable=forfeit_unstartable)
         unseeded = config.seed is None
         config = settle_seed(config)
         check_rerun(config, rerun)

@@ -273,6 +273,10 @@ class TournamentConfig:
     # Not from the file: what else the bots must not see (earlier runs with
     # this seed, ``earlier.same_seed_runs``); not stored with the results.
     also_hidden: tuple[Path, ...] = ()
+    # Not from the file either (``arena run --forfeit-unstartable``, for a class):
+    # a bot whose program cannot be started forfeits its seats instead of
+    # stopping the run; not stored with the results.
+    forfeit_unstartable: bool = False
 
     # -- bots -------------------------------------------------------------------
     @property
@@ -356,12 +360,15 @@ class TournamentConfig:
 
     def with_overrides(self, *, seed: int | None = None, jobs: int | None = None,
                        output: str | os.PathLike[str] | None = None, executor: str | None = None,
-                       address: str | None = None, affinity: bool | None = None) -> TournamentConfig:
+                       address: str | None = None, affinity: bool | None = None,
+                       forfeit_unstartable: bool = False) -> TournamentConfig:
         """Command-line overrides (``--seed``, ``--jobs``, ``--out``,
-        ``--executor``, ``--address``, ``--[no-]affinity``); ``output`` is taken
-        relative to the current directory, as on a command line.  An address
-        alone means Ray."""
+        ``--executor``, ``--address``, ``--[no-]affinity``,
+        ``--forfeit-unstartable``); ``output`` is taken relative to the current
+        directory, as on a command line.  An address alone means Ray."""
         changes: dict[str, Any] = {}
+        if forfeit_unstartable:
+            changes["forfeit_unstartable"] = True
         if affinity is not None:
             changes["affinity"] = affinity
         if executor is not None or address is not None:

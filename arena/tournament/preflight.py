@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..process import sandbox
-from .config import TournamentConfig
+from .config import BotConfig, TournamentConfig
 from .earlier import same_seed_runs
 from .store import DEFAULT_DB_NAME, ResultStore, StoreError
 
@@ -34,38 +34,53 @@ def db_path(config: TournamentConfig) -> Path:
 
 
 def check_bots(config: TournamentConfig) -> None:
-    """Every bot program must exist before any bot starts."""
-    for bot in config.bots:
-        if bot.command is None:
-            continue
-        program = bot.command[0]
-        cwd = bot.dir or config.dir
-        found = shutil.which(program) if "/" not in program else (
-            program if (cwd / program).exists() or Path(program).exists() else None)
-        where = f"{config.path}:{bot.line}" if bot.line else str(config.path)
-        if found is None:
-            hint = sandbox.not_on_path_hint(program, str(cwd))
-            raise TournamentError(
-                f"{where}: bots.{bot.name}.command: program {program!r} "
-                + (hint if hint else f"not found (command: {shlex.join(bot.command)}, run in {cwd})")
-            )
-        # An interpreter's script is the usual typo: check it too.
-        for arg in bot.command[1:2]:
-            if arg.endswith(SCRIPT_SUFFIXES) and not (cwd / arg).exists():
-                raise TournamentError(
-                    f"{where}: bots.{bot.name}.command: script {arg!r} not found in {cwd}"
-                )
-        problem = sandbox.preflight(bot.command, str(cwd), sandbox.bot_environment(
-            os.environ, dict(bot.env)))
-        if isinstance(problem, FileNotFoundError) and "/" in program and (cwd / program).is_file():
-            why = sandbox.crlf_hint(str(cwd / program)) or "its interpreter (#! line) was not found"
-            raise TournamentError(f"{where}: bots.{bot.name}.command: {program!r} cannot be run: {why}")
-        if isinstance(problem, PermissionError):
-            raise TournamentError(f"{where}: bots.{bot.name}.command: {program!r} is "
-                                  f"{sandbox.not_executable_hint(program)}")
-        if problem is not None and problem.errno == errno.ENOEXEC:
-            raise TournamentError(f"{where}: bots.{bot.name}.command: {program!r} cannot be "
-                                  f"run: {sandbox.no_shebang_hint(program)}")
+    """Every bot program must exist and be runnable before any bot starts."""
+    problems = bot_problems(config)
+    if problems:
+        raise TournamentError(problems[0][1])
+
+
+def check_startable(config: TournamentConfig) -> None:
+    """``check_bots``; with ``--forfeit-unstartable``, a warning per bot that cannot
+    be started instead (each of its seats is then forfeited at start-up)."""
+    if not config.forfeit_unstartable:
+        check_bots(config)
+        return
+    for name, problem in bot_problems(config):
+        warn(f"{problem}; {name} forfeits every match it sits in (--forfeit-unstartable)")
+
+
+def bot_problems(config: TournamentConfig) -> list[tuple[str, str]]:
+    """(bot, one line naming it, its line of the file and what to write) for each
+    bot whose program cannot be started, in the file's order."""
+    return [(bot.name, problem) for bot in config.bots
+            if bot.command is not None and (problem := _bot_problem(config, bot)) is not None]
+
+
+def _bot_problem(config: TournamentConfig, bot: BotConfig) -> str | None:
+    assert bot.command is not None
+    program = bot.command[0]
+    cwd = bot.dir or config.dir
+    found = shutil.which(program) if "/" not in program else (
+        program if (cwd / program).exists() or Path(program).exists() else None)
+    where = f"{config.path}:{bot.line}" if bot.line else str(config.path)
+    if found is None:
+        hint = sandbox.not_on_path_hint(program, str(cwd))
+        return (f"{where}: bots.{bot.name}.command: program {program!r} "
+                + (hint if hint else f"not found (command: {shlex.join(bot.command)}, run in {cwd})"))
+    # An interpreter's script is the usual typo: check it too.
+    for arg in bot.command[1:2]:
+        if arg.endswith(SCRIPT_SUFFIXES) and not (cwd / arg).exists():
+            return f"{where}: bots.{bot.name}.command: script {arg!r} not found in {cwd}"
+    problem = sandbox.preflight(bot.command, str(cwd), sandbox.bot_environment(os.environ, dict(bot.env)))
+    if isinstance(problem, FileNotFoundError) and "/" in program and (cwd / program).is_file():
+        why = sandbox.crlf_hint(str(cwd / program)) or "its interpreter (#! line) was not found"
+        return f"{where}: bots.{bot.name}.command: {program!r} cannot be run: {why}"
+    if isinstance(problem, PermissionError):
+        return f"{where}: bots.{bot.name}.command: {program!r} is {sandbox.not_executable_hint(program)}"
+    if problem is not None and problem.errno == errno.ENOEXEC:
+        return f"{where}: bots.{bot.name}.command: {program!r} cannot be run: {sandbox.no_shebang_hint(program)}"
+    return None
 
 
 def warn(message: str) -> None:

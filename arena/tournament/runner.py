@@ -35,7 +35,8 @@ from .executors import AnyExecutor, MatchFailure, ProcessExecutor, SerialExecuto
 from .faultsummary import FaultTally
 from .preflight import (
     TournamentError,
-    check_bots,
+    bot_problems,
+    check_startable,
     db_path,
     hide_earlier_runs,
     hold_to_sandbox,
@@ -66,7 +67,8 @@ def entry_spec(config: TournamentConfig, entry: ScheduleEntry, log_dir: Path,
         rules=config.rules,
         seed=entry.seed,
         time=config.time,
-        faults=FaultPolicy(max_strikes=config.faults.max_strikes, strict=config.faults.strict),
+        faults=FaultPolicy(max_strikes=config.faults.max_strikes, strict=config.faults.strict,
+                           unstartable_forfeits=config.forfeit_unstartable),
         log_dir=str(log_dir),
         anonymous=config.anonymous,
     )
@@ -198,12 +200,23 @@ def _set_aside(config: TournamentConfig, rerun: Sequence[str], echo: Callable[[s
         store.close()
     try:
         run_builds(config, echo)
-        check_bots(config)      # a missing new program: refused while the old matches still count
+        # A missing new program: refused while the old matches still count (another
+        # bot's, with --forfeit-unstartable, only warned of, as a run would).
+        check_rerun_programs(config, rerun)
     except TournamentError as err:
         raise TournamentError(f"{err} (--rerun set nothing aside)") from None
     reason = f"arena run --rerun {' --rerun '.join(rerun)}: re-played with the current program"
     for done in set_aside(db_path(config), rerun, reason):
         echo(done.line(db_path(config)))
+
+
+def check_rerun_programs(config: TournamentConfig, rerun: Sequence[str]) -> None:
+    """The programs ``--rerun`` replays must start; the others as a run checks them."""
+    refused = [problem for name, problem in bot_problems(config)
+               if name in rerun or not config.forfeit_unstartable]
+    if refused:
+        raise TournamentError(refused[0])
+    check_startable(config)
 
 
 def run_tournament(
@@ -251,7 +264,7 @@ def _run_schedule(config: TournamentConfig, jobs: int | None, echo: Callable[[st
         hold_to_sandbox(config, store)
         if not built:                      # --rerun built and checked them before its set-aside
             run_builds(config, echo)
-            check_bots(config)  # after the builds, which may create the programs
+            check_startable(config)  # after the builds, which may create the programs
         sandbox_mode = prepare_sandbox(config)
         warn_guessable_seed(config)
         config = hide_earlier_runs(config, sandbox_mode, echo)
@@ -364,7 +377,7 @@ class _Rounds:
         if self.progress is None:
             hold_to_sandbox(self.config, self.store)
             run_builds(self.config, self.echo)
-            check_bots(self.config)
+            check_startable(self.config)
             self.sandbox_mode = prepare_sandbox(self.config)
             warn_guessable_seed(self.config)
             self.config = hide_earlier_runs(self.config, self.sandbox_mode, self.echo)
