@@ -111,3 +111,18 @@ def test_the_policy_travels_with_the_match_spec() -> None:
     spec = MatchSpec("m", (SeatSpec.builtin("greedy"), SeatSpec.builtin("random")),
                      faults=FaultPolicy(unstartable_forfeits=True))
     assert MatchSpec.from_json(json.loads(json.dumps(spec.to_json()))).faults.unstartable_forfeits is True
+
+
+def test_the_run_summary_tells_failures_to_start_from_arena_errors() -> None:
+    from arena.process import BotStartupError
+    from arena.tournament.faultsummary import FaultTally
+    from arena.tournament.outcome import MatchFailure
+    # What the runner tests a failure's reason by (a program deleted or made
+    # unexecutable after the run's check, without --forfeit-unstartable).
+    reason = MatchFailure.of("m", BotStartupError("cannot start './bot.py': not executable", argv=["./bot.py"], bot="bo")).reason
+    assert reason.startswith("BotStartupError:")
+    lines = FaultTally(failed=3, unstartable=2).lines()
+    assert lines[1] == "  arena errors: 1 match failed (not a bot's fault; logs/errors.log)"
+    assert lines[2].startswith("  2 matches failed because a bot's program could not be started")
+    assert lines[2].endswith("run with --forfeit-unstartable to have that bot forfeit its matches instead")
+    assert FaultTally(failed=2, unstartable=2).lines()[1:] == [lines[2]]

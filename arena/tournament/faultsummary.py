@@ -39,6 +39,7 @@ class FaultTally:
     # parallel matches finish in
     first: dict[str, tuple[int, str]] = field(default_factory=dict)
     failed: int = 0
+    unstartable: int = 0     # of those, failed because a bot's program could not be started
 
     def add(self, bots: tuple[str, ...] | list[str], result: MatchResult, match_id: str = "",
             index: int = 0) -> None:
@@ -77,9 +78,14 @@ class FaultTally:
                 parts.append(plural(self.ignored[bot], "ignored line"))
             first = f"; first: {self.first[bot][1]}" if bot in self.first else ""
             out.append(f"  {bot}: {', '.join(parts)}{first}")
-        if self.failed:
-            out.append(f"  arena errors: {plural(self.failed, 'match', 'matches')} failed "
+        if self.failed > self.unstartable:
+            out.append(f"  arena errors: {plural(self.failed - self.unstartable, 'match', 'matches')} failed "
                        f"(not a bot's fault; logs/errors.log)")
+        if self.unstartable:
+            # Not the arena's either: the file names a program that cannot run (since the run began).
+            out.append(f"  {plural(self.unstartable, 'match', 'matches')} failed because a bot's program could "
+                       f"not be started (the lines above say which and why): fix it and run again, or run with "
+                       f"--forfeit-unstartable to have that bot forfeit its matches instead")
         caught = sorted(bot for bot, n in self.caught.items() if n)
         if caught:
             # The words of `arena show RESULTS`, which lists the matches.

@@ -77,12 +77,14 @@ class Progress:
         else:
             self._plain()
 
-    def fail(self, line: str) -> None:
-        """A match failed: count it, and print ``line`` (on a terminal, above the progress line)."""
+    def fail(self, line: str, unstartable: bool = False) -> None:
+        """A match failed: count it, and print ``line`` (on a terminal, above the progress line);
+        ``unstartable``: because a bot's program could not be started."""
         self.done += 1
         self.fresh += 1
         self.failed += 1
         self.tally.failed += 1
+        self.tally.unstartable += unstartable
         if self.live:
             self.stream.write("\r\x1b[K" + line + "\n" + self.line() + "\x1b[K")
         else:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..match import FaultPolicy, MatchResult, MatchSpec
+from ..process import BotStartupError
 from ..ranking.games import Game
 from ..words import plural
 from .changed import changed_programs
@@ -429,7 +430,8 @@ def _feed(executor: AnyExecutor, config: TournamentConfig, todo: list[ScheduleEn
         for outcome in executor.run(specs):
             entry = by_id[outcome.match_id]
             if isinstance(outcome, MatchFailure):
-                progress.fail(record_failure(store, log_dir, entry, outcome))
+                progress.fail(record_failure(store, log_dir, entry, outcome),
+                              unstartable=outcome.reason.startswith(f"{BotStartupError.__name__}:"))
                 continue
             stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
             store.add_match(stored_match(entry, outcome, stamp))
