@@ -29,7 +29,10 @@ def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The results of a small tournament, one of whose bots crashes at its 15th request."""
-    where = tmp_path_factory.mktemp("verify")
+    return play(tmp_path_factory.mktemp("verify"))
+
+
+def play(where: Path) -> Path:
     crasher = json.dumps([PY, str(GAMEBOTS / "exit_midway.py"), "15"])
     (where / "t.yaml").write_text(
         "name: t\nbots:\n  - {name: g, builtin: greedy}\n  - {name: r, builtin: random}\n"
@@ -136,3 +139,24 @@ def test_not_a_results_directory_is_one_line(tmp_path: Path) -> None:
     done = arena("verify", str(tmp_path), cwd=tmp_path)
     assert done.returncode == 1 and done.stdout == ""
     assert len(done.stderr.strip().splitlines()) == 1 and "Error:" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_bots_in_other_seats_than_the_schedule_gives_are_named(results: Path) -> None:
+    match = first_match(results)
+    bots = [b for (b,) in sql(results, "SELECT bot FROM seats WHERE match_id = ? ORDER BY seat", match)]
+    for seat, bot in enumerate(reversed(bots)):                  # seat 0's bot to seat 1, and back
+        sql(results, "UPDATE seats SET bot = ? WHERE match_id = ? AND seat = ?", f"tmp-{bot}", match, seat)
+    for bot in bots:
+        sql(results, "UPDATE seats SET bot = ? WHERE match_id = ? AND bot = ?", bot, match, f"tmp-{bot}")
+    done = arena("verify", str(results), cwd=results.parent)
+    assert done.returncode == 1
+    assert (f"match {match}: stored with {bots[1]}, {bots[0]} in its seats; the schedule seats "
+            f"{bots[0]}, {bots[1]}") in done.stdout, done.stdout
+
+
+def test_a_rerun_tournament_verifies_with_its_new_deals(tmp_path: Path) -> None:
+    where = play(tmp_path).parent
+    done = arena("run", "t.yaml", "--jobs", "1", "-q", "--rerun", "r", cwd=where)
+    assert done.returncode == 0, done.stderr
+    checked = arena("verify", "results", cwd=where)
+    assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -13,8 +13,10 @@ from what was stored, without any bot:
   must be the stored ones, with a seat forfeited exactly where the record has
   a forfeiting fault.
 
-Also SQLite's own integrity and the store's consistency checks
-(``ResultStore.verify``).  Each problem is one line naming the match; the
+Also: each match's seed and seats are those the tournament's schedule gives
+it (from the stored tournament seed, with ``--rerun``'s new deals; round
+robin and gauntlet); SQLite's own integrity and the store's consistency
+checks (``ResultStore.verify``).  Each problem is one line naming the match; the
 reasons are the engine's, escaped like anything else read from a file.
 """
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..match.spec import forfeit_places
@@ -31,6 +34,8 @@ from ..shanghai.actions import action_from_json
 from ..shanghai.errors import ShanghaiError
 from ..shanghai.game import Game
 from ..shanghai.ruleset import Ruleset
+from .config import GAUNTLET, ROUND_ROBIN, BotConfig, TournamentConfig
+from .schedule import ScheduleEntry
 from .store import ResultStore, StoreError
 from .stored import StoredMatch
 
@@ -50,6 +55,7 @@ def verify_results(store: ResultStore, progress: Callable[[int, int], None] | No
     problems = [f"database: {p}" for p in store.verify()]
     rules = _tournament_rules(store)
     matches = store.matches()
+    problems += _off_schedule(store, matches)
     for done, m in enumerate(matches, 1):
         try:
             record = store.record(m.match_id)
@@ -86,6 +92,50 @@ def _other_rules(record: Mapping[str, Any], rules: Mapping[str, Any] | None) -> 
         return []
     differ = sorted(k for k in {*rules, *played} if rules.get(k) != played.get(k))
     return [f"it was played under other rules than the tournament's ({', '.join(differ)})"]
+
+
+def _off_schedule(store: ResultStore, matches: list[StoredMatch]) -> list[str]:
+    """Each stored match that is not the tournament's schedule's: another seed
+    (the schedule's follow from the tournament seed, ``schedule.derive_seed``,
+    and ``redeal`` after a ``--rerun``) or other bots in its seats.  Only for
+    a schedule fixed in advance (round robin, gauntlet); rounds are decided as
+    they are played (``settle:``, Swiss), and are not checked here."""
+    schedule = _stored_schedule(store)
+    if schedule is None:
+        return []
+    problems = []
+    for m in matches:
+        entry = schedule.get(m.match_id)
+        if entry is None:
+            problems.append(f"match {m.match_id}: not in the tournament's schedule")
+        elif entry.seed != m.seed:
+            problems.append(f"match {m.match_id}: stored with seed {m.seed}; the tournament's seed deals it "
+                            f"from {entry.seed}")
+        elif list(entry.seats) != list(m.bots):
+            problems.append(f"match {m.match_id}: stored with {', '.join(m.bots)} in its seats; the schedule "
+                            f"seats {', '.join(entry.seats)}")
+    return problems
+
+
+def _stored_schedule(store: ResultStore) -> dict[str, ScheduleEntry] | None:
+    """The schedule of the stored tournament, by match id (None: played in rounds, or not readable)."""
+    from .schedule import iter_schedule, redeal
+    from .setaside import times_set_aside
+
+    tournament = store.tournament()
+    try:
+        c, seed = (tournament or {})["config"], (tournament or {})["seed"]
+        if c.get("settle") is not None or c["format"] not in (ROUND_ROBIN, GAUNTLET) or not isinstance(seed, int):
+            return None
+        config = TournamentConfig(Path(store.path), Path(store.path).parent, str(c["name"]),
+                                  tuple(BotConfig(str(b["name"]), builtin="stored") for b in c["bots"]),
+                                  players=int(c["players"]), format=c["format"],
+                                  challengers=tuple(c.get("challengers") or ()), deals=int(c["deals"]),
+                                  duplicate=bool(c.get("duplicate", True)), seed=seed)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    entries = redeal(list(iter_schedule(config)), times_set_aside(Path(store.path)), seed)
+    return {e.match_id: e for e in entries}
 
 
 def _tournament_rules(store: ResultStore) -> dict[str, Any] | None:
