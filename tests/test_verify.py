@@ -160,3 +160,11 @@ def test_a_rerun_tournament_verifies_with_its_new_deals(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     checked = arena("verify", "results", cwd=where)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_what_verify_prints_from_the_database_is_escaped(results: Path) -> None:
+    match = first_match(results)
+    sql(results, "UPDATE seats SET bot = ? WHERE match_id = ? AND seat = 0", "evil\x1b[2J", match)
+    done = arena("verify", str(results), cwd=results.parent)
+    assert done.returncode == 1
+    assert "\x1b" not in done.stdout and "evil\\x1b[2J" in done.stdout, done.stdout

@@ -312,7 +312,7 @@ def verify(results: str) -> None:
     finally:
         store.close()
     for line in checked.problems:
-        click.echo(line)
+        _echo(line)           # match ids, bot names and reasons come from files that may be edited
     matches = plural(checked.matches, "stored match", "stored matches")
     if checked.problems:
         status(f"{plural(len(checked.problems), 'problem')} in {results} ({matches} replayed)")

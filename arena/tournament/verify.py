@@ -16,8 +16,9 @@ from what was stored, without any bot:
 Also: each match's seed and seats are those the tournament's schedule gives
 it (from the stored tournament seed, with ``--rerun``'s new deals; round
 robin and gauntlet); SQLite's own integrity and the store's consistency
-checks (``ResultStore.verify``).  Each problem is one line naming the match; the
-reasons are the engine's, escaped like anything else read from a file.
+checks (``ResultStore.verify``).  Each problem is one line naming the match, in
+the words of the engine where it refuses an action; ``arena verify``
+escapes each line, as everything read back from a results database is.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from ..match.spec import forfeit_places
-from ..process.errors import escaped
 from ..shanghai.actions import action_from_json
 from ..shanghai.errors import ShanghaiError
 from ..shanghai.game import Game
@@ -62,7 +62,7 @@ def verify_results(store: ResultStore, progress: Callable[[int, int], None] | No
         except StoreError as err:
             problems.append(f"match {m.match_id}: {err}")
         else:
-            problems += [f"match {m.match_id}: {escaped(p)}" for p in verify_match(m, record, rules)]
+            problems += [f"match {m.match_id}: {p}" for p in verify_match(m, record, rules)]
         if progress is not None:
             progress(done, len(matches))
     return Verified(len(matches), tuple(problems))
