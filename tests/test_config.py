@@ -258,7 +258,7 @@ CASES = {
     "unknown key without a close match": (
         THREE_BOTS + "colour: red\n",
         ":5: colour: unknown key; expected one of: name, bots, players, rules, time, faults, format, "
-        "challengers, deals, settle, rating, duplicate, seed, jobs, affinity, anonymous, out, sandbox, executor"),
+        "challengers, deals, settle, rating, duplicate, seating, seed, jobs, affinity, anonymous, out, sandbox, executor"),
     "affinity that is not a boolean": (
         THREE_BOTS + "players: 3\naffinity: sometimes\n",
         ":6: affinity: expected true or false, got 'sometimes'"),

@@ -215,3 +215,24 @@ def test_a_rerun_the_sandbox_would_refuse_sets_nothing_aside(tmp_path: Path) -> 
     with sqlite3.connect(tmp_path / "res" / "results.sqlite") as db:
         archive = db.execute("SELECT name FROM sqlite_master WHERE name = 'superseded_matches'").fetchall()
         assert not archive or db.execute("SELECT count(*) FROM superseded_matches").fetchone()[0] == 0
+
+
+def test_results_stored_before_seating_resume_only_with_seating_rotate(tmp_path: Path) -> None:
+    """Results stored before 'seating' existed were seated by rotating the
+    listed order: resumed with today's default they would get differently
+    seated matches beside them, so the refusal says how to go on."""
+    from arena.tournament.config import load_config
+
+    path = tournament(tmp_path)
+    old = load_config(path).to_mapping()
+    assert old.pop("seating") == "balanced"
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.init_tournament("t", old, seed=1)
+        store._conn.execute("INSERT INTO matches VALUES ('m1', 0, 0, 0, 0, 1, 0, 0, 0, 0, 'x', 'x', NULL, NULL)")
+        with pytest.raises(StoreError, match="seating: now \"balanced\", not given before.*add 'seating: rotate' "
+                                             "to the file to go on with them"):
+            store.init_tournament("t", load_config(path).to_mapping(), seed=1)
+        path.write_text(path.read_text() + "seating: rotate\n")
+        rotate = load_config(path)
+        assert rotate.seating == "rotate" and "seating" not in rotate.to_mapping()
+        store.init_tournament("t", rotate.to_mapping(), seed=1)     # no error: goes on as stored

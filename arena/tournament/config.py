@@ -38,6 +38,7 @@ from ..process import BotSpec, SandboxPolicy, TimeControl
 from ..process.sandbox import AUTO, bot_places
 from ..process.spec import DEFAULT_MAX_PROCESSES, MiB
 from ..shanghai.ruleset import Ruleset
+from .seating import BALANCED, ROTATE
 
 __all__ = [
     "ConfigError", "BotLimits", "BotSandbox", "BotConfig", "FaultSettings", "TournamentConfig", "load_config",
@@ -262,6 +263,7 @@ class TournamentConfig:
     settle: Settle | None = None
     rating: str = RATE_HANDS
     duplicate: bool = True
+    seating: str = BALANCED        # seating.BALANCED or ROTATE (the old schedule, which stored results may hold)
     seed: int | None = None        # None: random, chosen by the first run and stored
     jobs: int | None = None
     affinity: bool = True          # each match on a CPU of its own (process.affinity)
@@ -410,6 +412,12 @@ class TournamentConfig:
             # uncontained matches in one table.
             "sandbox": self.sandbox,
         }
+        # Stored only when it is not what results stored before the key
+        # existed were played with (the rotations of the listed order), so
+        # that those still resume with 'seating: rotate' and never with a
+        # schedule that seats their unplayed matches otherwise.
+        if self.seating != ROTATE:
+            out["seating"] = self.seating
         # Stored only when set, so results stored before the key existed still resume.
         if self.anonymous:
             out["anonymous"] = True

@@ -42,12 +42,13 @@ from .config import (
     Settle,
     TournamentConfig,
 )
+from .seating import SEATINGS
 from .yamlreader import _line, _suggest, compose
 
 __all__ = ["Reader", "compose"]
 
 _TOP_KEYS = ("name", "bots", "players", "rules", "time", "faults", "format", "challengers",
-             "deals", "settle", "rating", "duplicate", "seed", "jobs", "affinity", "anonymous", "out", "sandbox",
+             "deals", "settle", "rating", "duplicate", "seating", "seed", "jobs", "affinity", "anonymous", "out", "sandbox",
              "executor")
 _TIME_KEYS = ("startup", "per_decision", "bank")
 # Old spellings, still read: the file's keys now match the command line's
@@ -153,7 +154,7 @@ class Reader(BotReader):
 
     def _match_options(self, top: Mapping[str, tuple[Node, Node]], fmt: str, values: dict[str, Any]) -> None:
         """What the matches play and how they are ranked: deals, settle,
-        rating, duplicate, affinity, anonymous, seed."""
+        rating, duplicate, seating, affinity, anonymous, seed."""
         if "deals" in top:
             values["deals"] = self.integer(top["deals"][1], "deals", 1, 10_000, "a number of deals per table")
         if "settle" in top:
@@ -168,6 +169,11 @@ class Reader(BotReader):
                                            "'hands' (each hand is a ranked game) or 'matches' (each match is one)")
         if "duplicate" in top:
             values["duplicate"] = self.boolean(top["duplicate"][1], "duplicate")
+        if "seating" in top:
+            values["seating"] = self.choice(top["seating"][1], "seating", SEATINGS,
+                                            "'balanced' (neighbours balanced over the deals) or 'rotate' (the "
+                                            "rotations of the listed order, as results stored before 'seating' "
+                                            "existed were played)")
         if "affinity" in top:
             values["affinity"] = self.boolean(top["affinity"][1], "affinity")
         if "anonymous" in top:

@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING
 
 from ..ranking.matchmaking import cover, windows
 from .config import MAX_MATCHES, SWISS, Settle, TournamentConfig
-from .schedule import ScheduleEntry, derive_seed
+from .schedule import ScheduleEntry, derive_seed, table_offsets
+from .seating import BALANCED, NeighbourBalance, seatings
 
 if TYPE_CHECKING:  # numpy loads when the rounds are assessed, not with the tournament runner
     from ..ranking import Assessment
@@ -114,16 +115,19 @@ def first_rounds(config: TournamentConfig) -> list[ScheduleEntry]:
     """The rounds played before anything is assessed (``deals`` of them)."""
     entries: list[ScheduleEntry] = []
     for r in range(config.deals):
-        entries += round_entries(config, r, None, len(entries))
+        entries += round_entries(config, r, None, len(entries), [e.seats for e in entries])
     return entries
 
 
 def round_entries(config: TournamentConfig, round_no: int, assessment: Assessment | None,
-                  start_index: int) -> list[ScheduleEntry]:
+                  start_index: int, earlier: Sequence[Sequence[str]] = ()) -> list[ScheduleEntry]:
     """The matches of round ``round_no``; indices continue from ``start_index``.
-    ``assessment`` is of every round before (None before any)."""
+    ``assessment`` is of every round before (None before any); ``earlier``
+    the seats of every match of the rounds before, in schedule order, whose
+    neighbours a Swiss round's seating evens out (a round robin's rounds are
+    balanced by their tables' fixed offsets, and need not be told)."""
     if config.format == SWISS:
-        return _swiss_round(config, round_no, assessment, start_index)
+        return _swiss_round(config, round_no, assessment, start_index, earlier)
     return _round_robin_round(config, round_no, start_index)
 
 
@@ -133,13 +137,11 @@ def _round_robin_round(config: TournamentConfig, deal: int, start_index: int) ->
     k = config.players
     tables = list(itertools.combinations(config.bot_names, k))
     width = max(3, len(str(max(len(tables) - 1, 0))))
+    offsets = table_offsets(config)
     entries: list[ScheduleEntry] = []
     for t, bots in enumerate(tables):
         deal_seed = derive_seed(config.seed, t, deal)
-        for rotation in range(k):
-            seats = [""] * k
-            for i, bot in enumerate(bots):
-                seats[(i + rotation) % k] = bot
+        for rotation, seats in enumerate(seatings(bots, offsets[t] + deal, config.seating)):
             seed = deal_seed if config.duplicate else derive_seed(config.seed, t, deal, rotation)
             entries.append(ScheduleEntry(start_index + len(entries), f"t{t:0{width}d}-r{rotation}-d{deal}",
                                          t, rotation, deal, tuple(seats), seed))
@@ -179,8 +181,23 @@ def swiss_round_tables(assessment: Assessment, confidence: float, k: int,
     return tables
 
 
+SWISS_ORDERS = 8      # table orders a Swiss table's seating is chosen among, besides its own
+
+
+def _swiss_seating(config: TournamentConfig, neighbours: NeighbourBalance, round_no: int, t: int,
+                   bots: tuple[str, ...]) -> tuple[Sequence[str], int]:
+    """The table order and block of a Swiss table: its own order and
+    ``SWISS_ORDERS`` shuffles of it, drawn from the tournament seed, so a
+    resumed run chooses as the first did."""
+    if config.seating != BALANCED:
+        return bots, 0
+    assert config.seed is not None
+    rng = random.Random(derive_seed(config.seed, "swiss-seating", round_no, t))
+    return neighbours.choose_order([bots, *(rng.sample(bots, len(bots)) for _ in range(SWISS_ORDERS))])
+
+
 def _swiss_round(config: TournamentConfig, round_no: int, assessment: Assessment | None,
-                 start_index: int) -> list[ScheduleEntry]:
+                 start_index: int, earlier: Sequence[Sequence[str]]) -> list[ScheduleEntry]:
     assert config.seed is not None
     k = config.players
     # Every round has a random cover of the field (see swiss_round_tables).
@@ -190,13 +207,15 @@ def _swiss_round(config: TournamentConfig, round_no: int, assessment: Assessment
         tables = balance
     else:
         tables = swiss_round_tables(assessment, (config.settle or Settle()).confidence, k, balance)
+    # Tables change from round to round: each one's block is chosen to even
+    # out who sat after whom in every round before (their seats) and this one.
+    neighbours = NeighbourBalance(k, config.seating)
+    neighbours.add_seated(earlier)
     entries: list[ScheduleEntry] = []
     for t, bots in enumerate(tables):
         deal_seed = derive_seed(config.seed, "swiss", round_no, t)
-        for rotation in range(k):
-            seats = [""] * k
-            for i, bot in enumerate(bots):
-                seats[(i + rotation) % k] = bot
+        order, block = _swiss_seating(config, neighbours, round_no, t, bots)
+        for rotation, seats in enumerate(seatings(order, block, config.seating)):
             seed = deal_seed if config.duplicate else derive_seed(config.seed, "swiss", round_no, t, rotation)
             entries.append(ScheduleEntry(start_index + len(entries), f"s{round_no:04d}-t{t:02d}-r{rotation}",
                                          t, rotation, round_no, tuple(seats), seed))

@@ -345,6 +345,7 @@ class _Rounds:
         assessment = None
         stored = self.store.matches()
         rule = StopRule(self.budget, self.settle.confidence)
+        seated: list[tuple[str, ...]] = []      # every earlier round's seats (round_entries)
         while True:
             before = [m for m in stored if m.schedule_index < index]
             games = rated_games(before, self.config.rating)
@@ -356,7 +357,7 @@ class _Rounds:
                     self.progress.unsettled = assessment.unsettled
                 if rule.settled(len(before), assessment):
                     return "settled"
-            entries = round_entries(self.config, round_no, assessment, index)
+            entries = round_entries(self.config, round_no, assessment, index, seated)
             if not entries:     # rounds are never empty; a run without one would loop for ever
                 raise RuntimeError(f"round {round_no} of the settling run has no match")
             done = {m.match_id for m in stored}
@@ -373,6 +374,7 @@ class _Rounds:
                     return "failed"
             index += len(entries)
             round_no += 1
+            seated += [e.seats for e in entries]
 
     def _play(self, todo: list[ScheduleEntry], games: list[Game], done: int) -> None:
         if self.progress is None:

@@ -1,10 +1,14 @@
 """The match schedule of a tournament: which bots meet, in which seats, on which cards.
 
 A **table** is a group of ``players`` bots.  Seat order matters in Shanghai
-(the dealer moves one seat per hand, and play goes left), so every table is
-played once per **rotation**: rotation ``r`` of a table ``(b0, b1, ..., bk-1)``
-puts bot ``i`` in seat ``(i + r) mod k``, so every bot sits in every seat once.
-Each table is played ``deals`` times over (deal ``d``).
+(the dealer moves one seat per hand, and play goes left, so a bot sees the
+discards of the bot before it first), so every deal of a table is played in
+``k`` seatings (``rotation`` 0 to ``k - 1``, the ``r`` of a match id), every
+bot in every seat once; which bot sits after which changes from deal to deal
+so that, over every ``k - 1`` deals of a table, each bot sits directly after
+each other bot equally often (:mod:`.seating`; ``seating: rotate`` plays the
+rotations of the listed order instead, rotation ``r`` putting bot ``i`` in
+seat ``(i + r) mod k``).  Each table is played ``deals`` times over (deal ``d``).
 
 * Round robin: every combination of ``players`` bots (in the order the bots
   are listed) is a table.
@@ -26,6 +30,7 @@ rotations of one duplicate deal are next to each other.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import math
@@ -34,12 +39,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .config import GAUNTLET, MAX_MATCHES, ROUND_ROBIN, ConfigError, TournamentConfig
+from .seating import balanced_offsets, design, seatings
 
 if TYPE_CHECKING:
     from .store import ResultStore
 
 __all__ = ["ScheduleEntry", "build_schedule", "iter_schedule", "schedule_size", "table_count",
-           "check_schedule_size", "estimate_seconds", "derive_seed", "redeal", "MAX_MATCHES", "ConfigError"]
+           "check_schedule_size", "estimate_seconds", "derive_seed", "redeal", "table_offsets", "MAX_MATCHES", "ConfigError"]
 
 
 @dataclass(frozen=True)
@@ -63,12 +69,6 @@ class ScheduleEntry:
     @property
     def players(self) -> int:
         return len(self.seats)
-
-    @property
-    def bots(self) -> tuple[str, ...]:
-        """The table's bots in rotation-0 order (the same for every rotation)."""
-        k = len(self.seats)
-        return tuple(self.seats[(i + self.rotation) % k] for i in range(k))
 
     @property
     def group(self) -> str:
@@ -146,19 +146,40 @@ def unfinished_size(store: ResultStore) -> int | None:
     return expected
 
 
+def table_offsets(config: TournamentConfig) -> dict[int, int]:
+    """The seating block of deal 0 of each table, by the number its seeds
+    derive from (deal ``d`` plays block ``offset + d``): chosen in schedule
+    order to balance neighbours across the tables (``seating.NeighbourBalance``).
+    A gauntlet's challengers share them, as they share their deals: each
+    challenger meets the same opponents in the same seats on the same cards."""
+    blocks = len(design(config.players, config.seating))
+    # What can be out of balance: the deals left over after whole designs;
+    # a run in rounds may stop after any number of them.
+    left_over = config.deals % blocks
+    lengths = tuple(range(1, blocks)) if config.settle is not None else (left_over,) if left_over else (1,)
+    return _offsets(tuple(_tables(config)), config.players, config.seating, config.format == GAUNTLET, lengths)
+
+
+@functools.lru_cache(maxsize=8)
+def _offsets(tables: tuple[tuple[tuple[str, ...], int], ...], k: int, seating: str,
+             gauntlet: bool, lengths: tuple[int, ...]) -> dict[int, int]:
+    first: dict[int, tuple[str, ...]] = {}
+    for bots, seed_table in tables:
+        first.setdefault(seed_table, ("", *bots[1:]) if gauntlet else bots)
+    offsets = balanced_offsets(list(first.values()), k, seating, lengths)
+    return dict(zip(first, offsets))
+
+
 def iter_schedule(config: TournamentConfig) -> Iterator[ScheduleEntry]:
     """The schedule, lazily (same entries as ``build_schedule``)."""
-    k = config.players
     width = max(3, len(str(max(table_count(config) - 1, 0))))
+    offsets = table_offsets(config)
     index = 0
     for table, (bots, seed_table) in enumerate(_tables(config)):
         for deal in range(config.deals):
             assert config.seed is not None, "a schedule needs the tournament seed"
             deal_seed = derive_seed(config.seed, seed_table, deal) if config.duplicate else None
-            for rotation in range(k):
-                seats = [""] * k
-                for i, bot in enumerate(bots):
-                    seats[(i + rotation) % k] = bot
+            for rotation, seats in enumerate(seatings(bots, offsets[seed_table] + deal, config.seating)):
                 seed = deal_seed if deal_seed is not None else derive_seed(config.seed, seed_table, deal, rotation)
                 yield ScheduleEntry(
                     index=index,

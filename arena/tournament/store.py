@@ -183,9 +183,13 @@ class ResultStore:
             what = ("name" if row[0] != name else "seed" if row[2] != seed else "configuration")
             if what == "configuration":
                 what += config_changes(row[1], config)
+            way_out = "use another output directory, or remove this file to start over"
+            if isinstance(stored, dict) and "seating" not in stored and "seating" in json.loads(config):
+                way_out = ("they were stored before 'seating' existed, seated by rotating the listed order: "
+                           "add 'seating: rotate' to the file to go on with them, or " + way_out)
             raise StoreError(
                 f"{self.path}: holds results of tournament {row[0]!r} with a different {what}; "
-                f"refusing to mix them (use another output directory, or remove this file to start over)")
+                f"refusing to mix them ({way_out})")
 
     def settle_sandbox(self, mode: str, resolved: str, record: bool = True) -> None:
         """Refuse (StoreError, one line) to add matches played under the

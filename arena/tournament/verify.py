@@ -36,6 +36,7 @@ from ..shanghai.game import Game
 from ..shanghai.ruleset import Ruleset
 from .config import GAUNTLET, ROUND_ROBIN, BotConfig, TournamentConfig
 from .schedule import ScheduleEntry
+from .seating import ROTATE
 from .store import ResultStore, StoreError
 from .stored import StoredMatch
 
@@ -131,7 +132,9 @@ def _stored_schedule(store: ResultStore) -> dict[str, ScheduleEntry] | None:
                                   tuple(BotConfig(str(b["name"]), builtin="stored") for b in c["bots"]),
                                   players=int(c["players"]), format=c["format"],
                                   challengers=tuple(c.get("challengers") or ()), deals=int(c["deals"]),
-                                  duplicate=bool(c.get("duplicate", True)), seed=seed)
+                                  duplicate=bool(c.get("duplicate", True)),
+                                  # results stored before 'seating' existed were seated by rotation
+                                  seating=str(c.get("seating", ROTATE)), seed=seed)
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
     entries = redeal(list(iter_schedule(config)), times_set_aside(Path(store.path)), seed)
