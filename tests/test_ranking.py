@@ -258,7 +258,7 @@ def test_leaderboard_rows(tmp_path: Path) -> None:
 def test_leaderboard_formats() -> None:
     rows = leaderboard(SMALL)
     keys = ["rank", "ranks", "bot", "rating", "low", "high", "sigma", "matches", "wins", "mean_place",
-            "mean_hand_score", "hands_won", "faults"]
+            "mean_hand_score", "hands_won", "faults", "apart_from_next"]
 
     parsed = list(csv.DictReader(io.StringIO(format_leaderboard(rows, "csv"))))
     assert [list(p) for p in parsed] == [keys] * len(rows)
@@ -271,7 +271,7 @@ def test_leaderboard_formats() -> None:
 
     md = format_leaderboard(rows, "markdown").splitlines()
     assert md[0].startswith("|") and "Rating" in md[0] and "95% interval" in md[0] and set(md[1]) <= set("|-: ")
-    assert len(md) == 2 + len(rows) and all(line.count("|") == 11 for line in md)
+    assert len(md) == 2 + len(rows) and all(line.count("|") == 12 for line in md)
 
     plain = format_leaderboard(rows, "plain").splitlines()
     assert plain[0].split()[:3] == ["Rank", "Bot", "Rating"] and len(plain) == 2 + len(rows)

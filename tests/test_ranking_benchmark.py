@@ -157,7 +157,7 @@ def test_rounds_yield_exact_prefixes_a_stop_and_then_the_final_matches() -> None
     f = field_for(6)
     calls: list[int] = []
 
-    def policy(config, round_no, assessment, start):  # type: ignore[no-untyped-def]
+    def policy(config, round_no, assessment, start, earlier):  # type: ignore[no-untyped-def]
         calls.append(round_no)
         assert (assessment is None) == (round_no == 0) and start == 4 * round_no
         if round_no == 6:

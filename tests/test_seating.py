@@ -153,3 +153,21 @@ def test_offsets_are_deterministic_and_independent_of_names() -> None:
     tables = list(itertools.combinations("abcdefg", 4))
     renamed = [tuple(chr(ord(x) + 7) for x in t) for t in tables]
     assert balanced_offsets(tables, 4) == balanced_offsets(tables, 4) == balanced_offsets(renamed, 4)
+
+
+@pytest.mark.parametrize("seating,says", [
+    ("balanced", "neighbours: each bot sits directly after each bot it meets in exactly 1 of every 2 of their "
+                 "matches (seating: balanced)"),
+    ("rotate", "neighbours: a bot sits directly after a bot it meets in 0% to 100% of their matches, against a "
+               "fair 1 of every 2 (seating: rotate)"),
+])
+def test_a_dry_run_says_how_balanced_the_neighbours_are(tmp_path: Path, seating: str, says: str) -> None:
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    path = tmp_path / "t.yaml"
+    path.write_text("name: t\nbots:\n" + "".join(f"  - {{name: b{i}, builtin: random}}\n" for i in range(4))
+                    + f"players: 3\nseed: 7\nseating: {seating}\n")
+    done = CliRunner().invoke(main, ["run", str(path), "--dry-run"], catch_exceptions=False)
+    assert done.exit_code == 0 and says in done.output

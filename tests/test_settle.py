@@ -124,7 +124,7 @@ def test_the_progress_line_of_a_settling_run_shows_the_unsettled_pairs():
         faults=(), stats=(), stderr_logs=(None, None), record={}, wall_seconds=1.0, startup_seconds=0.0)
     tty = Tty()
     Progress(total=300, stream=tty, unsettled=4).add(entry, result)
-    assert "[1/at most 300]" in tty.getvalue() and "unsettled pairs 4" in tty.getvalue()
+    assert "[1/at most 300]" in tty.getvalue() and "pairs to settle 4" in tty.getvalue()
 
 
 def test_a_failed_match_stops_a_settling_run_and_the_next_run_retries_it_and_goes_on(tmp_path, monkeypatch):

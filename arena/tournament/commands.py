@@ -27,6 +27,7 @@ from .rounds import match_budget
 from .runlock import playing_now
 from .runner import STOP_REASONS, RunSummary, check_rerun, plan, run_tournament
 from .schedule import ScheduleEntry, estimate_seconds, unfinished_size
+from .seating import neighbour_summary
 from .sharing import shared_folder_warnings
 from .store import ResultStore, StoreError, resolve_db_path
 from .stored import FailedMatch
@@ -205,6 +206,21 @@ def _played_line(summary: RunSummary) -> str:
     return f"all {summary.total} matches were already played; results in {summary.db}"
 
 
+def _dry_run(config: TournamentConfig, entries: list[ScheduleEntry], fmt: str, unseeded: bool) -> None:
+    """``--dry-run``: the schedule on stdout; how balanced its neighbours are,
+    and what is stored already, on stderr."""
+    stored = _stored_for_dry_run(config, len(entries))
+    click.echo(format_schedule(entries, fmt))
+    balance = neighbour_summary([e.seats for e in entries], config.seating)
+    if balance:
+        status(balance + ("" if config.settle is None else ", in the rounds played before the first assessment"))
+    if stored:
+        status(stored)
+    if unseeded and not db_path(config).exists():
+        status("(no seed in the file: these seeds are an example; a run draws its own "
+               "random seed and keeps it in the results database)")
+
+
 def _stored_for_dry_run(config: TournamentConfig, scheduled: int) -> str | None:
     """For ``--dry-run`` over an earlier run's results: how many matches a run
     would find stored, or the ClickException a run would stop on (this file
@@ -291,13 +307,7 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
     for line in shared_folder_warnings(config):
         LOG.warning("%s", line)
     if dry_run:
-        stored = _stored_for_dry_run(config, len(entries))
-        click.echo(format_schedule(entries, fmt))
-        if stored:
-            status(stored)
-        if unseeded and not db_path(config).exists():
-            status("(no seed in the file: these seeds are an example; a run draws its own "
-                   "random seed and keeps it in the results database)")
+        _dry_run(config, entries, fmt, unseeded)
         return
     stream: TextIO = sys.stderr if not is_quiet() else _NoLiveLine(sys.stderr)  # type: ignore[assignment]
     try:

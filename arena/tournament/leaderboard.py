@@ -120,6 +120,11 @@ class LeaderboardRow:
     mean_hand_score: float | None   # over the hands it played itself (``StoredMatch.own_hands``)
     hands_won: int              # hands it went out in by its own play (``StoredMatch.own_hands``)
     faults: int
+    # Whether the pair test (the one the rank ranges count) tells it apart
+    # from the bot rated next below it; None for the last.  Ranges alone say
+    # how many bots a bot is told apart from, not which: "2-3" beside "3-4"
+    # may or may not be a separated pair.
+    apart_from_next: bool | None = None
 
     @property
     def interval(self) -> str | None:
@@ -186,6 +191,7 @@ def leaderboard_rows(matches: Sequence[StoredMatch], assessment: Assessment) -> 
             acc[m.bots[f["seat"]]]["faults"] += 1
     rows = []
     ranges = assessment.rank_ranges()
+    apart = assessment.pair_separated()
     for i, b in enumerate(assessment.order):
         r, a = assessment.rows[b], acc[b]
         first, last = ranges[i]
@@ -196,7 +202,8 @@ def leaderboard_rows(matches: Sequence[StoredMatch], assessment: Assessment) -> 
             matches=a["matches"], wins=a["wins"],
             mean_place=a["places"] / a["matches"] if a["matches"] else None,
             mean_hand_score=a["hand_score"] / a["hands"] if a["hands"] else None,
-            hands_won=a["hands_won"], faults=a["faults"]))
+            hands_won=a["hands_won"], faults=a["faults"],
+            apart_from_next=apart[i][i + 1] if i + 1 < len(assessment.order) else None))
     return rows
 
 
@@ -319,6 +326,8 @@ def terminal_json(value: Any, indent: int | None = 2) -> str:
 def _text(value: Any, col: Column) -> str:
     if value is None:
         return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
         d = col.text_digits if col.text_digits is not None else (col.digits or 2)
         return f"{value:.{d}f}"
@@ -373,6 +382,7 @@ LEADERBOARD_COLUMNS = (
     Column("mean_hand_score", "Score/hand", 2, 1),
     Column("hands_won", "Hands won"),
     Column("faults", "Faults"),
+    Column("apart_from_next", "Apart from next"),
 )
 
 # On a terminal: the rank as its group, the interval as one column, no sigma.
@@ -384,10 +394,13 @@ LEADERBOARD_TEXT_COLUMNS = (
     *LEADERBOARD_COLUMNS[7:],
 )
 
-LEADERBOARD_NOTE = ("Rating: TrueSkill of {unit}, fitted to all matches at once; the interval resamples "
-                    "whole duplicate deals. Rank: the ranks a bot could hold, from 1 + the bots clearly "
-                    "better to N - the bots clearly worse (2-4: one clearly better; each pair compared on "
-                    "its own at {level}).")
+LEADERBOARD_NOTE = ("Rating: TrueSkill of {unit}, fitted to all matches at once; the interval, where the "
+                    "bot's own rating lies, resamples whole duplicate deals. Two bots are told apart by a test "
+                    "of their difference on the same resamples (at {level}), not by whether their intervals "
+                    "overlap. Rank: the ranks a bot could hold, from 1 + the bots told apart from it above "
+                    "to N - those below (2-4: one clearly better); Apart from next: whether it is told apart "
+                    "from the bot below it. Wins, mean place and score per hand count every table alike; "
+                    "the rating weighs each result by whom it was against.")
 RATING_UNITS = {RATE_HANDS: "every hand, ranked by its scores", RATE_MATCHES: "every match, ranked by its places"}
 
 
@@ -490,8 +503,10 @@ def report(source: Source, fmt: str = "plain", confidence: float | None = None,
         parts["leaderboard"] += "\n\n" + LEADERBOARD_NOTE.format(level=_level(level),
                                                                  unit=RATING_UNITS[unit])
     if "head_to_head" in parts:
-        parts["head_to_head"] += ("\n\nns: not significant at 5% (sign test over duplicate deals: "
-                                  "each deal counts once)")
+        parts["head_to_head"] += ("\n\nns: this table's own test, a sign test with one vote per duplicate "
+                                  "deal (for whichever finished ahead in more of its seatings), is not "
+                                  "significant at 5%; the leaderboard, which rates every hand, may still "
+                                  "tell the two apart")
     titles = {"leaderboard": "Leaderboard", "head_to_head": "Head to head (row finished ahead of column)",
               "seats": "Seat effect (lower totals are better)"}
     heading = (lambda t: f"## {t}") if fmt == "markdown" else (lambda t: f"{t}\n{'=' * len(t)}")

@@ -33,7 +33,9 @@ class Progress:
     ``ranking.live``), refitted at most every
     ``LEADER_REFRESH`` seconds so a long tournament does not spend its time
     on it.  ``unsettled`` is set by a run that goes on until the order is
-    settled: the adjacent pairs not yet told apart."""
+    settled: the adjacent pairs its stopping rule has yet to tell apart, at
+    the rule's own level (99.5 % for 95 %), so that the line reads 0 only
+    when the run could stop at its next look."""
 
     total: int
     done: int = 0
@@ -123,7 +125,7 @@ class Progress:
         left = self.total - self.done
         eta = elapsed / self.fresh * left if self.fresh else 0.0
         failed = f"failed {self.failed}, " if self.failed else ""
-        unsettled = "" if self.unsettled is None else f"unsettled pairs {self.unsettled}, "
+        unsettled = "" if self.unsettled is None else f"pairs to settle {self.unsettled}, "
         # A settling run's total is its budget: it may stop well before.
         total = f"{self.total}" if self.unsettled is None else f"at most {self.total}"
         return (f"[{self.done}/{total}] {_clock(elapsed)} elapsed, ETA {_clock(eta)}, "

@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # numpy loads when the rounds are assessed, not with the tour
     from ..ranking import Assessment
 
 __all__ = [
-    "STOP_LOOKS", "StopRule", "stop_confidence", "swiss_round_tables", "swiss_tables", "check_rounds",
+    "STOP_LOOKS", "StopRule", "stop_confidence", "pairs_to_settle", "swiss_round_tables", "swiss_tables", "check_rounds",
     "first_rounds", "match_budget", "round_entries", "round_size_hint",
 ]
 
@@ -54,6 +54,11 @@ STOP_LOOKS = 10
 def stop_confidence(confidence: float) -> float:
     """The level of each look of the stopping rule."""
     return 1.0 - (1.0 - confidence) / STOP_LOOKS
+
+
+def pairs_to_settle(assessment: Assessment, confidence: float) -> int:
+    """The adjacent pairs the stopping rule has yet to tell apart (at its own level)."""
+    return sum(not s for s in assessment.separated_at(stop_confidence(confidence)))
 
 
 @dataclass

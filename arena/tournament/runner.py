@@ -49,7 +49,7 @@ from .preflight import (
 )
 from .progress import Progress
 from .ranking import rated_games
-from .rounds import StopRule, check_rounds, first_rounds, match_budget, round_entries
+from .rounds import StopRule, check_rounds, first_rounds, match_budget, pairs_to_settle, round_entries
 from .runlock import results_lock
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size, redeal
 from .setaside import finish_set_aside, set_aside, times_set_aside
@@ -354,7 +354,7 @@ class _Rounds:
                                     seed=self.config.seed or 0)
                 self.unsettled = assessment.unsettled
                 if self.progress is not None:
-                    self.progress.unsettled = assessment.unsettled
+                    self.progress.unsettled = pairs_to_settle(assessment, self.settle.confidence)
                 if rule.settled(len(before), assessment):
                     return "settled"
             entries = round_entries(self.config, round_no, assessment, index, seated)

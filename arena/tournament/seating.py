@@ -44,7 +44,7 @@ from collections.abc import Callable, Sequence
 from functools import cache
 
 __all__ = ["BALANCED", "ROTATE", "SEATINGS", "design", "seatings", "NeighbourBalance", "balanced_offsets",
-           "successor_counts"]
+           "successor_counts", "neighbour_summary"]
 
 BALANCED = "balanced"
 ROTATE = "rotate"
@@ -110,6 +110,28 @@ def successor_counts(seated: Sequence[Sequence[str]]) -> dict[tuple[str, str], i
             pair = (seats[s], seats[(s + 1) % k])
             counts[pair] = counts.get(pair, 0) + 1
     return counts
+
+
+def neighbour_summary(seated: Sequence[Sequence[str]], seating: str) -> str | None:
+    """One line on how balanced the neighbours of ``seated`` are (None for
+    tables of 2, where each bot sits after the other every time)."""
+    if not seated or len(seated[0]) < 3:
+        return None
+    k = len(seated[0])
+    after = successor_counts(seated)
+    shared: dict[tuple[str, str], int] = {}
+    for seats in seated:
+        for a in seats:
+            for b in seats:
+                if a != b:
+                    shared[(a, b)] = shared.get((a, b), 0) + 1
+    shares = [after.get(pair, 0) / n for pair, n in shared.items()]
+    fair = f"1 of every {k - 1}"
+    if all(abs(s * (k - 1) - 1) < 1e-9 for s in shares):
+        return f"neighbours: each bot sits directly after each bot it meets in exactly {fair} of their matches " \
+               f"(seating: {seating})"
+    return (f"neighbours: a bot sits directly after a bot it meets in {min(shares):.0%} to {max(shares):.0%} of "
+            f"their matches, against a fair {fair} (seating: {seating})")
 
 
 class NeighbourBalance:

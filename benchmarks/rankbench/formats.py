@@ -24,7 +24,7 @@ the signature of ``arena.tournament.rounds.round_entries``.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -37,8 +37,9 @@ from . import methods
 from .methods import hand_games, match_games
 from .simulate import MatchRecord, Memo, Simulator, tournament_config
 
-#: (config, round number, assessment of the rounds before or None, first index) -> the round's matches.
-RoundPolicy = Callable[[TournamentConfig, int, Assessment | None, int], list[ScheduleEntry]]
+#: (config, round number, assessment of the rounds before or None, first index, seats of every
+#: earlier match) -> the round's matches.
+RoundPolicy = Callable[[TournamentConfig, int, Assessment | None, int, Sequence[Sequence[str]]], list[ScheduleEntry]]
 
 POLICIES: dict[str, tuple[str, RoundPolicy]] = {
     "round-robin": (ROUND_ROBIN, rounds.round_entries),
@@ -125,7 +126,7 @@ class Rounds:
                 if stop is None and rule.settled(len(played), assessment):
                     stop = Stop("settled", len(played), tuple(assessment.order))
                     yield stop
-            entries = policy(config, round_no, assessment, len(played))
+            entries = policy(config, round_no, assessment, len(played), [r.seats for r in played])
             if not entries or len(played) + len(entries) > self.budget:
                 break
             played.extend(sim.records(entries))
