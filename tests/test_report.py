@@ -104,6 +104,8 @@ def test_gradebook_has_one_row_per_bot_matching_the_store(results, report_dir):
             sum(h[s] for m, s in mine for h in m.hand_scores) / hands, abs=0.01)
         assert int(r["faults_illegal"]) == sum(1 for f in faults if f["bot"] == r["bot"] and f["kind"] == "illegal")
         assert int(r["forfeits"]) == sum(1 for m, s in mine if m.forfeited[s])
+    # the last bot has nothing below it; the others say whether the pair test separates them from it
+    assert [r["apart_from_next"] for r in rows][-1] == "" and {r["apart_from_next"] for r in rows[:-1]} <= {"yes", "no"}
     chatty = next(r for r in rows if r["bot"] == "chatty")
     assert int(chatty["faults_illegal"]) >= 2 and int(chatty["faults"]) == int(chatty["faults_illegal"])
 

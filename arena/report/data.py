@@ -380,9 +380,11 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
 
 # ranks: the leaderboard's range ("2-3") of ranks the bot could hold (1 + the bots
 # clearly better than it to N - the bots clearly worse, each pair compared on its own);
+# apart_from_next: whether that pair test tells it from the bot rated next below it
+# (empty for the last): ranges that overlap may still be told apart;
 # caught: the matches in which the bot was caught computing between its turns;
 # first_fault: its first fault, where and why (what to tell its author first).
-GRADEBOOK_COLUMNS = ("bot", "rank", "ranks", "rating", "matches", "mean_place", "score_per_hand",
+GRADEBOOK_COLUMNS = ("bot", "rank", "ranks", "apart_from_next", "rating", "matches", "mean_place", "score_per_hand",
                      *(f"faults_{k}" for k in FAULT_KINDS), "faults", "forfeits", "caught", "first_fault")
 
 
@@ -392,7 +394,9 @@ def gradebook_rows(data: ReportData) -> Iterable[list[Any]]:
     for section in data.bots:
         r = by_bot[section.bot]
         kinds = [section.faults_by_kind.get(k, 0) for k in FAULT_KINDS]
-        yield [section.bot, r["rank"], r["ranks"], round(r["rating"], 2), section.matches,
+        apart = r.get("apart_from_next")
+        yield [section.bot, r["rank"], r["ranks"], "" if apart is None else "yes" if apart else "no",
+               round(r["rating"], 2), section.matches,
                None if section.mean_place is None else round(section.mean_place, 3),
                None if section.score_per_hand is None else round(section.score_per_hand, 2),
                *kinds, sum(kinds), section.forfeits, len(section.caught), section.first_fault]
