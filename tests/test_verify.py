@@ -78,7 +78,8 @@ def test_untouched_results_verify_forfeits_included(played: Path) -> None:
     done = arena("verify", str(played), cwd=played.parent)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout == ""
-    assert done.stderr.strip() == f"6 stored matches of {played} replayed: every stored result follows from its record"
+    assert done.stderr.strip() == (f"6 stored matches of {played} replayed: every stored result follows from its "
+                                   f"record, and the schedule's 6 matches are all stored")
 
 
 def test_a_changed_total_is_named_with_what_the_replay_gives(results: Path) -> None:
@@ -168,3 +169,28 @@ def test_what_verify_prints_from_the_database_is_escaped(results: Path) -> None:
     done = arena("verify", str(results), cwd=results.parent)
     assert done.returncode == 1
     assert "\x1b" not in done.stdout and "evil\\x1b[2J" in done.stdout, done.stdout
+
+
+def delete_match(results: Path, match_id: str) -> None:
+    """Take a match out of the database as a hand would: its seats, hand scores and faults with it."""
+    c = sqlite3.connect(results / "results.sqlite")
+    try:
+        c.execute("PRAGMA foreign_keys = ON")         # the child rows cascade
+        c.execute("DELETE FROM matches WHERE match_id = ?", (match_id,))
+        c.commit()
+    finally:
+        c.close()
+
+
+def test_a_deleted_match_is_named_with_its_seats_and_seed(results: Path) -> None:
+    match, seed = sql(results, "SELECT match_id, seed FROM matches ORDER BY schedule_index LIMIT 1 OFFSET 2")[0]
+    bots = [b for (b,) in sql(results, "SELECT bot FROM seats WHERE match_id = ? ORDER BY seat", match)]
+    delete_match(results, match)
+    done = arena("verify", str(results), cwd=results.parent)
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [f"match {match}: missing: the schedule gives it (seats {', '.join(bots)}; "
+                                        f"seed {seed}) but it is not stored"]
+    assert done.stderr.strip() == (f"1 problem in {results} (5 stored matches replayed); 1 of the schedule's 6 "
+                                   f"matches is not stored: the tournament is not finished (a run stopped "
+                                   f"part-way, or matches were taken out of the database); running it again "
+                                   f"plays it")
