@@ -124,14 +124,15 @@ class Verified:
             return f"{replayed} of {results} replayed: every stored result follows from its record{expected}"
         line = f"{plural(len(self.problems) + len(self.absent), 'problem')} in {results} ({replayed} replayed)"
         if self.missing:
-            are = "is" if self.missing == 1 else "are"
-            of = (f"{self.missing} of the schedule's {self.scheduled} matches {are}" if self.scheduled is not None
-                  else f"{plural(self.missing, 'match', 'matches')} of the rounds it played {are}")
-            line += (f"; {of} not stored: the tournament is not finished (a run stopped part-way, or matches "
-                     f"were taken out of the database); running it again plays {'it' if self.missing == 1 else 'them'}")
+            are, them = ("is", "it") if self.missing == 1 else ("are", "them")
+            of = (f"{self.missing} of the schedule's {self.scheduled} matches" if self.scheduled is not None
+                  else f"{plural(self.missing, 'match', 'matches')} of the rounds it played")
+            line += (f"; {of} {are} not stored: the tournament is not finished (a run stopped part-way, or "
+                     f"matches were taken out of the database); running it again plays {them}")
         if self.failed:
-            line += f"; {plural(self.failed, 'match', 'matches')} failed with an arena error: running it again retries"
-            line += " it" if self.failed == 1 else " them"
+            them = "it" if self.failed == 1 else "them"
+            line += f"; {plural(self.failed, 'match', 'matches')} failed with an arena error: running it again " \
+                    f"retries {them}"
         return line
 
 
@@ -194,6 +195,7 @@ class _Expected:
     entries: Mapping[str, ScheduleEntry] = field(default_factory=dict)
     scheduled: int | None = None       # a schedule fixed in advance: its size
     rounds: int | None = None          # played in rounds: how many were played
+    round_of: Mapping[str, int] = field(default_factory=dict)     # of each entry, then
     set_aside: Mapping[str, int] = field(default_factory=dict)
     loose: frozenset[str] = frozenset()
     gaps: tuple[str, ...] = ()
@@ -215,17 +217,21 @@ def _expected(store: ResultStore, known: set[str]) -> _Expected:
         return _Expected(_by_id(entries), scheduled=len(entries), set_aside=set_aside)
     if config.format == SWISS:
         return _swiss_rounds(config, known)
+    # Round r is deal r, whatever the assessment: as many rounds as the stored
+    # (and failed) matches are of, within the budget no run goes beyond.
     rounds: list[list[ScheduleEntry]] = []
-    left, budget, played = set(known), match_budget(config), 0
+    left, budget, size, played = set(known), match_budget(config), 0, 0
     while left:
-        entries = round_entries(config, len(rounds), None, sum(map(len, rounds)))
-        if not entries or sum(map(len, rounds)) + len(entries) > budget:
+        entries = round_entries(config, len(rounds), None, size)
+        if not entries or size + len(entries) > budget:
             break
         rounds.append(entries)
+        size += len(entries)
         if left & {e.match_id for e in entries}:
             left -= {e.match_id for e in entries}
             played = len(rounds)
-    return _Expected(_by_id([e for r in rounds[:played] for e in r]), rounds=played)
+    return _Expected(_by_id([e for r in rounds[:played] for e in r]), rounds=played,
+                     round_of={e.match_id: r for r, entries in enumerate(rounds[:played]) for e in entries})
 
 
 _SWISS_ID = re.compile(r"s(\d+)-t(\d+)-r(\d+)")
@@ -246,14 +252,17 @@ def _swiss_rounds(config: TournamentConfig, known: set[str]) -> _Expected:
         return _Expected(rounds=0)
     last = max(played)
     entries: list[ScheduleEntry] = []
+    round_of: dict[str, int] = {}
     for r in range(min(config.deals, last + 1)):
-        entries += round_entries(config, r, None, len(entries))
+        dealt = round_entries(config, r, None, len(entries))
+        round_of.update((e.match_id, r) for e in dealt)
+        entries += dealt
     gaps: list[str] = []
     for r in range(config.deals, last + 1):
         gaps += _swiss_gaps(r, played.get(r, {}), config.players, last)
     loose = frozenset(mid for mid in known if (hit := _SWISS_ID.fullmatch(mid)) is not None
                       and int(hit[1]) >= config.deals and int(hit[3]) < config.players)
-    return _Expected(_by_id(entries), rounds=last + 1, loose=loose, gaps=tuple(gaps))
+    return _Expected(_by_id(entries), rounds=last + 1, round_of=round_of, loose=loose, gaps=tuple(gaps))
 
 
 def _swiss_gaps(round_no: int, tables: Mapping[int, set[int]], players: int, last: int) -> list[str]:
@@ -309,12 +318,13 @@ def _absent(expected: _Expected, stored: set[str], failures: Sequence[FailedMatc
         (f.schedule_index, f"match {f.match_id}: failed with an arena error and not stored as a result "
                            f"({f.reason}); running the tournament again retries it") for f in failed]
     failed_ids = {f.match_id for f in failed}
-    where = "the schedule" if expected.scheduled is not None else None
     for e in expected.entries.values():
         if e.match_id not in stored and e.match_id not in failed_ids:
+            where = (f"round {expected.round_of[e.match_id]}" if e.match_id in expected.round_of
+                     else "the schedule")
             again = ("; --rerun set it aside and no run has played it again yet"
                      if expected.set_aside.get(e.match_id) else "")
-            lines.append((e.index, f"match {e.match_id}: missing: {where or f'round {e.deal}'} gives it "
+            lines.append((e.index, f"match {e.match_id}: missing: {where} gives it "
                                    f"(seats {', '.join(e.seats)}; seed {e.seed}) but it is not stored{again}"))
     lines.sort(key=lambda x: x[0])
     gaps = list(expected.gaps)
