@@ -466,15 +466,10 @@ def _decision_times(seat_trace: Any) -> list[float] | None:
     decisions = seat_trace.get("decisions") if isinstance(seat_trace, dict) else None
     if not isinstance(decisions, list):
         return None
-    times = []
-    for d in decisions:
-        if not isinstance(d, list) or len(d) < 3:
-            return None
-        if d[2] is not None:
-            if not isinstance(d[2], (int, float)) or isinstance(d[2], bool):
-                return None
-            times.append(d[2] / 1000)
-    return times
+    try:
+        return [d[2] / 1000 for d in decisions if d[2] is not None]
+    except (TypeError, KeyError, IndexError):
+        return None
 
 
 def _time_stats(stats: Mapping[str, Any], times: list[float]) -> list[tuple[str, Any, Any]]:
