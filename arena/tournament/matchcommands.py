@@ -1,7 +1,8 @@
 """The commands that read one results database's matches: ``arena matches``
 (the stored matches, or with ``--superseded`` those ``--rerun`` set aside),
 ``arena show`` (one match's account, its JSON or replay, or the
-tournament's summary) and ``arena verify`` (every result replayed).  ``commands`` has ``run`` and ``leaderboard``."""
+tournament's summary) and ``arena verify`` (every result replayed, no match
+missing).  ``commands`` has ``run`` and ``leaderboard``."""
 
 from __future__ import annotations
 
@@ -298,7 +299,8 @@ def verify(results: str) -> None:
     tournament's rules, and the totals, hand scores, places and forfeits
     those give equal to the stored ones, and the decision times; every
     match the schedule (or each round played) gives stored, with its seed
-    and seats; SQLite's integrity too.
+    and seats (one that failed with an arena error is named as failed);
+    SQLite's integrity too.
 
     For a table about to be published, or a database that was copied,
     merged or restored.  Prints each problem on a line of its own (exit
