@@ -78,7 +78,8 @@ def test_untouched_results_verify_forfeits_included(played: Path) -> None:
     done = arena("verify", str(played), cwd=played.parent)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout == ""
-    assert done.stderr.strip() == f"6 stored matches of {played} replayed: every stored result follows from its record"
+    assert done.stderr.strip() == (f"6 stored matches of {played} replayed: every stored result follows from its "
+                                   f"record, and the schedule's 6 matches are all stored")
 
 
 def test_a_changed_total_is_named_with_what_the_replay_gives(results: Path) -> None:
@@ -168,3 +169,144 @@ def test_what_verify_prints_from_the_database_is_escaped(results: Path) -> None:
     done = arena("verify", str(results), cwd=results.parent)
     assert done.returncode == 1
     assert "\x1b" not in done.stdout and "evil\\x1b[2J" in done.stdout, done.stdout
+
+
+def delete_match(results: Path, match_id: str) -> None:
+    """Take a match out of the database as a hand would: its seats, hand scores and faults with it."""
+    c = sqlite3.connect(results / "results.sqlite")
+    try:
+        c.execute("PRAGMA foreign_keys = ON")         # the child rows cascade
+        c.execute("DELETE FROM matches WHERE match_id = ?", (match_id,))
+        c.commit()
+    finally:
+        c.close()
+
+
+def test_a_deleted_match_is_named_with_its_seats_and_seed(results: Path) -> None:
+    match, seed = sql(results, "SELECT match_id, seed FROM matches ORDER BY schedule_index LIMIT 1 OFFSET 2")[0]
+    bots = [b for (b,) in sql(results, "SELECT bot FROM seats WHERE match_id = ? ORDER BY seat", match)]
+    delete_match(results, match)
+    done = arena("verify", str(results), cwd=results.parent)
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [f"match {match}: missing: the schedule gives it (seats {', '.join(bots)}; "
+                                        f"seed {seed}) but it is not stored"]
+    assert done.stderr.strip() == (f"1 problem in {results} (5 stored matches replayed); 1 of the schedule's 6 "
+                                   f"matches is not stored: the tournament is not finished (a run stopped "
+                                   f"part-way, or matches were taken out of the database); running it again "
+                                   f"plays it")
+
+
+def test_a_failed_match_is_named_as_failed_not_as_missing(results: Path) -> None:
+    match, index = sql(results, "SELECT match_id, schedule_index FROM matches ORDER BY schedule_index LIMIT 1")[0]
+    bots = [b for (b,) in sql(results, "SELECT bot FROM seats WHERE match_id = ? ORDER BY seat", match)]
+    delete_match(results, match)
+    sql(results, "INSERT INTO failed_matches (match_id, schedule_index, bots, reason, log_path, attempts, failed_at)"
+                 " VALUES (?, ?, ?, 'ZeroDivisionError: division by zero', NULL, 1, '2024-01-01')",
+        match, index, json.dumps(bots))
+    done = arena("verify", str(results), cwd=results.parent)
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [f"match {match}: failed with an arena error and not stored as a result "
+                                        f"(ZeroDivisionError: division by zero); running the tournament again "
+                                        f"retries it"]
+    assert done.stderr.strip() == (f"1 problem in {results} (5 stored matches replayed); 1 match failed with an "
+                                   f"arena error: running it again retries it")
+
+
+def play_in_rounds(where: Path, extra: str, bots: int = 3) -> Path:
+    names = ["greedy", "random", "passive", "greedy", "random"]
+    (where / "t.yaml").write_text(
+        "name: t\nbots:\n" + "".join(f"  - {{name: b{i}, builtin: {names[i]}}}\n" for i in range(bots)) +
+        f"players: 2\nrules: {{contracts: [2S3]}}\nseed: 5\nout: results\n{extra}\n")
+    done = arena("run", "t.yaml", "--jobs", "1", "-q", cwd=where)
+    assert done.returncode == 0, done.stderr
+    return where / "results"
+
+
+def test_a_match_deleted_from_a_stored_round_is_named(tmp_path: Path) -> None:
+    results = play_in_rounds(tmp_path, "settle: {max_matches: 12}")     # two rounds of 3 tables x 2 rotations
+    ids = [m for (m,) in sql(results, "SELECT match_id FROM matches ORDER BY schedule_index")]
+    assert len(ids) == 12 and ids[6].endswith("-d1")
+    fine = arena("verify", str(results), cwd=tmp_path)
+    assert fine.returncode == 0, fine.stdout + fine.stderr
+    assert fine.stderr.strip().endswith("every match of its 2 rounds is stored")
+    seed = sql(results, "SELECT seed FROM matches WHERE match_id = ?", ids[3])[0][0]
+    bots = [b for (b,) in sql(results, "SELECT bot FROM seats WHERE match_id = ? ORDER BY seat", ids[3])]
+    for match in (ids[3], ids[11]):                # one of the first round, one of the last
+        delete_match(results, match)
+    done = arena("verify", str(results), cwd=tmp_path)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert lines[0] == (f"match {ids[3]}: missing: round 0 gives it (seats {', '.join(bots)}; seed {seed}) "
+                        f"but it is not stored")
+    assert lines[1].startswith(f"match {ids[11]}: missing: round 1 gives it (seats ") and len(lines) == 2
+    assert "2 matches of the rounds it played are not stored" in done.stderr
+
+
+def test_a_swiss_round_lacking_a_rotation_or_a_table_is_named(tmp_path: Path) -> None:
+    results = play_in_rounds(tmp_path, "format: swiss\nsettle: {max_matches: 10}", bots=4)
+    ids = [m for (m,) in sql(results, "SELECT match_id FROM matches ORDER BY schedule_index")]
+    assert ids[:4] == ["s0000-t00-r0", "s0000-t00-r1", "s0000-t01-r0", "s0000-t01-r1"]
+    top = max(int(m[7:9]) for m in ids if m.startswith("s0001-"))     # round 1: decided from round 0's results
+    assert top >= 1 and len(ids) == 4 + 2 * (top + 1)
+    fine = arena("verify", str(results), cwd=tmp_path)
+    assert fine.returncode == 0, fine.stdout + fine.stderr
+    for match in ("s0000-t01-r1", "s0001-t00-r0", "s0001-t00-r1", "s0001-t01-r1"):
+        delete_match(results, match)
+    done = arena("verify", str(results), cwd=tmp_path)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("match s0000-t01-r1: missing: round 0 gives it (seats ")      # dealt before any assessment
+    assert lines[1:] == [
+        f"match s0001-t00-r0: missing: round 1 stores tables up to {top} but not table 0",
+        f"match s0001-t00-r1: missing: round 1 stores tables up to {top} but not table 0",
+        "match s0001-t01-r1: missing: round 1 stores table 1 in other rotations but not in this one"]
+    assert "4 matches of the rounds it played are not stored" in done.stderr
+
+
+def test_matches_set_aside_by_an_interrupted_rerun_are_named_with_their_new_deals(results: Path) -> None:
+    from arena.tournament.setaside import set_aside
+
+    before = dict(sql(results, "SELECT s.match_id, m.seed FROM seats s JOIN matches m ON m.match_id = s.match_id "
+                               "WHERE s.bot = 'r'"))
+    assert [done.matches for done in set_aside(results / "results.sqlite", ["r"], "a test")] == [len(before)]
+    done = arena("verify", str(results), cwd=results.parent)         # as if the re-run had been stopped there
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(before) and all(
+        line.endswith("but it is not stored; --rerun set it aside and no run has played it again yet")
+        for line in lines), lines
+    for match, seed in before.items():
+        (line,) = [x for x in lines if x.startswith(f"match {match}: missing: the schedule gives it (seats ")]
+        assert f"; seed {seed})" not in line                            # the re-play is dealt other cards
+    assert f"{len(before)} of the schedule's 6 matches are not stored" in done.stderr
+
+
+def test_tampered_timing_is_named_with_what_the_record_gives(results: Path) -> None:
+    match, duration = sql(results, "SELECT match_id, duration_seconds FROM matches ORDER BY schedule_index LIMIT 1")[0]
+    (longest,) = sql(results, "SELECT max_seconds FROM seats WHERE match_id = ? AND seat = 1", match)[0]
+    sql(results, "UPDATE seats SET max_seconds = ?, off_turn_cpu = 0.25 WHERE match_id = ? AND seat = 1",
+        longest + 0.5, match)
+    sql(results, "UPDATE matches SET duration_seconds = 0.0 WHERE match_id = ?", match)
+    done = arena("verify", str(results), cwd=results.parent)
+    assert done.returncode == 1
+    (bot,) = sql(results, "SELECT bot FROM seats WHERE match_id = ? AND seat = 1", match)[0]
+    lines = done.stdout.splitlines()
+    assert lines[:2] == [
+        f"match {match}: seat 1 ({bot}): stored longest decision time {longest + 0.5:.6f} s, its record's "
+        f"decision times give {longest:.6f} s",
+        f"match {match}: seat 1 ({bot}): stored CPU used between its turns 0.250000 s, its record gives none"]
+    assert lines[2].startswith(f"match {match}: stored duration 0.000000 s, less than its recorded decisions "
+                               f"took together (") and len(lines) == 3
+    assert 0 < duration                                            # what was stored did hold
+
+
+def test_at_most_twenty_absent_matches_are_named_then_a_count() -> None:
+    from arena.tournament.verify import Verified
+
+    absent = tuple(f"match t{i:03d}-r0-d0: missing: ..." for i in range(25))
+    checked = Verified(100, ("database: a problem",), absent, missing=25, scheduled=125)
+    lines = checked.lines()
+    assert lines[:21] == ["database: a problem", *absent[:20]]
+    assert lines[21:] == ["and 5 more matches not stored as results"]
+    assert checked.summary("R").startswith("26 problems in R (100 stored matches replayed); 25 of the schedule's "
+                                           "125 matches are not stored")

@@ -1,7 +1,8 @@
 """The commands that read one results database's matches: ``arena matches``
 (the stored matches, or with ``--superseded`` those ``--rerun`` set aside),
 ``arena show`` (one match's account, its JSON or replay, or the
-tournament's summary) and ``arena verify`` (every result replayed).  ``commands`` has ``run`` and ``leaderboard``."""
+tournament's summary) and ``arena verify`` (every result replayed, no match
+missing).  ``commands`` has ``run`` and ``leaderboard``."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from ..clicommon import verbosity
 from ..logsetup import status
 from ..match import IgnoredLines
 from ..process.errors import escaped
-from ..words import plural
 from .commands import FORMAT_HELP, OutputFormat, open_store, row_value
 from .leaderboard import Column, cell_text, format_table, terminal_json
 from .setaside import superseded_rows
@@ -297,7 +297,10 @@ def verify(results: str) -> None:
     """Re-derive every stored result of RESULTS from its record, with no bot:
     the deals from each match's seed, every recorded action legal under the
     tournament's rules, and the totals, hand scores, places and forfeits
-    those give equal to the stored ones; SQLite's integrity too.
+    those give equal to the stored ones, and the decision times; every
+    match the schedule (or each round played) gives stored, with its seed
+    and seats (one that failed with an arena error is named as failed);
+    SQLite's integrity too.
 
     For a table about to be published, or a database that was copied,
     merged or restored.  Prints each problem on a line of its own (exit
@@ -311,10 +314,8 @@ def verify(results: str) -> None:
         raise click.ClickException(str(err)) from None
     finally:
         store.close()
-    for line in checked.problems:
+    for line in checked.lines():
         _echo(line)           # match ids, bot names and reasons come from files that may be edited
-    matches = plural(checked.matches, "stored match", "stored matches")
-    if checked.problems:
-        status(f"{plural(len(checked.problems), 'problem')} in {results} ({matches} replayed)")
+    status(checked.summary(results))
+    if not checked.ok:
         raise SystemExit(1)
-    status(f"{matches} of {results} replayed: every stored result follows from its record")
