@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -153,3 +154,78 @@ def test_show_says_where_a_start_up_fault_happened(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     fault = next(line for line in shown.stdout.splitlines() if "(x)" in line and "malformed" in line)
     assert "at start-up" in fault and "None" not in fault, fault
+
+
+# -- the neighbours section (issue 29, point 2) -----------------------------------
+
+
+def seated_tournament(tmp: Path, players: int = 3, deals: int = 2) -> Path:
+    """Built-in players at a balanced table: over k - 1 deals each bot sits
+    directly after each other one in exactly half their matches (3 seats)."""
+    path = tmp / f"n{players}.yaml"
+    path.write_text(f"""
+name: neighbours{players}
+bots:
+  - {{name: g, builtin: greedy}}
+  - {{name: r, builtin: random}}
+  - {{name: p, builtin: passive}}
+players: {players}
+deals: {deals}
+rules: {{contracts: [2S3, S3+R4]}}
+seed: 4
+output: {json.dumps(str(tmp / f"out{players}"))}
+""")
+    return path
+
+
+@pytest.fixture(scope="module")
+def seated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("seated")
+    done = cli("run", str(seated_tournament(tmp)), "--jobs", "1", "-q")
+    assert done.exit_code == 0 and done.stderr == ""
+    return tmp / "out3"
+
+
+def b_places(results: Path) -> dict[tuple[str, str], tuple[list[int], list[int]]]:
+    """Per (before, bot), from the stored matches: the bot's places directly after and elsewhere."""
+    from arena.tournament.store import ResultStore
+
+    out: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        for m in store.matches():
+            for i, a in enumerate(m.bots):
+                for j, b in enumerate(m.bots):
+                    if i != j:
+                        out.setdefault((a, b), ([], []))[0 if j == (i + 1) % 3 else 1].append(m.places[j])
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["plain", "markdown", "csv", "json"])
+def test_neighbours_section_in_every_format(seated: Path, fmt: str) -> None:
+    done = cli("leaderboard", str(seated), "--section", "neighbours", "--format", fmt)
+    assert done.exit_code == 0, done.output
+    parsed = parse(done.stdout, fmt)
+    stored = b_places(seated)
+    assert len(stored) == 6 and all(len(x) == len(y) == 3 for x, y in stored.values())  # balanced: 3 of 6
+    if fmt in ("plain", "markdown"):
+        cells = re.findall(r"[-+]\d\.\d\d \((\d+)/(\d+)\)", done.stdout)
+        assert cells == [("3", "6")] * 6, done.stdout
+        assert "Balance: exact" in done.stdout and "Neighbour effect: " in done.stdout
+    rows = parsed["neighbours"]["pairs"] if fmt == "json" else parsed if fmt == "csv" else []  # type: ignore[index,call-overload]
+    for r in rows:
+        after, elsewhere = stored[r["before"], r["bot"]]
+        assert (int(r["shared"]), int(r["after"]), float(r["fair"])) == (6, 3, 3.0)
+        assert float(r["difference"]) == pytest.approx(sum(after) / 3 - sum(elsewhere) / 3, abs=1e-3)
+    assert len(rows) == (6 if fmt in ("csv", "json") else 0)
+    if fmt == "json":
+        summary = parsed["neighbours"]["summary"]                          # type: ignore[index,call-overload]
+        assert summary["imbalance"] == 0.0 and summary["pairs"] == summary["measured"] == 6
+
+
+def test_neighbours_at_tables_of_two_is_one_line(tmp_path: Path) -> None:
+    done = cli("run", str(seated_tournament(tmp_path, players=2, deals=1)), "--jobs", "1", "-q",
+               "--section", "neighbours")
+    assert done.exit_code == 0, done.output
+    assert done.stdout.split("\n\n")[-1].strip() == (
+        "Every table had 2 seats: each bot sat directly after the other in every match, "
+        "so there is no neighbour effect to show.")

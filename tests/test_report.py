@@ -512,3 +512,30 @@ def _counted_pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     monkeypatch.setattr(writers, "ProcessPoolExecutor", Counted)
     monkeypatch.setattr(writers, "MIN_PER_WORKER", 1)
     return pools
+
+
+def test_the_neighbour_table_follows_the_seat_effect(results, report_dir):
+    page = (report_dir / "index.html").read_text()
+    assert page.index('id="seats"') < page.index('id="neighbours"') < page.index('id="ratings"')
+    assert '<a href="#neighbours">' in page
+    table = page[page.index('id="neighbour-table"'):page.index('id="neighbour-summary"')]
+    cells = re.findall(r'<tr data-bot="([^"]+)">|<td data-before="([^"]+)" data-after="(\d+)" data-shared="(\d+)"'
+                       r'[^>]*>\s*([-+]\d\.\d\d|–)<br>', table)
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        matches = store.matches()
+    seen, row = [], None
+    for bot, before, after, shared, shown in cells:
+        if bot:
+            row = bot
+            continue
+        mine = [m for m in matches if {row, before} <= set(m.bots)]
+        directly = [(m.bots.index(before) + 1) % 3 == m.bots.index(row) for m in mine]
+        place = [m.places[m.bots.index(row)] for m in mine]
+        there = [p for p, d in zip(place, directly) if d]
+        elsewhere = [p for p, d in zip(place, directly) if not d]
+        assert (int(after), int(shared)) == (3, 6) == (len(there), len(mine))     # balanced: half of them
+        assert float(shown) == pytest.approx(sum(there) / 3 - sum(elsewhere) / 3, abs=0.005)
+        seen.append((row, before))
+    assert len(seen) == 6 and len(set(seen)) == 6
+    summary = page[page.index('id="neighbour-summary"'):]
+    assert "Neighbour effect: " in summary[:400] and "Balance: exact" in summary[:400]

@@ -85,6 +85,12 @@ def _colour(share: float | None) -> str:
     return f"hsl({hue:.0f}, 65%, {light:.0f}%)"
 
 
+def _place_colour(difference: float | None) -> str:
+    """A neighbour cell: green when the row's bot placed better (lower) right
+    after the column's, red when worse; a whole place either way is the deepest."""
+    return _colour(None if difference is None else min(1.0, max(0.0, 0.5 - difference / 2)))
+
+
 def _fmt(value: float | None, digits: int) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -170,7 +176,7 @@ def _report_html(data: ReportData, *, bot: str | None, replays: bool, gradebook:
                   vega=vega, hint=INSTALL_HINT, css=asset("cards.css") + asset("report.css"), kinds=FAULT_KINDS,
                   level=_level(data.confidence), unit_text=RATING_UNITS.get(data.rating_unit, data.rating_unit),
                   gradebook=gradebook, replays=replays, replay_href=replay_href, link=link,
-                  colour=_colour, fmt=_fmt, anchor=anchor, place=fault_place)
+                  colour=_colour, place_colour=_place_colour, fmt=_fmt, anchor=anchor, place=fault_place)
 
 
 def _open(results: str) -> ResultStore:

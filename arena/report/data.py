@@ -1,6 +1,6 @@
 """What the report shows, read from a results database: JSON-ready values only.
 
-The leaderboard, head-to-head and seat tables are the ones ``arena
+The leaderboard, head-to-head, seat and neighbour tables are the ones ``arena
 leaderboard`` prints (same functions, same numbers).  Decision times come from
 each match record's trace (one time per decision); records written before
 traces existed give their per-match mean instead.
@@ -15,6 +15,7 @@ from typing import Any
 
 from ..match.spec import first_fault_line
 from ..tournament.leaderboard import LeaderboardRow, _confidence, _Fixed, _rating, _seed, head_to_head, leaderboard, seat_effect
+from ..tournament.neighbours import CELL_NOTE, neighbour_effect, neighbour_note, neighbour_summary
 from ..tournament.ranking import rated_games
 from ..tournament.schedule import unfinished_size
 from ..tournament.store import FAULT_KINDS, ResultStore, StoredMatch, StoreError
@@ -68,6 +69,8 @@ class ReportData:
     bots: list[BotSection]
     order: list[str]                                        # bots, best first
     scheduled: int | None = None                            # matches scheduled, when not all are played yet
+    # cells: bot -> the bot it sat directly after -> counts and mean places; summary; line: the field's figure
+    neighbours: dict[str, Any] = field(default_factory=dict)
 
 
 def _history(matches: Sequence[StoredMatch], bots: Sequence[str], unit: str,
@@ -269,7 +272,16 @@ def collect(store: ResultStore, rating: str | None = None,
         history=_history(matches, order, unit, rows) if history else [],
         times=time_points, times_note=note, faults=faults, matches=match_rows,
         failed=[{"match_id": f.match_id, "reason": f.reason, "bots": list(f.bots)} for f in store.failures()],
-        bots=sections, order=order, scheduled=unfinished_size(store))
+        bots=sections, order=order, scheduled=unfinished_size(store), neighbours=_neighbours(matches))
+
+
+def _neighbours(matches: Sequence[StoredMatch]) -> dict[str, Any]:
+    """The neighbours section: the numbers ``arena leaderboard --section neighbours`` shows."""
+    cells: dict[str, dict[str, dict[str, Any]]] = {}
+    for s in neighbour_effect(matches):
+        cells.setdefault(s.bot, {})[s.before] = {**asdict(s), "difference": s.difference}
+    summary = neighbour_summary(matches)
+    return {"cells": cells, "summary": asdict(summary), "line": neighbour_note(summary), "cell_note": CELL_NOTE}
 
 
 def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[str, Any]],

@@ -35,6 +35,8 @@ from .stored import FailedMatch
 LOG = logging.getLogger(__name__)
 
 SECTIONS = ("leaderboard", "head_to_head", "seats")
+# Shown when asked for: a table per ordered pair is long, and says most after a balanced seating.
+EXTRA_SECTIONS = ("neighbours",)
 
 
 
@@ -256,8 +258,8 @@ def _stored_for_dry_run(config: TournamentConfig, scheduled: int) -> str | None:
 @click.option("--format", "fmt", type=OutputFormat(), default="plain", show_default=True,
               help="Output format of the final tables (or of the --dry-run schedule) on stdout; status and "
                    "progress go to stderr.  Not the tournament's format (round robin...): the file's 'format:'.")
-@click.option("--section", "sections", multiple=True, type=click.Choice(SECTIONS),
-              help="Which final tables (default: all three; csv: the leaderboard; repeat to add).")
+@click.option("--section", "sections", multiple=True, type=click.Choice(SECTIONS + EXTRA_SECTIONS),
+              help="Which final tables (default: the first three; csv: the leaderboard; repeat to add).")
 @click.option("--executor", type=click.Choice(EXECUTORS), default=None,
               help="Where matches run: local worker processes, or a Ray cluster (default: the file's 'executor', "
                    "else local).")
@@ -350,8 +352,9 @@ def _print_report(db: Path, fmt: str, sections: tuple[str, ...]) -> list[FailedM
 @click.command()
 @click.argument("results")
 @click.option("--format", "fmt", type=OutputFormat(), default="plain", show_default=True, help=FORMAT_HELP)
-@click.option("--section", "sections", multiple=True, type=click.Choice(SECTIONS),
-              help="Which tables (default: leaderboard only; repeat to add).")
+@click.option("--section", "sections", multiple=True, type=click.Choice(SECTIONS + EXTRA_SECTIONS),
+              help="Which tables (default: leaderboard only; repeat to add). neighbours: how each bot "
+                   "placed directly after each other bot, against elsewhere.")
 @click.option("--rating", type=click.Choice(RATINGS), default=None,
               help="Rate every hand or every match as one game (default: the tournament's 'rating').")
 def leaderboard(results: str, fmt: str, sections: tuple[str, ...], rating: str | None) -> None:

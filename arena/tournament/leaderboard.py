@@ -60,6 +60,7 @@ Source = ResultStore | Iterable[StoredMatch]
 
 CONFIDENCE = 0.95
 SIGNIFICANCE = 0.05         # head-to-head cells
+NEIGHBOUR_TITLE = "Neighbours (row's mean place directly after column, minus with column elsewhere)"
 
 
 def _confidence(source: Source) -> float:
@@ -468,13 +469,13 @@ def format_head_to_head(entries: Sequence[HeadToHead], fmt: str = "plain",
 
 def report(source: Source, fmt: str = "plain", confidence: float | None = None,
            sections: Sequence[str] = ("leaderboard", "head_to_head", "seats"), rating: str | None = None) -> str:
-    """The leaderboard, head-to-head and seat tables together; ``rating``
+    """The leaderboard, head-to-head, seat and neighbour tables together; ``rating``
     (``hands`` or ``matches``) overrides the tournament's.
 
     plain/markdown: titled sections; json: one object keyed by section; csv
     holds one table only, so it needs exactly one section.
     """
-    unknown = set(sections) - {"leaderboard", "head_to_head", "seats"}
+    unknown = set(sections) - {"leaderboard", "head_to_head", "seats", "neighbours"}
     if unknown:
         raise ValueError(f"unknown report sections: {', '.join(sorted(unknown))}")
     if fmt not in FORMATS:
@@ -495,6 +496,9 @@ def report(source: Source, fmt: str = "plain", confidence: float | None = None,
                                                     order=[r.bot for r in rows])
     if "seats" in sections:
         parts["seats"] = format_seat_effect(seat_effect(matches), fmt)
+    if "neighbours" in sections:
+        from .neighbours import format_neighbours  # it builds on this module's formats
+        parts["neighbours"] = format_neighbours(matches, fmt, order=[r.bot for r in rows])
     if fmt == "json":
         return terminal_json({k: json.loads(v) for k, v in parts.items()})
     if fmt == "csv":
@@ -508,7 +512,7 @@ def report(source: Source, fmt: str = "plain", confidence: float | None = None,
                                   "significant at 5%; the leaderboard, which rates every hand, may still "
                                   "tell the two apart")
     titles = {"leaderboard": "Leaderboard", "head_to_head": "Head to head (row finished ahead of column)",
-              "seats": "Seat effect (lower totals are better)"}
+              "seats": "Seat effect (lower totals are better)", "neighbours": NEIGHBOUR_TITLE}
     heading = (lambda t: f"## {t}") if fmt == "markdown" else (lambda t: f"{t}\n{'=' * len(t)}")
     return "\n\n".join(f"{heading(titles[k])}\n\n{v}" for k, v in parts.items())
 
