@@ -511,6 +511,10 @@ def report(source: Source, fmt: str = "plain", confidence: float | None = None,
                                   "deal (for whichever finished ahead in more of its seatings), is not "
                                   "significant at 5%; the leaderboard, which rates every hand, may still "
                                   "tell the two apart")
+    if "seats" in parts and "neighbours" not in parts:
+        # Beside the seat effect, the other thing a seat decides: whom a bot sits after.
+        from .neighbours import neighbour_note, neighbour_summary
+        parts["seats"] += "\n\n" + neighbour_note(neighbour_summary(matches)) + " (--section neighbours: each pair)"
     titles = {"leaderboard": "Leaderboard", "head_to_head": "Head to head (row finished ahead of column)",
               "seats": "Seat effect (lower totals are better)", "neighbours": NEIGHBOUR_TITLE}
     heading = (lambda t: f"## {t}") if fmt == "markdown" else (lambda t: f"{t}\n{'=' * len(t)}")
