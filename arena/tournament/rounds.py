@@ -22,7 +22,14 @@ the end, at the plain confidence, separates everything the rule did.
 
 Every decision depends only on the stored results of earlier rounds and the
 tournament seed, so a resumed run plays exactly the rounds an uninterrupted
-one would.
+one would.  Each is also stored as it is made (:func:`decide` gives the
+``RoundDecision``: the round's tables, whether the rule stopped, its next
+look, and the summary of the assessment it read), and a resumed run replays
+the stored ones instead of assessing every stored round again (each
+assessment is a bootstrap of all the games so far: re-assessing a long run
+took minutes before its first new match).  The decisions are read, not
+recomputed, so a resumed run plays the same rounds even if an assessment
+were to come out differently in its last bits.
 """
 
 from __future__ import annotations
@@ -37,13 +44,14 @@ from typing import TYPE_CHECKING
 from ..ranking.matchmaking import cover, windows
 from .config import MAX_MATCHES, SWISS, Settle, TournamentConfig
 from .schedule import ScheduleEntry, derive_seed
+from .stored import RoundDecision
 
 if TYPE_CHECKING:  # numpy loads when the rounds are assessed, not with the tournament runner
     from ..ranking import Assessment
 
 __all__ = [
     "STOP_LOOKS", "StopRule", "stop_confidence", "swiss_round_tables", "swiss_tables", "check_rounds",
-    "first_rounds", "match_budget", "round_entries", "round_size_hint",
+    "decide", "first_rounds", "match_budget", "round_entries", "round_size_hint", "round_tables",
 ]
 
 
@@ -119,12 +127,28 @@ def first_rounds(config: TournamentConfig) -> list[ScheduleEntry]:
 
 
 def round_entries(config: TournamentConfig, round_no: int, assessment: Assessment | None,
-                  start_index: int) -> list[ScheduleEntry]:
+                  start_index: int, tables: Sequence[tuple[str, ...]] | None = None) -> list[ScheduleEntry]:
     """The matches of round ``round_no``; indices continue from ``start_index``.
-    ``assessment`` is of every round before (None before any)."""
+    ``assessment`` is of every round before (None before any); ``tables``,
+    those a stored decision gives, are played instead of choosing them from it."""
     if config.format == SWISS:
-        return _swiss_round(config, round_no, assessment, start_index)
+        return _swiss_round(config, round_no, assessment, start_index, tables)
     return _round_robin_round(config, round_no, start_index)
+
+
+def decide(config: TournamentConfig, round_no: int, start_index: int, matches: int,
+           assessment: Assessment | None, rule: StopRule) -> RoundDecision:
+    """What is decided before round ``round_no`` from ``assessment`` (of the
+    first ``matches`` matches; None for the first ``deals`` rounds): whether
+    ``rule`` stops the run (its ``next_look`` moves on), else, for Swiss, the
+    round's tables."""
+    looked = assessment is not None and matches >= rule.next_look
+    stop = "settled" if assessment is not None and rule.settled(matches, assessment) else None
+    tables = round_tables(config, round_no, assessment) if stop is None and config.format == SWISS else []
+    summary = None if assessment is None else {
+        "order": assessment.order, "margins": assessment.margins, "groups": assessment.groups,
+        "unsettled": assessment.unsettled, "replicas": assessment.replicas, "looked": looked}
+    return RoundDecision(round_no, start_index, matches, rule.next_look, stop, tuple(tables), summary)
 
 
 def _round_robin_round(config: TournamentConfig, deal: int, start_index: int) -> list[ScheduleEntry]:
@@ -179,17 +203,24 @@ def swiss_round_tables(assessment: Assessment, confidence: float, k: int,
     return tables
 
 
-def _swiss_round(config: TournamentConfig, round_no: int, assessment: Assessment | None,
-                 start_index: int) -> list[ScheduleEntry]:
+def round_tables(config: TournamentConfig, round_no: int, assessment: Assessment | None) -> list[tuple[str, ...]]:
+    """The tables of Swiss round ``round_no``, ``assessment`` being of the rounds before."""
     assert config.seed is not None
     k = config.players
     # Every round has a random cover of the field (see swiss_round_tables).
     rng = random.Random(derive_seed(config.seed, "swiss-cover", round_no))
     balance = cover(config.bot_names, k, rng)
     if assessment is None or round_no < config.deals:
-        tables = balance
-    else:
-        tables = swiss_round_tables(assessment, (config.settle or Settle()).confidence, k, balance)
+        return balance
+    return swiss_round_tables(assessment, (config.settle or Settle()).confidence, k, balance)
+
+
+def _swiss_round(config: TournamentConfig, round_no: int, assessment: Assessment | None,
+                 start_index: int, tables: Sequence[tuple[str, ...]] | None = None) -> list[ScheduleEntry]:
+    assert config.seed is not None
+    k = config.players
+    if tables is None:
+        tables = round_tables(config, round_no, assessment)
     entries: list[ScheduleEntry] = []
     for t, bots in enumerate(tables):
         deal_seed = derive_seed(config.seed, "swiss", round_no, t)
