@@ -208,3 +208,95 @@ def test_a_window_that_is_already_a_cover_table_is_played_once():
     assert swiss_round_tables(assessed, 0.95, 4, balance) == balance
     assessed = Assessment(order, {}, [9.0, 9.0, 9.0, 0.0, 9.0], 0.95, 200, 0.01, 50)
     assert swiss_round_tables(assessed, 0.95, 4, balance) == [*balance, ("c", "d", "e", "f")]
+
+
+def counting_assess(monkeypatch) -> list[int]:
+    """Count the assessments of the rounds (each call's number of games); not
+    the final table's, which ``arena run`` prints from the same function."""
+    import sys
+
+    import arena.ranking
+    import arena.tournament.runner
+    from arena.ranking.confidence import assess
+    calls: list[int] = []
+
+    def counted(games, *args, **kwargs):
+        if sys._getframe(1).f_code.co_filename == arena.tournament.runner.__file__:
+            calls.append(len(games))
+        return assess(games, *args, **kwargs)
+    monkeypatch.setattr(arena.ranking, "assess", counted)
+    return calls
+
+
+def decided_rounds(out: Path) -> int:
+    with ResultStore(out / "results.sqlite", create=False) as store:
+        return len(store.decisions())
+
+
+def test_a_resumed_settling_run_assesses_no_stored_round_again(tmp_path, monkeypatch):
+    """Each round's decision is stored as it is made; a resumed run replays
+    the stored ones and assesses only the rounds no run decided yet, ending
+    as the uninterrupted run did."""
+    bots = [(f"r{i}", "random") for i in range(5)]
+    calls = counting_assess(monkeypatch)
+    straight = tmp_path / "straight"
+    straight.mkdir()
+    path = tournament(straight, bots, "format: swiss\nsettle: {max_matches: 60}")
+    assert cli("run", str(path), "--jobs", "1").exit_code == 0
+    ids, uninterrupted = stored_ids(straight / "out"), len(calls)
+    assert uninterrupted >= 4 and decided_rounds(straight / "out") == uninterrupted + 1   # the first is not assessed
+
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    path = tournament(broken, bots, "format: swiss\nsettle: {max_matches: 60}")
+    monkeypatch.setenv("ARENA_TEST_FAIL_MATCH", ids[len(ids) // 2])
+    calls.clear()
+    assert cli("run", str(path), "--jobs", "1").exit_code == 1
+    first = len(calls)
+    monkeypatch.delenv("ARENA_TEST_FAIL_MATCH")
+    calls.clear()
+    again = cli("run", str(path), "--jobs", "1")
+    assert again.exit_code == 0 and "resuming" in again.output, again.output
+    assert 0 < len(calls) < uninterrupted and first + len(calls) == uninterrupted
+    assert stored_ids(broken / "out") == ids
+
+    # Killed mid-round after the last decision: nothing is assessed at all.
+    with sqlite3.connect(broken / "out" / "results.sqlite") as c:
+        c.execute("PRAGMA foreign_keys = ON")
+        c.execute("DELETE FROM matches WHERE schedule_index >= ?", (len(ids) - 5,))
+    calls.clear()
+    assert cli("run", str(path), "--jobs", "1").exit_code == 0
+    assert calls == [] and stored_ids(broken / "out") == ids
+
+
+def test_a_database_without_stored_decisions_still_resumes(tmp_path, monkeypatch):
+    """An older arena stored no decisions: the rounds are decided again, as
+    they were, and from then on stored."""
+    bots = [(f"r{i}", "random") for i in range(5)]
+    calls = counting_assess(monkeypatch)
+    path = tournament(tmp_path, bots, "format: swiss\nsettle: {max_matches: 60}")
+    assert cli("run", str(path), "--jobs", "1").exit_code == 0
+    ids, rounds = stored_ids(tmp_path / "out"), decided_rounds(tmp_path / "out")
+    with sqlite3.connect(tmp_path / "out" / "results.sqlite") as c:
+        c.execute("PRAGMA foreign_keys = ON")
+        c.execute("DROP TABLE round_decisions")
+        c.execute("DELETE FROM matches WHERE schedule_index >= ?", (len(ids) - 10,))
+    with ResultStore(tmp_path / "out" / "results.sqlite", create=False) as store:
+        assert store.decisions() == {}
+    calls.clear()
+    again = cli("run", str(path), "--jobs", "1")
+    assert again.exit_code == 0 and "resuming" in again.output, again.output
+    assert stored_ids(tmp_path / "out") == ids and len(calls) == rounds - 1
+    assert decided_rounds(tmp_path / "out") == rounds
+
+
+def test_a_round_decision_is_stored_and_read_back(tmp_path):
+    from arena.tournament.store import RoundDecision
+    decision = RoundDecision(3, 24, 24, 30, None, (("a", "b"), ("b", "c")),
+                             {"order": ["a", "b", "c"], "margins": [1.5, float("inf")], "unsettled": 1})
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        assert store.decisions() == {}
+        store.add_decision(decision)
+        assert store.decisions() == {3: decision} and decision.unsettled == 1
+        with pytest.raises(Exception, match="round 3 was already decided"):
+            store.add_decision(decision)

@@ -162,7 +162,6 @@ def solve(problem: Problem, weights: NDArray[np.int64], prior: Prior, draw_p: fl
     eps = draw_margin(draw_p, prior.beta)
     states = [_State(b, weights, n_players, None if start is None else start[i])
               for i, b in enumerate(problem.buckets)]
-    pi0, eta0 = 1.0 / prior.sigma ** 2, prior.mu / prior.sigma ** 2
     shape = (replicas, n_players)
     played = np.zeros(replicas * n_players, dtype=bool)
     for s in states:
@@ -171,24 +170,45 @@ def solve(problem: Problem, weights: NDArray[np.int64], prior: Prior, draw_p: fl
     counted = np.maximum(played.sum(axis=1, keepdims=True), 1)
     level: Array = np.zeros(shape)
     sigma: Array = np.full(shape, prior.sigma)
+    # Each replica stops on its own once its change is below the tolerance
+    # (its rows leave the sweeps): it then gets what it would get solved
+    # alone, and a replica that converges fast no longer waits for the
+    # slowest of the batch, sweeping (and paying for) all its rows meanwhile.
+    active = np.ones(replicas, dtype=bool)
+    first: list[Messages] | None = None
     for sweep in range(1, max_sweeps + 1):
-        pi = np.full(replicas * n_players, pi0)
-        eta = np.full(replicas * n_players, eta0)
-        for s in states:
-            pi += np.bincount(s.slots.ravel(), (s.weight[:, None] * s.tau).ravel(), minlength=pi.size)
-            eta += np.bincount(s.slots.ravel(), (s.weight[:, None] * s.rho).ravel(), minlength=eta.size)
-        mu = (eta / pi).reshape(shape)
+        mu, new_sigma, pi, eta = _posterior(states, shape, prior)
         # Centred on the players with games; those without keep the prior.
         centre = np.where(played, mu, 0.0).sum(axis=1, keepdims=True) / counted
-        new_level = np.where(played, mu - centre, 0.0)
-        new_sigma = np.sqrt(1.0 / pi).reshape(shape)
-        change = max(float(np.max(np.abs(new_level - level))), float(np.max(np.abs(new_sigma - sigma))))
+        new_level = np.where(played & active[:, None], mu - centre, level)
+        new_sigma = np.where(active[:, None], new_sigma, sigma)
+        change = np.maximum(np.abs(new_level - level).max(axis=1), np.abs(new_sigma - sigma).max(axis=1))
         level, sigma = new_level, new_sigma
-        if sweep > 1 and change < tolerance:
-            break
+        if sweep > 1 and (done := active & (change < tolerance)).any():
+            if done[0]:
+                first = [s.messages() for s in states]
+            active &= ~done
+            if not active.any():
+                break
+            for s in states:
+                s.keep(active)
         for s in states:
             s.update(pi, eta, prior.beta, eps)
-    return prior.mu + level, sigma, sweep, [s.messages() for s in states]
+    return prior.mu + level, sigma, sweep, first if first is not None else [s.messages() for s in states]
+
+
+def _posterior(states: Sequence[_State], shape: tuple[int, int],
+                    prior: Prior) -> tuple[Array, Array, Array, Array]:
+    """Each player's posterior mean and sigma in each replica, (replicas,
+    players), from the messages of every game; and the natural parameters
+    (pi, eta), flat, that the games' updates take."""
+    size = shape[0] * shape[1]
+    pi = np.full(size, 1.0 / prior.sigma ** 2)
+    eta = np.full(size, prior.mu / prior.sigma ** 2)
+    for s in states:
+        pi += np.bincount(s.slots.ravel(), (s.weight[:, None] * s.tau).ravel(), minlength=size)
+        eta += np.bincount(s.slots.ravel(), (s.weight[:, None] * s.rho).ravel(), minlength=size)
+    return (eta / pi).reshape(shape), np.sqrt(1.0 / pi).reshape(shape), pi, eta
 
 
 # Per outcome of a bucket: outcome -> skill messages (tau, rho) and, within the
@@ -205,6 +225,7 @@ class _State:
         np.add.at(w, bucket.outcome, weights[:, bucket.games].T)
         w = w.T                                           # (replicas, U): how often each outcome counts
         rep, row = np.nonzero(w)
+        self.rep = rep
         self._first_games = row[rep == 0]
         self.weight = w[rep, row].astype(np.float64)
         self.slots = rep[:, None] * n_players + bucket.order[row]   # (R, k)
@@ -221,6 +242,14 @@ class _State:
         else:
             self.tau, self.rho, self.d_tau, self.d_rho = (a[row].copy() for a in start)
             self.passes = PASSES
+
+    def keep(self, active: NDArray[np.bool_]) -> None:
+        """Keep the rows of the ``active`` replicas only (the others are done)."""
+        rows = active[self.rep]
+        self.rep, self.weight, self.slots, self.draw, self.first = (
+            self.rep[rows], self.weight[rows], self.slots[rows], self.draw[rows], self.first[rows])
+        self.tau, self.rho, self.d_tau, self.d_rho = (
+            self.tau[rows], self.rho[rows], self.d_tau[rows], self.d_rho[rows])
 
     def messages(self) -> Messages:
         """Replica 0's messages, one row per outcome of the bucket (zero where it has none)."""

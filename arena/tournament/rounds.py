@@ -22,7 +22,14 @@ the end, at the plain confidence, separates everything the rule did.
 
 Every decision depends only on the stored results of earlier rounds and the
 tournament seed, so a resumed run plays exactly the rounds an uninterrupted
-one would.
+one would.  Each is also stored as it is made (:func:`decide` gives the
+``RoundDecision``: the round's tables, whether the rule stopped, its next
+look, and the summary of the assessment it read), and a resumed run replays
+the stored ones instead of assessing every stored round again (each
+assessment is a bootstrap of all the games so far: re-assessing a long run
+took minutes before its first new match).  The decisions are read, not
+recomputed, so a resumed run plays the same rounds even if an assessment
+were to come out differently in its last bits.
 """
 
 from __future__ import annotations
@@ -38,13 +45,14 @@ from ..ranking.matchmaking import cover, windows
 from .config import MAX_MATCHES, SWISS, Settle, TournamentConfig
 from .schedule import ScheduleEntry, derive_seed, table_offsets
 from .seating import BALANCED, NeighbourBalance, seatings
+from .stored import RoundDecision
 
 if TYPE_CHECKING:  # numpy loads when the rounds are assessed, not with the tournament runner
     from ..ranking import Assessment
 
 __all__ = [
-    "STOP_LOOKS", "StopRule", "stop_confidence", "pairs_to_settle", "swiss_round_tables", "swiss_tables", "check_rounds",
-    "first_rounds", "match_budget", "round_entries", "round_size_hint",
+    "STOP_LOOKS", "StopRule", "stop_confidence", "pairs_to_settle", "swiss_round_tables", "swiss_tables",
+    "check_rounds", "decide", "first_rounds", "match_budget", "round_entries", "round_size_hint", "round_tables",
 ]
 
 
@@ -125,15 +133,34 @@ def first_rounds(config: TournamentConfig) -> list[ScheduleEntry]:
 
 
 def round_entries(config: TournamentConfig, round_no: int, assessment: Assessment | None,
-                  start_index: int, earlier: Sequence[Sequence[str]] = ()) -> list[ScheduleEntry]:
+                  start_index: int, earlier: Sequence[Sequence[str]] = (),
+                  tables: Sequence[tuple[str, ...]] | None = None) -> list[ScheduleEntry]:
     """The matches of round ``round_no``; indices continue from ``start_index``.
     ``assessment`` is of every round before (None before any); ``earlier``
     the seats of every match of the rounds before, in schedule order, whose
     neighbours a Swiss round's seating evens out (a round robin's rounds are
-    balanced by their tables' fixed offsets, and need not be told)."""
+    balanced by their tables' fixed offsets, and need not be told);
+    ``tables``, those a stored decision gives, are played instead of
+    choosing them from ``assessment``."""
     if config.format == SWISS:
-        return _swiss_round(config, round_no, assessment, start_index, earlier)
+        return _swiss_round(config, round_no, assessment, start_index, earlier, tables)
     return _round_robin_round(config, round_no, start_index)
+
+
+def decide(config: TournamentConfig, round_no: int, start_index: int, matches: int,
+           assessment: Assessment | None, rule: StopRule) -> RoundDecision:
+    """What is decided before round ``round_no`` from ``assessment`` (of the
+    first ``matches`` matches; None for the first ``deals`` rounds): whether
+    ``rule`` stops the run (its ``next_look`` moves on), else, for Swiss, the
+    round's tables."""
+    looked = assessment is not None and matches >= rule.next_look
+    stop = "settled" if assessment is not None and rule.settled(matches, assessment) else None
+    tables = round_tables(config, round_no, assessment) if stop is None and config.format == SWISS else []
+    summary = None if assessment is None else {
+        "order": assessment.order, "margins": assessment.margins, "groups": assessment.groups,
+        "unsettled": assessment.unsettled, "replicas": assessment.replicas, "looked": looked,
+        "to_settle": pairs_to_settle(assessment, (config.settle or Settle()).confidence)}
+    return RoundDecision(round_no, start_index, matches, rule.next_look, stop, tuple(tables), summary)
 
 
 def _round_robin_round(config: TournamentConfig, deal: int, start_index: int) -> list[ScheduleEntry]:
@@ -201,17 +228,25 @@ def _swiss_seating(config: TournamentConfig, neighbours: NeighbourBalance, round
     return neighbours.choose_order([bots, *(rng.sample(bots, len(bots)) for _ in range(SWISS_ORDERS))])
 
 
-def _swiss_round(config: TournamentConfig, round_no: int, assessment: Assessment | None,
-                 start_index: int, earlier: Sequence[Sequence[str]]) -> list[ScheduleEntry]:
+def round_tables(config: TournamentConfig, round_no: int, assessment: Assessment | None) -> list[tuple[str, ...]]:
+    """The tables of Swiss round ``round_no``, ``assessment`` being of the rounds before."""
     assert config.seed is not None
     k = config.players
     # Every round has a random cover of the field (see swiss_round_tables).
     rng = random.Random(derive_seed(config.seed, "swiss-cover", round_no))
     balance = cover(config.bot_names, k, rng)
     if assessment is None or round_no < config.deals:
-        tables = balance
-    else:
-        tables = swiss_round_tables(assessment, (config.settle or Settle()).confidence, k, balance)
+        return balance
+    return swiss_round_tables(assessment, (config.settle or Settle()).confidence, k, balance)
+
+
+def _swiss_round(config: TournamentConfig, round_no: int, assessment: Assessment | None, start_index: int,
+                 earlier: Sequence[Sequence[str]], tables: Sequence[tuple[str, ...]] | None = None,
+                 ) -> list[ScheduleEntry]:
+    assert config.seed is not None
+    k = config.players
+    if tables is None:
+        tables = round_tables(config, round_no, assessment)
     # Tables change from round to round: each one's block is chosen to even
     # out who sat after whom in every round before (their seats) and this one.
     neighbours = NeighbourBalance(k, config.seating)

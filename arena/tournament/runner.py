@@ -27,7 +27,6 @@ from typing import TextIO
 
 from ..match import FaultPolicy, MatchResult, MatchSpec
 from ..process import BotStartupError
-from ..ranking.games import Game
 from ..words import plural
 from .changed import changed_programs
 from .config import SWISS, TournamentConfig
@@ -49,11 +48,11 @@ from .preflight import (
 )
 from .progress import Progress
 from .ranking import rated_games
-from .rounds import StopRule, check_rounds, first_rounds, match_budget, pairs_to_settle, round_entries
+from .rounds import StopRule, check_rounds, decide, first_rounds, match_budget, round_entries
 from .runlock import results_lock
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size, redeal
 from .setaside import finish_set_aside, set_aside, times_set_aside
-from .store import FailedMatch, ResultStore, StoredMatch, StoreError
+from .store import FailedMatch, ResultStore, RoundDecision, StoredMatch, StoreError
 
 ERROR_LOG = "errors.log"   # in the results' logs directory
 
@@ -326,7 +325,9 @@ class _Rounds:
         self.progress: Progress | None = None
         self.sandbox_mode = ""
         self.played = 0
-        self.unsettled: int | None = None
+        self.assessed = 0               # rounds this run assessed (a resumed run: only those not decided)
+        self.unsettled: int | None = None       # at the end: adjacent pairs not separated (the table's level)
+        self.to_settle: int | None = None       # for the progress line: at the stopping rule's level
         self.started = time.monotonic()
 
     @property
@@ -337,38 +338,40 @@ class _Rounds:
         """Play rounds until one of ``STOP_REASONS``; that reason.
 
         Each round is decided from the matches of the rounds before it only
-        (by schedule index), so a resumed run, which finds later rounds
-        already stored, decides every round as the first run did."""
-        from ..ranking import assess  # numpy: settling runs only
-
+        (by schedule index), and the decision is stored before the round is
+        played; a resumed run replays the stored decisions (no assessment)
+        and decides from the first round that has none, as the first run
+        would have."""
         index = round_no = 0
-        assessment = None
         stored = self.store.matches()
+        decided = self.store.decisions()
         rule = StopRule(self.budget, self.settle.confidence)
         seated: list[tuple[str, ...]] = []      # every earlier round's seats (round_entries)
         while True:
-            before = [m for m in stored if m.schedule_index < index]
-            games = rated_games(before, self.config.rating)
-            if round_no >= self.config.deals:
-                assessment = assess(games, self.config.bot_names, self.settle.confidence,
-                                    seed=self.config.seed or 0)
-                self.unsettled = assessment.unsettled
+            decision = decided.get(round_no) or self._decide(round_no, index, stored, rule)
+            if decision.start_index != index:
+                raise StoreError(f"{self.store.path}: the stored decision of round {round_no} starts at match "
+                                 f"{decision.start_index}, not {index}: the results database is damaged")
+            rule.next_look = decision.next_look
+            if decision.unsettled is not None:
+                self.unsettled, self.to_settle = decision.unsettled, decision.to_settle
                 if self.progress is not None:
-                    self.progress.unsettled = pairs_to_settle(assessment, self.settle.confidence)
-                if rule.settled(len(before), assessment):
-                    return "settled"
-            entries = round_entries(self.config, round_no, assessment, index, seated)
+                    self.progress.unsettled = self.to_settle
+            if decision.stop is not None:
+                return decision.stop
+            entries = round_entries(self.config, round_no, None, index, seated, decision.tables or None)
             if not entries:     # rounds are never empty; a run without one would loop for ever
                 raise RuntimeError(f"round {round_no} of the settling run has no match")
             done = {m.match_id for m in stored}
             todo = [e for e in entries if e.match_id not in done]
+            before = [m for m in stored if m.schedule_index < index]
             if len(before) + len(entries) > self.budget:
                 return "budget"
             if todo:
                 limit = self.settle.max_minutes
                 if limit is not None and time.monotonic() - self.started > 60 * limit:
                     return "time"
-                self._play(todo, games, len(before) + len(entries) - len(todo))
+                self._play(todo, before, len(before) + len(entries) - len(todo))
                 stored = self.store.matches()
                 if self.failed:
                     return "failed"
@@ -376,7 +379,22 @@ class _Rounds:
             round_no += 1
             seated += [e.seats for e in entries]
 
-    def _play(self, todo: list[ScheduleEntry], games: list[Game], done: int) -> None:
+    def _decide(self, round_no: int, index: int, stored: list[StoredMatch], rule: StopRule) -> RoundDecision:
+        """Decide round ``round_no`` (assessing the rounds before it, after the
+        first ``deals``) and store the decision."""
+        before = [m for m in stored if m.schedule_index < index]
+        assessment = None
+        if round_no >= self.config.deals:
+            from ..ranking import assess  # numpy: settling runs only
+
+            assessment = assess(rated_games(before, self.config.rating), self.config.bot_names,
+                                self.settle.confidence, seed=self.config.seed or 0)
+            self.assessed += 1
+        decision = decide(self.config, round_no, index, len(before), assessment, rule)
+        self.store.add_decision(decision)
+        return decision
+
+    def _play(self, todo: list[ScheduleEntry], before: list[StoredMatch], done: int) -> None:
         if self.progress is None:
             hold_to_sandbox(self.config, self.store)
             run_builds(self.config, self.echo)
@@ -384,8 +402,9 @@ class _Rounds:
             self.sandbox_mode = prepare_sandbox(self.config)
             warn_guessable_seed(self.config)
             self.config = hide_earlier_runs(self.config, self.sandbox_mode, self.echo)
-            self.progress = Progress(total=self.budget, done=done, stream=self.stream, games=games,
-                                     unsettled=self.unsettled, rating=self.config.rating)
+            self.progress = Progress(total=self.budget, done=done, stream=self.stream,
+                                     games=rated_games(before, self.config.rating),
+                                     unsettled=self.to_settle, rating=self.config.rating)
         if self.executor is None:
             self.executor = self.stack.enter_context(_executor(self.config, self.jobs, self.budget))
         _feed(self.executor, self.config, todo, self.store, self.log_dir, self.progress, self.sandbox_mode)

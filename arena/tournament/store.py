@@ -28,6 +28,13 @@ reader (``readonly=True``: ``arena show``, ``leaderboard``, ``matches``,
 is migrated in a copy in memory, the file left as it was (a published,
 read-only copy, or one a run of an older arena still uses).
 
+A tournament played in rounds also stores what it decided before each
+round (``round_decisions``: the round's tables, whether the stopping rule
+stopped, what it read), so that a resumed run need not assess its stored
+rounds again.  That table is made by the first decision, not by a schema
+version: an older arena opens such a database as before, and a database
+without it resumes by deciding its rounds again.
+
 The schema, its migrations and the opening of a file (what is refused, and
 how) are in storeschema.py; this module reads and writes the rows.
 
@@ -51,7 +58,7 @@ from .sqlitetx import immediate as _immediate
 from .sqlitetx import now as _now
 from .sqlitetx import one_line as _one_line
 from .sqlitetx import write_error as _write_error
-from .stored import FAULT_KEYS, FAULT_KINDS, STAT_KEYS, FailedMatch, StoredMatch, StoreError
+from .stored import FAULT_KEYS, FAULT_KINDS, STAT_KEYS, FailedMatch, RoundDecision, StoredMatch, StoreError
 from .storedconfig import (
     AUTO_SANDBOX,
     RESOLVED_MODES,
@@ -61,11 +68,11 @@ from .storedconfig import (
     current_config,
     without_unstored,
 )
-from .storeschema import SCHEMA_VERSION, open_database
+from .storeschema import DECISIONS_SCHEMA, DECISIONS_TABLE, SCHEMA_VERSION, open_database
 
 __all__ = [
     "DEFAULT_DB_NAME", "FAULT_KINDS", "SCHEMA_VERSION", "STAT_KEYS", "FAULT_KEYS",
-    "FailedMatch", "ResultStore", "StoreError", "StoredMatch", "resolve_db_path",
+    "FailedMatch", "ResultStore", "RoundDecision", "StoreError", "StoredMatch", "resolve_db_path",
 ]
 
 DEFAULT_DB_NAME = "results.sqlite"
@@ -144,6 +151,8 @@ class ResultStore:
                     # the corrected file takes the database over.
                     c.execute("DELETE FROM tournament")
                     c.execute("DELETE FROM bots")
+                    if self._has_decisions():      # the other file's rounds were decided for it
+                        c.execute(f"DELETE FROM {DECISIONS_TABLE}")
                     row = None
             if row is None:
                 c.execute("INSERT INTO tournament (id, name, config, seed, created) VALUES (1, ?, ?, ?, ?)",
@@ -310,6 +319,41 @@ class ResultStore:
                     text = _write_error(exc) if isinstance(exc, sqlite3.Error) else _one_line(exc)
                     raise StoreError(f"{self.path}: cannot store match {m.match_id!r}: {text}") from exc
                 raise
+
+    def add_decision(self, d: RoundDecision) -> None:
+        """Store what was decided before round ``d.round_no`` (one transaction;
+        the first one makes the table).  StoreError if that round has one."""
+        row = (d.round_no, d.start_index, d.matches, d.next_look, d.stop,
+               json.dumps([list(t) for t in d.tables]),
+               None if d.assessment is None else json.dumps(d.assessment, sort_keys=True), _now())
+        with self._lock:
+            c = self._conn
+            try:
+                with _immediate(c):
+                    c.execute(DECISIONS_SCHEMA)
+                    c.execute(f"INSERT INTO {DECISIONS_TABLE} (round_no, start_index, matches, next_look, stop,"
+                              f" tables, assessment, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", row)
+            except sqlite3.IntegrityError:
+                raise StoreError(f"{self.path}: round {d.round_no} was already decided") from None
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: cannot store the decision of round {d.round_no}: "
+                                 f"{_write_error(exc)}") from None
+
+    def decisions(self) -> dict[int, RoundDecision]:
+        """The stored decisions of a tournament played in rounds, by round;
+        none in a database an older arena wrote (the rounds are decided again)."""
+        if not self._has_decisions():
+            return {}
+        rows = self._read(f"SELECT round_no, start_index, matches, next_look, stop, tables, assessment"
+                          f" FROM {DECISIONS_TABLE} ORDER BY round_no")
+        try:
+            return {r[0]: RoundDecision(r[0], r[1], r[2], r[3], r[4], tuple(tuple(t) for t in json.loads(r[5])),
+                                        None if r[6] is None else json.loads(r[6])) for r in rows}
+        except (ValueError, TypeError) as exc:
+            raise StoreError(f"{self.path}: damaged round decisions ({_one_line(exc)})") from None
+
+    def _has_decisions(self) -> bool:
+        return bool(self._read("SELECT 1 FROM sqlite_master WHERE name = ?", (DECISIONS_TABLE,)))
 
     def add_failure(self, f: FailedMatch) -> FailedMatch:
         """Record that a match stopped on an arena-side error (a later result replaces it).

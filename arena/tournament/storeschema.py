@@ -119,6 +119,26 @@ _MIGRATIONS: dict[int, list[str]] = {
 
 _TABLES = {"tournament", "bots", "matches", "seats", "hand_scores", "faults", "failed_matches"}
 
+# What a tournament played in rounds decided before each round (``RoundDecision``),
+# so that a resumed run does not assess the stored rounds again.  Made by the
+# first decision stored, not by a schema version: an arena that does not know
+# it opens, reads and resumes the database as before (and, lacking the
+# decisions, decides again), and a database without it is simply one whose
+# rounds are all decided anew.
+DECISIONS_TABLE = "round_decisions"
+DECISIONS_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS {DECISIONS_TABLE} (
+    round_no        INTEGER PRIMARY KEY CHECK (typeof(round_no) = 'integer' AND round_no >= 0),
+    start_index     INTEGER NOT NULL CHECK (typeof(start_index) = 'integer'),
+    matches         INTEGER NOT NULL CHECK (typeof(matches) = 'integer'),    -- of the rounds before
+    next_look       INTEGER NOT NULL CHECK (typeof(next_look) = 'integer'),  -- the stopping rule's, after
+    stop            TEXT,                   -- 'settled': the run stopped before this round
+    tables          TEXT NOT NULL,          -- JSON list of tables (bot names); [] for a round robin's
+    assessment      TEXT,                   -- JSON: what was decided from; NULL if not assessed
+    decided_at      TEXT NOT NULL
+)
+"""
+
 
 def _read_only(path: Path) -> sqlite3.Connection:
     """``path`` opened read-only.  A WAL database needs its -wal and -shm
