@@ -250,15 +250,27 @@ def test_a_swiss_round_lacking_a_rotation_or_a_table_is_named(tmp_path: Path) ->
     assert top >= 1 and len(ids) == 4 + 2 * (top + 1)
     fine = arena("verify", str(results), cwd=tmp_path)
     assert fine.returncode == 0, fine.stdout + fine.stderr
-    for match in ("s0000-t01-r1", "s0001-t00-r0", "s0001-t00-r1", "s0001-t01-r1"):
+    last_table = f"s0001-t{top:02d}-r0"
+    for match in ("s0000-t01-r1", "s0001-t00-r0", "s0001-t00-r1", "s0001-t01-r1", last_table):
         delete_match(results, match)
+    # The run stored each round's decision: every round's tables, seats and seeds are known
+    done = arena("verify", str(results), cwd=tmp_path)
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        "match s0000-t01-r1", "match s0001-t00-r0", "match s0001-t00-r1", "match s0001-t01-r1", f"match {last_table}"]
+    assert all(" gives it (seats " in line and "; seed " in line for line in lines)
+    assert "5 matches of the rounds it played are not stored" in done.stderr
+    # A database an older arena wrote has no decisions: later rounds are known by their ids only
+    sql(results, "DROP TABLE round_decisions")
+    delete_match(results, f"s0001-t{top:02d}-r1")          # the whole last table: not seen without the decision
     done = arena("verify", str(results), cwd=tmp_path)
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert lines[0].startswith("match s0000-t01-r1: missing: round 0 gives it (seats ")      # dealt before any assessment
     assert lines[1:] == [
-        f"match s0001-t00-r0: missing: round 1 stores tables up to {top} but not table 0",
-        f"match s0001-t00-r1: missing: round 1 stores tables up to {top} but not table 0",
+        f"match s0001-t00-r0: missing: round 1 stores tables up to {top - 1} but not table 0",
+        f"match s0001-t00-r1: missing: round 1 stores tables up to {top - 1} but not table 0",
         "match s0001-t01-r1: missing: round 1 stores table 1 in other rotations but not in this one"]
     assert "4 matches of the rounds it played are not stored" in done.stderr
 

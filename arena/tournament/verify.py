@@ -38,8 +38,11 @@ match, in full.  A round robin's rounds are deterministic
 (``round_entries`` without an assessment), and so are a Swiss tournament's
 first ``deals`` rounds, played before anything is assessed; a later Swiss
 round's tables come from the assessment of the rounds before, which is not
-redone here: its tables, known by their match ids (``sNNNN-tTT-rR``), must
-be numbered from 0 without a gap, each stored in every rotation.
+redone here: the run stored the decision of each round (its tables) before
+playing it, and those give every match of the round, with its seats and
+seed.  In a database an older arena wrote, without decisions, a later
+Swiss round's tables are known by their match ids (``sNNNN-tTT-rR``) only:
+numbered from 0 without a gap, each stored in every rotation.
 
 A match recorded as failed (an arena error) is not a result but one the
 next run retries, as the leaderboard's note says: it is named as failed,
@@ -76,7 +79,7 @@ from .config import GAUNTLET, ROUND_ROBIN, SWISS, BotConfig, Settle, TournamentC
 from .schedule import ScheduleEntry
 from .seating import ROTATE
 from .store import FailedMatch, ResultStore, StoreError
-from .stored import StoredMatch
+from .stored import RoundDecision, StoredMatch
 
 __all__ = ["SHOWN_ABSENT", "Verified", "verify_results", "verify_match"]
 
@@ -221,6 +224,9 @@ def _expected(store: ResultStore, known: set[str]) -> _Expected:
         set_aside = times_set_aside(Path(store.path))
         entries = redeal(build_schedule(config), set_aside, config.seed)
         return _Expected(_by_id(entries), scheduled=len(entries), set_aside=set_aside)
+    decided = _decided_rounds(config, store.decisions(), known)
+    if decided is not None:
+        return decided
     if config.format == SWISS:
         return _swiss_rounds(config, known)
     # Round r is deal r, whatever the assessment: as many rounds as the stored
@@ -238,6 +244,39 @@ def _expected(store: ResultStore, known: set[str]) -> _Expected:
             played = len(rounds)
     return _Expected(_by_id([e for r in rounds[:played] for e in r]), rounds=played,
                      round_of={e.match_id: r for r, entries in enumerate(rounds[:played]) for e in entries})
+
+
+def _decided_rounds(config: TournamentConfig, decisions: Mapping[int, RoundDecision],
+                    known: set[str]) -> _Expected | None:
+    """The rounds a settling run stored its decisions of (None: none stored,
+    as by an arena before they were): every round up to the last one
+    ``known`` has a match of, each with the tables, seats and seeds its
+    decision gives, so a later Swiss round is checked as fully as a round
+    robin's (its last table, its seats).  A round is decided before it is
+    played, so the last decision may be of a round a stopped run never began."""
+    from .rounds import round_entries
+
+    rounds: list[list[ScheduleEntry]] = []
+    start = 0
+    while _played_decision(decisions, len(rounds)):
+        decision = decisions[len(rounds)]
+        if decision.start_index != start:
+            break       # not what this run stored: the rounds from here are not known
+        seated = [e.seats for r in rounds for e in r]
+        rounds.append(round_entries(config, len(rounds), None, start, seated, decision.tables or None))
+        start += len(rounds[-1])
+    if not rounds:
+        return None
+    played = max((r + 1 for r, entries in enumerate(rounds) if known & {e.match_id for e in entries}), default=0)
+    entries = [e for r in rounds[:played] for e in r]
+    return _Expected(_by_id(entries), rounds=played,
+                     round_of={e.match_id: r for r, es in enumerate(rounds[:played]) for e in es})
+
+
+def _played_decision(decisions: Mapping[int, RoundDecision], round_no: int) -> bool:
+    """Whether round ``round_no`` was decided and is played (not the stop)."""
+    decision = decisions.get(round_no)
+    return decision is not None and decision.stop is None
 
 
 _SWISS_ID = re.compile(r"s(\d+)-t(\d+)-r(\d+)")
