@@ -229,10 +229,16 @@ def test_results_stored_before_seating_resume_only_with_seating_rotate(tmp_path:
     with ResultStore(tmp_path / "r.sqlite") as store:
         store.init_tournament("t", old, seed=1)
         store._conn.execute("INSERT INTO matches VALUES ('m1', 0, 0, 0, 0, 1, 0, 0, 0, 0, 'x', 'x', NULL, NULL)")
-        with pytest.raises(StoreError, match="seating: now \"balanced\", not given before.*add 'seating: rotate' "
-                                             "to the file to go on with them"):
+        with pytest.raises(StoreError, match=r"seating: was \"rotate\", now \"balanced\"\).*seated with 'seating: "
+                                             "rotate', as results stored before the setting existed were: give "
+                                             "that in the file to go on with them"):
             store.init_tournament("t", load_config(path).to_mapping(), seed=1)
         path.write_text(path.read_text() + "seating: rotate\n")
         rotate = load_config(path)
         assert rotate.seating == "rotate" and "seating" not in rotate.to_mapping()
         store.init_tournament("t", rotate.to_mapping(), seed=1)     # no error: goes on as stored
+        # another difference besides: the hint would not help, so it is not given
+        with pytest.raises(StoreError) as refused:
+            store.init_tournament("t", {**load_config(tmp_path / "t.yaml").to_mapping(), "deals": 9,
+                                        "seating": "balanced"}, seed=1)
+        assert "deals: was 2, now 9" in str(refused.value) and "seated with" not in str(refused.value)

@@ -300,3 +300,44 @@ def test_a_round_decision_is_stored_and_read_back(tmp_path):
         assert store.decisions() == {3: decision} and decision.unsettled == 1
         with pytest.raises(Exception, match="round 3 was already decided"):
             store.add_decision(decision)
+
+
+def test_an_older_database_keeps_the_swiss_tables_it_played(tmp_path, monkeypatch):
+    """Without stored decisions a resume decides again; should it now choose
+    other tables for a round already played (a bootstrap that changed since
+    decides a close pair the other way), the round keeps the tables it was
+    played with, read from its stored matches, and the run goes on."""
+    import arena.tournament.rounds as rounds_module
+
+    bots = [(f"r{i}", "random") for i in range(5)]
+    path = tournament(tmp_path, bots, "format: swiss\nsettle: {max_matches: 60}\nseating: rotate")
+    assert cli("run", str(path), "--jobs", "1").exit_code == 0
+    ids = stored_ids(tmp_path / "out")
+    with sqlite3.connect(tmp_path / "out" / "results.sqlite") as c:
+        c.execute("PRAGMA foreign_keys = ON")
+        before = dict(c.execute("SELECT match_id, seed FROM matches"))
+        c.execute("DROP TABLE round_decisions")
+        c.execute("DELETE FROM matches WHERE schedule_index >= ?", (len(ids) - 3,))
+    chosen = rounds_module.round_tables
+    monkeypatch.setattr(rounds_module, "round_tables",
+                        lambda config, r, a: [tuple(reversed(t)) if a is not None else t for t in chosen(config, r, a)])
+    again = cli("run", str(path), "--jobs", "1")
+    assert again.exit_code == 0, again.output
+    with sqlite3.connect(tmp_path / "out" / "results.sqlite") as c:
+        after = dict(c.execute("SELECT match_id, seed FROM matches"))
+    assert {m: s for m, s in after.items() if m in before} == {m: before[m] for m in after if m in before}
+    assert set(ids[:-3]) <= set(after)
+
+
+def test_a_stored_match_the_schedule_seats_otherwise_is_refused_in_one_line(tmp_path):
+    bots = [(f"r{i}", "random") for i in range(3)]
+    path = tournament(tmp_path, bots, "settle: {max_matches: 12}")
+    assert cli("run", str(path), "--jobs", "1").exit_code == 0
+    first = stored_ids(tmp_path / "out")[0]
+    with sqlite3.connect(tmp_path / "out" / "results.sqlite") as c:
+        c.execute("UPDATE matches SET seed = seed + 1 WHERE match_id = ?", (first,))
+    done = CliRunner().invoke(main, ["run", str(path), "--jobs", "1"])
+    assert done.exit_code == 1
+    error = [line for line in done.output.splitlines() if line.startswith("Error:")]
+    assert len(error) == 1 and f"match {first} is stored with seats" in error[0]
+    assert "another schedule" in error[0] and "Traceback" not in done.output

@@ -16,9 +16,11 @@ happens, the executor's workers (and with them every bot) are stopped.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -362,7 +364,8 @@ class _Rounds:
             entries = round_entries(self.config, round_no, None, index, seated, decision.tables or None)
             if not entries:     # rounds are never empty; a run without one would loop for ever
                 raise RuntimeError(f"round {round_no} of the settling run has no match")
-            done = {m.match_id for m in stored}
+            done = {m.match_id: m for m in stored}
+            _check_played_as_scheduled(self.store.path, entries, done)
             todo = [e for e in entries if e.match_id not in done]
             before = [m for m in stored if m.schedule_index < index]
             if len(before) + len(entries) > self.budget:
@@ -390,7 +393,8 @@ class _Rounds:
             assessment = assess(rated_games(before, self.config.rating), self.config.bot_names,
                                 self.settle.confidence, seed=self.config.seed or 0)
             self.assessed += 1
-        decision = decide(self.config, round_no, index, len(before), assessment, rule)
+        decision = _as_played(decide(self.config, round_no, index, len(before), assessment, rule),
+                              [m for m in stored if m.schedule_index >= index], self.config)
         self.store.add_decision(decision)
         return decision
 
@@ -420,6 +424,55 @@ class _Rounds:
         finally:
             if self.progress is not None:
                 self.progress.finish()
+
+
+def _check_played_as_scheduled(path: Path, entries: Sequence[ScheduleEntry], done: Mapping[str, StoredMatch]) -> None:
+    """StoreError when a stored match of ``entries`` has other seats or
+    another seed than its entry: a round decided otherwise than it was
+    played, whose matches would be counted as this one's."""
+    for e in entries:
+        m = done.get(e.match_id)
+        if m is not None and (tuple(m.bots) != e.seats or m.seed != e.seed):
+            raise StoreError(f"{path}: match {e.match_id} is stored with seats {', '.join(m.bots)} (seed {m.seed}) "
+                             f"but this tournament gives it {', '.join(e.seats)} (seed {e.seed}): the results "
+                             f"were played by another schedule; 'arena verify' lists every such match; "
+                             f"use another output directory")
+
+
+def _as_played(decision: RoundDecision, later: Sequence[StoredMatch], config: TournamentConfig) -> RoundDecision:
+    """``decision`` as the run that stored matches from its round on made it.
+
+    A database of an arena that stored no decisions is decided again on
+    resume, and a bootstrap that changed since may decide a close pair the
+    other way.  A run that stored matches from this round on did not stop
+    here; and a Swiss round it played keeps the tables it was played with.
+    Such a database was seated by rotation ('seating' did not exist), so a
+    table's order follows from the seats of any of its rotations."""
+    if not later:
+        return decision
+    tables = decision.tables
+    if config.format == SWISS:
+        # A round stopped part-way stored its first tables only: the rest as decided now.
+        played = _swiss_tables_played(decision.round_no, later, config.players) or ()
+        tables = (*played, *tables[len(played):])
+    return dataclasses.replace(decision, stop=None, tables=tables)
+
+
+def _swiss_tables_played(round_no: int, later: Sequence[StoredMatch], k: int) -> tuple[tuple[str, ...], ...] | None:
+    """The first tables of Swiss round ``round_no`` in its stored matches, in
+    table order (rotation ``r`` seated table position ``i`` in seat ``i + r``),
+    up to the first table with no stored match; None when there is none."""
+    found: dict[int, tuple[str, ...]] = {}
+    for m in later:
+        hit = re.fullmatch(rf"s{round_no:04d}-t(\d+)-r(\d+)", m.match_id)
+        if hit is None or len(m.bots) != k:
+            continue
+        t, r = int(hit[1]), int(hit[2])
+        found.setdefault(t, tuple(m.bots[(i + r) % k] for i in range(k)))
+    first = 0
+    while first in found:
+        first += 1
+    return tuple(found[t] for t in range(first)) or None
 
 
 @contextmanager

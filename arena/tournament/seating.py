@@ -26,8 +26,9 @@ occurs exactly ``k`` times.  For a prime ``k`` they are the multiples
 bot also sits exactly ``k`` times at every distance after every other.  For
 ``k = 4`` the group is ``Z2 x Z2`` (``Z4`` has no such design, nor has any
 set of ``k - 1`` rotated cycles for 4 or 6 seats); for 6 and 8 it is
-``Z6`` and ``Z8``, exact for the seat directly after (and directly before),
-near for the seats further on.
+``Z6`` and ``Z8``, exact for the seat directly after (and directly before);
+further on, 4 to 8 times instead of 6 (6 seats) and 2 to 20 instead of 8
+(8 seats): no better design was found by the search.
 
 The table of deal ``d`` plays block ``(d + offset) mod (k - 1)``, so every
 ``k - 1`` consecutive deals of a table play the whole design: exact balance

@@ -66,6 +66,7 @@ from .storedconfig import (
     canonical_json,
     config_changes,
     current_config,
+    seating_differences,
     without_unstored,
 )
 from .storeschema import DECISIONS_SCHEMA, DECISIONS_TABLE, SCHEMA_VERSION, open_database
@@ -193,9 +194,12 @@ class ResultStore:
             if what == "configuration":
                 what += config_changes(row[1], config)
             way_out = "use another output directory, or remove this file to start over"
-            if isinstance(stored, dict) and "seating" not in stored and "seating" in json.loads(config):
-                way_out = ("they were stored before 'seating' existed, seated by rotating the listed order: "
-                           "add 'seating: rotate' to the file to go on with them, or " + way_out)
+            changed = seating_differences(row[1], config)
+            if what.startswith("configuration") and len(changed) == 1 and changed[0].startswith("seating:"):
+                played = json.loads(row[1]).get("seating", "rotate")
+                before = (", as results stored before the setting existed were" if played == "rotate" else "")
+                way_out = (f"they were seated with 'seating: {played}'{before}: give that in the file to go on "
+                           f"with them, or " + way_out)
             raise StoreError(
                 f"{self.path}: holds results of tournament {row[0]!r} with a different {what}; "
                 f"refusing to mix them ({way_out})")

@@ -87,9 +87,20 @@ def current_config(config: Any) -> Any:
     return out
 
 
+def seating_differences(stored: str, given: str) -> list[str]:
+    """``differences`` of two stored configurations, each read with the
+    seating it was played with: absent is ``rotate`` (it is stored only when
+    not, so that results stored before the key existed compare equal)."""
+    old, new = json.loads(stored), json.loads(given)
+    for side in (old, new):
+        if isinstance(side, dict):
+            side.setdefault("seating", "rotate")
+    return differences(old, new)
+
+
 def config_changes(stored: str, given: str, shown: int = 2) -> str:
     """`` (key: was X, now Y; ...)``: what differs, the first few."""
-    found = differences(json.loads(stored), json.loads(given))
+    found = seating_differences(stored, given)
     if not found:
         return ""
     more = f"; and {plural(len(found) - shown, 'more difference')}" if len(found) > shown else ""
