@@ -222,6 +222,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--keep-judged", action="store_true",
                     help="also cache each seed's judgements in --cache, to add seeds run by run "
                          "(stale once arena.ranking changes: delete the judged-*.jsonl files then)")
+    ap.add_argument("--shuffle", action="store_true",
+                    help="list each tournament's bots in a shuffled order, not their true one (issue 29)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--json", type=Path, default=None, help="write the results here")
     ap.add_argument("--quick", action="store_true", help="6 bots, 4 seeds, 2 rounds: a smoke test")
@@ -240,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         cache = args.cache or Path(tmp)
         for n in args.bots:
-            res = run_field(field_for(n, args.spread), args, cache)
+            res = run_field(field_for(n, args.spread, args.shuffle), args, cache)
             print(report(res, args), flush=True)
             print()
             out["fields"][str(n)] = to_json(res)

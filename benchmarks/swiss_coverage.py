@@ -67,12 +67,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--replicas", type=int, default=200)
     ap.add_argument("--cache", type=Path, required=True)
     ap.add_argument("--keep-judged", action="store_true", help="as in ranking.py: cache the judgements too")
+    ap.add_argument("--shuffle", action="store_true",
+                    help="list each tournament's bots in a shuffled order, not their true one (issue 29)")
     args = ap.parse_args(argv)
     for name in list(METHODS):
         if name not in KEEP:
             del METHODS[name]
     methods.set_replica_tolerance(1e-3)
-    field = field_for(args.bots, "strength")
+    field = field_for(args.bots, "strength", args.shuffle)
     budget = args.max or default_budget(Simulator(field, 0, None), "swiss")
     fmt = swiss(args.every, budget, args.replicas)
     seeds = list(range(1, args.seeds + 1))

@@ -204,3 +204,14 @@ def test_a_remembered_assessment_is_keyed_by_the_matches_not_only_their_number()
     fmt._assess(None, [record("m1", ("a", "c"))], spy)          # type: ignore[arg-type]
     fmt._assess(None, [record("m1", ("a", "b"))], spy)          # type: ignore[arg-type]
     assert spy.keys[0] != spy.keys[1] and spy.keys[0] == spy.keys[2]
+
+
+def test_a_shuffled_field_lists_its_bots_out_of_order_the_same_way_for_a_seed() -> None:
+    """Issue 29: a benchmark that lists its bots in their true order can hide
+    an effect of list order; --shuffle lists them otherwise, per seed."""
+    plain, mixed = field_for(6), field_for(6, shuffled=True)
+    assert tournament_config(plain, 3, 1).bot_names == plain.names == plain.truth
+    orders = {tournament_config(mixed, s, 1).bot_names for s in range(1, 6)}
+    assert all(sorted(o) == sorted(plain.names) for o in orders) and len(orders) > 1
+    assert plain.names not in orders and tournament_config(mixed, 3, 1).bot_names == mixed.listed(3)
+    assert mixed.key != plain.key and mixed.truth == plain.truth

@@ -53,6 +53,9 @@ class Field:
     """Bots of known strength: ``ps[i]`` is bot ``names[i]``'s random share; listed strongest first."""
 
     ps: tuple[float, ...]
+    #: List the bots in a shuffled order (another per tournament seed) instead
+    #: of their true one: an effect of list order must not pass for skill.
+    shuffled: bool = False
 
     def __post_init__(self) -> None:
         if list(self.ps) != sorted(self.ps) or len(set(self.ps)) != len(self.ps):
@@ -69,13 +72,22 @@ class Field:
         """The true order, best first."""
         return self.names
 
+    def listed(self, seed: int) -> tuple[str, ...]:
+        """The bots in the order a tournament of ``seed`` lists them."""
+        if not self.shuffled:
+            return self.names
+        names = list(self.names)
+        random.Random(f"list-order:{seed}").shuffle(names)
+        return tuple(names)
+
     def p_of(self, name: str) -> float:
         return self.ps[self.names.index(name)]
 
     @property
     def key(self) -> str:
         """A file-safe name of the field, for the cache."""
-        return f"n{len(self.ps)}-" + "-".join(f"{round(p * 1000):04d}" for p in self.ps)
+        return f"n{len(self.ps)}-" + "-".join(f"{round(p * 1000):04d}" for p in self.ps) + (
+            "-shuffled" if self.shuffled else "")
 
 
 def evenly_spaced(n: int) -> tuple[float, ...]:
@@ -98,11 +110,11 @@ STRENGTH_SPREADS = {
 SPREADS = ("strength", "even")
 
 
-def field_for(n: int, spread: str = "strength") -> Field:
+def field_for(n: int, spread: str = "strength", shuffled: bool = False) -> Field:
     """The field of ``n`` bots: issue 8's six; otherwise equal strength steps (``strength``,
-    where known) or evenly spaced p (``even``)."""
+    where known) or evenly spaced p (``even``); ``shuffled``: listed out of order."""
     if n == 6:
-        return Field(P6)
+        return Field(P6, shuffled)
     if spread == "strength" and n in STRENGTH_SPREADS:
-        return Field(STRENGTH_SPREADS[n])
-    return Field(evenly_spaced(n))
+        return Field(STRENGTH_SPREADS[n], shuffled)
+    return Field(evenly_spaced(n), shuffled)

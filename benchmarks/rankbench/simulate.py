@@ -60,7 +60,7 @@ class MatchRecord:
 def tournament_config(field: Field, seed: int, deals: int) -> TournamentConfig:
     """A round-robin tournament of the field (built-in bots only; nothing is started from it)."""
     return TournamentConfig(path=Path("ranking-benchmark"), dir=Path.cwd(), name="ranking-benchmark",
-                            bots=tuple(BotConfig(n, builtin="greedy") for n in field.names),
+                            bots=tuple(BotConfig(n, builtin="greedy") for n in field.listed(seed)),
                             players=TABLE_SIZE, deals=deals, seed=seed)
 
 
