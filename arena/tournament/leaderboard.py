@@ -31,18 +31,17 @@ compared on its own).
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import io
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..process.errors import escaped
-from .config import OUTPUT_FORMATS, RATE_HANDS, RATE_MATCHES, RATINGS
+from .config import RATE_HANDS, RATE_MATCHES, RATINGS
+from .neighbours import NEIGHBOUR_TITLE, format_neighbours, neighbour_note, neighbour_summary
 from .ranking import assess_matches, duplicate_group, match_ranks
 from .store import ResultStore, StoredMatch
+from .tables import FORMATS, Column, cell_text, csv_cell, format_table, name_cell, tabulate, terminal_json
 
 if TYPE_CHECKING:  # numpy and tabulate load when a table is computed, not with the tournament runner
     from ..ranking import Assessment
@@ -53,14 +52,11 @@ __all__ = [
     "seat_effect", "terminal_json",
 ]
 
-FORMATS = OUTPUT_FORMATS
-
 Source = ResultStore | Iterable[StoredMatch]
 
 
 CONFIDENCE = 0.95
 SIGNIFICANCE = 0.05         # head-to-head cells
-NEIGHBOUR_TITLE = "Neighbours (row's mean place directly after column, minus with column elsewhere)"
 
 
 def _confidence(source: Source) -> float:
@@ -267,108 +263,6 @@ def seat_effect(source: Source) -> list[SeatStat]:
 # -- formatting ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Column:
-    key: str                 # JSON / CSV key
-    header: str              # plain / markdown header
-    digits: int | None = None  # round floats: JSON/CSV to ``digits``, text to ``text_digits``
-    text_digits: int | None = None
-
-
-def _rounded(value: Any, col: Column) -> Any:
-    if isinstance(value, float) and col.digits is not None:
-        return round(value, col.digits)
-    return value
-
-
-def cell_text(text: str) -> str:
-    """``text`` as one inert line for a table cell: every character that is
-    not printable (a newline, a tab, ESC, U+202E) written as its Python
-    escape (``escaped`` with tabs escaped too: a tab would break the columns)."""
-    return escaped(text, tabs=False)
-
-
-# A spreadsheet runs a cell starting with one of these as a formula ("=HYPERLINK(...)").
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(value: Any) -> Any:
-    """``value`` for a CSV cell: a number as it is (a rating of -1.5 stays a
-    number), None empty, text one inert line (``cell_text``) with a quote in
-    front if a spreadsheet would take it for a formula: a bot's name is
-    anyone's text, and an organiser opens the file in a spreadsheet."""
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        return value
-    text = cell_text(value)
-    return "'" + text if value.startswith(FORMULA_STARTS) else text
-
-
-def _name_cell(text: str, fmt: str) -> str:
-    # In markdown a "|" would end the cell: GitHub tables take "\|" for one.
-    return cell_text(text).replace("|", "\\|") if fmt == "markdown" else cell_text(text)
-
-
-def terminal_json(value: Any, indent: int | None = 2) -> str:
-    """``json.dumps`` keeping readable non-ASCII (names, card suits) as it is,
-    but with every character that is not printable as a ``\\uXXXX`` escape:
-    ``ensure_ascii=False`` alone writes U+202E or U+0085 raw, and a terminal
-    acts on them.  Outside strings the encoder writes only printable ASCII and
-    the newlines of ``indent``, so only characters inside strings change form."""
-    text = json.dumps(value, indent=indent, ensure_ascii=False)
-    lines = text.split("\n")
-    if all(line.isprintable() for line in lines):
-        return text
-    return "\n".join(line if line.isprintable() else "".join(
-        c if c.isprintable() else json.dumps(c)[1:-1] for c in line) for line in lines)
-
-
-def _text(value: Any, col: Column) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        d = col.text_digits if col.text_digits is not None else (col.digits or 2)
-        return f"{value:.{d}f}"
-    return cell_text(str(value))
-
-
-def tabulate(*args: Any, **kwargs: Any) -> str:
-    """The ``tabulate`` package's table, imported when a table is drawn (not light, and
-    a running tournament draws none)."""
-    from tabulate import tabulate as draw
-
-    return draw(*args, **kwargs)
-
-
-def format_table(columns: Sequence[Column], rows: Sequence[Any], fmt: str,
-                 get: Callable[[Any, str], Any] = getattr) -> str:
-    """Format ``rows`` (objects, or mappings with ``get=dict.get``-like access) in ``fmt``."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    records = [{c.key: _rounded(get(r, c.key), c) for c in columns} for r in rows]
-    if fmt == "json":
-        return terminal_json(records)
-    if fmt == "csv":
-        out = io.StringIO()
-        w = csv.writer(out, lineterminator="\n")
-        w.writerow([c.key for c in columns])
-        for rec in records:
-            # Escaped, not quoted across lines: one row per line, whatever reads it.
-            w.writerow([csv_cell(v) for v in rec.values()])
-        return out.getvalue().rstrip("\n")
-    table = [[_text(get(r, c.key), c) for c in columns] for r in rows]
-    if fmt == "markdown":
-        table = [[cell.replace("|", "\\|") for cell in row] for row in table]
-    align = ["left" if all(isinstance(get(r, c.key), str) for r in rows) and rows else "right"
-             for c in columns]
-    return tabulate(table, headers=[c.header for c in columns],
-                    tablefmt="simple" if fmt == "plain" else "github",
-                    disable_numparse=True, colalign=align)
-
-
 LEADERBOARD_COLUMNS = (
     Column("rank", "Rank"),
     Column("ranks", "Ranks"),
@@ -454,7 +348,7 @@ def format_head_to_head(entries: Sequence[HeadToHead], fmt: str = "plain",
     names = list(order) if order is not None else sorted({e.bot for e in entries} | {e.opponent for e in entries})
     table = []
     for a in names:
-        row = [_name_cell(a, fmt)]
+        row = [name_cell(a, fmt)]
         for b in names:
             e = by_pair.get((a, b))
             if e is None or a == b:
@@ -462,7 +356,7 @@ def format_head_to_head(entries: Sequence[HeadToHead], fmt: str = "plain",
             else:
                 row.append(f"{e.share:.2f} ({e.ahead}/{e.played})" + ("" if e.significant else " ns"))
         table.append(row)
-    return tabulate(table, headers=["vs", *(_name_cell(n, fmt) for n in names)],
+    return tabulate(table, headers=["vs", *(name_cell(n, fmt) for n in names)],
                     tablefmt="simple" if fmt == "plain" else "github",
                     disable_numparse=True, colalign=["left"] + ["right"] * len(names))
 
@@ -497,7 +391,6 @@ def report(source: Source, fmt: str = "plain", confidence: float | None = None,
     if "seats" in sections:
         parts["seats"] = format_seat_effect(seat_effect(matches), fmt)
     if "neighbours" in sections:
-        from .neighbours import format_neighbours  # it builds on this module's formats
         parts["neighbours"] = format_neighbours(matches, fmt, order=[r.bot for r in rows])
     if fmt == "json":
         return terminal_json({k: json.loads(v) for k, v in parts.items()})
@@ -513,7 +406,6 @@ def report(source: Source, fmt: str = "plain", confidence: float | None = None,
                                   "tell the two apart")
     if "seats" in parts and "neighbours" not in parts:
         # Beside the seat effect, the other thing a seat decides: whom a bot sits after.
-        from .neighbours import neighbour_note, neighbour_summary
         parts["seats"] += "\n\n" + neighbour_note(neighbour_summary(matches)) + " (--section neighbours: each pair)"
     titles = {"leaderboard": "Leaderboard", "head_to_head": "Head to head (row finished ahead of column)",
               "seats": "Seat effect (lower totals are better)", "neighbours": NEIGHBOUR_TITLE}

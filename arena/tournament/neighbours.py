@@ -30,8 +30,10 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
-from .leaderboard import FORMATS, NEIGHBOUR_TITLE, Column, _name_cell, format_table, tabulate, terminal_json
 from .store import StoredMatch
+from .tables import FORMATS, Column, format_table, name_cell, tabulate, terminal_json
+
+NEIGHBOUR_TITLE = "Neighbours (row's mean place directly after column, minus with column elsewhere)"
 
 __all__ = ["NeighbourStat", "NeighbourSummary", "neighbour_effect", "neighbour_summary", "format_neighbours",
            "neighbour_note", "NEIGHBOUR_COLUMNS", "NEIGHBOUR_TITLE"]
@@ -204,9 +206,9 @@ def _cell(stat: NeighbourStat | None) -> str:
 def _matrix(stats: Sequence[NeighbourStat], fmt: str, order: Sequence[str] | None) -> str:
     by_pair = {(s.bot, s.before): s for s in stats}
     names = [b for b, _ in _ordered({(n, n) for s in stats for n in (s.bot, s.before)}, order)]
-    table = [[_name_cell(b, fmt), *("-" if a == b else _cell(by_pair.get((b, a))) for a in names)]
+    table = [[name_cell(b, fmt), *("-" if a == b else _cell(by_pair.get((b, a))) for a in names)]
              for b in names]
-    return tabulate(table, headers=["after", *(_name_cell(n, fmt) for n in names)],
+    return tabulate(table, headers=["after", *(name_cell(n, fmt) for n in names)],
                     tablefmt="simple" if fmt == "plain" else "github",
                     disable_numparse=True, colalign=["left"] + ["right"] * len(names))
 
