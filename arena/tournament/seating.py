@@ -172,13 +172,7 @@ class NeighbourBalance:
     def choose(self, bots: Sequence[str]) -> int:
         """The block (offset) for the table ``bots`` that keeps the balance
         best; the balance is updated as if it were played."""
-        best, best_cost = 0, float("inf")
-        for offset in range(len(self.blocks)):
-            cost = self._cost(bots, offset)
-            if cost < best_cost - 1e-9:
-                best, best_cost = offset, cost
-        self.add(bots, best)
-        return best
+        return self.choose_order([bots])[1]
 
     def choose_order(self, orders: Sequence[Sequence[str]]) -> tuple[Sequence[str], int]:
         """The table order and block, among ``orders`` of one table's bots
