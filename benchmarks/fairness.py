@@ -57,7 +57,7 @@ from arena.ranking import Assessment, assess  # noqa: E402
 from arena.shanghai.game import Game  # noqa: E402
 from arena.shanghai.ruleset import Ruleset  # noqa: E402
 from arena.tournament.config import ROUND_ROBIN, SWISS, BotConfig, Settle, TournamentConfig  # noqa: E402
-from arena.tournament.rounds import StopRule, round_entries  # noqa: E402
+from arena.tournament.rounds import StopRule, round_assessment, round_entries  # noqa: E402
 from arena.tournament.schedule import ScheduleEntry, build_schedule, derive_seed  # noqa: E402
 
 #: The twins play greedy; the others are weaker, down to random play, so
@@ -125,8 +125,8 @@ def play(entry: ScheduleEntry, p: dict[str, float]) -> MatchRecord:
                        tuple(tuple(h) for h in game.hand_scores))
 
 
-def assessed(config: TournamentConfig, played: Sequence[MatchRecord]) -> Assessment:
-    return assess(hand_games(played), config.bot_names, 0.95, seed=config.seed or 0)
+def assessed(config: TournamentConfig, played: Sequence[MatchRecord], replicas: int | None = None) -> Assessment:
+    return assess(hand_games(played), config.bot_names, 0.95, replicas, seed=config.seed or 0)
 
 
 def swiss_run(config: TournamentConfig, p: dict[str, float]) -> list[MatchRecord]:
@@ -137,7 +137,7 @@ def swiss_run(config: TournamentConfig, p: dict[str, float]) -> list[MatchRecord
     while True:
         assessment = None
         if round_no >= config.deals:
-            assessment = assessed(config, played)
+            assessment = round_assessment(config, len(played), rule, lambda r: assessed(config, played, r))
             if rule.settled(len(played), assessment):
                 return played
         entries = round_entries(config, round_no, assessment, len(played), [r.seats for r in played])

@@ -341,3 +341,35 @@ def test_a_stored_match_the_schedule_seats_otherwise_is_refused_in_one_line(tmp_
     error = [line for line in done.output.splitlines() if line.startswith("Error:")]
     assert len(error) == 1 and f"match {first} is stored with seats" in error[0]
     assert "another schedule" in error[0] and "Traceback" not in done.output
+
+
+def _assessment(margins: list[float], replicas: int):
+    from arena.ranking import Assessment
+
+    order = [f"b{i}" for i in range(len(margins) + 1)]
+    return Assessment(order, {}, margins, 0.95, replicas, 0.0, groups=40)
+
+
+@pytest.mark.parametrize(("fmt", "matches", "margins", "asked"), [
+    ("swiss", 10, [9.0, 9.0], [50]),            # no look: the quick assessment chooses the tables
+    ("swiss", 60, [1.0, 9.0], [50]),            # a look that cannot stop: a pair far from the stop's margin
+    ("swiss", 60, [3.0, 9.0], [50, None]),      # a look that might stop: assessed again in full
+    ("round_robin", 10, [1.0, 1.0], [None]),    # a round robin's round is always assessed in full
+])
+def test_a_swiss_round_is_assessed_in_full_only_when_its_look_might_stop(tmp_path, fmt, matches, margins, asked):
+    from arena.tournament.rounds import LOOK_SCREEN, PAIRING_REPLICAS, StopRule, round_assessment, stop_confidence
+
+    bots = [("a", "greedy"), ("b", "random"), ("c", "passive")]
+    config = load_config(tournament(tmp_path, bots, f"format: {fmt}\nsettle: {{max_matches: 400}}"))
+    rule = StopRule(400, 0.95, next_look=50)
+    needed = _assessment(margins, 1).needed(stop_confidence(0.95))
+    assert 1.0 < LOOK_SCREEN * needed < 3.0 and PAIRING_REPLICAS == 50   # the cases above straddle the screen
+    calls: list[int | None] = []
+
+    def assess_with(replicas: int | None):
+        calls.append(replicas)
+        return _assessment(margins, replicas or 200)
+
+    got = round_assessment(config, matches, rule, assess_with)
+    assert calls == asked
+    assert got.replicas == (asked[-1] or 200)

@@ -78,8 +78,12 @@ class Assessment:
         return self.separated_at(self.confidence)
 
     def separated_at(self, confidence: float) -> list[bool]:
-        z = critical(confidence, self.groups)
+        z = self.needed(confidence)
         return [m >= z for m in self.margins]
+
+    def needed(self, confidence: float) -> float:
+        """The margin a pair needs to be separated at ``confidence``."""
+        return critical(confidence, self.groups)
 
     @property
     def settled(self) -> bool:
@@ -150,8 +154,10 @@ def rank_ranges(separated: Sequence[Sequence[bool]]) -> list[tuple[int, int]]:
 
 
 def assess(games: Sequence[Game], players: Sequence[str] = (), confidence: float = 0.95,
-           replicas: int = REPLICAS, seed: int = 0, prior: Prior = Prior()) -> Assessment:
-    """Ratings, their intervals and which pairs are separated."""
+           replicas: int | None = None, seed: int = 0, prior: Prior = Prior()) -> Assessment:
+    """Ratings, their intervals and which pairs are separated, from
+    ``replicas`` bootstrap replicas (None: ``REPLICAS``)."""
+    replicas = REPLICAS if replicas is None else replicas
     if not 0.5 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0.5 and 1, got {confidence}")
     full = fit(games, players, prior)

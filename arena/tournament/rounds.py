@@ -37,7 +37,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -51,12 +51,24 @@ if TYPE_CHECKING:  # numpy loads when the rounds are assessed, not with the tour
     from ..ranking import Assessment
 
 __all__ = [
-    "STOP_LOOKS", "StopRule", "stop_confidence", "pairs_to_settle", "swiss_round_tables", "swiss_tables",
-    "check_rounds", "decide", "first_rounds", "match_budget", "round_entries", "round_size_hint", "round_tables",
+    "LOOK_SCREEN", "PAIRING_REPLICAS", "STOP_LOOKS", "StopRule", "stop_confidence", "pairs_to_settle",
+    "swiss_round_tables", "swiss_tables", "check_rounds", "decide", "first_rounds", "match_budget", "round_assessment",
+    "round_entries", "round_size_hint", "round_tables",
 ]
 
 
 STOP_LOOKS = 10
+#: Bootstrap replicas of a Swiss round's assessment, unless its look might
+#: stop the run: the round's tables need only which neighbours are in doubt,
+#: and assessing every round of a few tables with the full replicas was most
+#: of a Swiss match's CPU (benchmarks/rounds_cost.py).
+PAIRING_REPLICAS = 50
+#: A look is assessed again with the full replicas when every adjacent
+#: margin of the quick one is at least this share of what the stop needs.
+#: The quick replicas are the full ones' first ``PAIRING_REPLICAS`` (same
+#: seed), whose spread is off by about 1/sqrt(2 * 50) = 10 %: a margin below
+#: 0.75 of the stop's cannot reach it in full but by a 2.5-sigma fluke.
+LOOK_SCREEN = 0.75
 
 
 def stop_confidence(confidence: float) -> float:
@@ -87,6 +99,24 @@ class StopRule:
             return True
         self.next_look = matches + -(-self.budget // STOP_LOOKS)
         return False
+
+
+def round_assessment(config: TournamentConfig, matches: int, rule: StopRule,
+                     assess_with: Callable[[int | None], Assessment]) -> Assessment:
+    """The assessment a round is decided from, after ``matches`` matches;
+    ``assess_with(replicas)`` assesses the rounds before (None: the full
+    replicas).  A round robin's round is assessed in full.  A Swiss round
+    first with ``PAIRING_REPLICAS``, which chooses its tables, and in full
+    only when ``rule`` looks and the quick margins come near the stop."""
+    if config.format != SWISS:
+        return assess_with(None)
+    quick = assess_with(PAIRING_REPLICAS)
+    if matches < rule.next_look:
+        return quick
+    needed = quick.needed(stop_confidence((config.settle or Settle()).confidence))
+    if all(m >= LOOK_SCREEN * needed for m in quick.margins):
+        return assess_with(None)
+    return quick
 
 
 def match_budget(config: TournamentConfig) -> int:

@@ -50,7 +50,7 @@ from .preflight import (
 )
 from .progress import Progress
 from .ranking import rated_games
-from .rounds import StopRule, check_rounds, decide, first_rounds, match_budget, round_entries
+from .rounds import StopRule, check_rounds, decide, first_rounds, match_budget, round_assessment, round_entries
 from .runlock import results_lock
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size, redeal
 from .setaside import finish_set_aside, set_aside, times_set_aside
@@ -390,8 +390,9 @@ class _Rounds:
         if round_no >= self.config.deals:
             from ..ranking import assess  # numpy: settling runs only
 
-            assessment = assess(rated_games(before, self.config.rating), self.config.bot_names,
-                                self.settle.confidence, seed=self.config.seed or 0)
+            games = rated_games(before, self.config.rating)
+            assessment = round_assessment(self.config, len(before), rule, lambda replicas: assess(
+                games, self.config.bot_names, self.settle.confidence, replicas, seed=self.config.seed or 0))
             self.assessed += 1
         decision = _as_played(decide(self.config, round_no, index, len(before), assessment, rule),
                               [m for m in stored if m.schedule_index >= index], self.config)
