@@ -147,6 +147,9 @@ def swiss_run(config: TournamentConfig, p: dict[str, float]) -> list[MatchRecord
         round_no += 1
 
 
+Z95 = statistics.NormalDist().inv_cdf(0.975)
+
+
 def run_job(job: Job) -> dict[str, object]:
     start = time.process_time()
     bots = graded_field(job.seed) if job.study == "graded" else twins_field(job.fmt, job.seats, job.variant)
@@ -165,8 +168,14 @@ def run_job(job: Job) -> dict[str, object]:
         a = assessed(config, played)
         (lo1, hi1), (lo2, hi2) = a.rank_range("t1"), a.rank_range("t2")
         i, j = sorted((a.order.index("t1"), a.order.index("t2")))
+        # The pair test's statistic on the normal scale (its margin over what
+        # separation needs, times 1.96): identical programs give a standard
+        # normal if the test is calibrated, so its spread over seeds says how
+        # well, far more precisely than counting the 5 % that pass 1.96.
+        sign = 1.0 if a.order[i] == "t1" else -1.0
         out.update(ranges_apart=hi1 < lo2 or hi2 < lo1, pair_separated=a.pair_separated()[i][j],
-                   gap=a.rows["t1"].mu - a.rows["t2"].mu)
+                   gap=a.rows["t1"].mu - a.rows["t2"].mu,
+                   z=sign * a.pair_margin(i, j) * Z95 / a.needed(0.95))
     out["cpu"] = time.process_time() - start
     return out
 
@@ -228,8 +237,9 @@ def _group(rows: Sequence[dict[str, object]], *fields: str) -> dict[tuple[object
 def report(rows: Sequence[dict[str, object]]) -> str:
     lines = ["Twins (identical programs): how often they are separated, and the first-listed one's rating gap",
              "", "| format | seats | twins listed | seating | seeds | matches | rank ranges apart | pair test "
-             "separates | mean gap first - second (s.e.) | mean abs gap | CPU-s a tournament |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "separates | mean gap first - second (s.e.) | mean abs gap | z: r.m.s. (1 if calibrated) "
+             "| CPU-s a tournament |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     twins = [r for r in rows if r["job"]["study"] == "twins"]  # type: ignore[index]
     for (fmt, k, variant, seating), group in _group(twins, "fmt", "seats", "variant", "seating").items():
         gaps = [float(r["gap"]) for r in group]  # type: ignore[arg-type]
@@ -238,6 +248,7 @@ def report(rows: Sequence[dict[str, object]]) -> str:
                      f"{statistics.median(float(r['matches']) for r in group):.0f} | "  # type: ignore[arg-type]
                      f"{_share(group, 'ranges_apart')} | {_share(group, 'pair_separated')} | "
                      f"{statistics.fmean(gaps):+.2f} ({se:.2f}) | {statistics.fmean(map(abs, gaps)):.2f} | "
+                     f"{_rms_z(group)} | "
                      f"{statistics.fmean(float(r['cpu']) for r in group):.1f} |")  # type: ignore[arg-type]
     graded = [r for r in rows if r["job"]["study"] == "graded"]  # type: ignore[index]
     if graded:
@@ -248,6 +259,16 @@ def report(rows: Sequence[dict[str, object]]) -> str:
             cells = [f"{sum(r['right'][m] for r in group)}/{len(group)}" for m in group[0]["right"]]  # type: ignore[index, union-attr]
             lines.append(f"| {k} | {seating} | {len(group)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _rms_z(group: Sequence[dict[str, object]]) -> str:
+    """The r.m.s. of the twins' z over the seeds that recorded it, with a 95 % range (chi-square)."""
+    zs = [float(r["z"]) for r in group if "z" in r]  # type: ignore[arg-type]
+    if len(zs) < 2:
+        return "-"
+    rms = math.sqrt(statistics.fmean(z * z for z in zs))
+    spread = 1.96 / math.sqrt(2 * len(zs))      # the r.m.s.'s relative standard error, normal approximation
+    return f"{rms:.2f} ({rms / (1 + spread):.2f}-{rms / (1 - spread):.2f}, {len(zs)} seeds)"
 
 
 def _share(group: Sequence[dict[str, object]], key: str) -> str:
