@@ -55,6 +55,7 @@ from .sandbox_policy import (
     NONE,
     SandboxPolicy,
     bot_places,
+    bot_user,
     crlf_hint,
     exposed,
     home_of,
@@ -67,12 +68,14 @@ from .sandbox_policy import (
     private_mounts,
     program_path,
     system_mounts,
+    unprivileged,
+    usable,
 )
 
 __all__ = ["AUTO", "BWRAP", "NONE", "MODES", "SandboxPolicy", "SandboxUnavailable",
            "Containment", "resolve", "prepare", "bot_places", "exposed", "home_of", "private_mounts",
            "bot_environment", "command", "Gates", "GATE_LINE", "preflight", "exit_code",
-           "not_on_path_hint", "not_executable_hint", "no_shebang_hint", "crlf_hint"]
+           "not_on_path_hint", "not_executable_hint", "no_shebang_hint", "crlf_hint", "bot_user", "usable"]
 
 PROBE_TIMEOUT = 10.0
 MiB = 1024 * 1024
@@ -134,22 +137,6 @@ def _candidates() -> list[str]:
 _PROC_READ_ONLY = ("/proc/sys", "/proc/irq", "/proc/bus", "/proc/fs")
 _PROC_MASKED = ("/proc/sysrq-trigger", "/proc/kcore", "/proc/keys", "/proc/timer_list",
                 "/proc/sched_debug", "/proc/latency_stats")
-
-
-# What bots are run by when arena runs as root: to drop to nobody.
-_SETPRIV_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
-
-
-@functools.cache
-def unprivileged() -> str | None:
-    """When arena runs as root, the ``setpriv`` that makes each bot nobody
-    (in the system directories, which every sandbox shows); None when
-    arena is not root (bots are its own user then, in a user namespace) or
-    none is found (bots stay root, as ``Containment.description`` says)."""
-    if os.geteuid() != 0:
-        return None
-    found = shutil.which("setpriv", path=_SETPRIV_PATH)
-    return found if found is not None and os.path.realpath(found).startswith("/usr/") else None
 
 
 def _namespaces() -> list[str]:
@@ -269,7 +256,7 @@ _GATE_AS_NOBODY = ('read -r _ && exec {setpriv} --reuid {uid} --regid {uid} --cl
 
 def _identity(gates: Gates) -> list[str]:
     """The bot's user in the sandbox: its passwd and group, home and names."""
-    uid, gid = (NOBODY, NOBODY) if unprivileged() is not None else (os.getuid(), os.getgid())
+    uid, gid = bot_user()
     options = []
     for path, data in identity_files(uid, gid).items():
         options += ["--perms", "0644", "--ro-bind-data", str(gates.data(data)), path]
@@ -416,9 +403,16 @@ def _sleeps_in(pid: int, places: Sequence[str], timeout: float) -> bool:
     return False
 
 
-def preflight(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> OSError | None:
+def preflight(argv: Sequence[str], cwd: str, env: Mapping[str, str],
+              policy: SandboxPolicy | None = None) -> OSError | None:
     """The error starting ``argv`` would give outside the sandbox, found before
-    starting it inside one (where bwrap would only print it on stderr)."""
+    starting it inside one (where bwrap would only print it on stderr); and
+    a ``write`` path of ``policy`` the bot's user could not write."""
+    for path in policy.write if policy is not None else ():
+        if os.path.isdir(path) and not usable(path, os.W_OK | os.X_OK):
+            uid, _gid = bot_user()
+            return PermissionError(13, f"Permission denied: its write: folder is not writable by uid {uid}, "
+                                       f"the user bots run as (chown {uid} {path}, or chmod o+rwx {path})", path)
     program = program_path(argv, cwd, env)
     if program is None or not os.path.exists(program):
         return FileNotFoundError(2, "No such file or directory", argv[0])

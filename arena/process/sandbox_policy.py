@@ -26,6 +26,7 @@ import functools
 import glob
 import os
 import shutil
+import stat
 import sys
 import sysconfig
 from collections.abc import Iterable, Mapping, Sequence
@@ -325,15 +326,16 @@ class View:
     def hides(self, path: str) -> bool:
         """Whether the bot sees something else than the host's ``path``
         (nothing, or an empty file system): the last mount applied over it
-        decides; with none, a path is hidden unless something below it is
-        shown (a directory bwrap made to hold it)."""
+        decides; a path it hides (or none covers) is still seen in part
+        when something below it is shown (a directory bwrap made to hold
+        it, a folder shown entry by entry)."""
         last = None
         for mount in self.mounts:
             if mount.covers and _within(path, mount.path):
                 last = mount
-        if last is not None:
-            return not last.shows
-        return not any(m.shows and _within(m.path, path) for m in self.mounts)
+        if last is not None and last.shows:
+            return False
+        return not any(m.shows and _within(m.path, path) and m.path != path for m in self.mounts)
 
 
 # -- the allow-list ----------------------------------------------------------------
@@ -358,6 +360,43 @@ VCS_NAMES = (".git", ".hg", ".svn")
 MAX_BINDS = 256
 # Written for the sandbox (``identity_files``).
 IDENTITY_FILES = ("/etc/passwd", "/etc/group")
+
+
+# Where to find what makes a bot nobody when arena runs as root.
+_SETPRIV_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
+
+
+@functools.cache
+def unprivileged() -> str | None:
+    """When arena runs as root, the ``setpriv`` that makes each bot nobody
+    (in the system directories, which every sandbox shows); None when
+    arena is not root (bots are its own user then, in a user namespace) or
+    none is found (bots stay root, as ``Containment.description`` says)."""
+    if os.geteuid() != 0:
+        return None
+    found = shutil.which("setpriv", path=_SETPRIV_PATH)
+    return found if found is not None and os.path.realpath(found).startswith("/usr/") else None
+
+
+def bot_user() -> tuple[int, int]:
+    """The uid and gid a sandboxed bot runs as (outside its user namespace)."""
+    return (NOBODY, NOBODY) if unprivileged() is not None else (os.getuid(), os.getgid())
+
+
+def usable(path: str, want: int) -> bool:
+    """Whether the bot's user may ``want`` (os.R_OK | os.X_OK, or os.W_OK | os.X_OK) ``path``
+    by its mode (root, as arena may be, would pass any test of ``os.access``)."""
+    uid, gid = bot_user()
+    if uid == 0:
+        return True
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    shift = 6 if st.st_uid == uid else 3 if st.st_gid == gid else 0
+    if not stat.S_ISDIR(st.st_mode):
+        want &= ~os.X_OK
+    return (st.st_mode >> shift) & want == want
 
 
 def _system(path: str) -> bool:
@@ -415,28 +454,32 @@ def toolchain_paths(program: str | None) -> list[str]:
 
 def _entries(root: str, hidden: Sequence[str], budget: list[int]) -> list[str] | None:
     """What of ``root`` to bind, entry by entry, to show it all but the
-    ``hidden`` paths in it (None past ``budget``, a one-item list counted down)."""
+    ``hidden`` paths in it (None past ``budget``, a one-item list counted
+    down).  A folder the bot's user may not open (a 0700 one of root's,
+    mktemp's or pytest's, when bots are nobody) is shown entry by entry
+    too, in a folder bwrap makes: it was given to the bot to read."""
     inside = [h for h in hidden if _within(h, root)]
-    if not inside:
-        return [root]
     if root in inside:
         return []
+    closed = os.path.isdir(root) and not os.path.islink(root) and not usable(root, os.R_OK | os.X_OK)
+    if not inside and not closed:
+        return [root]
     try:
         names = sorted(os.listdir(root))
     except OSError:
-        return []
+        return [root]
     budget[0] -= len(names)
     if budget[0] < 0:
         return None
     found: list[str] = []
     for name in names:
         path = os.path.join(root, name)
-        if any(_within(h, path) for h in inside) and os.path.isdir(path) and not os.path.islink(path):
+        if os.path.isdir(path) and not os.path.islink(path) and path not in inside:
             deeper = _entries(path, inside, budget)
             if deeper is None:
                 return None
             found += deeper
-        elif path not in inside and (os.path.isdir(path) or os.path.isfile(path) or os.path.islink(path)):
+        elif path not in inside and (os.path.isfile(path) or os.path.islink(path)):
             found.append(path)       # a socket or a device of the host is never shown
     return found
 
@@ -447,15 +490,25 @@ def _show_root(root: str, kind: str, order: int, hidden: Sequence[str]) -> list[
     def op(path: str, mount: Mount, at: int = order) -> tuple[int, int, str, Mount]:
         return (path.count("/"), at, path, mount)
 
-    entries = _entries(root, hidden, [MAX_BINDS])
+    entries = _entries(root, hidden, [MAX_BINDS]) if kind == "--ro-bind" else _entries_rw(root, hidden)
+    if entries == [root]:
+        return [op(root, _shown(root, kind))]
     if entries is not None:
-        return [op(p, _shown(p, kind)) for p in entries]
+        # The folder itself is made, even with nothing in it to show: the bot may run from it.
+        made = op(root, Mount(root, ("--perms", "0755", "--dir", root), False, covers=False), 0)
+        return [made, *(op(p, _shown(p, kind)) for p in entries)]
     ops = [op(root, _shown(root, kind))]
     for path in hidden:
         if _within(path, root) and not any(_within(path, h) and h != path for h in hidden):
             cover = _tmpfs(path, 1, False) if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
             ops.append(op(path, Mount(path, tuple(cover), False), 3))
     return ops
+
+
+def _entries_rw(root: str, hidden: Sequence[str]) -> list[str] | None:
+    """A writable folder is bound whole (what the bot writes must land in
+    it), with empty mounts over what is hidden in it."""
+    return [root] if not any(_within(h, root) for h in hidden) else None
 
 
 def _roots(own: list[str], policy: SandboxPolicy, needed: list[str]) -> list[tuple[str, str, int]]:
@@ -504,13 +557,13 @@ def _plan(own: Iterable[str], policy: SandboxPolicy, sized: bool,
 
 def _folders_made(mounts: list[Mount]) -> list[tuple[int, int, str, Mount]]:
     """The directories bwrap makes to hold mounts (in the sandbox's own
-    root, which is otherwise empty): readable by all, as bwrap as root
-    would make them its own only."""
+    root or a file system of its own, not in what is bound from the
+    host): readable by all, as bwrap as root would make them its own only."""
     made: dict[str, None] = {}
     for path in [*(m.path for m in mounts), *IDENTITY_FILES]:
         folder = os.path.dirname(path)
         while folder != "/" and not any(_within(folder, m) for m in _BASE_MOUNTS) \
-                and not any(_within(folder, m.path) for m in mounts if m.covers):
+                and not any(_within(folder, m.path) for m in mounts if m.covers and m.shows):
             made[folder] = None
             folder = os.path.dirname(folder)
     return [(p.count("/"), 0, p, Mount(p, ("--perms", "0755", "--dir", p), False, covers=False)) for p in made]
