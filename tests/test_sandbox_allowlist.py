@@ -194,3 +194,23 @@ def _listening(path: Path) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.bind(str(path))
     return sock
+
+
+@pytest.mark.skipif(not ROOT, reason="as arena's own user, bots write what it writes")
+def test_a_write_grant_nobody_cannot_write_is_one_line(visible_dir: Path) -> None:
+    """As root, bots are nobody: a write: folder only root may write would
+    fail the bot at its first write; the run stops first, in one line."""
+    cache = visible_dir / "cache"
+    cache.mkdir(mode=0o755)
+    bot = visible_dir / "bot"
+    bot.mkdir()
+    shutil.copy(REPO / "bots" / "random_bot.py", bot / "bot.py")
+    tfile = visible_dir / "t.yaml"
+    tfile.write_text(json.dumps({"name": "w", "players": 2, "out": str(visible_dir / "out"), "bots": [
+        {"name": "a", "command": [PY, "bot.py"], "dir": str(bot), "sandbox": {"write": [str(cache)]}},
+        {"name": "b", "builtin": "random"}]}))
+    done = subprocess.run([PY, "-m", "arena", "run", str(tfile)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"Error: {tfile}:1: bots.a.sandbox.write: {cache} is not writable by uid 65534, the user bots run as "
+        f"(chown 65534 {cache}, or chmod o+rwx {cache})"), done.stderr
