@@ -132,3 +132,19 @@ def test_format_help_says_it_is_the_output_format(command: str) -> None:
     shown = " ".join(CliRunner().invoke(main, [command, "--help"]).output.split())
     assert "Output format of the" in shown
     assert "ot the tournament's format" in shown and "file's 'format:'" in shown
+
+
+def test_a_name_too_long_for_the_results_folder_is_one_line(tmp_path: Path) -> None:
+    """With no out:, the results folder is named after the tournament: a
+    name over 255 bytes would be refused by the file system (it was a
+    traceback at the first stat)."""
+    path = tmp_path / "t.yaml"
+    path.write_text("name: " + "x" * 300 + "\nbots:\n  - {name: a, builtin: greedy}\n"
+                    "  - {name: b, builtin: random}\nplayers: 2\n")
+    result = CliRunner().invoke(main, ["run", str(path)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"Error: {path}:1: name: too long"), result.output
+    # Given a results folder (--out), the name is only a name.
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, ["run", str(path), "--out", str(out), "--dry-run"]).exit_code == 0

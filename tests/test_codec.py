@@ -61,6 +61,7 @@ FAST = TimeControl(startup_seconds=5.0, per_decision_seconds=2.0)
 
 def recorded_match(tmp_path: Path, *flags: str, seed: int = 5) -> tuple[list[dict[str, Any]], Any]:
     log = tmp_path / f"seen{''.join(flags)}.jsonl"
+    tmp_path.chmod(0o777)     # a write: folder the bot's user can write (nobody, when arena runs as root)
     recorder = SeatSpec.command([sys.executable, str(GAMEBOTS / "recorder.py"), str(log), *flags],
                                 name="recorder", sandbox=SandboxPolicy(write=(str(tmp_path),)))
     spec = MatchSpec(f"c{seed}", (recorder, SeatSpec.builtin("greedy"), SeatSpec.builtin("random")), RULES,

@@ -159,6 +159,7 @@ def test_minimal_bots_play_a_whole_match(tmp_path):
 
 def test_bot_sees_start_public_events_and_end(tmp_path):
     log = tmp_path / "seen.jsonl"
+    tmp_path.chmod(0o777)     # a write: folder the bot's user can write (nobody, when arena runs as root)
     recorder = bot("recorder", str(log), sandbox=SandboxPolicy(write=(str(tmp_path),)))
     result = play(tmp_path, recorder, SeatSpec.builtin("greedy"), SeatSpec.builtin("random"))
     msgs = [json.loads(line) for line in log.read_text().splitlines()]

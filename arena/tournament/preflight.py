@@ -80,6 +80,18 @@ def _bot_problem(config: TournamentConfig, bot: BotConfig) -> str | None:
         return f"{where}: bots.{bot.name}.command: {program!r} is {sandbox.not_executable_hint(program)}"
     if problem is not None and problem.errno == errno.ENOEXEC:
         return f"{where}: bots.{bot.name}.command: {program!r} cannot be run: {sandbox.no_shebang_hint(program)}"
+    return _write_problem(config, bot, where)
+
+
+def _write_problem(config: TournamentConfig, bot: BotConfig, where: str) -> str | None:
+    """A ``write:`` folder the sandboxed bot's user cannot write (nobody's, when arena runs as root)."""
+    if config.sandbox == sandbox.NONE:
+        return None
+    for path in bot.sandbox.write:
+        if path.is_dir() and not sandbox.usable(str(path), os.W_OK | os.X_OK):
+            uid = sandbox.bot_user()[0]
+            return (f"{where}: bots.{bot.name}.sandbox.write: {path} is not writable by uid {uid}, the user "
+                    f"bots run as (chown {uid} {path}, or chmod o+rwx {path})")
     return None
 
 
