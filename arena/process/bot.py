@@ -42,7 +42,7 @@ from types import TracebackType
 from typing import Any
 
 from ..jsonline import NO_ID, JSONLineError, JSONObject
-from . import sandbox
+from . import cgroups, sandbox
 from .errors import BotFailure, BotTimeout
 from .exchange import WIRE_DEBUG, Decode, LineExchange
 from .limits import CHILDREN_LISTS, WATCHDOG
@@ -77,6 +77,7 @@ class BotProcess(ProcessStart, LineExchange):
         self.spawn_seconds: float | None = None
         self.containment: sandbox.Containment | None = None   # set by start()
         self._sandbox_init: int | None = None    # pid of the sandbox's first process
+        self._cgroup: cgroups.BotCgroup | None = None   # its own cgroup (``cgroups``), if any
         self._scratch_dir: str | None = None     # this process's scratch (no sandbox)
         self.stale_lines = 0                 # unsolicited / late / wrong-id lines thrown away
         self.ignored: list[str] = []         # the first of them since the last take_ignored()
@@ -333,6 +334,8 @@ class BotProcess(ProcessStart, LineExchange):
         clock = self._turns
         if clock is not None:
             if clock.since is None:
+                if clock.exact:            # a suspect: what it used since its last reply is measured
+                    clock.gap_end()
                 clock.since = t_start      # TurnClock.open, inline: this runs on every decision
             else:
                 clock.open(t_start)
@@ -385,6 +388,8 @@ class BotProcess(ProcessStart, LineExchange):
         if clock is not None:      # TurnClock.close at the reply's stamp, inline
             clock.closed += t_sent + elapsed - t_start + PER_TURN_SLACK
             clock.since = None
+            if clock.exact:
+                clock.gap_start()
             if clock.caught:
                 self._pause()
         if bank is not None and elapsed > allowance:

@@ -42,7 +42,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from . import seccomp
+from . import cgroups, seccomp
 from .sandbox_policy import (
     AUTO,
     BWRAP,
@@ -202,6 +202,7 @@ def prepare(mode: str) -> Containment:
     containment = resolve(mode)
     if containment.mode == BWRAP:
         seccomp.program()
+    cgroups.backend()        # probed once, before the fork: no warning per worker
     return containment
 
 
