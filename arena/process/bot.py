@@ -333,11 +333,9 @@ class BotProcess(ProcessStart, LineExchange):
         t_start = time.monotonic()
         clock = self._turns
         if clock is not None:
-            if clock.since is None:
-                if clock.exact:            # a suspect: what it used since its last reply is measured
-                    clock.gap_end()
+            if clock.since is None and not clock.exact:
                 clock.since = t_start      # TurnClock.open, inline: this runs on every decision
-            else:
+            else:                          # (a suspect's: its CPU since its last reply is read)
                 clock.open(t_start)
         try:
             # ``_write_data`` and ``_await``, their usual case inline: the pipe
@@ -374,22 +372,20 @@ class BotProcess(ProcessStart, LineExchange):
             else:
                 value, elapsed = self._await(t_sent, limit, expect_id, t_start, is_stale_id, decode,
                                              (remaining, event))
-        except BotTimeout:
-            self.stats.timeouts += 1
-            if bank is not None:
-                self.bank_remaining = 0.0
+        except BaseException as exc:
+            if isinstance(exc, BotTimeout):
+                self.stats.timeouts += 1
+                if bank is not None:
+                    self.bank_remaining = 0.0
             if clock is not None:
                 self._end_turn(clock)
             raise
-        except BaseException:
-            if clock is not None:
-                self._end_turn(clock)
-            raise
-        if clock is not None:      # TurnClock.close at the reply's stamp, inline
-            clock.closed += t_sent + elapsed - t_start + PER_TURN_SLACK
-            clock.since = None
-            if clock.exact:
-                clock.gap_start()
+        if clock is not None:
+            if clock.exact:        # a suspect: its CPU is read as its turn ends
+                clock.close(t_sent + elapsed)
+            else:                  # TurnClock.close at the reply's stamp, inline
+                clock.closed += t_sent + elapsed - t_start + PER_TURN_SLACK
+                clock.since = None
             if clock.caught:
                 self._pause()
         if bank is not None and elapsed > allowance:
