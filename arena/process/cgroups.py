@@ -35,12 +35,14 @@ named ``arena-<pid>-<n>`` and removed when the bot is gone.
 
 from __future__ import annotations
 
+import atexit
 import errno
 import functools
 import itertools
 import logging
 import os
 import signal
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -118,7 +120,7 @@ def _write(path: str, value: str) -> None:
 
 
 def _join(mount: str, inner: str) -> str:
-    return os.path.join(mount, inner.lstrip("/"))
+    return os.path.normpath(os.path.join(mount, inner.lstrip("/")))
 
 
 class BotCgroup:
@@ -128,12 +130,13 @@ class BotCgroup:
     about 2 us, cheap enough to be read at a turn's start and end."""
 
     def __init__(self, kind: str, dirs: Iterable[str], cpu_file: str, memory_dir: str,
-                 procs_dir: str, memory_bytes: int | None) -> None:
+                 procs_dir: str, memory_bytes: int | None, tasks: int | None = None) -> None:
         self.kind = kind
         self.dirs = tuple(dict.fromkeys(dirs))          # each once: co-mounted controllers share one
         self.memory_dir = memory_dir
         self.procs_dir = procs_dir
         self.memory_bytes = memory_bytes
+        self.tasks = tasks
         self._cpu_fd: int | None = os.open(cpu_file, os.O_RDONLY | os.O_CLOEXEC)
 
     def attach(self, pid: int) -> None:
@@ -181,6 +184,18 @@ class BotCgroup:
                 return int(value) if value.strip().isdigit() else 0
         return 0
 
+    def refused_tasks(self) -> int:
+        """How many forks or new threads the kernel refused at its ``pids.max``."""
+        try:
+            text = _read(os.path.join(self.procs_dir, "pids.events"))
+        except OSError:
+            return 0
+        for line in text.splitlines():
+            key, _sep, value = line.partition(" ")
+            if key == "max":
+                return int(value) if value.strip().isdigit() else 0
+        return 0
+
     def kill_members(self) -> None:
         """SIGKILL what is left in it (an unsandboxed bot's ``setsid()``
         children): each through a pidfd taken before it is checked to be
@@ -188,7 +203,7 @@ class BotCgroup:
         for pid in self.members():
             try:
                 fd = os.pidfd_open(pid)
-            except OSError:
+            except (AttributeError, OSError):      # gone, or no pidfd here: left to the group kill
                 continue
             try:
                 if pid in self.members():
@@ -229,6 +244,38 @@ def release(group: BotCgroup) -> None:
 
 def _retry_left() -> None:
     _LEFT[:] = [g for g in _LEFT if not g.remove()]
+
+
+def _remove_left_at_exit() -> None:
+    """The last bots' tasks take a moment to exit after their kill: wait a
+    little for them (0.5 s at most) rather than leave empty cgroups behind."""
+    deadline = time.monotonic() + 0.5
+    while _LEFT and time.monotonic() < deadline:
+        _retry_left()
+        if _LEFT:
+            time.sleep(0.01)
+
+
+atexit.register(_remove_left_at_exit)
+
+
+def _remove_stale(bases: Iterable[str]) -> None:
+    """Remove the empty bot cgroups an arena that is gone left (killed before it could)."""
+    for base in dict.fromkeys(bases):
+        try:
+            names = os.listdir(base)
+        except OSError:
+            continue
+        for name in names:
+            parts = name.split("-")
+            if len(parts) != 3 or parts[0] != "arena" or not parts[1].isdigit():
+                continue
+            if os.path.exists(f"/proc/{parts[1]}"):
+                continue
+            try:
+                os.rmdir(os.path.join(base, name))
+            except OSError:
+                continue            # still busy, or not ours to remove
 
 
 @dataclass(frozen=True)
@@ -272,7 +319,7 @@ class Backend:
             _optional(os.path.join(folder, "memory.oom.group"), "1")   # the whole bot, as the watchdog did
         if tasks is not None:
             _write(os.path.join(folder, "pids.max"), str(tasks))
-        return BotCgroup("v2", [folder], os.path.join(folder, "cpu.stat"), folder, folder, memory_bytes)
+        return BotCgroup("v2", [folder], os.path.join(folder, "cpu.stat"), folder, folder, memory_bytes, tasks)
 
     def _create_v1(self, name: str, memory_bytes: int | None, tasks: int | None,
                    made: list[str]) -> BotCgroup:
@@ -286,7 +333,7 @@ class Backend:
         if tasks is not None:
             _write(os.path.join(dirs["pids"], "pids.max"), str(tasks))
         return BotCgroup("v1", dirs.values(), os.path.join(dirs["cpuacct"], "cpuacct.usage"),
-                         dirs["memory"], dirs["pids"], memory_bytes)
+                         dirs["memory"], dirs["pids"], memory_bytes, tasks)
 
 
 def _optional(path: str, value: str) -> None:
@@ -400,4 +447,5 @@ def backend() -> Backend | None:
                     "once is not seen between its turns (docs/SECURITY.md, 'Limits')", why)
     else:
         LOG.debug("bot limits: %s", found.describe())
+        _remove_stale(found.bases.values())
     return found

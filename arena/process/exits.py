@@ -130,8 +130,12 @@ class ProcessExits:
             self._finalizer.detach()
         WATCHDOG.unregister(proc.pid)
         group = self._cgroup
-        if group is not None and group.oom_kills() and not self._kill_reasons:
-            self._kill_reasons.append(cgroup_memory_reason(group.memory_bytes))
+        if group is not None and not self._kill_reasons:
+            if group.oom_kills():
+                self._kill_reasons.append(cgroup_memory_reason(group.memory_bytes))
+            elif refused := group.refused_tasks():
+                self._kill_reasons.append(f"process limit reached: the kernel refused {refused} new "
+                                          f"process(es) or thread(s), limit {group.tasks}")
         try:
             _pid, status, usage = os.wait4(proc.pid, 0)
         except ChildProcessError:            # reaped behind our back: status lost
