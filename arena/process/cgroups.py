@@ -442,9 +442,13 @@ def backend() -> Backend | None:
     works (forked workers inherit the answer: ``sandbox.prepare`` asks first)."""
     found, why = probe()
     if found is None:
-        LOG.warning("warning: no cgroup for bots (%s): memory and process limits are kept by a "
-                    "watchdog every 0.25 s, and CPU a bot uses in children the kernel reaps at "
-                    "once is not seen between its turns (docs/SECURITY.md, 'Limits')", why)
+        # A warning only where one was asked for: without root or a
+        # delegated cgroup (most desktops) the watchdog is the normal case.
+        LOG.log(logging.WARNING if os.environ.get(ENV_BASE) else logging.INFO,
+                "%sno cgroup for bots (%s): memory and process limits are kept by a watchdog every "
+                "0.25 s, and CPU a bot uses in children the kernel reaps at once is not seen "
+                "between its turns (docs/SECURITY.md, 'Limits')",
+                "warning: " if os.environ.get(ENV_BASE) else "", why)
     else:
         LOG.debug("bot limits: %s", found.describe())
         _remove_stale(found.bases.values())
