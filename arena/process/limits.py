@@ -26,9 +26,12 @@ Memory: measured on Linux 6.x, node 20, CPython 3.11 (``measure`` in the report)
   processes every 0.25 s and SIGKILLs them above ``memory_mb`` +
   ``GROUP_SLACK_MB``.  A sandboxed bot's processes are bubblewrap's
   descendants, read from /proc/PID/task/TID/children: a few files per bot,
-  whatever else runs on the machine.  An unsandboxed bot's are its process
-  group, found by one pass over every /proc/*/stat (2-3 ms for 100 processes,
-  and a busy server runs thousands), only when such a bot is watched.  The
+  whatever else runs on the machine.  An unsandboxed bot's are its own
+  tree, plus the orphans seen in it before (by pid and start time); a pass
+  over every /proc/*/stat (50 ms a scan with 1,000 processes) is left only
+  for a kernel without children lists.  Where the bot has a cgroup of its
+  own (``cgroups``) the kernel keeps the memory and task limits instead,
+  and the watchdog reads its CPU counter and its kills at the limit.  The
   slack keeps a single-process bot on the deterministic RLIMIT_DATA path (RSS
   also counts code and shared libraries, which RLIMIT_DATA does not).  Forked
   children share pages copy-on-write, so the cheap RSS sum is confirmed with

@@ -43,6 +43,16 @@ demo bots, two CPU hogs on each CPU: caught in 23 of 27 matches at load
 bot was caught, there nor in 14 demo tournaments with one or two hogs on
 each CPU.
 
+Measured, not guessed (issue 30): on a loaded machine the comparison with
+wall time above is a guess, and it flagged honest bots (the demo's js bot
+in 3 of 9 matches).  So it now only makes a bot a ``suspect``; from then on
+the thread that talks to the bot reads the bot's CPU counter (its cgroup's,
+``cgroups``, about 2 us a read; else its process tree's) as each turn ends
+and as the next starts, and the bot is flagged only on CPU measured
+between its turns above ``MEASURED_SLACK`` / ``MEASURED_DEBT``: load slows
+a bot's turns but adds nothing to its own CPU.  Only suspects pay for the
+reads.  A single burst is never measured: it only makes the bot a suspect.
+
 Stopping costs two signals and a look at the bot's processes per decision,
 which is why only a bot caught computing between turns is stopped.  In the
 sandbox every process of the bot is stopped, ``setsid()`` children included;
