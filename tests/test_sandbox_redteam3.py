@@ -241,7 +241,7 @@ def test_two_bots_can_signal_each_other_through_the_machines_memory_counters_a_d
     # virtual machine per bot closes them).  Documented, not asserted either
     # way: other processes move the count now and then.
     print(f"{right} of {len(sent)} values passed through the Shmem count")
-    assert_documented("the machine's `Shmem` count", "test_two_bots_cannot_signal_each_other_through_the_machines")
+    assert_documented("the machine's `Shmem` count", "test_two_bots_can_signal_each_other_through_the_machines")
 
 
 @needs_bwrap
@@ -272,7 +272,7 @@ def test_a_bot_process_can_leave_marks_for_a_later_one_in_the_page_cache_a_docum
     # every process.  Documented, not asserted either way: memory pressure
     # can drop the pages between the two processes.
     print(f"{64 - bin(got ^ value).count('1')} of 64 bits passed through the page cache")
-    assert_documented("**The page cache.**", "test_a_bot_process_cannot_leave_marks_for_a_later_one_in_the_page_cache")
+    assert_documented("**The page cache.**", "test_a_bot_process_can_leave_marks_for_a_later_one_in_the_page_cache")
 
 
 # ------------------------------------------------------------ resources
