@@ -369,7 +369,7 @@ def _print_match(result: MatchResult, seats: tuple[SeatSpec, ...], names: list[s
                    f"{plural(ignored, 'ignored line')}; stderr log: {_written(result.stderr_logs[i])}")
         cpu = result.off_turn_cpu[i] if i < len(result.off_turn_cpu) else None
         if cpu is not None:
-            click.echo(f"    caught computing between its turns ({cpu:.3f} s of CPU): stopped between them "
+            click.echo(f"    used {cpu:.3f} s of CPU between its turns (measured): stopped between them "
                        f"since (no fault; docs/PROTOCOL.md, Time limits)")
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.process import sandbox
+from arena.process import cgroups, sandbox
 from arena.process.sandbox import SandboxPolicy
 from arena.process.sandbox_policy import mount_options, runtime_paths, view
 
@@ -355,9 +355,9 @@ def test_setsid_grandchild_and_fork_swarm_end_with_the_match(mode, tmp_path):
                      "random", "--seed", "3", "--sandbox", mode, "--log-dir", str(tmp_path))
         assert done.returncode == 0, done.stderr
         left = wait_none_marked(mark, timeout=5.0 if mode == "bwrap" else 1.0)
-        if mode == "none":
+        if mode == "none" and cgroups.backend() is None:
             assert left, "without the sandbox the setsid grandchild escapes (the hole is real)"
-        else:
+        else:                # the sandbox, or the bot's cgroup: what is left in it is killed
             assert left == []
     finally:
         kill_marked(mark)

@@ -21,6 +21,7 @@ import pytest
 from arena.match.pool import BotPool
 from arena.process import BotProcess, BotSpec, SandboxPolicy, TimeControl, limits, sandbox
 from arena.process.turns import (
+    MEASURED_SLACK,
     OFF_TURN_DEBT,
     OFF_TURN_LEAK,
     OFF_TURN_SLACK,
@@ -135,21 +136,21 @@ def test_clock_catches_cpu_beyond_the_turns_only() -> None:
     assert clock.observe(0, 0.0) is None                  # the first scan only sets the base
     clock.open(0.0)
     clock.close(0.2)
-    assert clock.observe(int(0.2 * TICK), 0.25) is None   # all its CPU within its turn
+    assert clock.observe(int(0.2 * TICK) / TICK, 0.25) is None   # all its CPU within its turn
     assert not clock.caught
     # A child that died unreaped drops out of the sum, then comes back with
     # its parent: neither is CPU between turns.
     assert clock.observe(0, 0.5) is None
-    assert clock.observe(int(0.2 * TICK), 0.75) is None
+    assert clock.observe(int(0.2 * TICK) / TICK, 0.75) is None
     assert not clock.caught
     # Some slack per turn: a bot often finishes writing its reply after the turn.
     for i in range(100):
         clock.open(1.0 + i * 0.001)
         clock.close(1.0 + i * 0.001)
     allowed = OFF_TURN_SLACK + 100 * PER_TURN_SLACK
-    assert clock.observe(int((0.2 + allowed * 0.9) * TICK), 1.25) is None
+    assert clock.observe(int((0.2 + allowed * 0.9) * TICK) / TICK, 1.25) is None
     # 0.1 s of CPU with no turn at all: caught.
-    excess = clock.observe(int((0.2 + allowed * 0.9 + 0.1) * TICK), 1.5)
+    excess = clock.observe(int((0.2 + allowed * 0.9 + 0.1) * TICK) / TICK, 1.5)
     assert excess is not None and excess > OFF_TURN_SLACK and clock.caught
 
 
@@ -158,7 +159,7 @@ def test_clock_allows_a_cpu_per_cpu_the_bot_may_use() -> None:
     clock.observe(0, 0.0)
     clock.open(0.0)
     clock.close(0.25)
-    assert clock.observe(int(0.5 * TICK), 0.25) is None and not clock.caught
+    assert clock.observe(int(0.5 * TICK) / TICK, 0.25) is None and not clock.caught
 
 
 def test_own_time_after_end_runs_out() -> None:
@@ -179,9 +180,9 @@ def test_own_time_runs_out_for_the_watchdog_too() -> None:
     clock = TurnClock(opened=None)
     clock.observe(0, 0.0)
     clock.own_time(0.0)
-    assert clock.observe(int(0.25 * TICK), 0.25) is None      # summing up the match
+    assert clock.observe(int(0.25 * TICK) / TICK, 0.25) is None      # summing up the match
     for scan in range(2, 20):                                  # and on, idle, past its own time
-        clock.observe(int(0.25 * scan * TICK), 0.25 * scan)
+        clock.observe(int(0.25 * scan * TICK) / TICK, 0.25 * scan)
     assert clock.caught
 
 
@@ -194,7 +195,7 @@ def test_a_little_cpu_between_turns_all_the_time_adds_up() -> None:
     while not clock.caught and scans < 200:
         scans += 1
         cpu += per_scan
-        clock.observe(int(cpu * TICK), 0.25 * scans)
+        clock.observe(int(cpu * TICK) / TICK, 0.25 * scans)
     assert clock.caught
     assert scans <= OFF_TURN_DEBT / (per_scan - OFF_TURN_LEAK) + 4     # about 2.5 s at 6 % of a CPU
 
@@ -209,7 +210,7 @@ def test_tick_rounding_alone_never_adds_up() -> None:
         clock.open(0.25 * scan - 0.2)
         clock.close(0.25 * scan - 0.0123)          # turns of 0.1877 s, never whole ticks
         used += 0.1877
-        clock.observe(int(used * TICK), 0.25 * scan)
+        clock.observe(int(used * TICK) / TICK, 0.25 * scan)
     assert not clock.caught
 
 
@@ -221,7 +222,7 @@ def test_what_a_loaded_machine_kept_from_the_turns_is_no_cover() -> None:
         clock.observe(0, 0.0, {} if waits is not None else None)
         clock.open(0.0)
         clock.close(0.2)              # a turn of 0.2 s in which it had the CPU for 0.1 s
-        clock.observe(int(0.15 * TICK), 0.25, waits)     # and computed 0.05 s after it
+        clock.observe(int(0.15 * TICK) / TICK, 0.25, waits)     # and computed 0.05 s after it
         return clock
     assert not scan(None).caught                         # what the wall time hid
     assert scan({7: (150_000_000, 100_000_000, 10)}).caught
@@ -244,7 +245,7 @@ def test_an_honest_bot_on_a_loaded_machine_is_not_caught() -> None:
         ran += 50_000_000                             # 5 ms in each 10 ms turn
         waited += 50_000_000 + 10 * int(WAIT_PER_TURN * 1e9 * 0.9)
         slices += 20                                  # woken, and put aside once, each turn
-        clock.observe(ran * TICK // 1_000_000_000, 0.25 * scan, {7: (ran, waited, slices)})
+        clock.observe(ran * TICK // 1_000_000_000 / TICK, 0.25 * scan, {7: (ran, waited, slices)})
     assert not clock.caught
 
 
@@ -259,12 +260,12 @@ def test_the_wait_after_each_turn_is_forgiven_per_turn_taken_in_this_match() -> 
     taken[0] = 10                                    # its next match: 10 turns so far
     # Half the turn's time waiting for the CPU, and a little after each reply.
     wait = int((0.05 + 10 * WAIT_PER_TURN * 0.9) * 1e9)
-    clock.observe(int(0.05 * TICK), 0.25, {7: (50_000_000, wait, 20)})
+    clock.observe(int(0.05 * TICK) / TICK, 0.25, {7: (50_000_000, wait, 20)})
     assert not clock.caught
     clock.open(0.25)
     clock.close(0.35)
     # The same with no turn taken by the count: all the wait is taken from the turn's time.
-    clock.observe(int(0.1 * TICK), 0.5, {7: (100_000_000, 2 * wait, 40)})
+    clock.observe(int(0.1 * TICK) / TICK, 0.5, {7: (100_000_000, 2 * wait, 40)})
     assert clock.caught
 
 
@@ -339,11 +340,13 @@ def test_work_after_end_is_the_bots_own_time(tmp_path: Path) -> None:
         ask(bot, 1)                       # answered after its 0.3 s on 'end'
         time.sleep(0.6)                   # two scans more
         assert not bot._turns.caught
-        bot.send({"type": "end"})
+        # Without it, each 'end' is 0.3 s between turns: the first makes the
+        # bot a suspect, the next one is measured (one burst is no habit).
         deadline = time.monotonic() + WAIT
         while not bot._turns.caught and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert bot._turns.caught
+            bot.send({"type": "end"})
+            time.sleep(0.6)
+        assert bot._turns.caught and bot._turns.off_turn > MEASURED_SLACK, bot._turns.off_turn
     finally:
         bot.close()
 

@@ -42,7 +42,7 @@ from types import TracebackType
 from typing import Any
 
 from ..jsonline import NO_ID, JSONLineError, JSONObject
-from . import sandbox
+from . import cgroups, sandbox
 from .errors import BotFailure, BotTimeout
 from .exchange import WIRE_DEBUG, Decode, LineExchange
 from .limits import CHILDREN_LISTS, WATCHDOG
@@ -77,6 +77,7 @@ class BotProcess(ProcessStart, LineExchange):
         self.spawn_seconds: float | None = None
         self.containment: sandbox.Containment | None = None   # set by start()
         self._sandbox_init: int | None = None    # pid of the sandbox's first process
+        self._cgroup: cgroups.BotCgroup | None = None   # its own cgroup (``cgroups``), if any
         self._scratch_dir: str | None = None     # this process's scratch (no sandbox)
         self.stale_lines = 0                 # unsolicited / late / wrong-id lines thrown away
         self.ignored: list[str] = []         # the first of them since the last take_ignored()
@@ -332,9 +333,9 @@ class BotProcess(ProcessStart, LineExchange):
         t_start = time.monotonic()
         clock = self._turns
         if clock is not None:
-            if clock.since is None:
+            if clock.since is None and not clock.exact:
                 clock.since = t_start      # TurnClock.open, inline: this runs on every decision
-            else:
+            else:                          # (a suspect's: its CPU since its last reply is read)
                 clock.open(t_start)
         try:
             # ``_write_data`` and ``_await``, their usual case inline: the pipe
@@ -371,20 +372,20 @@ class BotProcess(ProcessStart, LineExchange):
             else:
                 value, elapsed = self._await(t_sent, limit, expect_id, t_start, is_stale_id, decode,
                                              (remaining, event))
-        except BotTimeout:
-            self.stats.timeouts += 1
-            if bank is not None:
-                self.bank_remaining = 0.0
+        except BaseException as exc:
+            if isinstance(exc, BotTimeout):
+                self.stats.timeouts += 1
+                if bank is not None:
+                    self.bank_remaining = 0.0
             if clock is not None:
                 self._end_turn(clock)
             raise
-        except BaseException:
-            if clock is not None:
-                self._end_turn(clock)
-            raise
-        if clock is not None:      # TurnClock.close at the reply's stamp, inline
-            clock.closed += t_sent + elapsed - t_start + PER_TURN_SLACK
-            clock.since = None
+        if clock is not None:
+            if clock.exact:        # a suspect: its CPU is read as its turn ends
+                clock.close(t_sent + elapsed)
+            else:                  # TurnClock.close at the reply's stamp, inline
+                clock.closed += t_sent + elapsed - t_start + PER_TURN_SLACK
+                clock.since = None
             if clock.caught:
                 self._pause()
         if bank is not None and elapsed > allowance:

@@ -18,9 +18,9 @@ import subprocess
 import time
 import weakref
 
-from . import sandbox
+from . import cgroups, sandbox
 from .errors import BotCrashed, BotFailure, describe_exit, excerpt
-from .limits import CHILDREN_LISTS, WATCHDOG, group_members, kill_group, process_tree, signal_member
+from .limits import CHILDREN_LISTS, WATCHDOG, cgroup_memory_reason, group_members, kill_group, process_tree, signal_member
 from .spec import BotSpec
 from .stderr import StderrReader, Wakeup
 from .streams import EOF, EXIT, StdoutReader
@@ -75,6 +75,7 @@ class ProcessExits:
     _kill_reasons: list[str]
     containment: sandbox.Containment | None
     _sandbox_init: int | None
+    _cgroup: cgroups.BotCgroup | None
 
     # ----------------------------------------------------------- processes
     @property
@@ -128,6 +129,13 @@ class ProcessExits:
         if self._finalizer is not None:
             self._finalizer.detach()
         WATCHDOG.unregister(proc.pid)
+        group = self._cgroup
+        if group is not None and not self._kill_reasons:
+            if group.oom_kills():
+                self._kill_reasons.append(cgroup_memory_reason(group.memory_bytes))
+            elif refused := group.refused_tasks():
+                self._kill_reasons.append(f"process limit reached: the kernel refused {refused} new "
+                                          f"process(es) or thread(s), limit {group.tasks}")
         try:
             _pid, status, usage = os.wait4(proc.pid, 0)
         except ChildProcessError:            # reaped behind our back: status lost
@@ -143,6 +151,9 @@ class ProcessExits:
                 self.cpu_seconds_used = usage.ru_utime + usage.ru_stime
                 self.peak_rss_mb = usage.ru_maxrss / 1024      # KiB on Linux
         self._reaped = True
+        if group is not None:
+            self._cgroup = None
+            cgroups.release(group)      # what is left in it is killed; removed once empty
         self.returncode = returncode
         self.exit_description = self._describe_exit()
         LOG.debug("%s: pid %d %s", self.label, proc.pid, self.exit_description)

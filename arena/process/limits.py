@@ -26,9 +26,12 @@ Memory: measured on Linux 6.x, node 20, CPython 3.11 (``measure`` in the report)
   processes every 0.25 s and SIGKILLs them above ``memory_mb`` +
   ``GROUP_SLACK_MB``.  A sandboxed bot's processes are bubblewrap's
   descendants, read from /proc/PID/task/TID/children: a few files per bot,
-  whatever else runs on the machine.  An unsandboxed bot's are its process
-  group, found by one pass over every /proc/*/stat (2-3 ms for 100 processes,
-  and a busy server runs thousands), only when such a bot is watched.  The
+  whatever else runs on the machine.  An unsandboxed bot's are its own
+  tree, plus the orphans seen in it before (by pid and start time); a pass
+  over every /proc/*/stat (50 ms a scan with 1,000 processes) is left only
+  for a kernel without children lists.  Where the bot has a cgroup of its
+  own (``cgroups``) the kernel keeps the memory and task limits instead,
+  and the watchdog reads its CPU counter and its kills at the limit.  The
   slack keeps a single-process bot on the deterministic RLIMIT_DATA path (RSS
   also counts code and shared libraries, which RLIMIT_DATA does not).  Forked
   children share pages copy-on-write, so the cheap RSS sum is confirmed with
@@ -54,6 +57,7 @@ from typing import TYPE_CHECKING
 from .spec import BotSpec, MiB
 
 if TYPE_CHECKING:
+    from .cgroups import BotCgroup
     from .turns import TurnClock  # turns uses this module: no import at run time
 
 LOG = logging.getLogger(__name__)
@@ -61,6 +65,7 @@ LOG = logging.getLogger(__name__)
 GROUP_SLACK_MB = 64
 WATCHDOG_INTERVAL = 0.25
 _PAGE = os.sysconf("SC_PAGE_SIZE")
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
 # Children lists need CONFIG_PROC_CHILDREN (Debian, Ubuntu, Fedora... have it).
 CHILDREN_LISTS = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
 # Per-thread CPU and run-queue wait in ns need CONFIG_SCHED_INFO (where it is
@@ -100,6 +105,9 @@ class ProcInfo:
     pgid: int
     rss_bytes: int
     cpu_ticks: int      # user and system time, its own and its reaped children's
+    threads: int = 1    # its tasks: each counts toward the ``processes`` limit
+    started: int = 0    # start time in ticks since boot: with the pid, who it is
+    reaped_ticks: int = 0   # the part of ``cpu_ticks`` its reaped children used
 
 
 def _read_stat(pid: str) -> ProcInfo | None:
@@ -112,7 +120,8 @@ def _read_stat(pid: str) -> ProcInfo | None:
     fields = data[data.rfind(b")") + 2:].split()
     try:
         return ProcInfo(int(pid), fields[0].decode(), int(fields[2]), int(fields[21]) * _PAGE,
-                        int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14]))
+                        int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14]),
+                        int(fields[17]), int(fields[19]), int(fields[13]) + int(fields[14]))
     except (IndexError, ValueError):
         return None
 
@@ -250,12 +259,16 @@ class _Watched:
                  pidns: int | None, max_processes: int | None,
                  clock: TurnClock | None = None,
                  on_caught: Callable[[], Callable[[], None] | None] | None = None,
-                 private: tuple[int, tuple[str, ...]] | None = None) -> None:
+                 private: tuple[int, tuple[str, ...]] | None = None,
+                 cgroup: BotCgroup | None = None) -> None:
         self.name, self.limit, self.on_kill, self.pidns = name, limit, on_kill, pidns
         self.max_processes = max_processes
         self.clock = clock
         self.on_caught = on_caught        # a weak reference: what to call while it is caught
         self.private = private            # (sandbox's first pid, its file systems in memory)
+        self.cgroup = cgroup              # the kernel keeps its limits (``cgroups``)
+        self.oom_seen = 0                 # kills at the cgroup's memory limit already reported
+        self.known: dict[int, int] = {}   # unsandboxed: pid -> start time of each process seen
 
     def private_bytes(self) -> int:
         if self.private is None:
@@ -271,6 +284,10 @@ class MemoryWatchdog:
     watchdog will never signal that group again: callers unregister *before*
     reaping the group leader, which keeps the pgid from being reused while it
     may still be signalled.
+
+    What a scan reads is the bot's own: its cgroup's files (``cgroups``), or
+    else its process tree (children lists), never every process of the host
+    (only on a kernel without children lists and without cgroups).
     """
 
     def __init__(self, interval: float = WATCHDOG_INTERVAL) -> None:
@@ -284,18 +301,21 @@ class MemoryWatchdog:
                  on_kill: Callable[[str], None], pidns: int | None = None,
                  max_processes: int | None = None, clock: TurnClock | None = None,
                  on_caught: Callable[[], Callable[[], None] | None] | None = None,
-                 private: tuple[int, tuple[str, ...]] | None = None) -> None:
+                 private: tuple[int, tuple[str, ...]] | None = None,
+                 cgroup: BotCgroup | None = None) -> None:
         """Watch group ``pgid``; with ``pidns`` (a sandboxed bot), every process
         of that PID namespace counts too, ``setsid()`` children included, and
         with ``private`` (the sandbox's first pid, and its private file
         systems in memory: /tmp, /dev/shm, ...), what is written there.
+        With ``cgroup`` the kernel keeps the memory and process limits: the
+        watchdog reports a kill at the memory limit, and reads the CPU there.
         With ``clock``, the group's CPU time is held against the bot's turns
         (``turns``), and ``on_caught`` (a weak reference to a callable) is
         called after each scan that finds the bot caught."""
         limit = None if memory_mb is None else (memory_mb + GROUP_SLACK_MB) * MiB
         with self._lock:
             self._groups[pgid] = _Watched(name, limit, on_kill, pidns, max_processes, clock, on_caught,
-                                          private)
+                                          private, cgroup)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="bot-memory-watchdog",
                                                 daemon=True)
@@ -324,10 +344,16 @@ class MemoryWatchdog:
         """One scan (the lock must be held)."""
         members: dict[int, list[ProcInfo]] = {}
         scanned: dict[int, _Watched] = {}
+        reasons: dict[int, str] = {}
         for pgid, w in self._groups.items():
-            if w.pidns is not None and CHILDREN_LISTS:
-                # The group's leader is bubblewrap: its tree is the namespace, plus itself.
-                tree = process_tree(pgid)
+            if w.cgroup is not None:
+                reason = _cgroup_check(w)
+                if reason is not None:
+                    reasons[pgid] = reason
+            elif CHILDREN_LISTS:
+                # Sandboxed, the group's leader is bubblewrap: its tree is the
+                # namespace, plus itself.  Unsandboxed, the bot's own tree.
+                tree = process_tree(pgid) if w.pidns is not None else _own_tree(pgid, w)
                 _held_to_turns(w, tree)         # zombies too: their CPU is not yet their parent's
                 members[pgid] = [p for p in tree if p.state not in "ZX"]
             else:
@@ -337,20 +363,20 @@ class MemoryWatchdog:
             for pgid, w in scanned.items():
                 _held_to_turns(w, members.get(pgid, []))
         for pgid, procs in members.items():
-            watched = self._groups[pgid]
-            reason = _over_limit(watched, procs)
-            if reason is None:
-                continue
+            reason = _over_limit(self._groups[pgid], procs)
+            if reason is not None:
+                reasons[pgid] = reason
+        for pgid, reason in reasons.items():
+            watched = self._groups.pop(pgid)
             LOG.warning("%s: %s; killing the group", watched.name, reason)
             watched.on_kill(reason)
             kill_group(pgid, signal.SIGKILL)
-            del self._groups[pgid]
-
 
     @staticmethod
     def _scan(groups: dict[int, _Watched], members: dict[int, list[ProcInfo]]) -> None:
         """The members of ``groups`` found by one pass over /proc: by process
-        group, and by PID namespace for a sandboxed group (no children lists)."""
+        group, and by PID namespace for a sandboxed group.  Only on a kernel
+        with neither children lists nor cgroups: its cost grows with the host."""
         by_namespace = {w.pidns: pgid for pgid, w in groups.items() if w.pidns is not None}
         for info in iter_processes():
             if info.state in "ZX":
@@ -363,31 +389,95 @@ class MemoryWatchdog:
                 members.setdefault(pgid, []).append(info)
 
 
+def _own_tree(pgid: int, watched: _Watched) -> list[ProcInfo]:
+    """An unsandboxed bot's processes: its tree from its first process, and
+    each process seen in it before that is still alive in the group (an
+    orphan is adopted by init and leaves the tree, not the group).  Only a
+    process forked and orphaned within one scan is missed; ``setsid()``
+    children stay in the tree while their parent lives."""
+    tree = process_tree(pgid)
+    seen = {p.pid for p in tree}
+    for pid, started in list(watched.known.items()):
+        if pid in seen:
+            continue
+        info = _read_stat(str(pid))
+        if info is None or info.started != started or info.state in "ZX":
+            del watched.known[pid]
+        else:
+            tree.append(info)
+    for info in tree:
+        watched.known.setdefault(info.pid, info.started)
+    return tree
+
+
+def _cgroup_check(watched: _Watched) -> str | None:
+    """A bot with a cgroup: its CPU held against its turns, and why it must
+    be killed (its memory limit was reached), or None."""
+    group = watched.cgroup
+    assert group is not None
+    clock = watched.clock
+    if clock is not None:
+        threads = thread_times(group.members()) if SCHEDSTAT else None
+        _observe(watched, clock, group.cpu_seconds(), threads)
+    kills = group.oom_kills() if watched.limit is not None else 0
+    if kills <= watched.oom_seen:
+        return None
+    watched.oom_seen = kills
+    return cgroup_memory_reason(watched.limit)
+
+
+def cgroup_memory_reason(limit: int | None) -> str:
+    """What a kill at the cgroup's memory limit is called (by the watchdog, and at the bot's exit)."""
+    size = f" of {limit // MiB} MB" if limit is not None else ""
+    return f"memory limit exceeded: the kernel stopped the bot at its limit{size} (its cgroup)"
+
+
 def _held_to_turns(watched: _Watched, procs: list[ProcInfo]) -> None:
     """Hold the bot's CPU time against its turns (``turns.TurnClock``)."""
     clock = watched.clock
     if clock is None or not procs:
         return
-    first = not clock.caught
     threads = thread_times(p.pid for p in procs) if SCHEDSTAT else None
-    excess = clock.observe(sum(p.cpu_ticks for p in procs), time.monotonic(), threads)
+    _observe(watched, clock, sum(p.cpu_ticks for p in procs) / _CLK_TCK, threads)
+
+
+def _observe(watched: _Watched, clock: TurnClock, cpu: float,
+             threads: dict[int, tuple[int, int, int]] | None) -> None:
+    first = not clock.caught
+    excess = clock.observe(cpu, time.monotonic(), threads)
     if excess is not None and first:
         # Information, not a warning: no fault, and a JVM's background
         # compiler can do it without meaning to; the bot just loses the habit.
-        LOG.info("%s: used %.2f s of CPU between its turns; from now on it is stopped "
-                 "between its turns", watched.name, excess)
+        LOG.info("%s: used %.2f s of CPU between its turns (measured); from now on it is "
+                 "stopped between its turns", watched.name, excess)
     if clock.caught and watched.on_caught is not None:
         act = watched.on_caught()
         if act is not None:
             act()
 
 
+def tree_cpu_seconds(root: int) -> float:
+    """The CPU seconds of ``root``'s tree, to the ns for live threads
+    (schedstat) plus what its processes reaped (in ticks): the turn guard's
+    counter where the bot has no cgroup.  A thread that ended takes its CPU
+    out of the sum (its process's ticks keep it, coarsely): the measure may
+    fall short, never over."""
+    procs = process_tree(root)
+    total = sum(p.reaped_ticks for p in procs) / _CLK_TCK
+    if SCHEDSTAT:
+        total += sum(ran for ran, _w, _s in thread_times(p.pid for p in procs).values()) / 1e9
+    else:
+        total += sum(p.cpu_ticks - p.reaped_ticks for p in procs) / _CLK_TCK
+    return total
+
+
 def _over_limit(watched: _Watched, procs: list[ProcInfo]) -> str | None:
-    """Why a bot's processes must be killed, or None."""
-    # A sandboxed bot's group also holds bwrap and the sandbox's init.
-    count = len(procs) - (2 if watched.pidns is not None else 0)
+    """Why a bot's processes must be killed, or None (no cgroup: the watchdog keeps the limits)."""
+    # A sandboxed bot's group also holds bwrap and the sandbox's init, one thread each.
+    count = sum(p.threads for p in procs) - (2 if watched.pidns is not None else 0)
     if watched.max_processes is not None and count > watched.max_processes:
-        return f"process limit exceeded: {count} processes, limit {watched.max_processes}"
+        return (f"process limit exceeded: {count} processes and threads, "
+                f"limit {watched.max_processes}")
     if watched.limit is None:
         return None
     # Files in its /tmp, /dev/shm, ... are memory too: each is bounded, but

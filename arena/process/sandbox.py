@@ -45,7 +45,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from . import seccomp
+from . import cgroups, seccomp
 from .sandbox_policy import (
     AUTO,
     BOT_HOME,
@@ -223,6 +223,7 @@ def prepare(mode: str) -> Containment:
     containment = resolve(mode)
     if containment.mode == BWRAP:
         seccomp.program()
+    cgroups.backend()        # probed once, before the fork: no warning per worker
     return containment
 
 

@@ -30,6 +30,15 @@ write, no network and no process.
   bot would share it, and keys outlive the process that added them.
 * ``memfd_create``: memory on no size-bounded file system and in no
   process's resident set, so neither the data limit nor the watchdog sees it.
+* System V shared memory and message queues (``shmget``, ``shmat``,
+  ``msgget``): the sandbox's IPC namespace is its own, but its ``shmmax``
+  and ``shmall`` are effectively unlimited, and a segment is in no
+  process's resident set (a bot limited to 256 MB held 1 GiB); queues hold
+  kernel memory (up to 32,000 of 16 KiB).  Nothing the shipped runtimes
+  need: Python's and node's shared memory is POSIX (``/dev/shm``, bounded),
+  and the JVM asks for System V segments only with ``-XX:+UseLargePages``
+  (then it warns and goes on without).  Semaphores hold no memory to speak
+  of and are left alone.
 * ``sched_setaffinity``: a match plays on a CPU of its own
   (``affinity.py``); a bot that moved to another CPU would take it from
   the match playing there, in the middle of another bot's timed decision.
@@ -49,7 +58,8 @@ import functools
 import os
 
 DENIED_CALLS = ("inotify_init", "inotify_init1", "fanotify_init",
-                "add_key", "keyctl", "request_key", "memfd_create", "sched_setaffinity")
+                "add_key", "keyctl", "request_key", "memfd_create", "sched_setaffinity",
+                "shmget", "shmat", "msgget")
 # Calls that succeed without doing anything: taking or dropping a file lock.
 PRETENDED_CALLS = ("flock",)
 # fcntl commands that take or drop a lock (F_SETLK, F_SETLKW, F_OFD_SETLK,

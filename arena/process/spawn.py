@@ -21,12 +21,12 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TypeVar
 
-from . import sandbox
+from . import cgroups, sandbox
 from .errors import BotStartupError
 from .exits import ProcessExits, emergency_kill
 from .interrupts import interrupts_deferred
-from .limits import WATCHDOG, apply_limits, kill_group, pid_namespace
-from .spec import TimeControl
+from .limits import GROUP_SLACK_MB, WATCHDOG, apply_limits, kill_group, pid_namespace, tree_cpu_seconds
+from .spec import MiB, TimeControl
 from .stats import DecisionStats
 from .stderr import LazyLog, StderrReader
 from .streams import StdoutReader
@@ -63,6 +63,7 @@ class ProcessStart(ProcessExits):
     _scratch_dir: str | None        # this process's scratch (no sandbox)
     _has_pidfd: bool
     _turns: TurnClock | None        # held against its CPU time by the watchdog
+    _cgroup: cgroups.BotCgroup | None   # its own cgroup, where the kernel keeps its limits
 
     def _stop_parked(self) -> None:  # BotProcess's: the watchdog's call for a caught bot
         raise NotImplementedError
@@ -98,6 +99,7 @@ class ProcessStart(ProcessExits):
         try:
             if self.containment.mode != sandbox.BWRAP:
                 apply_limits(proc.pid, spec)
+                self._cgroup = self._own_cgroup(proc.pid, 0)
         except ProcessLookupError:
             pass            # already gone: reported as a crash on first use
         except OSError as exc:
@@ -144,7 +146,10 @@ class ProcessStart(ProcessExits):
         spec = self.spec
         if spec.turn_guard:
             # Its first turn runs from the spawn to its 'ready': the start-up.
-            self._turns = TurnClock(t0, cpus_of(pid), _turns_taken(weakref.ref(self)))
+            group = self._cgroup
+            root = self._sandbox_init or pid
+            counter = group.cpu_seconds if group is not None else (lambda: tree_cpu_seconds(root))
+            self._turns = TurnClock(t0, cpus_of(pid), _turns_taken(weakref.ref(self)), counter)
         if spec.memory_mb is not None or spec.max_processes is not None or self._turns is not None:
             pidns = pid_namespace(self._sandbox_init) if self._sandbox_init else None
             private = ((self._sandbox_init, tuple(sandbox.private_mounts(spec.sandbox)))
@@ -152,7 +157,34 @@ class ProcessStart(ProcessExits):
             WATCHDOG.register(pid, self.label, spec.memory_mb, self._kill_reasons.append,
                               pidns, spec.max_processes, self._turns,
                               weakref.WeakMethod(self._stop_parked) if self._turns is not None else None,
-                              private)
+                              private, self._cgroup)
+
+    def _own_cgroup(self, pid: int, extra_tasks: int) -> cgroups.BotCgroup | None:
+        """A cgroup of its own for the bot whose first process is ``pid``
+        (``cgroups``): made and joined before the bot runs (held at bwrap's
+        --block-fd; unsandboxed, a few microseconds after its exec, the
+        window ``apply_limits`` has too).  None where there is none: the
+        watchdog keeps the limits then."""
+        spec = self.spec
+        found = cgroups.backend()
+        if found is None or (spec.memory_mb is None and spec.max_processes is None
+                             and not spec.turn_guard):
+            return None
+        memory = None if spec.memory_mb is None else (spec.memory_mb + GROUP_SLACK_MB) * MiB
+        tasks = None if spec.max_processes is None else spec.max_processes + extra_tasks
+        try:
+            group = found.create(memory, tasks)
+        except cgroups.CgroupError as exc:
+            _warn_once(f"warning: {exc}; the watchdog keeps the bots' limits")
+            return None
+        try:
+            group.attach(pid)
+        except cgroups.CgroupError as exc:
+            cgroups.release(group)
+            if os.path.exists(f"/proc/{pid}"):     # else it is gone: a crash, reported on first use
+                _warn_once(f"warning: {exc}; the watchdog keeps the bots' limits")
+            return None
+        return group
 
     def _environment(self) -> dict[str, str]:
         env = sandbox.bot_environment(os.environ, self.spec.env)
@@ -242,6 +274,7 @@ class ProcessStart(ProcessExits):
             if child is not None:
                 self._sandbox_init = child
                 apply_limits(child, spec)
+                self._cgroup = self._own_cgroup(child, 1)      # the sandbox's init is one task more
                 wait = min(self.time_control.startup_seconds, READY_WAIT)
                 if not gates.held(child, wait):
                     LOG.debug("%s: could not see the sandbox held; going on", self.label)

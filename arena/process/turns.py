@@ -43,6 +43,16 @@ demo bots, two CPU hogs on each CPU: caught in 23 of 27 matches at load
 bot was caught, there nor in 14 demo tournaments with one or two hogs on
 each CPU.
 
+Measured, not guessed (issue 30): on a loaded machine the comparison with
+wall time above is a guess, and it flagged honest bots (the demo's js bot
+in 3 of 9 matches).  So it now only makes a bot a ``suspect``; from then on
+the thread that talks to the bot reads the bot's CPU counter (its cgroup's,
+``cgroups``, about 2 us a read; else its process tree's) as each turn ends
+and as the next starts, and the bot is flagged only on CPU measured
+between its turns above ``MEASURED_SLACK`` / ``MEASURED_DEBT``: load slows
+a bot's turns but adds nothing to its own CPU.  Only suspects pay for the
+reads.  A single burst is never measured: it only makes the bot a suspect.
+
 Stopping costs two signals and a look at the bot's processes per decision,
 which is why only a bot caught computing between turns is stopped.  In the
 sandbox every process of the bot is stopped, ``setsid()`` children included;
@@ -94,6 +104,19 @@ OFF_TURN_DEBT = 0.1
 # a time slice of the hog), 1-2 ms a turn on average; at 2 ms an honest bot
 # that computes 20 ms a turn was caught once in three tries.
 WAIT_PER_TURN = 0.003
+# The exact stage (a suspect's CPU read as each turn ends and the next one
+# starts): what it measured between turns is evidence, not a guess, and the
+# thresholds are above what an honest runtime does there.  After its reply
+# a bot finishes the write and reads again (10-40 us of a Python bot's CPU,
+# node's event loop a little more): TAIL_PER_TURN a turn is its own.  More
+# than MEASURED_SLACK within one scan (20 % of a CPU) is computing between
+# turns; below it, what exceeds MEASURED_LEAK a scan (2 %) is added up, and
+# MEASURED_DEBT of it is too: a bot computing 5 % of the time is caught in
+# about 5 s.  Start-up is a turn (spawn to 'ready'), never measured here.
+TAIL_PER_TURN = 0.0005
+MEASURED_SLACK = 0.05
+MEASURED_LEAK = 0.005
+MEASURED_DEBT = 0.15
 # Wall seconds after 'end' or 'quit' that are the bot's own to compute in.
 OWN_TIME = 1.0
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -109,24 +132,43 @@ class TurnClock:
     by itself (own time after ``end``; None: when it is closed).  The owner
     thread adds to ``closed`` before it clears ``since``, and the watchdog
     thread reads ``since`` first: a scan in between counts a turn twice (too
-    much time, never a bot wrongly caught), never not at all."""
+    much time, never a bot wrongly caught), never not at all.
+
+    Two stages (module doc): ``observe`` compares the bot's CPU with its
+    turns' wall time, which on a loaded machine is a guess, and makes the bot
+    a ``suspect``; from then on ``exact``: the owner thread reads the bot's
+    CPU ``counter`` as each turn ends (``gap_start``) and as the next one
+    starts (``gap_end``), and only what that measured between its turns
+    gets it ``caught``."""
 
     __slots__ = ("closed", "since", "until", "cpus", "caught", "off_turn", "debt", "_base",
-                 "_threads", "taken", "_taken")
+                 "_threads", "taken", "_taken", "counter", "exact", "suspect", "gap_from", "gaps",
+                 "_epoch", "_high", "_expired", "_exact_taken", "_exact_debt")
 
     def __init__(self, opened: float | None, cpus: int = 1,
-                 taken: Callable[[], int] | None = None) -> None:
+                 taken: Callable[[], int] | None = None,
+                 counter: Callable[[], float] | None = None) -> None:
         self.closed = 0.0
         self.since = opened
         self.until: float | None = None
         self.cpus = max(1, cpus)      # CPUs the bot may run on: turns * cpus is the CPU it can use
-        self.caught = False           # computed between turns: stopped between them from now on
-        self.off_turn = 0.0           # CPU seconds found used between turns
-        self.debt = 0.0               # small excesses added up (OFF_TURN_LEAK)
+        self.caught = False           # measured computing between turns: stopped between them from now on
+        self.off_turn = 0.0           # CPU seconds measured between turns (exact stage)
+        self.debt = 0.0               # small excesses added up (OFF_TURN_LEAK), first stage
         self._base: tuple[float, float] | None = None
         self._threads: Mapping[int, tuple[int, int, int]] = {}
         self.taken = taken            # how many turns it has taken (a count a new match may restart)
         self._taken = 0
+        self.counter = counter        # the CPU seconds of all of the bot's tasks (cgroup, or its tree)
+        self.suspect = False          # the first stage saw more CPU than its turns could hold
+        self.exact = False            # the owner thread reads ``counter`` at each turn's ends
+        self.gap_from: tuple[int, float] | None = None   # (epoch, counter) as the last turn ended
+        self.gaps = 0.0               # CPU measured between turns, gaps closed by the owner thread
+        self._epoch = 0               # a new one each time ``exact`` is switched on
+        self._high = 0.0              # the most CPU between turns seen so far (never goes down)
+        self._expired: tuple[float | None, float, float, float] = (None, 0.0, 0.0, 0.0)
+        self._exact_taken = 0
+        self._exact_debt = 0.0
 
     def open(self, at: float) -> None:
         """A turn starts at ``at`` (a turn still open goes on: counted up to ``at``)."""
@@ -135,6 +177,8 @@ class TurnClock:
             until = self.until
             self.closed += max(0.0, (at if until is None else min(at, until)) - since)
             self.until = None
+        elif self.exact:
+            self.gap_end()
         self.since = at
 
     def own_time(self, at: float) -> None:
@@ -150,6 +194,24 @@ class TurnClock:
             self.closed += max(0.0, (at if until is None else min(at, until)) - since) + PER_TURN_SLACK
             self.since = None
             self.until = None
+            if self.exact:
+                self.gap_start()
+
+    def gap_start(self) -> None:
+        """A turn has ended (owner thread, exact stage): the gap's CPU starts here."""
+        counter = self.counter
+        if counter is not None:
+            self.gap_from = (self._epoch, counter())
+
+    def gap_end(self) -> None:
+        """A turn starts (owner thread, exact stage): what the bot used since
+        the last one ended is CPU between its turns.  ``gaps`` is added to
+        before ``gap_from`` is cleared, and the watchdog reads them the other
+        way round: a scan in between misses the gap once, never counts it twice."""
+        start, counter = self.gap_from, self.counter
+        if start is not None and counter is not None and start[0] == self._epoch:
+            self.gaps += max(0.0, counter() - start[1])
+        self.gap_from = None
 
     def seconds(self, now: float) -> float:
         """Seconds of turns so far, the one under way up to ``now``."""
@@ -160,14 +222,38 @@ class TurnClock:
             return closed
         return closed + max(0.0, (now if until is None else min(now, until)) - since)
 
-    def observe(self, cpu_ticks: int, now: float,
+    def observe(self, cpu_seconds: float, now: float,
                 threads: Mapping[int, tuple[int, int, int]] | None = None) -> float | None:
-        """A watchdog scan: the bot's processes had used ``cpu_ticks`` in all,
+        """A watchdog scan: the bot's tasks had used ``cpu_seconds`` in all,
         and ``threads`` (``limits.thread_times``) are its threads' CPU and
-        run-queue wait in ns so far.  Returns the CPU seconds used between
-        turns since the last scan when that is more than the slack (the bot
-        is ``caught`` then), else None."""
-        cpu = cpu_ticks / _CLK_TCK
+        run-queue wait in ns so far.  Returns the CPU seconds measured
+        between its turns when this scan finds it ``caught``, else None."""
+        if self.exact:
+            self._observed(cpu_seconds, now)           # keeps the first stage's base current
+            return self._measured(now)
+        excess = self._observed(cpu_seconds, now, threads)
+        if excess is None:
+            return None
+        self.suspect = True
+        if self.counter is None:                       # nothing to measure with: the guess stands
+            self.off_turn += excess
+            self.caught = True
+            return excess
+        self._epoch += 1                               # stale gap starts no longer count
+        if self.since is None:
+            # Between turns now: this gap is measured from here.  Written
+            # before ``exact``: an owner thread that opens a turn meanwhile
+            # has not seen ``exact`` and leaves it, and its next close
+            # replaces it (a scan adds a gap only while no turn is open).
+            self.gap_from = (self._epoch, self.counter())
+        self.exact = True
+        self._exact_taken = self.taken() if self.taken is not None else 0
+        return None
+
+    def _observed(self, cpu: float, now: float,
+                  threads: Mapping[int, tuple[int, int, int]] | None = None) -> float | None:
+        """The first stage: CPU beyond what its turns could hold since the
+        last scan when that is more than the slack, else None."""
         turns = self.seconds(now)
         base = self._base
         # A child that has died but is not reaped yet drops out of the sum until
@@ -188,9 +274,52 @@ class TurnClock:
             if self.debt <= OFF_TURN_DEBT:
                 return None
             excess, self.debt = self.debt, 0.0
-        self.off_turn += excess
-        self.caught = True
         return excess
+
+    def _measured(self, now: float) -> float | None:
+        """The exact stage: the CPU the counter measured between turns since
+        the last scan, held against ``MEASURED_SLACK`` and, added up, against
+        ``MEASURED_DEBT``.  Returns it when the bot is caught at this scan."""
+        assert self.counter is not None
+        cpu = self.counter()
+        total = self.gaps + self._expired_cpu(cpu, now)        # ``gaps`` before ``gap_from``
+        start = self.gap_from
+        if start is not None and start[0] == self._epoch and self.since is None:
+            total += max(0.0, cpu - start[1])
+        used = max(0.0, total - self._high)
+        self._high = max(self._high, total)
+        taken = self.taken() if self.taken is not None else 0
+        turns = taken - self._exact_taken if taken >= self._exact_taken else taken
+        self._exact_taken = taken
+        # What a bot does right after writing its reply (finish the write,
+        # read again) comes after the turn's end: a little per turn is its own.
+        excess = used - turns * TAIL_PER_TURN
+        if self.caught:
+            self.off_turn += used
+            return None
+        if excess <= MEASURED_SLACK:
+            self._exact_debt = max(0.0, self._exact_debt + excess - MEASURED_LEAK)
+            if self._exact_debt <= MEASURED_DEBT:
+                return None
+        self.off_turn += used + self._exact_debt
+        self.caught = True
+        return self.off_turn
+
+    def _expired_cpu(self, cpu: float, now: float) -> float:
+        """CPU used since a turn's own time ran out (``until``) with no reply
+        to end it (a bot summing up after ``end``, then idle in a pool): from
+        the first scan that sees it run out, while that turn lasts."""
+        key, base, done, current = self._expired
+        since, until = self.since, self.until
+        if key is not None and since != key:           # that turn is over: keep what it used
+            key, done, current = None, done + current, 0.0
+        if since is not None and until is not None and now > until:
+            if key is None:
+                key, base, current = since, cpu, 0.0
+            else:
+                current = max(0.0, cpu - base)
+        self._expired = (key, base, done, current)
+        return done + current
 
     def _waited(self, threads: Mapping[int, tuple[int, int, int]] | None) -> float:
         """Seconds since the last scan in which the bot could not have the

@@ -89,7 +89,7 @@ class FaultTally:
         caught = sorted(bot for bot, n in self.caught.items() if n)
         if caught:
             # The words of `arena show RESULTS`, which lists the matches.
-            out.append("Caught computing between their turns (no fault: each was stopped between its turns "
+            out.append("CPU used between their turns, measured (no fault: each was stopped between its turns "
                        "from then on; `arena show RESULTS` lists the matches):")
             out += [f"  {bot}: in {plural(self.caught[bot], 'match', 'matches')}" for bot in caught]
         return out

@@ -240,7 +240,7 @@ def _seat_labels(m: StoredMatch, names: list[str]) -> list[str]:
     computing between turns took others' CPU."""
     out = []
     for s, name in enumerate(names):
-        marks = [*(["forfeited"] if m.forfeited[s] else []), *(["caught between turns"] if m.caught[s] else [])]
+        marks = [*(["forfeited"] if m.forfeited[s] else []), *(["CPU between turns"] if m.caught[s] else [])]
         out.append(f"{name} ({', '.join(marks)})" if marks else name)
     return out
 
@@ -256,11 +256,10 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     _echo("")
     _echo(final_table(record["events"], _seat_labels(m, names), places=m.places))
     if any(m.caught):
-        _echo("\nComputing between turns (no fault: stopped between its turns from then on, "
-                   "but it slowed the bot whose turn it was):")
+        _echo("\nCPU used between turns, measured (no fault: stopped between its turns from then on):")
         for s, cpu in enumerate(m.off_turn_cpu):
             if cpu is not None:
-                _echo(f"  seat {s} ({names[s]}): caught, {cpu:.3f} s of CPU between its turns in this match")
+                _echo(f"  seat {s} ({names[s]}): used {cpu:.3f} s of CPU between its turns in this match")
     if m.faults:
         _echo("\nFaults:")
         for f in faults_with_record(m.faults, record):

@@ -69,13 +69,13 @@ def summary_lines(name: str, records: list[BotRecord], matches: int, failed: int
                    f"running the tournament again retries them)")
     caught = [r for r in records if r.caught]
     if caught:
-        out.append("Caught computing between their turns (no fault: each was stopped between its turns "
-                   "from then on, but it had slowed the bot whose turn it was):")
+        out.append("CPU used between their turns, measured (no fault: each was stopped between its "
+                   "turns from then on):")
         for r in caught:
             out.append(f"  {escaped(r.bot)}: in {len(r.caught)} of {plural(r.matches, 'match', 'matches')}, "
                        f"{r.off_turn_cpu:.3f} s of CPU between turns; {_listed(r.caught)}")
     else:
-        out.append("Caught computing between their turns: none")
+        out.append("CPU used between their turns: none measured")
     lost = [r for r in records if r.forfeited]
     if lost:
         out.append("Forfeits (the seat ranks last in the match, tied with any other seat that forfeited):")

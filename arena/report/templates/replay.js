@@ -114,7 +114,7 @@ async function readReplayData(node) {
         "data-seat": s, "data-total": st.totals[s], "data-count": hand.length });
       const meta = `seat ${s} \u00b7 total ${st.totals[s]} \u00b7 ${hand.length} cards` +
         (st.down[s] ? " \u00b7 down" : "") + ` \u00b7 ${st.buys_left[s]} buys left` + (st.dealer === s ? " \u00b7 dealer" : "") +
-        (R.off_turn && R.off_turn[s] !== null ? ` \u00b7 caught computing between its turns (${R.off_turn[s].toFixed(3)} s CPU)` : "");
+        (R.off_turn && R.off_turn[s] !== null ? ` \u00b7 used ${R.off_turn[s].toFixed(3)} s of CPU between its turns (measured)` : "");
       div.append(el("div", { class: "head" }, el("span", { class: "name", text: R.names[s] }), el("span", { class: "meta", text: meta })));
       const row = el("div", { class: "cards" + (open ? "" : " hidden") });
       for (const c of hand) row.append(open ? card(c) : back());
