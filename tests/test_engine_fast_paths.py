@@ -53,7 +53,15 @@ RULES = Ruleset.preset("shanghai")
 
 
 def _state(game: Game) -> str:
-    return json.dumps([game.to_record(), [game.view(s).to_json() for s in range(game.n)]], sort_keys=True)
+    """Everything an action could change: the game's own fields, how long its
+    logs are (they only grow), and every seat's view (views are cached).
+    Not ``to_record()``, which grows with the game: dumped after every wrong
+    action, it made this test take minutes."""
+    fields = (game.hand_no, game.dealer, game.hands, game.stock, game.pile, game.upcard_live, game.discarder,
+              game.melds, game.down, game.buys, game.turn, game.turns, game.reshuffles, game.phase, game.declined,
+              game.buy_queue, game.hand_scores, game.totals, game.winners, game.decision(),
+              len(game.log), len(game.public), len(game.actions))
+    return repr(fields) + json.dumps([game.view(s).to_json() for s in range(game.n)], sort_keys=True)
 
 
 def _apply_error(game: Game, action: object, seat: int | None) -> str | None:
@@ -97,12 +105,17 @@ def test_legal_reason_is_apply_s_message_and_changes_nothing(seed: int, seats: i
         assert game.legal_reason(action, d.seat) is None and game.is_legal(action, d.seat)
         if rng.random() < 0.1:
             before = _state(game)
+            # a copy of the game (replayed) takes the real apply: same verdict,
+            # same words, and a refused apply changes nothing of the copy either
+            twin = Game.from_record(json.loads(json.dumps(game.to_record())))
+            assert _state(twin) == before
             for wrong, seat in _wrong_actions(game, rng):
                 reason = game.legal_reason(wrong, seat)  # type: ignore[arg-type]
                 assert _state(game) == before
-                # a copy of the game (replayed) takes the real apply: same verdict, same words
-                twin = Game.from_record(json.loads(json.dumps(game.to_record())))
                 assert _apply_error(twin, wrong, seat) == reason
+                if reason is None:        # a legal one after all, now applied to the copy: a fresh copy
+                    twin = Game.from_record(json.loads(json.dumps(game.to_record())))
+                assert _state(twin) == before
                 checked += reason is not None
         game.apply(action, d.seat)
     assert checked > 50
