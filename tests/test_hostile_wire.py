@@ -48,18 +48,22 @@ FLOODS = [
     # (mode, sandbox, fault kind, reason, the request it comes at)
     ("blank-flood", "auto", "timeout", "no reply within 0.600 s", 3),
     ("junk-flood", "none", "malformed", "not valid JSON", 4),
-    ("stale-flood", "auto", "timeout", "reply came after", 4),
+    # The real reply comes after the stale ones: late ("reply came after"),
+    # or on a loaded machine, behind a flood of 165,000 stale lines, not at all
+    # within the time ("no reply within").  Either is the timeout it is.
+    ("stale-flood", "auto", "timeout", ("reply came after", "no reply within 0.600 s"), 4),
 ]
 
 
 @pytest.mark.parametrize("mode,sandbox,kind,reason,at", FLOODS, ids=[f[0] for f in FLOODS])
 def test_a_bot_writing_without_end_gets_its_fault_and_the_match_ends(
-        tmp_path: Path, mode: str, sandbox: str, kind: str, reason: str, at: int) -> None:
+        tmp_path: Path, mode: str, sandbox: str, kind: str, reason: str | tuple[str, ...], at: int) -> None:
     res, record = play(tmp_path, mode, 3, sandbox, "--strict")
     assert res.returncode == 3, res.stderr                   # the seat was forfeited
     (fault,) = record["faults"]
     assert (fault["seat"], fault["kind"], fault["forfeit"]) == (0, kind, True), fault
-    assert reason in fault["detail"] and "\n" not in fault["detail"]
+    reasons = (reason,) if isinstance(reason, str) else reason
+    assert any(r in fault["detail"] for r in reasons) and "\n" not in fault["detail"], fault
     requests = [d for d in record["trace"][0]["decisions"] if d[1] is not None]
     assert requests[at - 1][0] == fault["decision"]          # at the request it began at, or the next
     assert record["forfeited"] == [True, False]
