@@ -76,11 +76,6 @@ class BotHandle:
     # suggests (seats.NO_REPLY_YET_HINT).
     answered_before: bool = False
 
-    def new_id(self) -> int:
-        req_id = self.next_id
-        self.next_id += 1
-        return req_id
-
     def is_stale_id(self, value: Any) -> bool:
         """An id this process was sent before: a late answer, to be ignored."""
         return (isinstance(value, int) and not isinstance(value, bool)

@@ -214,7 +214,7 @@ class RemoteSeat:
         entry: TraceEntry = [index, None, None, proc.stderr_mark()]
         self.trace.append(entry)
         try:
-            req_id = entry[1] = handle.next_id          # BotHandle.new_id, inline
+            req_id = entry[1] = handle.next_id
             handle.next_id = req_id + 1
             data, self._notified = self.encoder.request_data(self._notified, req_id, d, self.protocol)
             reply, elapsed = proc.request_data(data, req_id, None, self._is_stale_id, decode_reply_line)

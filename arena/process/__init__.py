@@ -6,12 +6,16 @@ and CPU limits, and makes sure no bot process outlives its ``BotProcess``.
 
 Modules: ``spec`` (BotSpec, TimeControl), ``bot`` (BotProcess), ``spawn``
 (starting it: environment, sandbox, limits), ``exchange`` (writing lines,
-awaiting replies), ``exits`` (reaping, exit messages, cleanup),
-``errors`` (typed failures), ``streams`` (reading stdout, line splitting),
-``stderr`` (reading stderr into its bounded log),
-``jsonline`` (the strict, bounded decoder of every line a bot writes),
-``limits`` (rlimits, process groups, memory watchdog), ``stats`` (decision times),
-``sandbox`` (the bubblewrap sandbox every bot runs in where it works).
+awaiting replies), ``turns`` (time between turns, the off-turn CPU guard),
+``exits`` (reaping, exit messages, cleanup), ``interrupts`` (signals while
+a bot runs), ``errors`` (typed failures), ``streams`` (reading stdout, line
+splitting), ``stderr`` (reading stderr into its bounded log), ``limits``
+(rlimits, process groups, memory watchdog), ``cgroups`` (a bot's cgroup:
+kernel-kept memory and task limits, its CPU counter), ``stats`` (decision
+times), ``affinity`` (CPU pinning), ``sandbox`` (the bubblewrap sandbox every
+bot runs in where it works), ``sandbox_policy`` (its allow-list of mounts)
+and ``seccomp`` (its system-call filter).  The strict, bounded decoder of
+every line a bot writes is ``arena.jsonline``.
 Every line in and out is logged at DEBUG level on the ``arena.process`` logger.
 """
 

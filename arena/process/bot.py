@@ -73,7 +73,6 @@ class BotProcess(ProcessStart, LineExchange):
         self.time_control = time_control or TimeControl()
         self.stats = DecisionStats()
         self.bank_remaining: float | None = self.time_control.bank_seconds
-        self.startup_elapsed: float | None = None
         self.spawn_seconds: float | None = None
         self.containment: sandbox.Containment | None = None   # set by start()
         self._sandbox_init: int | None = None    # pid of the sandbox's first process
@@ -267,7 +266,6 @@ class BotProcess(ProcessStart, LineExchange):
         finally:
             if clock is not None:
                 self._end_turn(clock)
-        self.startup_elapsed = elapsed
         return value, elapsed
 
     def request(self, obj: Any, timeout: float | None = None, *,

@@ -93,7 +93,6 @@ class LineSplitter:
         self.max_line_bytes = max_line_bytes
         self._buf = bytearray()
         self._discarding = False      # inside a too-long line: drop until newline
-        self.discarded_bytes = 0
 
     def feed(self, chunk: bytes) -> list[tuple[str, object]]:
         end = len(chunk) - 1
@@ -105,8 +104,6 @@ class LineSplitter:
         while start < end:
             nl = chunk.find(b"\n", start)
             if self._discarding:
-                stop = end if nl < 0 else nl
-                self.discarded_bytes += stop - start
                 if nl < 0:
                     break
                 self._discarding = False
@@ -116,7 +113,6 @@ class LineSplitter:
                 self._buf += chunk[start:]
                 if len(self._buf) > self.max_line_bytes:
                     out.append((TOOLONG, (bytes(self._buf[:1024]), len(self._buf))))
-                    self.discarded_bytes += len(self._buf)
                     self._buf.clear()
                     self._discarding = True
                 break
@@ -124,7 +120,6 @@ class LineSplitter:
             if size > self.max_line_bytes:
                 head = bytes(self._buf[:1024]) or chunk[start:start + 1024]
                 out.append((TOOLONG, (head, size)))
-                self.discarded_bytes += size
             elif self._buf:
                 self._buf += chunk[start:nl]
                 out.append((LINE, bytes(self._buf)))

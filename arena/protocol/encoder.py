@@ -88,15 +88,6 @@ class MatchEncoder:
         self._make_lines()
         return [line[:-1] for line in self._lines[since:] if line]
 
-    def notice_bytes(self, since: int) -> tuple[bytes, int]:
-        """The notices from ``game.log[since]`` on as one ``bytes``, each line
-        ending in its newline, and where the next ones will start."""
-        lines = self._lines
-        end = len(self.game.log)
-        if len(lines) != end:
-            self._make_lines()
-        return b"".join(lines[since:end]), end
-
     def request_data(self, since: int, req_id: int, d: Decision, protocol: int = 2) -> tuple[bytes, int]:
         """All a seat is sent for decision ``d`` in one write: the notices from
         ``game.log[since]`` on, then the request, each line ending in its

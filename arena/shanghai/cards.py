@@ -71,10 +71,6 @@ class Card:
     def __reduce__(self) -> tuple[object, tuple[int, str]]:
         return (Card, (self.rank, self.suit))
 
-    @property
-    def is_joker(self) -> bool:
-        return self.rank == JOKER_RANK
-
     def __str__(self) -> str:
         return self.text
 

@@ -92,12 +92,6 @@ def _limit_detail(wild: Sequence[bool]) -> str | None:
     return None
 
 
-def _check_limit(label: str, wild: Sequence[bool]) -> None:
-    detail = _limit_detail(wild)
-    if detail is not None:
-        raise IllegalAction(f"{label}: {detail}")
-
-
 def _unwrap(result: Meld | str) -> Meld:
     if isinstance(result, str):
         raise IllegalAction(result)
