@@ -127,10 +127,11 @@ def reports(out: Path) -> dict[str, dict]:
     return found
 
 
-def _allowed_tops() -> set[str]:
+def _allowed_tops(base: Path) -> set[str]:
     """What the root of a sandbox may hold: the system, /etc, /proc, /dev,
-    the private file systems, and the first folder of the bot's own paths."""
-    own = [*runtime_paths(), *toolchain_paths(PY), str(REPO)]
+    the private file systems, and the first folder of the bot's own paths
+    (the test's own folder ``base`` among them)."""
+    own = [*runtime_paths(), *toolchain_paths(PY), str(REPO), str(base)]
     return ({p.strip("/") for p in SYSTEM_PATHS} | {"etc", "proc", "dev", "tmp", "var", "run", "home"}
             | {p.split("/")[1] for p in own})
 
@@ -146,11 +147,14 @@ def check_report(found: dict, where: Layout) -> None:
     assert not [m for m in found["mountinfo"] if m.startswith(f"{where.base}/")
                 and not m.startswith(f"{where.subs}/") and m != str(where.root_only)]
     assert found["unix"] == {str(where.socket): "error: No such file or directory"}
-    assert set(found["list"]["/"]) <= _allowed_tops(), found["list"]["/"]
+    assert set(found["list"]["/"]) <= _allowed_tops(where.base), found["list"]["/"]
     assert found["list"]["/home"] == ["bot"] and found["identity"]["home"] == "/home/bot"
     assert found["identity"]["home_writable"] and found["identity"]["cap_eff"] == "0000000000000000"
     host_root = set(os.listdir("/root")) if ROOT else set()
-    toolchain = {p.split("/")[2] for p in [*runtime_paths(), *toolchain_paths(PY)] if p.startswith("/root/")}
+    # The interpreter's installation, and the test's own folder, which is
+    # under /root/.cache when the repository is under /tmp (a clean clone).
+    own = [*runtime_paths(), *toolchain_paths(PY), str(where.base)]
+    toolchain = {p.split("/")[2] for p in own if p.startswith("/root/")}
     root_seen = found["list"]["/root"]
     assert isinstance(root_seen, str) or set(root_seen) <= toolchain, (root_seen, host_root)
     assert set(found["list"]["/etc"]) <= {"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "localtime",

@@ -255,7 +255,8 @@ def test_a_bot_process_can_leave_marks_for_a_later_one_in_the_page_cache_a_docum
     def once(**what: object) -> dict:
         """One request to a fresh process, closed before the next one starts."""
         bot = BotProcess(BotSpec([sys.executable, str(BOTS / "pagecache.py")],
-                                 env={"PAGECACHE_FILE": str(shared)}, sandbox=SandboxPolicy("bwrap")),
+                                 env={"PAGECACHE_FILE": str(shared)},
+                                 sandbox=SandboxPolicy("bwrap", read=(str(shared),))),  # shown wherever it lies
                          time_control=TimeControl(startup_seconds=30, per_decision_seconds=30))
         bot.start()
         try:
