@@ -109,6 +109,20 @@ def own_paths(cgroup_file: str = "/proc/self/cgroup") -> dict[str, str]:
     return paths
 
 
+def _count(path: str, name: str) -> int:
+    """The count on the line ``name N`` of a cgroup's events file (0 if
+    there is none, or the file cannot be read)."""
+    try:
+        text = _read(path)
+    except OSError:
+        return 0
+    for line in text.splitlines():
+        key, _sep, value = line.partition(" ")
+        if key == name:
+            return int(value) if value.strip().isdigit() else 0
+    return 0
+
+
 def _read(path: str) -> str:
     with open(path, encoding="ascii", errors="replace") as f:
         return f.read()
@@ -174,27 +188,11 @@ class BotCgroup:
     def oom_kills(self) -> int:
         """How many of its tasks the kernel killed at its memory limit."""
         name = "memory.events" if self.kind == "v2" else "memory.oom_control"
-        try:
-            text = _read(os.path.join(self.memory_dir, name))
-        except OSError:
-            return 0
-        for line in text.splitlines():
-            key, _sep, value = line.partition(" ")
-            if key == "oom_kill":
-                return int(value) if value.strip().isdigit() else 0
-        return 0
+        return _count(os.path.join(self.memory_dir, name), "oom_kill")
 
     def refused_tasks(self) -> int:
         """How many forks or new threads the kernel refused at its ``pids.max``."""
-        try:
-            text = _read(os.path.join(self.procs_dir, "pids.events"))
-        except OSError:
-            return 0
-        for line in text.splitlines():
-            key, _sep, value = line.partition(" ")
-            if key == "max":
-                return int(value) if value.strip().isdigit() else 0
-        return 0
+        return _count(os.path.join(self.procs_dir, "pids.events"), "max")
 
     def kill_members(self) -> None:
         """SIGKILL what is left in it (an unsandboxed bot's ``setsid()``
