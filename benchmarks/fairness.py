@@ -125,8 +125,9 @@ def play(entry: ScheduleEntry, p: dict[str, float]) -> MatchRecord:
                        tuple(tuple(h) for h in game.hand_scores))
 
 
-def assessed(config: TournamentConfig, played: Sequence[MatchRecord], replicas: int | None = None) -> Assessment:
-    return assess(hand_games(played), config.bot_names, 0.95, replicas, seed=config.seed or 0)
+def assessed(config: TournamentConfig, played: Sequence[MatchRecord], replicas: int | None = None,
+             tolerance: float | None = None) -> Assessment:
+    return assess(hand_games(played), config.bot_names, 0.95, replicas, seed=config.seed or 0, tolerance=tolerance)
 
 
 def swiss_run(config: TournamentConfig, p: dict[str, float]) -> list[MatchRecord]:
@@ -137,7 +138,7 @@ def swiss_run(config: TournamentConfig, p: dict[str, float]) -> list[MatchRecord
     while True:
         assessment = None
         if round_no >= config.deals:
-            assessment = round_assessment(config, len(played), rule, lambda r: assessed(config, played, r))
+            assessment = round_assessment(config, len(played), rule, lambda r, tol: assessed(config, played, r, tol))
             if rule.settled(len(played), assessment):
                 return played
         entries = round_entries(config, round_no, assessment, len(played), [r.seats for r in played])

@@ -188,11 +188,15 @@ def test_games_with_one_outcome_are_solved_once_and_count_as_often_as_they_occur
 
 
 def test_few_duplicate_groups_need_a_wider_margin_and_three_give_no_interval():
-    from arena.ranking.confidence import critical
+    from arena.ranking.confidence import DESIGN_EFFECT, critical
+    assert DESIGN_EFFECT > 1.0
     assert critical(0.95, None) == pytest.approx(1.95996, abs=1e-4)
     assert critical(0.95, 4) == pytest.approx(3.182 * math.sqrt(4 / 3), abs=0.01)    # t with 3 dof
     assert critical(0.95, 10) == pytest.approx(2.262 * math.sqrt(10 / 9), abs=0.01)
-    assert critical(0.95, 100_000) == pytest.approx(1.96, abs=1e-3)
+    # many groups: the measured design effect, not the bare normal quantile
+    assert critical(0.95, 100_000) == pytest.approx(1.96 * DESIGN_EFFECT, abs=1e-3)
+    assert critical(0.95, 100) == pytest.approx(1.96 * DESIGN_EFFECT, abs=1e-3)
+    assert critical(0.95, 20) > 1.96 * DESIGN_EFFECT    # t factor still the larger
     assert critical(0.95, 3) == math.inf
     # a clear field seen in 4 groups: intervals wider than the replicas' own
     # percentiles (the t factor), and a difference of 3 sd no longer separates

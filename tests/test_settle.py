@@ -125,6 +125,12 @@ def test_the_progress_line_of_a_settling_run_shows_the_unsettled_pairs():
     tty = Tty()
     Progress(total=300, stream=tty, unsettled=4).add(entry, result)
     assert "[1/at most 300]" in tty.getvalue() and "pairs to settle 4" in tty.getvalue()
+    assert "leader a (rating" in tty.getvalue()        # fitted on the games so far: a won
+    # Once a round was assessed, its leader is shown, not refitted (a tenth of a
+    # Swiss run's CPU): b, although a won the match just played.
+    tty = Tty()
+    Progress(total=300, stream=tty, unsettled=4, assessed_leader=("b", 27.34)).add(entry, result)
+    assert "leader b (rating 27.3)" in tty.getvalue()
 
 
 def test_a_failed_match_stops_a_settling_run_and_the_next_run_retries_it_and_goes_on(tmp_path, monkeypatch):
@@ -245,6 +251,10 @@ def test_a_resumed_settling_run_assesses_no_stored_round_again(tmp_path, monkeyp
     assert cli("run", str(path), "--jobs", "1").exit_code == 0
     ids, uninterrupted = stored_ids(straight / "out"), len(calls)
     assert uninterrupted >= 4 and decided_rounds(straight / "out") == uninterrupted + 1   # the first is not assessed
+    with ResultStore(straight / "out" / "results.sqlite", create=False) as store:
+        leaders = [d.leader for _, d in sorted(store.decisions().items())]
+    # what the progress line shows of a resumed run before its first new round
+    assert leaders[0] is None and all(name in {b for b, _ in bots} and 15 < mu < 35 for name, mu in leaders[1:])
 
     broken = tmp_path / "broken"
     broken.mkdir()
@@ -366,7 +376,8 @@ def test_a_swiss_round_is_assessed_in_full_only_when_its_look_might_stop(tmp_pat
     assert 1.0 < LOOK_SCREEN * needed < 3.0 and PAIRING_REPLICAS == 50   # the cases above straddle the screen
     calls: list[int | None] = []
 
-    def assess_with(replicas: int | None):
+    def assess_with(replicas: int | None, tolerance: float | None):
+        assert (tolerance is None) == (replicas is None)     # the quick replicas are solved more loosely
         calls.append(replicas)
         return _assessment(margins, replicas or 200)
 

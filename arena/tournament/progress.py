@@ -47,6 +47,10 @@ class Progress:
     failed: int = 0
     unsettled: int | None = None
     rating: str = RATE_HANDS
+    #: A settling run's leader at its last round's assessment: shown instead
+    #: of refitting every game in plain Python, which cost a 12-bot Swiss
+    #: run a tenth of its CPU (benchmarks/rounds_cost.py).
+    assessed_leader: tuple[str, float] | None = None
     tally: FaultTally = field(default_factory=FaultTally)
     clock: Callable[[], float] = time.monotonic
     _leader: str = "-"
@@ -105,6 +109,9 @@ class Progress:
         self.stream.flush()
 
     def leader(self) -> str:
+        if self.assessed_leader is not None:
+            name, mu = self.assessed_leader
+            return f"{name} (rating {mu:.1f})"
         now = time.monotonic()
         if self.games and (self._leader_at is None or now - self._leader_at >= self._refresh):
             # The batch fit in plain Python: numpy in this process would cost

@@ -51,7 +51,7 @@ if TYPE_CHECKING:  # numpy loads when the rounds are assessed, not with the tour
     from ..ranking import Assessment
 
 __all__ = [
-    "LOOK_SCREEN", "PAIRING_REPLICAS", "STOP_LOOKS", "StopRule", "stop_confidence", "pairs_to_settle",
+    "LOOK_SCREEN", "PAIRING_REPLICAS", "PAIRING_TOLERANCE", "STOP_LOOKS", "StopRule", "stop_confidence", "pairs_to_settle",
     "swiss_round_tables", "swiss_tables", "check_rounds", "decide", "first_rounds", "match_budget", "round_assessment",
     "round_entries", "round_size_hint", "round_tables",
 ]
@@ -69,6 +69,11 @@ PAIRING_REPLICAS = 50
 #: seed), whose spread is off by about 1/sqrt(2 * 50) = 10 %: a margin below
 #: 0.75 of the stop's cannot reach it in full but by a 2.5-sigma fluke.
 LOOK_SCREEN = 0.75
+#: Solver tolerance of those quick replicas (the full ones': the default).
+#: Replicas solved to 1e-3 give the same margins to two decimals, and the
+#: intervals' coverage was measured with them (benchmarks/ranking.py);
+#: it takes a Swiss round's assessment from 38 sweeps to 25.
+PAIRING_TOLERANCE = 1e-3
 
 
 def stop_confidence(confidence: float) -> float:
@@ -102,20 +107,21 @@ class StopRule:
 
 
 def round_assessment(config: TournamentConfig, matches: int, rule: StopRule,
-                     assess_with: Callable[[int | None], Assessment]) -> Assessment:
+                     assess_with: Callable[[int | None, float | None], Assessment]) -> Assessment:
     """The assessment a round is decided from, after ``matches`` matches;
-    ``assess_with(replicas)`` assesses the rounds before (None: the full
-    replicas).  A round robin's round is assessed in full.  A Swiss round
-    first with ``PAIRING_REPLICAS``, which chooses its tables, and in full
-    only when ``rule`` looks and the quick margins come near the stop."""
+    ``assess_with(replicas, tolerance)`` assesses the rounds before (None,
+    None: the full replicas).  A round robin's round is assessed in full.  A
+    Swiss round first with ``PAIRING_REPLICAS`` solved to
+    ``PAIRING_TOLERANCE``, which chooses its tables, and in full only when
+    ``rule`` looks and the quick margins come near the stop."""
     if config.format != SWISS:
-        return assess_with(None)
-    quick = assess_with(PAIRING_REPLICAS)
+        return assess_with(None, None)
+    quick = assess_with(PAIRING_REPLICAS, PAIRING_TOLERANCE)
     if matches < rule.next_look:
         return quick
     needed = quick.needed(stop_confidence((config.settle or Settle()).confidence))
     if all(m >= LOOK_SCREEN * needed for m in quick.margins):
-        return assess_with(None)
+        return assess_with(None, None)
     return quick
 
 
@@ -189,7 +195,8 @@ def decide(config: TournamentConfig, round_no: int, start_index: int, matches: i
     summary = None if assessment is None else {
         "order": assessment.order, "margins": assessment.margins, "groups": assessment.groups,
         "unsettled": assessment.unsettled, "replicas": assessment.replicas, "looked": looked,
-        "to_settle": pairs_to_settle(assessment, (config.settle or Settle()).confidence)}
+        "to_settle": pairs_to_settle(assessment, (config.settle or Settle()).confidence),
+        "leader_mu": assessment.rows[assessment.order[0]].mu}
     return RoundDecision(round_no, start_index, matches, rule.next_look, stop, tuple(tables), summary)
 
 

@@ -329,6 +329,7 @@ class _Rounds:
         self.played = 0
         self.assessed = 0               # rounds this run assessed (a resumed run: only those not decided)
         self.unsettled: int | None = None       # at the end: adjacent pairs not separated (the table's level)
+        self.leader: tuple[str, float] | None = None    # the last assessment's first bot and rating
         self.to_settle: int | None = None       # for the progress line: at the stopping rule's level
         self.started = time.monotonic()
 
@@ -357,8 +358,10 @@ class _Rounds:
             rule.next_look = decision.next_look
             if decision.unsettled is not None:
                 self.unsettled, self.to_settle = decision.unsettled, decision.to_settle
+                self.leader = decision.leader
                 if self.progress is not None:
                     self.progress.unsettled = self.to_settle
+                    self.progress.assessed_leader = decision.leader
             if decision.stop is not None:
                 return decision.stop
             entries = round_entries(self.config, round_no, None, index, seated, decision.tables or None)
@@ -391,8 +394,9 @@ class _Rounds:
             from ..ranking import assess  # numpy: settling runs only
 
             games = rated_games(before, self.config.rating)
-            assessment = round_assessment(self.config, len(before), rule, lambda replicas: assess(
-                games, self.config.bot_names, self.settle.confidence, replicas, seed=self.config.seed or 0))
+            assessment = round_assessment(self.config, len(before), rule, lambda replicas, tolerance: assess(
+                games, self.config.bot_names, self.settle.confidence, replicas, seed=self.config.seed or 0,
+                tolerance=tolerance))
             self.assessed += 1
         decision = _as_played(decide(self.config, round_no, index, len(before), assessment, rule),
                               [m for m in stored if m.schedule_index >= index], self.config)
@@ -409,7 +413,8 @@ class _Rounds:
             self.config = hide_earlier_runs(self.config, self.sandbox_mode, self.echo)
             self.progress = Progress(total=self.budget, done=done, stream=self.stream,
                                      games=rated_games(before, self.config.rating),
-                                     unsettled=self.to_settle, rating=self.config.rating)
+                                     unsettled=self.to_settle, rating=self.config.rating,
+                                     assessed_leader=self.leader)
         if self.executor is None:
             self.executor = self.stack.enter_context(_executor(self.config, self.jobs, self.budget))
         _feed(self.executor, self.config, todo, self.store, self.log_dir, self.progress, self.sandbox_mode)

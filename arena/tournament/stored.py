@@ -243,6 +243,14 @@ class RoundDecision:
         return value if isinstance(value, int) else self.unsettled
 
     @property
+    def leader(self) -> tuple[str, float] | None:
+        """The assessment's first bot and its rating (None: not assessed, or not stored)."""
+        if self.assessment is None or not self.assessment.get("order"):
+            return None
+        mu = self.assessment.get("leader_mu")
+        return (str(self.assessment["order"][0]), mu) if isinstance(mu, float) else None
+
+    @property
     def unsettled(self) -> int | None:
         """Adjacent pairs not separated at the assessment (None: not assessed)."""
         if self.assessment is None:
