@@ -63,8 +63,8 @@ def test_play_documents_its_exit_statuses() -> None:
     text = " ".join(helped.stdout.split())
     assert "Exit status: 0 if every bot program kept its seat; 3 if a seat was forfeited" in text
     assert "1 if the match could not be played; 2 on a usage mistake" in text
-    readme = " ".join((ROOT / "README.md").read_text().split())
-    assert "exits with status 3" in readme
+    cli_doc = " ".join((ROOT / "docs" / "CLI.md").read_text().split())
+    assert "exits with status 3" in cli_doc
 
 
 def test_play_labels_seats_by_the_names_the_bots_gave(tmp_path: Path) -> None:

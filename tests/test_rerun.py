@@ -203,8 +203,8 @@ def test_changed_program_warning_names_rerun(tmp_path: Path) -> None:
 def test_help_documents_rerun(tmp_path: Path) -> None:
     text = " ".join(arena("run", "--help", cwd=tmp_path).stdout.split())
     assert "--rerun NAME" in text and "plain `arena run`" in text and "sets aside the re-played ones again" in text
-    readme = " ".join((ROOT / "README.md").read_text().split())
-    assert "--rerun alice" in readme and "superseded_matches" in readme and "plain `arena run`" in readme
+    cli_doc = " ".join((ROOT / "docs" / "CLI.md").read_text().split())
+    assert "--rerun alice" in cli_doc and "superseded_matches" in cli_doc and "plain `arena run`" in cli_doc
 
 
 def snapshot(tmp_path: Path) -> bytes:
