@@ -463,12 +463,11 @@ def test_a_report_reads_each_record_once_and_its_sections_are_those_of_a_report_
     from collections import Counter
 
     from arena.report import data as report_data
-    from arena.report import replay as report_replay
     from arena.report.build import write_report
 
     reads: Counter[str] = Counter()
     replays: Counter[str] = Counter()
-    record, match, build = ResultStore.record, ResultStore.match, report_replay.build_replay
+    record, match, build = ResultStore.record, ResultStore.match, report_data.build_replay
 
     def counted_record(self, match_id):
         reads[match_id] += 1
@@ -484,7 +483,7 @@ def test_a_report_reads_each_record_once_and_its_sections_are_those_of_a_report_
 
     monkeypatch.setattr(ResultStore, "record", counted_record)
     monkeypatch.setattr(ResultStore, "match", counted_match)
-    monkeypatch.setattr(report_replay, "build_replay", counted_build)
+    monkeypatch.setattr(report_data, "build_replay", counted_build)     # where the report calls it
     written = write_report(str(results), tmp_path / "report", jobs=1)
     with ResultStore(results / "results.sqlite", create=False) as store:
         ids = [m.match_id for m in store.matches()]

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from arena.match.pool import BotPool
-from arena.process import BotProcess, BotSpec, SandboxPolicy, TimeControl, limits, sandbox
+from arena.process import BotProcess, BotSpec, SandboxPolicy, TimeControl, procfs, sandbox
 from arena.process.turns import (
     MEASURED_SLACK,
     OFF_TURN_DEBT,
@@ -96,7 +96,7 @@ def bot_pids(bot: BotProcess) -> list[int]:
     assert bot.pid is not None
     if bot._sandbox_init is None:
         return [bot.pid]
-    return [p.pid for p in limits.process_tree(bot._sandbox_init) if p.pid != bot._sandbox_init]
+    return [p.pid for p in procfs.process_tree(bot._sandbox_init) if p.pid != bot._sandbox_init]
 
 
 def states(pid: int) -> set[str]:
@@ -269,7 +269,7 @@ def test_the_wait_after_each_turn_is_forgiven_per_turn_taken_in_this_match() -> 
     assert clock.caught
 
 
-@pytest.mark.skipif(not limits.SCHEDSTAT, reason="no /proc/PID/task/TID/schedstat here")
+@pytest.mark.skipif(not procfs.SCHEDSTAT, reason="no /proc/PID/task/TID/schedstat here")
 def test_thread_times_reads_every_thread_of_the_processes() -> None:
     import threading
     stop = threading.Event()
@@ -279,7 +279,7 @@ def test_thread_times_reads_every_thread_of_the_processes() -> None:
         start = time.thread_time()
         while time.thread_time() - start < 0.02:
             pass
-        times = limits.thread_times([os.getpid(), 999_999_999])     # the second: no such process
+        times = procfs.thread_times([os.getpid(), 999_999_999])     # the second: no such process
     finally:
         stop.set()
         helper.join()

@@ -10,7 +10,8 @@ awaiting replies), ``turns`` (time between turns, the off-turn CPU guard),
 ``exits`` (reaping, exit messages, cleanup), ``interrupts`` (signals while
 a bot runs), ``errors`` (typed failures), ``streams`` (reading stdout, line
 splitting), ``stderr`` (reading stderr into its bounded log), ``limits``
-(rlimits, process groups, memory watchdog), ``cgroups`` (a bot's cgroup:
+(rlimits, memory watchdog), ``procfs`` (a bot's processes read from /proc,
+signals to its group), ``cgroups`` (a bot's cgroup:
 kernel-kept memory and task limits, its CPU counter), ``stats`` (decision
 times), ``affinity`` (CPU pinning), ``sandbox`` (the bubblewrap sandbox every
 bot runs in where it works), ``sandbox_policy`` (its allow-list of mounts)
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from ..jsonline import DEFAULT_LIMITS, JSONLimits, JSONLineError, decode_object
     from .bot import QUIT_MESSAGE, BotProcess
     from .errors import BotCrashed, BotFailure, BotMalformed, BotStartupError, BotTimeout, describe_exit
-    from .limits import group_members, kill_group
+    from .procfs import group_members, kill_group
     from .sandbox import Containment, SandboxPolicy, SandboxUnavailable
     from .spec import BotSpec, TimeControl
     from .stats import DecisionStats
@@ -47,7 +48,7 @@ _MODULE_OF = {
     "DEFAULT_LIMITS": "..jsonline", "JSONLimits": "..jsonline", "JSONLineError": "..jsonline",
     "decode_object": "..jsonline", "QUIT_MESSAGE": ".bot", "BotProcess": ".bot", "BotFailure": ".errors",
     "BotTimeout": ".errors", "BotCrashed": ".errors", "BotMalformed": ".errors", "BotStartupError": ".errors",
-    "describe_exit": ".errors", "group_members": ".limits", "kill_group": ".limits",
+    "describe_exit": ".errors", "group_members": ".procfs", "kill_group": ".procfs",
     "Containment": ".sandbox", "SandboxPolicy": ".sandbox", "SandboxUnavailable": ".sandbox",
     "BotSpec": ".spec", "TimeControl": ".spec", "DecisionStats": ".stats", "LineSplitter": ".streams",
 }

@@ -45,7 +45,8 @@ from ..jsonline import NO_ID, JSONLineError, JSONObject
 from . import cgroups, sandbox
 from .errors import BotFailure, BotTimeout
 from .exchange import WIRE_DEBUG, Decode, LineExchange
-from .limits import CHILDREN_LISTS, WATCHDOG
+from .limits import WATCHDOG
+from .procfs import CHILDREN_LISTS
 from .spawn import ProcessStart
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats

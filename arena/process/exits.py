@@ -20,7 +20,8 @@ import weakref
 
 from . import cgroups, sandbox
 from .errors import BotCrashed, BotFailure, describe_exit, excerpt
-from .limits import CHILDREN_LISTS, WATCHDOG, cgroup_memory_reason, group_members, kill_group, process_tree, signal_member
+from .limits import WATCHDOG, cgroup_memory_reason
+from .procfs import CHILDREN_LISTS, group_members, kill_group, process_tree, signal_member
 from .spec import BotSpec
 from .stderr import StderrReader, Wakeup
 from .streams import EOF, EXIT, StdoutReader

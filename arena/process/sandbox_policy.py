@@ -114,6 +114,11 @@ def program_path(argv: Sequence[str], cwd: str, env: Mapping[str, str]) -> str |
     return shutil.which(first, path=env.get("PATH", os.defpath))
 
 
+# Programs that run the script they are given: such a bot is named by its
+# script, and only the script is hidden (``spec.BotSpec.display_name``,
+# ``bot_places``).  Here, below ``spec``, as both use it.
+INTERPRETERS = {"python", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun",
+                "ruby", "perl", "php", "java", "bash", "sh", "env", "lua", "Rscript"}
 # A script's usual interpreter, by its name's suffix: what a student writes
 # instead of making the script executable.
 _INTERPRETERS = {".py": "python3", ".js": "node", ".mjs": "node", ".pl": "perl", ".rb": "ruby",
@@ -254,7 +259,6 @@ def bot_places(argv: Sequence[str], cwd: str | None) -> list[str]:
 
 
 def _is_interpreter(program: str) -> bool:
-    from .spec import INTERPRETERS
     return os.path.basename(program).rstrip("0123456789.") in INTERPRETERS
 
 

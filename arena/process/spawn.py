@@ -25,7 +25,8 @@ from . import cgroups, sandbox
 from .errors import BotStartupError
 from .exits import ProcessExits, emergency_kill
 from .interrupts import interrupts_deferred
-from .limits import GROUP_SLACK_MB, WATCHDOG, apply_limits, kill_group, pid_namespace, tree_cpu_seconds
+from .limits import GROUP_SLACK_MB, WATCHDOG, apply_limits, tree_cpu_seconds
+from .procfs import kill_group, pid_namespace
 from .spec import MiB, TimeControl
 from .stats import DecisionStats
 from .stderr import LazyLog, StderrReader

@@ -7,13 +7,10 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .sandbox import SandboxPolicy
+from .sandbox_policy import INTERPRETERS, SandboxPolicy
 
 MiB = 1024 * 1024
 DEFAULT_MAX_PROCESSES = 128
-
-INTERPRETERS = {"python", "python3", "pypy", "pypy3", "node", "nodejs", "deno", "bun",
-                 "ruby", "perl", "php", "java", "bash", "sh", "env", "lua", "Rscript"}
 
 
 @dataclass(frozen=True)

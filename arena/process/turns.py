@@ -22,7 +22,7 @@ node) only finds that work moved into its own turns.
 On a loaded machine a turn lasts longer than the CPU the bot got in it:
 it waits on the run queue for CPUs others have.  Held against wall time
 alone, CPU used between turns hid in that wait.  So each scan also reads
-what the bot's threads waited on the run queue (``limits.thread_times``,
+what the bot's threads waited on the run queue (``procfs.thread_times``,
 /proc/PID/task/TID/schedstat: per scan only) and takes the longest of their
 waits from its turns' time, less one wait per turn for the wait after its
 reply (``WAIT_PER_TURN`` at least; the turns are counted from the decision
@@ -79,7 +79,7 @@ import os
 import signal
 from collections.abc import Callable, Mapping
 
-from .limits import pid_namespace, process_tree
+from .procfs import pid_namespace, process_tree
 
 LOG = logging.getLogger(__name__)
 
@@ -225,7 +225,7 @@ class TurnClock:
     def observe(self, cpu_seconds: float, now: float,
                 threads: Mapping[int, tuple[int, int, int]] | None = None) -> float | None:
         """A watchdog scan: the bot's tasks had used ``cpu_seconds`` in all,
-        and ``threads`` (``limits.thread_times``) are its threads' CPU and
+        and ``threads`` (``procfs.thread_times``) are its threads' CPU and
         run-queue wait in ns so far.  Returns the CPU seconds measured
         between its turns when this scan finds it ``caught``, else None."""
         if self.exact:
@@ -361,7 +361,7 @@ class Pauser:
     the bot only.
 
     In the sandbox the processes are found from its PID namespace's tree
-    (``limits.process_tree``) at each stop, bubblewrap's own two left alone,
+    (``procfs.process_tree``) at each stop, bubblewrap's own two left alone,
     and held by pidfd until they are continued: a pid reused meanwhile is
     never signalled.  Without the sandbox the process group is signalled."""
 

@@ -6,7 +6,9 @@
 - ``charts``: Vega-Lite charts (Vega-Altair) and Vega's JavaScript, inlined
   (the ``report`` extra).
 - ``html``: the pages, from ``templates/`` (jinja2, autoescaped).
-- ``build``: the files ``arena report`` and ``arena show --html`` write.
+- ``build``: the files ``arena report`` and ``arena show --html`` write;
+  ``writers`` writes a report's replays, by worker processes; ``files``
+  holds the errors and the file writing both use.
 
 Reads results and records; never runs a bot.
 """

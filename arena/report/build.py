@@ -16,7 +16,6 @@ import csv
 import html as html_lib
 import io
 import json
-import os
 import re
 import tempfile
 from collections.abc import Callable
@@ -29,9 +28,11 @@ from markupsafe import Markup
 from ..match.spec import fault_place
 from ..process.errors import escaped
 from ..tournament.leaderboard import RATING_UNITS, _level, csv_cell
-from ..tournament.store import FAULT_KINDS, ResultStore, StoreError
+from ..tournament.resultshint import with_results_hint
+from ..tournament.store import FAULT_KINDS, ResultStore, StoreError, resolve_db_path
 from .charts import INSTALL_HINT, ChartsUnavailable, ratings_chart, times_chart, vega_bundle
-from .data import GRADEBOOK_COLUMNS, Digest, ReportData, collect, gradebook_rows, replay_and_digest, stored_replay
+from .data import GRADEBOOK_COLUMNS, Digest, ReportData, collect, gradebook_rows, stored_replay
+from .files import FileUnwritable, ReportError, ReportUnwritable, write_file
 from .html import asset, render, replay_page, visible
 from .replay import ReplayError, build_replay
 from .writers import usable_cpus, write_replays
@@ -41,29 +42,6 @@ __all__ = ["ReportError", "ReportUnwritable", "FileUnwritable", "decision_lines"
 
 # Bounds on a play log read for a replay (a log holds one match).
 LOG_MAX_BYTES = 64 * 1024 * 1024
-
-
-class ReportError(Exception):
-    """A report or replay that cannot be made; one line naming what and where."""
-
-
-class ReportUnwritable(ReportError):
-    """Where the report goes cannot be written (``directory``, ``reason``):
-    nothing of it can be, so it stops at the first file."""
-
-    def __init__(self, directory: Path, reason: str) -> None:
-        super().__init__(f"{directory}: cannot write the report there ({reason})")
-        self.directory = directory
-        self.reason = reason
-
-
-class FileUnwritable(ReportError):
-    """A file of a report or a replay that cannot be written (``path``, ``reason``)."""
-
-    def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(f"{path}: cannot write ({reason})")
-        self.path = path
-        self.reason = reason
 
 
 def file_name(text: str) -> str:
@@ -95,21 +73,11 @@ def _fmt(value: float | None, digits: int) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _write(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise FileUnwritable(path, exc.strerror or str(exc)) from None
-
-
 def _write_into(out: Path, path: Path, text: str) -> None:
-    """``_write``, for a file of the report in ``out``: a directory that
+    """``write_file``, for a file of the report in ``out``: a directory that
     cannot be written is ``ReportUnwritable``, once, not a warning a replay."""
     try:
-        _write(path, text)
+        write_file(path, text)
     except ReportError:
         _check_writable(out)
         raise
@@ -180,8 +148,6 @@ def _report_html(data: ReportData, *, bot: str | None, replays: bool, gradebook:
 
 
 def _open(results: str) -> ResultStore:
-    from ..tournament.resultshint import with_results_hint
-    from ..tournament.store import resolve_db_path
     try:
         return ResultStore(resolve_db_path(results), readonly=True)
     except StoreError as err:
@@ -233,18 +199,6 @@ def write_report(results: str, out: Path | None = None, *, bot: str | None = Non
         store.close()
 
 
-def write_replay_and_digest(store: ResultStore, match_id: str, path: Path, back: str) -> Digest | None:
-    """The replay of ``match_id`` written to ``path``; what the report's sections read of it."""
-    try:
-        data, digest = replay_and_digest(store, match_id, back)
-    except StoreError as err:
-        raise ReportError(str(err)) from None
-    except ReplayError as err:
-        raise ReportError(f"{store.path}: match {match_id!r}: {err}") from None
-    _write(path, replay_page(data))
-    return digest
-
-
 def write_replay_of_store(store: ResultStore, match_id: str, path: Path, back: str | None = None,
                           cache: dict[str, dict[str, Any]] | None = None, out: Path | None = None) -> Path:
     """The replay of ``match_id`` written to ``path`` (in the report ``out``, if one)."""
@@ -257,7 +211,7 @@ def write_replay_of_store(store: ResultStore, match_id: str, path: Path, back: s
     if cache is not None:
         cache.pop(match_id, None)       # written: not needed again
     if out is None:
-        _write(path, replay_page(data))
+        write_file(path, replay_page(data))
     else:
         _write_into(out, path, replay_page(data))
     return path
@@ -293,7 +247,7 @@ def write_replay(results: str, match_id: str | None, out: Path | None) -> Path:
     if source.is_file() and source.suffix == ".json":
         data = replay_of_log(source)
         path = out or source.with_suffix(".html")
-        _write(path, replay_page(data))
+        write_file(path, replay_page(data))
         return path
     if match_id is None:
         raise ReportError(f"which match of {results}? `arena matches {results}` lists them")

@@ -13,12 +13,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+# The package, not its ``fit``: arena.ranking gives fit on first use (PEP 562).
+# ``arena show --html`` loads this module and fits nothing; numpy and the fit
+# would add 0.2-0.4 s and 13 MB to it (measured, -X importtime and ru_maxrss).
+from .. import ranking
 from ..match.spec import first_fault_line
 from ..tournament.leaderboard import LeaderboardRow, _confidence, _Fixed, _rating, _seed, head_to_head, leaderboard, seat_effect
 from ..tournament.neighbours import CELL_NOTE, neighbour_effect, neighbour_note, neighbour_summary
 from ..tournament.ranking import rated_games
 from ..tournament.schedule import unfinished_size
 from ..tournament.store import FAULT_KINDS, ResultStore, StoredMatch, StoreError
+from .replay import ReplayError, build_replay
 
 __all__ = ["ReportData", "BotSection", "Digest", "collect", "replay_and_digest", "GRADEBOOK_COLUMNS", "gradebook_rows"]
 
@@ -82,8 +87,6 @@ def _history(matches: Sequence[StoredMatch], bots: Sequence[str], unit: str,
     their messages), which takes it to the same tolerance in fewer sweeps;
     the last point is the leaderboard's own fit (``final``), so the chart ends
     on the table's numbers.  No bootstrap: the chart's band is mu +- 2 sigma."""
-    from ..ranking import fit
-
     ordered = sorted(matches, key=lambda m: m.schedule_index)
     if not ordered:
         return []
@@ -100,7 +103,7 @@ def _history(matches: Sequence[StoredMatch], bots: Sequence[str], unit: str,
         games = rated_games(ordered[:n], unit)
         if not games:
             continue
-        warm = fit(games, bots, warm=warm)
+        warm = ranking.fit(games, bots, warm=warm)
         add(n, ((bot, r.mu, r.sigma) for bot, r in warm.ratings.items()))
     # The leaderboard's rows are in rank order; the fits' are by name.
     add(cuts[-1], sorted((r.bot, r.rating, r.sigma) for r in final))
@@ -188,8 +191,6 @@ def _digest(m: StoredMatch, record: dict[str, Any], replay: dict[str, Any], *, e
 
 
 def _replay(store: ResultStore, match_id: str, back: str | None) -> tuple[StoredMatch, dict[str, Any], dict[str, Any]]:
-    from .replay import build_replay
-
     m = store.match(match_id)
     record = m.record if m.record is not None else store.record(match_id)
     faults = record.get("faults") if isinstance(record.get("faults"), list) else m.faults
@@ -351,8 +352,6 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
     """The request of each refused reply shown (and the reply, the request id
     if the database has none), and the hand and kind of each slow decision:
     from the digests of those matches' replays, made here if need be."""
-    from .replay import ReplayError
-
     wanted = {e["match_id"] for e in section.refused + section.slowest + section.failures}
     for mid in sorted(wanted):
         m = matches[mid]

@@ -21,7 +21,13 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-__all__ = ["usable_cpus", "write_replays"]
+from ..tournament.store import ResultStore, StoreError
+from .data import Digest, replay_and_digest
+from .files import ReportError, write_file
+from .html import replay_page
+from .replay import ReplayError
+
+__all__ = ["usable_cpus", "write_replay_and_digest", "write_replays"]
 
 # Below this many replays per worker, starting the workers (each imports
 # the engine) costs more than it saves.
@@ -40,14 +46,23 @@ def usable_cpus() -> int:
 
 def _open_store(db: str) -> None:
     global _store
-    from ..tournament.store import ResultStore
     _store = ResultStore(Path(db), readonly=True)
+
+
+def write_replay_and_digest(store: ResultStore, match_id: str, path: Path, back: str) -> Digest | None:
+    """The replay of ``match_id`` written to ``path``; what the report's sections read of it."""
+    try:
+        data, digest = replay_and_digest(store, match_id, back)
+    except StoreError as err:
+        raise ReportError(str(err)) from None
+    except ReplayError as err:
+        raise ReportError(f"{store.path}: match {match_id!r}: {err}") from None
+    write_file(path, replay_page(data))
+    return digest
 
 
 def _attempt(store: Any, match_id: str, path: Path, back: str) -> tuple[str | None, Any]:
     """Write one replay; the warning if it cannot be made, else its ``Digest``."""
-    from .build import ReportError, write_replay_and_digest
-
     try:
         return None, write_replay_and_digest(store, match_id, path, back)
     except ReportError as exc:
