@@ -40,9 +40,9 @@ from pathlib import Path
 from arena.tournament.config import TournamentConfig, load_config
 from arena.tournament.executors import MatchFailure, make
 from arena.tournament.progress import Progress
+from arena.tournament.results.database import ResultStore
 from arena.tournament.runner import entry_spec, run_tournament, stored_match
 from arena.tournament.schedule import build_schedule
-from arena.tournament.store import ResultStore
 
 KINDS = ("greedy", "random", "passive")
 SEED = 2410114748679867459

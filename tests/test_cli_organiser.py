@@ -468,7 +468,7 @@ def test_a_resume_with_another_sandbox_is_refused(tmp_path: Path) -> None:
 
 
 def test_results_stored_before_the_sandbox_was_stored_still_resume(tmp_path: Path) -> None:
-    from arena.tournament.store import ResultStore, StoreError
+    from arena.tournament.results.database import ResultStore, StoreError
 
     with ResultStore(tmp_path / "r.sqlite") as store:
         store.init_tournament("t", {"name": "t", "players": 2}, seed=1)

@@ -37,7 +37,7 @@ from pathlib import Path
 import pytest
 from test_tournament import board, cli, describe, match_rows, processes_with, wait_for_stored, wait_gone
 
-from arena.tournament.store import ResultStore, StoredMatch
+from arena.tournament.results.database import ResultStore, StoredMatch
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent

@@ -145,7 +145,7 @@ seed: 3
 
 STORE_BREAKS = """
 import sys
-from arena.tournament import store
+from arena.tournament.results import database as store
 from arena.cli import main
 
 calls = []

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.setaside import set_aside
+from arena.tournament.results.setaside import set_aside
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMEBOTS = ROOT / "tests" / "gamebots"
@@ -416,7 +416,7 @@ def seeds(path: Path) -> dict[str, int]:
 
 def first_cards(path: Path, match_id: str) -> list[str]:
     """The shoe of the match's first deal, as its record stores it."""
-    from arena.tournament.store import ResultStore
+    from arena.tournament.results.database import ResultStore
     with ResultStore(path, create=False, readonly=True) as store:
         record = store.record(match_id)
     return next(e["shoe"] for e in record["events"] if e["type"] == "deal")

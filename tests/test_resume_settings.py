@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.store import ResultStore, StoreError
+from arena.tournament.results.database import ResultStore, StoreError
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMEBOTS = ROOT / "tests" / "gamebots"

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from arena.cli import main
 from arena.ranking.matchmaking import cover, windows
 from arena.tournament.config import ConfigError, load_config
-from arena.tournament.store import ResultStore
+from arena.tournament.results.database import ResultStore
 
 
 def cli(*args: str):
@@ -301,7 +301,7 @@ def test_a_database_without_stored_decisions_still_resumes(tmp_path, monkeypatch
 
 
 def test_a_round_decision_is_stored_and_read_back(tmp_path):
-    from arena.tournament.store import RoundDecision
+    from arena.tournament.results.database import RoundDecision
     decision = RoundDecision(3, 24, 24, 30, None, (("a", "b"), ("b", "c")),
                              {"order": ["a", "b", "c"], "margins": [1.5, float("inf")], "unsettled": 1})
     with ResultStore(tmp_path / "r.sqlite") as store:

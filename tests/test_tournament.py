@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.tournament.store import ResultStore
+from arena.tournament.results.database import ResultStore
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -71,7 +71,7 @@ def test_a_worker_imports_only_what_playing_a_match_needs(tmp_path: Path) -> Non
     assert len(report["outcomes"]) == 3  # the workers played, having imported no more than that
     top = {name.split(".")[0] for name in imported}
     assert not HEAVY & top, f"a worker imported {sorted(HEAVY & top)}"
-    assert not {m for m in imported if m.startswith(("arena.cli", "arena.ranking", "arena.tournament.store",
+    assert not {m for m in imported if m.startswith(("arena.cli", "arena.ranking", "arena.tournament.results.database",
                                                      "arena.tournament.config", "arena.account"))}
 
 

@@ -28,8 +28,8 @@ from markupsafe import Markup
 
 from ..match.spec import fault_place
 from ..process.errors import escaped
-from ..tournament.leaderboard import RATING_UNITS, _level, csv_cell
-from ..tournament.store import FAULT_KINDS, ResultStore, StoreError
+from ..tournament.results.database import FAULT_KINDS, ResultStore, StoreError
+from ..tournament.standings.leaderboard import RATING_UNITS, _level, csv_cell
 from .charts import INSTALL_HINT, ChartsUnavailable, ratings_chart, times_chart, vega_bundle
 from .data import GRADEBOOK_COLUMNS, Digest, ReportData, collect, gradebook_rows, replay_and_digest, stored_replay
 from .html import asset, render, replay_page, visible
@@ -180,8 +180,8 @@ def _report_html(data: ReportData, *, bot: str | None, replays: bool, gradebook:
 
 
 def _open(results: str) -> ResultStore:
-    from ..tournament.resultshint import with_results_hint
-    from ..tournament.store import resolve_db_path
+    from ..tournament.results.database import resolve_db_path
+    from ..tournament.results.hint import with_results_hint
     try:
         return ResultStore(resolve_db_path(results), readonly=True)
     except StoreError as err:

@@ -40,7 +40,7 @@ def usable_cpus() -> int:
 
 def _open_store(db: str) -> None:
     global _store
-    from ..tournament.store import ResultStore
+    from ..tournament.results.database import ResultStore
     _store = ResultStore(Path(db), readonly=True)
 
 

@@ -21,16 +21,16 @@ from ..logsetup import is_quiet, status
 from ..words import plural
 from .config import EXECUTORS, RATINGS, RAY, SWISS, ConfigError, TournamentConfig, load_config
 from .config import FORMATS as TOURNAMENT_FORMATS
-from .leaderboard import FORMATS, Column, format_table, report
 from .preflight import TournamentError, db_path, hold_to_sandbox, settle_seed
+from .results.database import ResultStore, StoreError, resolve_db_path
+from .results.rows import FailedMatch
 from .rounds import match_budget
 from .runlock import playing_now
 from .runner import STOP_REASONS, RunSummary, check_rerun, plan, run_tournament
 from .schedule import ScheduleEntry, estimate_seconds, unfinished_size
 from .seating import neighbour_summary
 from .sharing import shared_folder_warnings
-from .store import ResultStore, StoreError, resolve_db_path
-from .stored import FailedMatch
+from .standings.leaderboard import FORMATS, Column, format_table, report
 
 LOG = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ def open_store(results: str) -> ResultStore:
     try:
         return ResultStore(resolve_db_path(results), readonly=True)
     except StoreError as err:
-        from .resultshint import with_results_hint
+        from .results.hint import with_results_hint
         raise click.ClickException(with_results_hint(str(err), results)) from None
 
 

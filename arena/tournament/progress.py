@@ -13,9 +13,9 @@ from ..logsetup import is_quiet
 from ..match import MatchResult
 from ..ranking.games import Game
 from .config import RATE_HANDS
-from .faultsummary import FaultTally
-from .ranking import games_of
 from .schedule import ScheduleEntry
+from .standings.faults import FaultTally
+from .standings.ratings import games_of
 
 
 @dataclass

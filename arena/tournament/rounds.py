@@ -43,9 +43,9 @@ from typing import TYPE_CHECKING
 
 from ..ranking.matchmaking import cover, windows
 from .config import MAX_MATCHES, SWISS, Settle, TournamentConfig
+from .results.rows import RoundDecision
 from .schedule import ScheduleEntry, derive_seed, table_offsets
 from .seating import BALANCED, NeighbourBalance, seatings
-from .stored import RoundDecision
 
 if TYPE_CHECKING:  # numpy loads when the rounds are assessed, not with the tournament runner
     from ..ranking import Assessment

@@ -34,7 +34,6 @@ from .changed import changed_programs
 from .config import SWISS, TournamentConfig
 from .earlier import remember_run
 from .executors import AnyExecutor, MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make
-from .faultsummary import FaultTally
 from .preflight import (
     TournamentError,
     bot_problems,
@@ -49,12 +48,13 @@ from .preflight import (
     warn_guessable_seed,
 )
 from .progress import Progress
-from .ranking import rated_games
+from .results.database import FailedMatch, ResultStore, RoundDecision, StoredMatch, StoreError
+from .results.setaside import finish_set_aside, set_aside, times_set_aside
 from .rounds import StopRule, check_rounds, decide, first_rounds, match_budget, round_assessment, round_entries
 from .runlock import results_lock
 from .schedule import ScheduleEntry, build_schedule, check_schedule_size, redeal
-from .setaside import finish_set_aside, set_aside, times_set_aside
-from .store import FailedMatch, ResultStore, RoundDecision, StoredMatch, StoreError
+from .standings.faults import FaultTally
+from .standings.ratings import rated_games
 
 ERROR_LOG = "errors.log"   # in the results' logs directory
 

@@ -42,7 +42,7 @@ from .config import GAUNTLET, MAX_MATCHES, ROUND_ROBIN, ConfigError, TournamentC
 from .seating import balanced_offsets, design, seatings
 
 if TYPE_CHECKING:
-    from .store import ResultStore
+    from .results.database import ResultStore
 
 __all__ = ["ScheduleEntry", "build_schedule", "iter_schedule", "schedule_size", "table_count",
            "check_schedule_size", "estimate_seconds", "derive_seed", "redeal", "table_offsets", "MAX_MATCHES", "ConfigError"]

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..match import FAULT_KINDS, MatchResult
-from ..match.spec import first_fault_line
-from ..words import plural
+from ...match import FAULT_KINDS, MatchResult
+from ...match.spec import first_fault_line
+from ...words import plural
 
 __all__ = ["FaultTally"]
 

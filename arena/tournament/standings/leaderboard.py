@@ -37,14 +37,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .config import RATE_HANDS, RATE_MATCHES, RATINGS
+from ..config import RATE_HANDS, RATE_MATCHES, RATINGS
+from ..results.database import ResultStore, StoredMatch
+from .formats import FORMATS, Column, cell_text, csv_cell, format_table, name_cell, tabulate, terminal_json
 from .neighbours import NEIGHBOUR_TITLE, format_neighbours, neighbour_note, neighbour_summary
-from .ranking import assess_matches, duplicate_group, match_ranks
-from .store import ResultStore, StoredMatch
-from .tables import FORMATS, Column, cell_text, csv_cell, format_table, name_cell, tabulate, terminal_json
+from .ratings import assess_matches, duplicate_group, match_ranks
 
 if TYPE_CHECKING:  # numpy and tabulate load when a table is computed, not with the tournament runner
-    from ..ranking import Assessment
+    from ...ranking import Assessment
 
 __all__ = [
     "FORMATS", "HeadToHead", "LeaderboardRow", "SeatStat", "cell_text", "csv_cell", "format_head_to_head",
@@ -218,7 +218,7 @@ def head_to_head(source: Source) -> list[HeadToHead]:
     finished ahead more often in its rotations (deals they split evenly are
     left out).
     """
-    from ..ranking import sign_test
+    from ...ranking import sign_test
 
     matches, _ = _matches_and_bots(source)
     counts: dict[tuple[str, str], list[int]] = {}

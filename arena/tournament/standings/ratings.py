@@ -30,14 +30,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ..ranking.games import Game, forfeit_ranks
-from .config import RATE_HANDS, RATE_MATCHES
-from .store import StoredMatch
+from ...ranking.games import Game, forfeit_ranks
+from ..config import RATE_HANDS, RATE_MATCHES
+from ..results.database import StoredMatch
 
 if TYPE_CHECKING:  # numpy and trueskill load when a rating is computed, not with the tournament runner
     import trueskill
 
-    from ..ranking import Assessment
+    from ...ranking import Assessment
 
 __all__ = ["DRAW_PROBABILITY", "assess_matches", "conservative", "duplicate_group", "hand_games", "make_env",
            "games_of", "hand_games_of", "match_games", "match_ranks", "rate", "rated_games"]
@@ -127,7 +127,7 @@ def rated_games(matches: Iterable[StoredMatch], rating: str = RATE_HANDS) -> lis
 def assess_matches(matches: Iterable[StoredMatch], bots: Sequence[str] = (), confidence: float = 0.95,
                    seed: int = 0, rating: str = RATE_HANDS) -> Assessment:
     """Batch TrueSkill of the matches, with bootstrap intervals (``arena.ranking.assess``)."""
-    from ..ranking import assess
+    from ...ranking import assess
 
     return assess(rated_games(matches, rating), bots, confidence=confidence, seed=seed)
 

@@ -53,13 +53,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .setaside import ARCHIVE_TABLE
-from .sqlitetx import immediate as _immediate
-from .sqlitetx import now as _now
-from .sqlitetx import one_line as _one_line
-from .sqlitetx import write_error as _write_error
-from .stored import FAULT_KEYS, FAULT_KINDS, STAT_KEYS, FailedMatch, RoundDecision, StoredMatch, StoreError
-from .storedconfig import (
+from .resume import (
     AUTO_SANDBOX,
     RESOLVED_MODES,
     RESOLVED_SANDBOX,
@@ -69,7 +63,13 @@ from .storedconfig import (
     seating_differences,
     without_unstored,
 )
-from .storeschema import DECISIONS_SCHEMA, DECISIONS_TABLE, SCHEMA_VERSION, open_database
+from .rows import FAULT_KEYS, FAULT_KINDS, STAT_KEYS, FailedMatch, RoundDecision, StoredMatch, StoreError
+from .schema import DECISIONS_SCHEMA, DECISIONS_TABLE, SCHEMA_VERSION, open_database
+from .setaside import ARCHIVE_TABLE
+from .sqlitetx import immediate as _immediate
+from .sqlitetx import now as _now
+from .sqlitetx import one_line as _one_line
+from .sqlitetx import write_error as _write_error
 
 __all__ = [
     "DEFAULT_DB_NAME", "FAULT_KINDS", "SCHEMA_VERSION", "STAT_KEYS", "FAULT_KEYS",

@@ -1,7 +1,7 @@
 """One match as the results database stores it.
 
 ``StoredMatch`` (a completed match) is the store's own input and output type
-(see :mod:`arena.tournament.store` for the SQLite database itself), together
+(see :mod:`arena.tournament.results.database` for the SQLite database itself), together
 with the keys its statistics and faults keep and ``StoreError``, the one-line,
 user-facing error raised by the store and by :meth:`StoredMatch.validate`.
 ``FailedMatch`` is a match that stopped on an arena-side error: it has no
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..process.errors import EXCERPT_CHARS, escaped, excerpt
+from ...process.errors import EXCERPT_CHARS, escaped, excerpt
 
 __all__ = ["FAULT_KINDS", "STAT_KEYS", "FAULT_KEYS", "FailedMatch", "RoundDecision", "StoreError", "StoredMatch",
            "faults_with_record", "forfeit_adjusted"]

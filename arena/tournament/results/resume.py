@@ -9,8 +9,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..words import plural
-from .configdiff import differences
+from ...words import plural
+from ..configdiff import differences
 
 
 def canonical_json(config: str | Mapping[str, Any]) -> str:

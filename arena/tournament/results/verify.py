@@ -68,18 +68,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..match.spec import forfeit_places
-from ..process.stats import DecisionStats
-from ..shanghai.actions import action_from_json
-from ..shanghai.errors import ShanghaiError
-from ..shanghai.game import Game
-from ..shanghai.ruleset import Ruleset
-from ..words import plural
-from .config import GAUNTLET, ROUND_ROBIN, SWISS, BotConfig, Settle, TournamentConfig
-from .schedule import ScheduleEntry
-from .seating import ROTATE
-from .store import FailedMatch, ResultStore, StoreError
-from .stored import RoundDecision, StoredMatch
+from ...match.spec import forfeit_places
+from ...process.stats import DecisionStats
+from ...shanghai.actions import action_from_json
+from ...shanghai.errors import ShanghaiError
+from ...shanghai.game import Game
+from ...shanghai.ruleset import Ruleset
+from ...words import plural
+from ..config import GAUNTLET, ROUND_ROBIN, SWISS, BotConfig, Settle, TournamentConfig
+from ..schedule import ScheduleEntry
+from ..seating import ROTATE
+from .database import FailedMatch, ResultStore, StoreError
+from .rows import RoundDecision, StoredMatch
 
 __all__ = ["SHOWN_ABSENT", "Verified", "verify_results", "verify_match"]
 
@@ -213,8 +213,8 @@ class _Expected:
 def _expected(store: ResultStore, known: set[str]) -> _Expected:
     """What ``store`` should hold; ``known``: the ids of its stored and failed
     matches, which tell which rounds were played."""
-    from .rounds import match_budget, round_entries
-    from .schedule import build_schedule, redeal
+    from ..rounds import match_budget, round_entries
+    from ..schedule import build_schedule, redeal
     from .setaside import times_set_aside
 
     config = _stored_config(store)
@@ -254,7 +254,7 @@ def _decided_rounds(config: TournamentConfig, decisions: Mapping[int, RoundDecis
     decision gives, so a later Swiss round is checked as fully as a round
     robin's (its last table, its seats).  A round is decided before it is
     played, so the last decision may be of a round a stopped run never began."""
-    from .rounds import round_entries
+    from ..rounds import round_entries
 
     rounds: list[list[ScheduleEntry]] = []
     start = 0
@@ -286,7 +286,7 @@ def _swiss_rounds(config: TournamentConfig, known: set[str]) -> _Expected:
     """The rounds of a Swiss tournament up to the last one ``known`` has a
     match of: the first ``deals`` in full (``round_entries`` without an
     assessment, as they were played), the later ones by their match ids."""
-    from .rounds import round_entries
+    from ..rounds import round_entries
 
     played: dict[int, dict[int, set[int]]] = {}
     for mid in known:

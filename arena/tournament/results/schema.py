@@ -18,10 +18,10 @@ import zlib
 from pathlib import Path
 from urllib.parse import quote
 
+from .rows import FAULT_KINDS, StoreError
 from .sqlitetx import connect as _connect
 from .sqlitetx import immediate as _immediate
 from .sqlitetx import one_line as _one_line
-from .stored import FAULT_KINDS, StoreError
 
 SCHEMA_VERSION = 4
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .config import ConfigError, load_config
-from .store import DEFAULT_DB_NAME
+from ..config import ConfigError, load_config
+from .database import DEFAULT_DB_NAME
 
 __all__ = ["results_hint", "with_results_hint"]
 

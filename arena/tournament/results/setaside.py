@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .rows import StoreError
 from .sqlitetx import connect, immediate, now, one_line, write_error
-from .stored import StoreError
 
 __all__ = ["ARCHIVE_TABLE", "SUPERSEDED_LOGS", "SetAside", "finish_set_aside", "set_aside", "superseded",
            "superseded_rows", "times_set_aside"]

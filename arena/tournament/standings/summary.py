@@ -9,11 +9,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..match.spec import first_fault_line
-from ..process.errors import escaped
-from ..words import plural
-from .faultsummary import FAULT_NOUNS
-from .store import FAULT_KINDS, ResultStore
+from ...match.spec import first_fault_line
+from ...process.errors import escaped
+from ...words import plural
+from ..results.database import FAULT_KINDS, ResultStore
+from .faults import FAULT_NOUNS
 
 __all__ = ["BotRecord", "bot_records", "summary_json", "summary_lines"]
 

@@ -30,8 +30,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 
-from .store import StoredMatch
-from .tables import FORMATS, Column, format_table, name_cell, tabulate, terminal_json
+from ..results.database import StoredMatch
+from .formats import FORMATS, Column, format_table, name_cell, tabulate, terminal_json
 
 NEIGHBOUR_TITLE = "Neighbours (row's mean place directly after column, minus with column elsewhere)"
 

@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..process.errors import escaped
-from .config import OUTPUT_FORMATS
+from ...process.errors import escaped
+from ..config import OUTPUT_FORMATS
 
 __all__ = ["FORMATS", "Column", "cell_text", "csv_cell", "FORMULA_STARTS", "terminal_json", "tabulate",
            "format_table", "name_cell"]
