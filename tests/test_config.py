@@ -12,7 +12,15 @@ import pytest
 from arena.players.registry import BUILTIN_PLAYERS
 from arena.process import BotSpec, TimeControl
 from arena.shanghai.ruleset import Ruleset
-from arena.tournament.config import GAUNTLET, ROUND_ROBIN, BotLimits, ConfigError, ExecutorSettings, FaultSettings, load_config
+from arena.tournament.config.load import load_config
+from arena.tournament.config.model import (
+    GAUNTLET,
+    ROUND_ROBIN,
+    BotLimits,
+    ConfigError,
+    ExecutorSettings,
+    FaultSettings,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -452,7 +452,7 @@ def test_rerun_deals_new_cards_shared_by_the_rotations_of_each_deal(tmp_path: Pa
 
 
 def test_redeal_gives_every_rotation_of_a_deal_the_same_new_cards() -> None:
-    from arena.tournament.schedule import ScheduleEntry, redeal
+    from arena.tournament.pairing.schedule import ScheduleEntry, redeal
 
     def entry(i: int, rotation: int, deal: int, seed: int) -> ScheduleEntry:
         return ScheduleEntry(i, f"t000-r{rotation}-d{deal}", 0, rotation, deal, ("a", "b"), seed)

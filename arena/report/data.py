@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..match.spec import first_fault_line
+from ..tournament.pairing.schedule import unfinished_size
 from ..tournament.results.database import FAULT_KINDS, ResultStore, StoredMatch, StoreError
-from ..tournament.schedule import unfinished_size
 from ..tournament.standings.leaderboard import (
     LeaderboardRow,
     _confidence,

@@ -12,8 +12,8 @@ from typing import TextIO
 from ..logsetup import is_quiet
 from ..match import MatchResult
 from ..ranking.games import Game
-from .config import RATE_HANDS
-from .schedule import ScheduleEntry
+from .config.model import RATE_HANDS
+from .pairing.schedule import ScheduleEntry
 from .standings.faults import FaultTally
 from .standings.ratings import games_of
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..config import ConfigError, load_config
+from ..config.load import load_config
+from ..config.model import ConfigError
 from .database import DEFAULT_DB_NAME
 
 __all__ = ["results_hint", "with_results_hint"]

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...words import plural
-from ..configdiff import differences
+from ..config.diff import differences
 
 
 def canonical_json(config: str | Mapping[str, Any]) -> str:

@@ -7,7 +7,7 @@ user-facing error raised by the store and by :meth:`StoredMatch.validate`.
 ``FailedMatch`` is a match that stopped on an arena-side error: it has no
 result, only the reason, and is played again by the next run.
 ``RoundDecision`` is what a tournament played in rounds decided before one
-of its rounds (``arena.tournament.rounds``): a resumed run reads it instead
+of its rounds (``arena.tournament.pairing.rounds``): a resumed run reads it instead
 of assessing the rounds before again.
 """
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...process.errors import escaped
-from ..config import OUTPUT_FORMATS
+from ..config.model import OUTPUT_FORMATS
 
 __all__ = ["FORMATS", "Column", "cell_text", "csv_cell", "FORMULA_STARTS", "terminal_json", "tabulate",
            "format_table", "name_cell"]

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..config import RATE_HANDS, RATE_MATCHES, RATINGS
+from ..config.model import RATE_HANDS, RATE_MATCHES, RATINGS
 from ..results.database import ResultStore, StoredMatch
 from .formats import FORMATS, Column, cell_text, csv_cell, format_table, name_cell, tabulate, terminal_json
 from .neighbours import NEIGHBOUR_TITLE, format_neighbours, neighbour_note, neighbour_summary

@@ -2,7 +2,7 @@
 
 Play goes left, so the bot in seat ``s + 1`` (mod the table size ``k``)
 sees the discards of the bot in seat ``s`` first and has the first right to
-buy them (:mod:`arena.tournament.seating`).  For each ordered pair
+buy them (:mod:`arena.tournament.pairing.seating`).  For each ordered pair
 ``(a, b)`` that shared a table of 3 or more seats, this compares ``b``'s
 mean place in the matches it sat directly after ``a`` with its mean place
 in their other matches together.  A table of 2 seats puts each bot directly

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ...ranking.games import Game, forfeit_ranks
-from ..config import RATE_HANDS, RATE_MATCHES
+from ..config.model import RATE_HANDS, RATE_MATCHES
 from ..results.database import StoredMatch
 
 if TYPE_CHECKING:  # numpy and trueskill load when a rating is computed, not with the tournament runner

@@ -25,18 +25,18 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from . import __version__, logsetup
-from .botcommand import BotCommandError, split_command, unquoted_problem
-from .clicommon import ArenaGroup, Interrupted, UsageLine, verbosity
-from .match import CRASH, Fault, FaultPolicy, MatchResult, MatchSpec, SeatSpec
-from .match.spec import fault_place
-from .players.registry import BUILTIN_PLAYERS
-from .process import BotStartupError, TimeControl, sandbox
-from .process.errors import excerpt
-from .shanghai.errors import ShanghaiError
-from .tournament.bounded import load_data
-from .tournament.config import ConfigError
-from .words import plural
+from .. import __version__, logsetup
+from ..botcommand import BotCommandError, split_command, unquoted_problem
+from ..match import CRASH, Fault, FaultPolicy, MatchResult, MatchSpec, SeatSpec
+from ..match.spec import fault_place
+from ..players.registry import BUILTIN_PLAYERS
+from ..process import BotStartupError, TimeControl, sandbox
+from ..process.errors import excerpt
+from ..shanghai.errors import ShanghaiError
+from ..tournament.config.bounded import load_data
+from ..tournament.config.model import ConfigError
+from ..words import plural
+from .common import ArenaGroup, Interrupted, UsageLine, verbosity
 
 LOG = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ def _check_logs_hidden(seats: tuple[SeatSpec, ...], log_dir: Path) -> None:
 def _warn_shared_folders(seats: tuple[SeatSpec, ...]) -> None:
     """As ``arena run`` does: bot programs whose sandboxes let one read the
     other's files, in a folder holding what a bot runs from."""
-    from .tournament.sharing import SharingBot, folder_warnings
+    from ..tournament.sharing import SharingBot, folder_warnings
 
     programs: dict[tuple[object, ...], SharingBot] = {}
     for seat in seats:
@@ -288,8 +288,8 @@ def _where_lost(fault: Fault) -> str:
 def _ruleset(preset: str, rules_file: Path | None, players: int) -> dict[str, Any]:
     """The preset with the file's settings, checked (the shoe must deal this
     table size) before any bot starts: one line naming the file if not."""
-    from .shanghai.game import Game
-    from .shanghai.ruleset import Ruleset
+    from ..shanghai.game import Game
+    from ..shanghai.ruleset import Ruleset
 
     settings: dict[str, Any] = {"preset": preset}
     if rules_file is not None:
@@ -303,7 +303,7 @@ def _ruleset(preset: str, rules_file: Path | None, players: int) -> dict[str, An
 
 
 def _play_match(spec: MatchSpec) -> MatchResult:
-    from .match.runner import run_match  # the engine, the codec, the process layer: only where played
+    from ..match.runner import run_match  # the engine, the codec, the process layer: only where played
 
     try:
         return run_match(spec)
@@ -347,7 +347,7 @@ def _program(seat: SeatSpec, short: bool) -> str:
 
 def _print_match(result: MatchResult, seats: tuple[SeatSpec, ...], names: list[str], verbose: bool) -> None:
     """The account, the final table and, with bot programs, their faults and times (stdout)."""
-    from .account import final_table, render_account
+    from ..account import final_table, render_account
 
     events = result.record["events"]
     for line in render_account(events, names, verbose=verbose):
@@ -423,14 +423,14 @@ def check(bot: tuple[str, ...], startup: float, per_decision: float, time_bank: 
     Prints PASS/FAIL per step and scenario and exits with status 1 if any
     fails (130 if interrupted by Ctrl-C, 2 on a usage mistake).
     """
-    from .check import check_bot
+    from ..check import check_bot
 
     seat = _check_seat(bot, click.get_current_context().meta.get("arena.after_dashes", 0))
     seat = _confine((seat,), _sandbox_mode(sandbox_mode))[0]
     assert seat.bot is not None
     time_control = _time_control(startup, per_decision, time_bank)
     if executor == "ray" or address is not None:
-        from .tournament.executors.ray import WorkerError, check_on_ray
+        from ..tournament.executors.ray import WorkerError, check_on_ray
         try:
             report = check_on_ray(dataclasses.replace(seat.bot, cwd=os.getcwd()), address,
                                   time_control=time_control)
@@ -491,8 +491,8 @@ def report(results: str, out: Path | None, bot: str | None, replays: bool, ratin
     where and why), and index.html a section per bot with each refused reply
     and crash, to send its author.
     """
-    from .report.build import ReportError, ReportUnwritable, write_report
-    from .tournament.commands import playing_note
+    from ..report.build import ReportError, ReportUnwritable, write_report
+    from .tournament import playing_note
 
     try:
         written = write_report(results, out, bot=bot, replays=replays, rating=rating, jobs=jobs,
@@ -514,8 +514,8 @@ def report(results: str, out: Path | None, bot: str | None, replays: bool, ratin
 
 
 # The tournament commands live with the tournament library (arena.tournament).
-from .tournament.commands import leaderboard, run  # noqa: E402
-from .tournament.matchcommands import matches, show, verify  # noqa: E402
+from .results import matches, show, verify  # noqa: E402
+from .tournament import leaderboard, run  # noqa: E402
 
 for _command in (run, leaderboard, matches, show, verify):
     main.add_command(_command)

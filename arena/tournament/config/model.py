@@ -33,15 +33,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import logsetup
-from ..process import BotSpec, SandboxPolicy, TimeControl
-from ..process.sandbox import AUTO, bot_places
-from ..process.spec import DEFAULT_MAX_PROCESSES, MiB
-from ..shanghai.ruleset import Ruleset
-from .seating import BALANCED, ROTATE
+from ... import logsetup
+from ...process import BotSpec, SandboxPolicy, TimeControl
+from ...process.sandbox import AUTO, bot_places
+from ...process.spec import DEFAULT_MAX_PROCESSES, MiB
+from ...shanghai.ruleset import Ruleset
+from ..pairing.seating import BALANCED, ROTATE
 
 __all__ = [
-    "ConfigError", "BotLimits", "BotSandbox", "BotConfig", "FaultSettings", "TournamentConfig", "load_config",
+    "ConfigError", "BotLimits", "BotSandbox", "BotConfig", "FaultSettings", "TournamentConfig",
     "ROUND_ROBIN", "GAUNTLET", "SWISS", "FORMATS", "OUTPUT_FORMATS", "DEFAULT_PLAYERS", "MAX_MATCHES", "Settle",
     "RATE_HANDS", "RATE_MATCHES", "RATINGS", "ExecutorSettings", "LOCAL", "RAY", "EXECUTORS", "SHIP", "SHARED",
     "FILE_MODES",
@@ -169,7 +169,7 @@ class BotConfig:
         """This bot as an ``arena.match.SeatSpec`` (seat named after the bot,
         with the default sandbox; ``TournamentConfig.seat_spec`` adds the
         tournament's hidden paths)."""
-        from ..match import SeatSpec
+        from ...match import SeatSpec
         if self.builtin is not None:
             return SeatSpec(self.name, player=self.builtin)
         return SeatSpec(self.name, bot=self.spec())
@@ -207,7 +207,7 @@ class FaultSettings:
     strict: bool = False
 
     def policy(self) -> Any:
-        from ..match import FaultPolicy
+        from ...match import FaultPolicy
         return FaultPolicy(max_strikes=self.max_strikes, strict=self.strict)
 
 
@@ -319,7 +319,7 @@ class TournamentConfig:
             hide.append(arena_log)
         # The list of runs names every run's results and file: those of
         # other seeds stay readable, but a bot has no business finding them.
-        from .earlier import runs_file  # here: it brings the store, which a config need not load
+        from ..earlier import runs_file  # here: it brings the store, which a config need not load
         run_list = runs_file()
         if run_list is not None:
             hide.append(run_list)
@@ -335,7 +335,7 @@ class TournamentConfig:
         bot = self.bot(name)
         if bot.is_builtin:
             return bot.seat_spec()
-        from ..match import SeatSpec
+        from ...match import SeatSpec
         return SeatSpec(name, bot=self.bot_spec(name, sandbox_mode))
 
     @property
@@ -445,27 +445,3 @@ def _repositories(start: Path) -> list[Path]:
         if found:
             return found
     return []
-
-
-# -- loading the file ---------------------------------------------------------------
-
-def load_config(path: str | os.PathLike[str], *, max_matches: int | None = MAX_MATCHES) -> TournamentConfig:
-    """Read and validate a tournament file; ``ConfigError`` (one line) on any mistake.
-
-    With ``max_matches`` (the default), a schedule larger than that is refused
-    too (``schedule.check_schedule_size``); pass None to skip that check.
-    """
-    shown = os.fspath(path)
-    p = Path(shown)
-    from .bounded import read_text  # a regular file, not too large, UTF-8
-    from .configreader import Reader, compose  # configreader imports this module
-    root = compose(shown, read_text(shown, "a YAML file"))
-    reader = Reader(shown, Path(os.path.normpath(os.path.abspath(p.parent))))
-    config = reader.tournament(root, default_name=p.stem)
-    if max_matches is not None and config.settle is None:
-        from .schedule import check_schedule_size  # schedule imports this module
-        check_schedule_size(config, limit=max_matches)
-    elif config.settle is not None:
-        from .rounds import check_rounds  # rounds imports this module
-        check_rounds(config)
-    return config

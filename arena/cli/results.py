@@ -16,15 +16,15 @@ from typing import Any
 
 import click
 
-from ..clicommon import verbosity
 from ..logsetup import status
 from ..match import IgnoredLines
 from ..process.errors import escaped
-from .commands import FORMAT_HELP, OutputFormat, open_store, row_value
-from .results.database import ResultStore, StoredMatch, StoreError
-from .results.rows import FailedMatch, faults_with_record
-from .results.setaside import superseded_rows
-from .standings.leaderboard import Column, cell_text, format_table, terminal_json
+from ..tournament.results.database import ResultStore, StoredMatch, StoreError
+from ..tournament.results.rows import FailedMatch, faults_with_record
+from ..tournament.results.setaside import superseded_rows
+from ..tournament.standings.leaderboard import Column, cell_text, format_table, terminal_json
+from .common import verbosity
+from .tournament import FORMAT_HELP, OutputFormat, open_store, row_value
 
 LOG = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
 
 def _show_tournament(results: str, as_json: bool) -> None:
     """``arena show RESULTS``: who was caught between turns, forfeited, faulted."""
-    from .standings.summary import bot_records, summary_json, summary_lines
+    from ..tournament.standings.summary import bot_records, summary_json, summary_lines
 
     store = open_store(results)
     try:
@@ -304,7 +304,7 @@ def verify(results: str) -> None:
     For a table about to be published, or a database that was copied,
     merged or restored.  Prints each problem on a line of its own (exit
     status 1), or one line saying all is well."""
-    from .results.verify import verify_results
+    from ..tournament.results.verify import verify_results
 
     store = open_store(results)
     try:

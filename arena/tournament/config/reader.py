@@ -20,12 +20,13 @@ from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from ..process import TimeControl
-from ..process.sandbox import MODES as SANDBOX_MODES
-from ..shanghai.errors import RulesetError
-from ..shanghai.ruleset import MAX_PLAYERS, MIN_PLAYERS, Ruleset
-from .botreader import BotReader
-from .config import (
+from ...process import TimeControl
+from ...process.sandbox import MODES as SANDBOX_MODES
+from ...shanghai.errors import RulesetError
+from ...shanghai.ruleset import MAX_PLAYERS, MIN_PLAYERS, Ruleset
+from ..pairing.seating import SEATINGS
+from .bots import BotReader
+from .model import (
     DEFAULT_PLAYERS,
     EXECUTORS,
     FILE_MODES,
@@ -42,8 +43,7 @@ from .config import (
     Settle,
     TournamentConfig,
 )
-from .seating import SEATINGS
-from .yamlreader import _line, _suggest, compose
+from .nodes import _line, _suggest, compose
 
 __all__ = ["Reader", "compose"]
 
@@ -227,7 +227,7 @@ class Reader(BotReader):
             except (TypeError, ValueError) as err:
                 raise self.fail(rules_node, "rules", f"not a valid ruleset: {err}") from None
         # the cards must go round this table size (the engine's own check)
-        from ..shanghai.game import Game
+        from ...shanghai.game import Game
         try:
             Game.seeded(rules, players, 0)
         except RulesetError as err:

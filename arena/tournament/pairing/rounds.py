@@ -41,14 +41,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..ranking.matchmaking import cover, windows
-from .config import MAX_MATCHES, SWISS, Settle, TournamentConfig
-from .results.rows import RoundDecision
+from ...ranking.matchmaking import cover, windows
+from ..config.model import MAX_MATCHES, SWISS, Settle, TournamentConfig
+from ..results.rows import RoundDecision
 from .schedule import ScheduleEntry, derive_seed, table_offsets
 from .seating import BALANCED, NeighbourBalance, seatings
 
 if TYPE_CHECKING:  # numpy loads when the rounds are assessed, not with the tournament runner
-    from ..ranking import Assessment
+    from ...ranking import Assessment
 
 __all__ = [
     "LOOK_SCREEN", "PAIRING_REPLICAS", "PAIRING_TOLERANCE", "STOP_LOOKS", "StopRule", "stop_confidence", "pairs_to_settle",

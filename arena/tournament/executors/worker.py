@@ -30,11 +30,11 @@ import signal
 import sys
 from typing import Any
 
-from ..logsetup import configure_worker
-from ..match.pool import BotPool
-from ..match.runner import run_match
-from ..match.spec import MatchSpec
-from ..process import affinity
+from ...logsetup import configure_worker
+from ...match.pool import BotPool
+from ...match.runner import run_match
+from ...match.spec import MatchSpec
+from ...process import affinity
 from . import channel
 from .outcome import STOP, MatchFailure, Outcome
 
@@ -49,7 +49,7 @@ def preload() -> None:
     """Import what playing a match needs beyond this module (the players are
     imported by name, when a match seats one): in an arena about to fork
     workers, so that they share these modules rather than each import them."""
-    from ..players import greedy, passive, random_player  # noqa: F401
+    from ...players import greedy, passive, random_player  # noqa: F401
 
 
 def play(spec: MatchSpec, pool: BotPool) -> Outcome:
@@ -65,7 +65,7 @@ def unplayable(spec: MatchSpec) -> str | None:
     mode cannot run here), in one line; None when it can.  The arena resolved
     the mode on its own machine: a remote worker must not let a bot run with
     less isolation than that, nor let every bot fail to start."""
-    from ..process import sandbox  # only remote workers ask
+    from ...process import sandbox  # only remote workers ask
 
     if any(s.bot is not None and s.bot.sandbox.mode == sandbox.BWRAP for s in spec.seats):
         try:

@@ -34,7 +34,7 @@ from yaml.error import Mark
 from yaml.events import AliasEvent, ScalarEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from .config import ConfigError
+from .model import ConfigError
 
 __all__ = ["compose", "construct", "read_text", "load_data",
            "MAX_FILE_BYTES", "MAX_VALUES", "MAX_DEPTH", "MAX_NUMBER_CHARS"]

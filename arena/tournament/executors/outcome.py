@@ -11,8 +11,8 @@ from __future__ import annotations
 import traceback
 from dataclasses import dataclass
 
-from ..match.spec import MatchResult
-from ..process.errors import excerpt
+from ...match.spec import MatchResult
+from ...process.errors import excerpt
 
 REASON_CHARS = 500      # an arena error's one line, at most
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import click
 
-from . import logsetup
+from .. import logsetup
 
 __all__ = ["INTERRUPTED_STATUS", "PIPE_CLOSED_STATUS", "TERMINATED_STATUS", "ArenaGroup", "Interrupted",
            "Terminated", "TerminatedLine", "UsageLine", "common_options", "stop_signals", "verbosity"]

@@ -38,11 +38,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from .config import GAUNTLET, MAX_MATCHES, ROUND_ROBIN, ConfigError, TournamentConfig
+from ..config.model import GAUNTLET, MAX_MATCHES, ROUND_ROBIN, ConfigError, TournamentConfig
 from .seating import balanced_offsets, design, seatings
 
 if TYPE_CHECKING:
-    from .results.database import ResultStore
+    from ..results.database import ResultStore
 
 __all__ = ["ScheduleEntry", "build_schedule", "iter_schedule", "schedule_size", "table_count",
            "check_schedule_size", "estimate_seconds", "derive_seed", "redeal", "table_offsets", "MAX_MATCHES", "ConfigError"]

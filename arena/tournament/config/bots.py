@@ -17,9 +17,9 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from ..players.registry import BUILTIN_PLAYERS
-from .config import BotConfig, BotLimits, BotSandbox
-from .yamlreader import NodeReader, _line, _yaml_error
+from ...players.registry import BUILTIN_PLAYERS
+from .model import BotConfig, BotLimits, BotSandbox
+from .nodes import NodeReader, _line, _yaml_error
 
 __all__ = ["BotReader"]
 

@@ -17,8 +17,8 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
-from ..match import MatchResult, MatchSpec, SeatSpec
-from ..process import BotSpec, TimeControl
+from ...match import MatchResult, MatchSpec, SeatSpec
+from ...process import BotSpec, TimeControl
 from .outcome import Outcome
 
 __all__ = ["Relocation", "LogShipper", "check_here"]
@@ -126,8 +126,8 @@ class LogShipper:
 
 def check_here(bot: BotSpec, head_root: str | None, time_control: TimeControl | None) -> Any:
     """Runs on the node: the check of ``bot`` moved to this node's copy of its files."""
-    from ..check import check_bot
-    from ..process import sandbox
+    from ...check import check_bot
+    from ...process import sandbox
 
     if head_root is not None:
         bot = Relocation(head_root, os.getcwd()).bot(bot)

@@ -16,21 +16,22 @@ from typing import Any, TextIO
 
 import click
 
-from ..clicommon import Interrupted, UsageLine
 from ..logsetup import is_quiet, status
+from ..tournament.config.load import load_config
+from ..tournament.config.model import EXECUTORS, RATINGS, RAY, SWISS, ConfigError, TournamentConfig
+from ..tournament.config.model import FORMATS as TOURNAMENT_FORMATS
+from ..tournament.pairing.rounds import match_budget
+from ..tournament.pairing.schedule import ScheduleEntry, estimate_seconds, unfinished_size
+from ..tournament.pairing.seating import neighbour_summary
+from ..tournament.preflight import TournamentError, db_path, hold_to_sandbox, settle_seed
+from ..tournament.results.database import ResultStore, StoreError, resolve_db_path
+from ..tournament.results.rows import FailedMatch
+from ..tournament.runlock import playing_now
+from ..tournament.runner import STOP_REASONS, RunSummary, check_rerun, plan, run_tournament
+from ..tournament.sharing import shared_folder_warnings
+from ..tournament.standings.leaderboard import FORMATS, Column, format_table, report
 from ..words import plural
-from .config import EXECUTORS, RATINGS, RAY, SWISS, ConfigError, TournamentConfig, load_config
-from .config import FORMATS as TOURNAMENT_FORMATS
-from .preflight import TournamentError, db_path, hold_to_sandbox, settle_seed
-from .results.database import ResultStore, StoreError, resolve_db_path
-from .results.rows import FailedMatch
-from .rounds import match_budget
-from .runlock import playing_now
-from .runner import STOP_REASONS, RunSummary, check_rerun, plan, run_tournament
-from .schedule import ScheduleEntry, estimate_seconds, unfinished_size
-from .seating import neighbour_summary
-from .sharing import shared_folder_warnings
-from .standings.leaderboard import FORMATS, Column, format_table, report
+from .common import Interrupted, UsageLine
 
 LOG = logging.getLogger(__name__)
 
@@ -103,7 +104,7 @@ def open_store(results: str) -> ResultStore:
     try:
         return ResultStore(resolve_db_path(results), readonly=True)
     except StoreError as err:
-        from .results.hint import with_results_hint
+        from ..tournament.results.hint import with_results_hint
         raise click.ClickException(with_results_hint(str(err), results)) from None
 
 

@@ -24,7 +24,7 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .bounded import _line, _yaml_error, compose, construct
-from .config import ConfigError
+from .model import ConfigError
 
 __all__ = ["NodeReader", "compose"]
 
