@@ -20,6 +20,7 @@ from ..logsetup import is_quiet, status
 from ..tournament.config.load import load_config
 from ..tournament.config.model import EXECUTORS, RATINGS, RAY, SWISS, ConfigError, TournamentConfig
 from ..tournament.config.model import FORMATS as TOURNAMENT_FORMATS
+from ..tournament.executors.cpus import job_count
 from ..tournament.pairing.rounds import match_budget
 from ..tournament.pairing.schedule import ScheduleEntry, estimate_seconds, unfinished_size
 from ..tournament.pairing.seating import neighbour_summary
@@ -303,8 +304,8 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
         raise click.UsageError("--rerun sets stored matches aside, --dry-run changes nothing: give one of them")
     on_ray = config.executor.backend == RAY
     # On Ray, "auto" is one match per CPU of the cluster, known once joined.
-    jobs_run = None if on_ray and config.jobs is None else config.job_count
-    jobs_used = config.job_count
+    jobs_run = None if on_ray and config.jobs is None else job_count(config.jobs)
+    jobs_used = job_count(config.jobs)
     again = {e.match_id for e in entries if set(e.seats) & set(rerun)}
     _announce(config, entries, jobs_used, _parallel(jobs_run, on_ray), _stored_ids(config) - again)
     for line in shared_folder_warnings(config):

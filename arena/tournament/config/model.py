@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import logsetup
+from ...match.spec import FaultPolicy, SeatSpec
 from ...process import BotSpec, SandboxPolicy, TimeControl
 from ...process.sandbox import AUTO, bot_places
 from ...process.spec import DEFAULT_MAX_PROCESSES, MiB
@@ -165,11 +166,10 @@ class BotConfig:
             turn_guard=not self.limits.ponder,
         )
 
-    def seat_spec(self) -> Any:
+    def seat_spec(self) -> SeatSpec:
         """This bot as an ``arena.match.SeatSpec`` (seat named after the bot,
         with the default sandbox; ``TournamentConfig.seat_spec`` adds the
         tournament's hidden paths)."""
-        from ...match import SeatSpec
         if self.builtin is not None:
             return SeatSpec(self.name, player=self.builtin)
         return SeatSpec(self.name, bot=self.spec())
@@ -206,8 +206,7 @@ class FaultSettings:
     max_strikes: int = 3
     strict: bool = False
 
-    def policy(self) -> Any:
-        from ...match import FaultPolicy
+    def policy(self) -> FaultPolicy:
         return FaultPolicy(max_strikes=self.max_strikes, strict=self.strict)
 
 
@@ -245,7 +244,7 @@ class TournamentConfig:
     ``path`` is the file as given (used in messages), ``dir`` its absolute
     directory (the base of relative paths).  ``rules`` is the built ruleset,
     ``time`` the time control of every bot.  ``jobs`` is None for "auto"
-    (see ``job_count``).  ``output`` is the absolute results directory.
+    (see ``executors.cpus.job_count``, which asks the machine).  ``output`` is the absolute results directory.
     ``challengers`` is empty for round robin.  ``key_lines`` maps each
     top-level key present in the file to its line, for later messages
     (``line_of``).
@@ -330,12 +329,11 @@ class TournamentConfig:
                              tuple(map(str, bot.sandbox.write)), tuple(map(str, hide)),
                              scratch=str(self.scratch_dir(name)) if bot.sandbox.scratch else None)
 
-    def seat_spec(self, name: str, sandbox_mode: str | None = None) -> Any:
+    def seat_spec(self, name: str, sandbox_mode: str | None = None) -> SeatSpec:
         """The ``arena.match.SeatSpec`` of a bot: built-in player or subprocess."""
         bot = self.bot(name)
         if bot.is_builtin:
             return bot.seat_spec()
-        from ...match import SeatSpec
         return SeatSpec(name, bot=self.bot_spec(name, sandbox_mode))
 
     @property
@@ -344,16 +342,6 @@ class TournamentConfig:
         return tuple(n for n in self.bot_names if n not in self.challengers)
 
     # -- misc -------------------------------------------------------------------
-    @property
-    def job_count(self) -> int:
-        """Parallel matches: ``jobs``, or the number of usable cores for "auto"."""
-        if self.jobs is not None:
-            return self.jobs
-        try:
-            return max(1, len(os.sched_getaffinity(0)))
-        except (AttributeError, OSError):
-            return max(1, os.cpu_count() or 1)
-
     def line_of(self, key: str) -> int | None:
         """Line of a top-level key in the file, or None when the key is absent."""
         return dict(self.key_lines).get(key)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Union
 
 from ..config.model import RAY, SHIP, TournamentConfig
+from .cpus import job_count
 from .local import Executor, MatchFailure, Outcome, ProcessExecutor, SerialExecutor, WorkerError, make_executor
 
 if TYPE_CHECKING:  # Ray is optional: imported when chosen
@@ -39,7 +40,7 @@ def make(config: TournamentConfig, jobs: int | None, most: int,
     """The executor of ``config``: ``jobs`` in parallel (None: the executor's
     own default, all cores or all the cluster's CPUs), never more than ``most``."""
     if config.executor.backend != RAY:
-        return make_executor(min(jobs if jobs is not None else config.job_count, most), config.affinity)
+        return make_executor(min(jobs if jobs is not None else job_count(config.jobs), most), config.affinity)
     from .ray import NOT_SHIPPED, RayExecutor, Shipment
 
     shipment = None
