@@ -1,6 +1,6 @@
 """``python -m arena``: the same as the ``arena`` command."""
 
-from .cli import main
+from .cli.app import main
 
 if __name__ == "__main__":
     main()

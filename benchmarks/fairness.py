@@ -26,7 +26,7 @@ tournament seeds, so the same tables are dealt the same cards:
 
 Matches are played in-process by the rules engine, as ``arena run`` plays
 built-in players (no subprocess, no sandbox), from arena's own schedule
-(``arena.tournament.schedule`` and ``rounds``); rated by hands, assessed by
+(``arena.tournament.pairing.schedule`` and ``rounds``); rated by hands, assessed by
 ``arena.ranking.assess`` as the leaderboard is.  ``--cache DIR`` keeps each
 finished tournament's outcome, so an interrupted run goes on where it was.
 """
@@ -56,9 +56,9 @@ from arena.players.base import play_match  # noqa: E402
 from arena.ranking import Assessment, assess  # noqa: E402
 from arena.shanghai.game import Game  # noqa: E402
 from arena.shanghai.ruleset import Ruleset  # noqa: E402
-from arena.tournament.config import ROUND_ROBIN, SWISS, BotConfig, Settle, TournamentConfig  # noqa: E402
-from arena.tournament.rounds import StopRule, round_assessment, round_entries  # noqa: E402
-from arena.tournament.schedule import ScheduleEntry, build_schedule, derive_seed  # noqa: E402
+from arena.tournament.config.model import ROUND_ROBIN, SWISS, BotConfig, Settle, TournamentConfig  # noqa: E402
+from arena.tournament.pairing.rounds import StopRule, round_assessment, round_entries  # noqa: E402
+from arena.tournament.pairing.schedule import ScheduleEntry, build_schedule, derive_seed  # noqa: E402
 
 #: The twins play greedy; the others are weaker, down to random play, so
 #: whom a twin sits after matters (the issue's field: greedy twins beside

@@ -50,12 +50,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena.match import MatchSpec
-from arena.tournament.config import SHARED, load_config
-from arena.tournament.executors import MatchFailure, ProcessExecutor
+from arena.tournament.config.load import load_config
+from arena.tournament.config.model import SHARED
+from arena.tournament.executors.local import MatchFailure, ProcessExecutor
 from arena.tournament.executors.ray import NOT_SHIPPED, RayExecutor, Shipment, connect
+from arena.tournament.pairing.schedule import build_schedule
 from arena.tournament.preflight import prepare_sandbox
 from arena.tournament.runner import entry_spec
-from arena.tournament.schedule import build_schedule
 
 ROOT = Path(__file__).resolve().parent.parent
 TICK = os.sysconf("SC_CLK_TCK")
@@ -164,7 +165,7 @@ def main() -> None:
         specs = specs_of(Path(args.file), out, args.rounds)
         shipment = None
         if not args.shared and config.executor.files != SHARED:
-            from arena.tournament.executors import ship_root
+            from arena.tournament.executors.choose import ship_root
             shipment = Shipment(ship_root(config), NOT_SHIPPED)
         connect(None, shipment)  # one Ray for every run: its start is not a per-match cost
         print(f"{args.file}: {len(specs) - args.jobs} timed matches per run, {args.jobs} in parallel, "

@@ -50,7 +50,7 @@ sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from arena.report.replay import _game
 from arena.shanghai.actions import action_from_json
-from arena.tournament.store import ResultStore
+from arena.tournament.results.database import ResultStore
 
 store = ResultStore(Path(sys.argv[2]), readonly=True)
 for m in store.matches():
@@ -116,7 +116,7 @@ def spread(xs: list[float], fmt: str = ",.1f") -> str:
 
 def matches_of(results: Path) -> int:
     sys.path.insert(0, str(HERE))
-    from arena.tournament.store import ResultStore
+    from arena.tournament.results.database import ResultStore
     store = ResultStore(results / "results.sqlite", readonly=True)
     try:
         return len(store.completed_ids())

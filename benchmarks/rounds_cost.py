@@ -37,12 +37,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.tournament.config import TournamentConfig, load_config
-from arena.tournament.executors import MatchFailure, make
+from arena.tournament.config.load import load_config
+from arena.tournament.config.model import TournamentConfig
+from arena.tournament.executors.choose import MatchFailure, make
+from arena.tournament.pairing.schedule import build_schedule
 from arena.tournament.progress import Progress
+from arena.tournament.results.database import ResultStore
 from arena.tournament.runner import entry_spec, run_tournament, stored_match
-from arena.tournament.schedule import build_schedule
-from arena.tournament.store import ResultStore
 
 KINDS = ("greedy", "random", "passive")
 SEED = 2410114748679867459

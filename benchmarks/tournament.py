@@ -42,11 +42,11 @@ from figures import Figure  # noqa: E402 (benchmarks/ is on sys.path)
 from reaping import reap_orphans  # noqa: E402
 
 from arena.match import MatchResult, run_match
-from arena.tournament.config import load_config
-from arena.tournament.executor import MatchFailure, make_executor
+from arena.tournament.config.load import load_config
+from arena.tournament.executors.local import MatchFailure, make_executor
+from arena.tournament.pairing.schedule import build_schedule
 from arena.tournament.preflight import prepare_sandbox
 from arena.tournament.runner import entry_spec
-from arena.tournament.schedule import build_schedule
 
 ROOT = Path(__file__).resolve().parent.parent
 PR_SET_CHILD_SUBREAPER = 36

@@ -9,7 +9,7 @@ Plays the tournament FILE (default: tournaments/demo.yaml) through the real
 
 - arena's PSS: every 20 ms, the sum of ``Pss`` in /proc/PID/smaps_rollup over
   arena's own processes (the ``arena`` process, its worker processes, forked
-  (named ``arena-worker``) or exec'd (``arena.tournament.worker`` on their
+  (named ``arena-worker``) or exec'd (``arena.tournament.executors.worker`` on their
   command line), and any multiprocessing helper: resource tracker,
   forkserver), bots excluded; the
   peak of that sum over the run.  PSS charges shared pages to each process in
@@ -84,7 +84,7 @@ PR_SET_CHILD_SUBREAPER = 36
 TICK = os.sysconf("SC_CLK_TCK")
 # Command-line marks of arena's own child processes (workers and helpers);
 # anything else below the arena process is a bot (or its sandbox).
-ARENA_MARKS = ("arena.tournament.worker", "multiprocessing")
+ARENA_MARKS = ("arena.tournament.executors.worker", "multiprocessing")
 # A worker forked from the arena has the arena's command line and this name.
 FORKED_WORKER = "arena-worker"
 

@@ -17,7 +17,7 @@ import pytest
 
 from arena.match import MatchSpec, SeatSpec
 from arena.process import SandboxPolicy, affinity
-from arena.tournament.executors import SerialExecutor
+from arena.tournament.executors.local import SerialExecutor
 
 ROOT = Path(__file__).resolve().parent.parent
 BOT = ROOT / "tests" / "gamebots" / "cpus.py"

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from arena.match import MatchSpec, SeatSpec
-from arena.tournament.config import load_config
+from arena.tournament.config.load import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORDER = ROOT / "tests" / "bots" / "recorder.py"
@@ -111,7 +111,7 @@ def test_the_option_is_read_and_stored_only_when_set(tmp_path: Path) -> None:
     assert on.anonymous is True and on.to_mapping()["anonymous"] is True
     broken = tmp_path / "t.yaml"
     broken.write_text(broken.read_text().replace("anonymous: true", "anonymous: maybe"))
-    from arena.tournament.config import ConfigError
+    from arena.tournament.config.model import ConfigError
     with pytest.raises(ConfigError, match=r"t.yaml:\d+: anonymous: expected"):
         load_config(broken)
 

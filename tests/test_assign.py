@@ -151,7 +151,7 @@ def test_the_process_executor_hands_matches_out_through_the_assigner(monkeypatch
     import socket
 
     from arena.tournament.executors import local
-    from arena.tournament.outcome import MatchFailure
+    from arena.tournament.executors.outcome import MatchFailure
 
     theirs: list[socket.socket] = []
     handed: list[tuple[int, str]] = []

@@ -105,7 +105,7 @@ def test_main_refuses_fewer_than_five_pairs_and_a_json_file_it_cannot_write(
 
 
 def test_quick_tournament_is_the_demo_cut_short_and_loads(tmp_path: Path) -> None:
-    from arena.tournament.config import load_config
+    from arena.tournament.config.load import load_config
     config = load_config(bench_all.quick_tournament(tmp_path))
     assert [b.name for b in config.bots] == ["greedy", "random", "js", "greedy-builtin"]
     assert len(config.rules.contracts) == 2

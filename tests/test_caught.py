@@ -29,8 +29,8 @@ from test_fault_lines import SEATS_2
 
 from arena.match import MatchResult
 from arena.match.spec import Fault
-from arena.tournament.faultsummary import FaultTally
-from arena.tournament.store import SCHEMA_VERSION, ResultStore
+from arena.tournament.results.database import SCHEMA_VERSION, ResultStore
+from arena.tournament.standings.faults import FaultTally
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMEBOTS = ROOT / "tests" / "gamebots"

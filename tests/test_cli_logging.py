@@ -16,7 +16,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.clicommon import ArenaGroup
+from arena.cli.common import ArenaGroup
 
 ROOT = Path(__file__).resolve().parent.parent
 TWICE = ROOT / "tests" / "gamebots" / "twice.py"

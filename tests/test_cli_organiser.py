@@ -276,7 +276,7 @@ def test_a_yaml_file_that_is_no_tournament_given_as_results_is_one_line(tmp_path
 
 
 def test_config_differences_name_the_bot_and_the_key() -> None:
-    from arena.tournament.configdiff import differences
+    from arena.tournament.config.diff import differences
 
     old = {"bots": [{"name": "a", "command": ["python3", "a.py"]}, {"name": "b", "env": {}}],
            "players": 3, "time": {"per_move": 1}}
@@ -344,7 +344,7 @@ def test_every_command_ends_a_ctrl_c_with_130_and_one_line(monkeypatch: pytest.M
     from click.testing import CliRunner
 
     from arena.cli import main
-    from arena.tournament import commands
+    from arena.cli import tournament as commands
 
     def interrupted(results: str) -> None:
         raise KeyboardInterrupt
@@ -468,7 +468,7 @@ def test_a_resume_with_another_sandbox_is_refused(tmp_path: Path) -> None:
 
 
 def test_results_stored_before_the_sandbox_was_stored_still_resume(tmp_path: Path) -> None:
-    from arena.tournament.store import ResultStore, StoreError
+    from arena.tournament.results.database import ResultStore, StoreError
 
     with ResultStore(tmp_path / "r.sqlite") as store:
         store.init_tournament("t", {"name": "t", "players": 2}, seed=1)

@@ -188,7 +188,7 @@ def seated(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def b_places(results: Path) -> dict[tuple[str, str], tuple[list[int], list[int]]]:
     """Per (before, bot), from the stored matches: the bot's places directly after and elsewhere."""
-    from arena.tournament.store import ResultStore
+    from arena.tournament.results.database import ResultStore
 
     out: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
     with ResultStore(results / "results.sqlite", create=False) as store:

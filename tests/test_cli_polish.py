@@ -9,8 +9,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from arena import cli
 from arena.account import render_account
+from arena.cli import app as cli
 from arena.cli import main
 from arena.players.registry import BUILTIN_PLAYERS
 from arena.shanghai.ruleset import MAX_PLAYERS, MIN_PLAYERS

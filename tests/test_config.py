@@ -12,7 +12,16 @@ import pytest
 from arena.players.registry import BUILTIN_PLAYERS
 from arena.process import BotSpec, TimeControl
 from arena.shanghai.ruleset import Ruleset
-from arena.tournament.config import GAUNTLET, ROUND_ROBIN, BotLimits, ConfigError, ExecutorSettings, FaultSettings, load_config
+from arena.tournament.config.load import load_config
+from arena.tournament.config.model import (
+    GAUNTLET,
+    ROUND_ROBIN,
+    BotLimits,
+    ConfigError,
+    ExecutorSettings,
+    FaultSettings,
+)
+from arena.tournament.executors.cpus import job_count
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -116,7 +125,7 @@ def test_every_key_is_parsed(tmp_path: Path) -> None:
     assert config.challengers == ("alpha", "beta")
     assert config.field_bots == ("gamma", "delta", "eps")
     assert config.deals == 2 and config.duplicate is False and config.seed == 42
-    assert config.jobs == 3 and config.job_count == 3
+    assert config.jobs == 3 and job_count(config.jobs) == 3
     assert config.output == config.dir.parent / "results" / "spring"
     assert config.line_of("players") == 23 and config.line_of("x-common") is None
 
@@ -167,7 +176,7 @@ def test_defaults(tmp_path: Path) -> None:
     assert config.faults == FaultSettings(max_strikes=3, strict=False)
     assert config.format == ROUND_ROBIN and config.challengers == ()
     assert config.deals == 1 and config.duplicate is True and config.seed is None
-    assert config.jobs is None and config.job_count >= 1
+    assert config.jobs is None and job_count(config.jobs) >= 1
     assert config.output == config.dir / "arena-results" / "club"
     assert config.bot("d").dir == config.dir
     assert config.bot("d").spec().max_line_bytes == 1024 * 1024

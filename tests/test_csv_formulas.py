@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from test_stored_text import three_builtins
 
 from arena.cli import main
-from arena.tournament.leaderboard import Column, csv_cell, format_table
+from arena.tournament.standings.leaderboard import Column, csv_cell, format_table
 
 # What a hand-edited (or foreign) results database can call the bots.
 NAMES = {"g": "=HYPERLINK(\"http://x\",\"y\")", "r": "@SUM(A1)", "p": "-2+3"}

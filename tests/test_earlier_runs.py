@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from arena.tournament.earlier import EarlierRun, remember_run, runs_file, same_seed_runs
-from arena.tournament.store import DEFAULT_DB_NAME, ResultStore
+from arena.tournament.results.database import DEFAULT_DB_NAME, ResultStore
 
 HOSTILE = Path(__file__).parent / "hostile"
 

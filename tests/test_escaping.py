@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from arena.check.report import FAIL, CheckReport
 from arena.process.errors import escaped, escaped_lines, excerpt
-from arena.tournament.leaderboard import cell_text
+from arena.tournament.standings.leaderboard import cell_text
 
 TEXT = "a\tb\x1b[2J\r\u202ec\nd\x85 \u00e9\u2660"
 ESCAPED = "a\\tb\\x1b[2J\\r\\u202ec\\nd\\x85 \u00e9\u2660"     # readable non-ASCII kept as it is

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from arena.report.html import replay_data
-from arena.tournament.store import SCHEMA_VERSION, ResultStore
+from arena.tournament.results.database import SCHEMA_VERSION, ResultStore
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMEBOTS = ROOT / "tests" / "gamebots"

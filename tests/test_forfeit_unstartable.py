@@ -115,8 +115,8 @@ def test_the_policy_travels_with_the_match_spec() -> None:
 
 def test_the_run_summary_tells_failures_to_start_from_arena_errors() -> None:
     from arena.process import BotStartupError
-    from arena.tournament.faultsummary import FaultTally
-    from arena.tournament.outcome import MatchFailure
+    from arena.tournament.executors.outcome import MatchFailure
+    from arena.tournament.standings.faults import FaultTally
     # What the runner tests a failure's reason by (a program deleted or made
     # unexecutable after the run's check, without --forfeit-unstartable).
     reason = MatchFailure.of("m", BotStartupError("cannot start './bot.py': not executable", argv=["./bot.py"], bot="bo")).reason

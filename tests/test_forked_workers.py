@@ -100,7 +100,7 @@ def test_auto_forks_a_single_threaded_arena_and_execs_a_threaded_one(tmp_path: P
     assert {f["comm"] for f in single["facts"]} == {"arena-worker"}
     threaded, _ = run_parent(tmp_path, "auto", "thread")
     for facts in threaded["facts"]:
-        assert "arena.tournament.worker" in facts["cmdline"] and facts["comm"] != "arena-worker"
+        assert "arena.tournament.executors.worker" in facts["cmdline"] and facts["comm"] != "arena-worker"
     assert threaded["outcomes"] == single["outcomes"]
 
 

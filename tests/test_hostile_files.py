@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.bounded import MAX_DEPTH, MAX_VALUES, load_data
-from arena.tournament.config import ConfigError, load_config
+from arena.tournament.config.bounded import MAX_DEPTH, MAX_VALUES, load_data
+from arena.tournament.config.load import load_config
+from arena.tournament.config.model import ConfigError
 
 REPO = Path(__file__).resolve().parent.parent
 TIMEOUT = 60  # seconds; a hang, not slowness, is what this catches

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from arena.clicommon import Interrupted, Terminated, stop_signals
+from arena.cli.common import Interrupted, Terminated, stop_signals
 from arena.process.interrupts import interrupts_deferred
 
 

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PLAYING = ("msgspec", "arena.match.runner", "arena.match.pool", "arena.match.seats", "arena.process.bot",
            "arena.process.spawn", "arena.process.exchange", "arena.protocol.wire", "arena.protocol.messages",
            "arena.protocol.encoder", "arena.players.greedy", "arena.players.random_player", "arena.players.base",
-           "arena.shanghai.finder", "arena.tournament.worker")
+           "arena.shanghai.finder", "arena.tournament.executors.worker")
 # Loaded for a report or a fit, never by a command that does not show one.
 REPORTING = ("numpy", "trueskill", "jinja2", "altair", "arena.report.build", "arena.ranking.trueskill_batch")
 
@@ -36,7 +36,7 @@ def modules_after(code: str) -> set[str]:
 
 def test_the_command_line_loads_nothing_of_playing_or_reporting() -> None:
     loaded = modules_after("import arena.cli")
-    assert {"click", "arena.tournament.commands", "arena.match.spec"} <= loaded
+    assert {"click", "arena.cli.tournament", "arena.match.spec"} <= loaded
     assert not loaded & set(PLAYING + REPORTING), sorted(loaded & set(PLAYING + REPORTING))
 
 

@@ -1,4 +1,4 @@
-"""The neighbour effect (arena.tournament.neighbours): how a bot placed
+"""The neighbour effect (arena.tournament.standings.neighbours): how a bot placed
 seated directly after another, on hand-made matches whose every number is
 worked out here by hand; and its formats, the case of 2 seats, and names
 from the database escaped."""
@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.leaderboard import report
-from arena.tournament.neighbours import (
+from arena.tournament.results.database import ResultStore, StoredMatch
+from arena.tournament.standings.leaderboard import report
+from arena.tournament.standings.neighbours import (
     TWO_SEATS,
     format_neighbours,
     neighbour_effect,
     neighbour_note,
     neighbour_summary,
 )
-from arena.tournament.store import ResultStore, StoredMatch
 
 
 def mk(i: int, bots: list[str], places: list[int]) -> StoredMatch:

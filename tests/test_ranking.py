@@ -1,5 +1,5 @@
-"""Tests of the TrueSkill ratings (arena.tournament.ranking) and the leaderboard
-tables and formats (arena.tournament.leaderboard)."""
+"""Tests of the TrueSkill ratings (arena.tournament.standings.ratings) and the leaderboard
+tables and formats (arena.tournament.standings.leaderboard)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 import trueskill
 
-from arena.tournament.leaderboard import (
+from arena.tournament.results.database import ResultStore, StoredMatch
+from arena.tournament.standings.leaderboard import (
     FORMATS,
     format_head_to_head,
     format_leaderboard,
@@ -22,8 +23,7 @@ from arena.tournament.leaderboard import (
     report,
     seat_effect,
 )
-from arena.tournament.ranking import conservative, make_env, match_ranks, rate
-from arena.tournament.store import ResultStore, StoredMatch
+from arena.tournament.standings.ratings import conservative, make_env, match_ranks, rate
 
 
 def mk(i: int, bots: list[str], totals: list[int], places: list[int], forfeited: list[bool] | None = None,
@@ -109,7 +109,7 @@ def test_forfeited_seats_rank_last() -> None:
 
 def test_forfeited_seats_tie_whatever_their_stand_in_play() -> None:
     from arena.ranking.games import forfeit_ranks
-    from arena.tournament.ranking import hand_games, match_games
+    from arena.tournament.standings.ratings import hand_games, match_games
 
     assert forfeit_ranks([5, 40, 20, 10], [True, False, True, False]) == (2, 1, 2, 0)
     assert forfeit_ranks([300, 5, 120], [True, True, True]) == (0, 0, 0)       # all forfeited: a draw
@@ -307,7 +307,7 @@ def test_leaderboard_empty_values_and_report(tmp_path: Path) -> None:
 
 
 def test_each_hand_is_a_game_and_a_forfeit_loses_every_hand() -> None:
-    from arena.tournament.ranking import hand_games, match_games, rated_games
+    from arena.tournament.standings.ratings import hand_games, match_games, rated_games
     m = mk(0, ["A", "B", "C"], [30, 30, 5], [2, 2, 3], forfeited=[False, False, True],
            hands=[[0, 20, 5], [30, 10, 0]])
     games = hand_games([m])

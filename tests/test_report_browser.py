@@ -22,7 +22,7 @@ from report_fixtures import cli, run_tournament
 from arena.report.replay import _game
 from arena.shanghai.actions import action_from_json
 from arena.shanghai.cards import sort_key
-from arena.tournament.store import ResultStore
+from arena.tournament.results.database import ResultStore
 
 BROWSERS = ("chromium", "chromium-browser")
 

@@ -17,7 +17,7 @@ import pytest
 from report_fixtures import GAMEBOTS, cli
 
 from arena.report.data import collect
-from arena.tournament.store import ResultStore
+from arena.tournament.results.database import ResultStore
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.setaside import set_aside
+from arena.tournament.results.setaside import set_aside
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMEBOTS = ROOT / "tests" / "gamebots"
@@ -416,7 +416,7 @@ def seeds(path: Path) -> dict[str, int]:
 
 def first_cards(path: Path, match_id: str) -> list[str]:
     """The shoe of the match's first deal, as its record stores it."""
-    from arena.tournament.store import ResultStore
+    from arena.tournament.results.database import ResultStore
     with ResultStore(path, create=False, readonly=True) as store:
         record = store.record(match_id)
     return next(e["shoe"] for e in record["events"] if e["type"] == "deal")
@@ -452,7 +452,7 @@ def test_rerun_deals_new_cards_shared_by_the_rotations_of_each_deal(tmp_path: Pa
 
 
 def test_redeal_gives_every_rotation_of_a_deal_the_same_new_cards() -> None:
-    from arena.tournament.schedule import ScheduleEntry, redeal
+    from arena.tournament.pairing.schedule import ScheduleEntry, redeal
 
     def entry(i: int, rotation: int, deal: int, seed: int) -> ScheduleEntry:
         return ScheduleEntry(i, f"t000-r{rotation}-d{deal}", 0, rotation, deal, ("a", "b"), seed)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.store import ResultStore, StoreError
+from arena.tournament.results.database import ResultStore, StoreError
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMEBOTS = ROOT / "tests" / "gamebots"
@@ -160,7 +160,7 @@ def test_results_stored_before_the_grants_and_the_resolved_sandbox_still_resume(
 def test_affinity_is_not_stored_with_the_results(tmp_path: Path) -> None:
     """Where a match plays (its CPU, like --jobs and --executor) changes how
     fast it runs, not what the table means: a resume may change it."""
-    from arena.tournament.config import load_config
+    from arena.tournament.config.load import load_config
 
     config = load_config(tournament(tmp_path))
     assert config.with_overrides(affinity=False).to_mapping() == config.with_overrides(affinity=True).to_mapping()
@@ -221,7 +221,7 @@ def test_results_stored_before_seating_resume_only_with_seating_rotate(tmp_path:
     """Results stored before 'seating' existed were seated by rotating the
     listed order: resumed with today's default they would get differently
     seated matches beside them, so the refusal says how to go on."""
-    from arena.tournament.config import load_config
+    from arena.tournament.config.load import load_config
 
     path = tournament(tmp_path)
     old = load_config(path).to_mapping()

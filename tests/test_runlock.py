@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from arena.tournament.results.rows import StoreError
 from arena.tournament.runlock import results_lock
-from arena.tournament.stored import StoreError
 
 HOLDER = textwrap.dedent("""
     import os, sys, time

@@ -20,7 +20,7 @@ import pytest
 
 from arena import logsetup
 from arena.process import sandbox
-from arena.tournament.config import load_config
+from arena.tournament.config.load import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.config import GAUNTLET, BotConfig, ConfigError, TournamentConfig, load_config
-from arena.tournament.schedule import (
+from arena.tournament.config.load import load_config
+from arena.tournament.config.model import GAUNTLET, BotConfig, ConfigError, TournamentConfig
+from arena.tournament.pairing.schedule import (
     ScheduleEntry,
     build_schedule,
     check_schedule_size,
@@ -125,8 +126,8 @@ def test_schedule_is_deterministic() -> None:
 
 
 def test_schedule_does_not_depend_on_hash_randomisation() -> None:
-    code = ("from pathlib import Path; from arena.tournament.config import *; "
-            "from arena.tournament.schedule import build_schedule; "
+    code = ("from pathlib import Path; from arena.tournament.config.model import *; "
+            "from arena.tournament.pairing.schedule import build_schedule; "
             "c = TournamentConfig(path=Path('t'), dir=Path('/'), name='t', players=3, seed=1, "
             "bots=tuple(BotConfig(name=f'b{i}', builtin='random') for i in range(5))); "
             "print([(e.match_id, e.seats, e.seed) for e in build_schedule(c)])")
@@ -211,8 +212,8 @@ def test_demo_schedule_is_short() -> None:
 
 def test_the_stored_description_gives_the_same_size() -> None:
     """What the leaderboard of a stopped run compares its stored matches with."""
-    from arena.tournament.config import Settle
-    from arena.tournament.schedule import stored_schedule_size
+    from arena.tournament.config.model import Settle
+    from arena.tournament.pairing.schedule import stored_schedule_size
 
     for c in (config(5, 3), config(6, 4, deals=3), config(6, 3, format=GAUNTLET, challengers=("b4", "b5"), deals=2),
               config(4, 2, format=GAUNTLET, challengers=("b0",))):

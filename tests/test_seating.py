@@ -1,5 +1,5 @@
 """Seatings: every bot in every seat, and directly after every other bot
-equally often, in every format and table size (arena.tournament.seating)."""
+equally often, in every format and table size (arena.tournament.pairing.seating)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.config import GAUNTLET, SWISS, BotConfig, Settle, TournamentConfig
-from arena.tournament.rounds import first_rounds, round_entries
-from arena.tournament.schedule import ScheduleEntry, build_schedule
-from arena.tournament.seating import BALANCED, ROTATE, balanced_offsets, design, seatings, successor_counts
+from arena.tournament.config.model import GAUNTLET, SWISS, BotConfig, Settle, TournamentConfig
+from arena.tournament.pairing.rounds import first_rounds, round_entries
+from arena.tournament.pairing.schedule import ScheduleEntry, build_schedule
+from arena.tournament.pairing.seating import BALANCED, ROTATE, balanced_offsets, design, seatings, successor_counts
 
 SIZES = range(2, 9)
 

@@ -13,8 +13,9 @@ from click.testing import CliRunner
 
 from arena.cli import main
 from arena.ranking.matchmaking import cover, windows
-from arena.tournament.config import ConfigError, load_config
-from arena.tournament.store import ResultStore
+from arena.tournament.config.load import load_config
+from arena.tournament.config.model import ConfigError
+from arena.tournament.results.database import ResultStore
 
 
 def cli(*args: str):
@@ -110,8 +111,8 @@ def test_the_progress_line_of_a_settling_run_shows_the_unsettled_pairs():
     import io
 
     from arena.match import MatchResult
+    from arena.tournament.pairing.schedule import ScheduleEntry
     from arena.tournament.progress import Progress
-    from arena.tournament.schedule import ScheduleEntry
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:
@@ -159,7 +160,7 @@ def test_a_failed_match_stops_a_settling_run_and_the_next_run_retries_it_and_goe
 
 def test_a_swiss_round_goes_on_until_the_stopping_level_and_is_never_empty():
     from arena.ranking import Assessment
-    from arena.tournament.rounds import StopRule, swiss_tables
+    from arena.tournament.pairing.rounds import StopRule, swiss_tables
     order = ["a", "b", "c", "d", "e", "f"]
 
     def assessed(margins):
@@ -184,7 +185,7 @@ def test_every_swiss_round_after_the_first_has_a_random_cover_of_the_field_besid
     rating depends on the path the run took, which the intervals cannot
     see): every later round also holds a random cover of the whole field."""
     from arena.ranking import Assessment
-    from arena.tournament.rounds import round_entries
+    from arena.tournament.pairing.rounds import round_entries
     bots = [(f"b{i:02d}", "greedy") for i in range(12)]
     config = load_config(tournament(tmp_path, bots, "format: swiss", players=4))
     order = list(config.bot_names)
@@ -207,7 +208,7 @@ def test_every_swiss_round_after_the_first_has_a_random_cover_of_the_field_besid
 
 def test_a_window_that_is_already_a_cover_table_is_played_once():
     from arena.ranking import Assessment
-    from arena.tournament.rounds import swiss_round_tables
+    from arena.tournament.pairing.rounds import swiss_round_tables
     order = ["a", "b", "c", "d", "e", "f"]
     assessed = Assessment(order, {}, [9.0, 0.0, 9.0, 9.0, 9.0], 0.95, 200, 0.01, 50)
     balance = [("a", "b", "c", "d"), ("b", "d", "e", "f")]
@@ -301,7 +302,7 @@ def test_a_database_without_stored_decisions_still_resumes(tmp_path, monkeypatch
 
 
 def test_a_round_decision_is_stored_and_read_back(tmp_path):
-    from arena.tournament.store import RoundDecision
+    from arena.tournament.results.database import RoundDecision
     decision = RoundDecision(3, 24, 24, 30, None, (("a", "b"), ("b", "c")),
                              {"order": ["a", "b", "c"], "margins": [1.5, float("inf")], "unsettled": 1})
     with ResultStore(tmp_path / "r.sqlite") as store:
@@ -317,7 +318,7 @@ def test_an_older_database_keeps_the_swiss_tables_it_played(tmp_path, monkeypatc
     other tables for a round already played (a bootstrap that changed since
     decides a close pair the other way), the round keeps the tables it was
     played with, read from its stored matches, and the run goes on."""
-    import arena.tournament.rounds as rounds_module
+    import arena.tournament.pairing.rounds as rounds_module
 
     bots = [(f"r{i}", "random") for i in range(5)]
     path = tournament(tmp_path, bots, "format: swiss\nsettle: {max_matches: 60}\nseating: rotate")
@@ -367,7 +368,7 @@ def _assessment(margins: list[float], replicas: int):
     ("round_robin", 10, [1.0, 1.0], [None]),    # a round robin's round is always assessed in full
 ])
 def test_a_swiss_round_is_assessed_in_full_only_when_its_look_might_stop(tmp_path, fmt, matches, margins, asked):
-    from arena.tournament.rounds import LOOK_SCREEN, PAIRING_REPLICAS, StopRule, round_assessment, stop_confidence
+    from arena.tournament.pairing.rounds import LOOK_SCREEN, PAIRING_REPLICAS, StopRule, round_assessment, stop_confidence
 
     bots = [("a", "greedy"), ("b", "random"), ("c", "passive")]
     config = load_config(tournament(tmp_path, bots, f"format: {fmt}\nsettle: {{max_matches: 400}}"))

@@ -1,4 +1,4 @@
-"""Tests of the results database (arena.tournament.store)."""
+"""Tests of the results database (arena.tournament.results.database)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament.store import (
+from arena.tournament.results.database import (
     DEFAULT_DB_NAME,
     FAULT_KEYS,
     SCHEMA_VERSION,
@@ -32,7 +32,7 @@ REPO = Path(__file__).parent.parent
 # field by field.
 FACTORY = textwrap.dedent('''
     import random
-    from arena.tournament.store import StoredMatch
+    from arena.tournament.results.database import StoredMatch
 
     BOTS = ["alpha", "beta", "gamma", "delta", "eps"]
 
@@ -335,7 +335,7 @@ def test_failed_add_stores_nothing(db: Path, breakage: str) -> None:
 
 WRITER = FACTORY + textwrap.dedent('''
     import sys
-    from arena.tournament.store import ResultStore
+    from arena.tournament.results.database import ResultStore
     store = ResultStore(sys.argv[1])
     store.init_tournament("kill", {"n": 1}, seed=5)
     done = store.completed_ids()
@@ -382,7 +382,7 @@ def test_sigkill_while_writing_then_resume(tmp_path: Path) -> None:
 
 # -- failed matches (arena-side errors) ------------------------------------------------
 
-from arena.tournament.store import FailedMatch  # noqa: E402
+from arena.tournament.results.database import FailedMatch  # noqa: E402
 
 
 def failure(i: int, reason: str = "ZeroDivisionError: division by zero") -> FailedMatch:

@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.tournament.store import ResultStore
+from arena.tournament.results.database import ResultStore
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -342,8 +342,8 @@ def test_progress_line_on_a_terminal_and_plain_lines_now_and_then_off_it() -> No
 
     from arena import logsetup
     from arena.match import MatchResult
+    from arena.tournament.pairing.schedule import ScheduleEntry
     from arena.tournament.progress import Progress
-    from arena.tournament.schedule import ScheduleEntry
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:

@@ -276,7 +276,7 @@ def test_a_swiss_round_lacking_a_rotation_or_a_table_is_named(tmp_path: Path) ->
 
 
 def test_matches_set_aside_by_an_interrupted_rerun_are_named_with_their_new_deals(results: Path) -> None:
-    from arena.tournament.setaside import set_aside
+    from arena.tournament.results.setaside import set_aside
 
     before = dict(sql(results, "SELECT s.match_id, m.seed FROM seats s JOIN matches m ON m.match_id = s.match_id "
                                "WHERE s.bot = 'r'"))
@@ -313,7 +313,7 @@ def test_tampered_timing_is_named_with_what_the_record_gives(results: Path) -> N
 
 
 def test_at_most_twenty_absent_matches_are_named_then_a_count() -> None:
-    from arena.tournament.verify import Verified
+    from arena.tournament.results.verify import Verified
 
     absent = tuple(f"match t{i:03d}-r0-d0: missing: ..." for i in range(25))
     checked = Verified(100, ("database: a problem",), absent, missing=25, scheduled=125)

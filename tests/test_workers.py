@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.tournament import channel
+from arena.tournament.executors import channel
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -67,12 +67,12 @@ def run_parent(tmp_path: Path, *args: str) -> tuple[dict, set[str]]:
 
 def test_a_worker_imports_only_what_playing_a_match_needs(tmp_path: Path) -> None:
     report, imported = run_parent(tmp_path)
-    assert {"arena.tournament.worker", "arena.match.runner", "arena.shanghai.game"} <= imported
+    assert {"arena.tournament.executors.worker", "arena.match.runner", "arena.shanghai.game"} <= imported
     assert len(report["outcomes"]) == 3  # the workers played, having imported no more than that
     top = {name.split(".")[0] for name in imported}
     assert not HEAVY & top, f"a worker imported {sorted(HEAVY & top)}"
-    assert not {m for m in imported if m.startswith(("arena.cli", "arena.ranking", "arena.tournament.store",
-                                                     "arena.tournament.config", "arena.account"))}
+    assert not {m for m in imported if m.startswith(("arena.cli", "arena.ranking", "arena.tournament.results.database",
+                                                     "arena.tournament.config.model", "arena.account"))}
 
 
 def test_the_executor_starts_its_workers_and_no_helper_process(tmp_path: Path) -> None:
@@ -110,7 +110,7 @@ def test_only_the_first_signal_interrupts_a_worker() -> None:
     # KeyboardInterrupt inside the clean-up would leave a starting bot running.
     code = """
 import os, signal
-from arena.tournament import worker
+from arena.tournament.executors import worker
 signal.signal(signal.SIGTERM, worker._interrupt)
 signal.signal(signal.SIGINT, worker._interrupt)
 caught = 0

@@ -8,7 +8,7 @@ go where the order is least certain.  The first rounds, before anything is
 known, split the field at random into tables that cover every bot, and
 every later round has such a random cover besides its windows, so that each
 bot keeps meeting a spread of the field, not only its neighbours (see
-``arena.tournament.rounds.swiss_round_tables``).
+``arena.tournament.pairing.rounds.swiss_round_tables``).
 
 Each table is then played in every rotation on one duplicate deal, as in a
 round robin, so seat and card luck still cancel within a table.

@@ -27,9 +27,9 @@ from markupsafe import Markup
 
 from ..match.spec import fault_place
 from ..process.errors import escaped
-from ..tournament.leaderboard import RATING_UNITS, _level, csv_cell
-from ..tournament.resultshint import with_results_hint
-from ..tournament.store import FAULT_KINDS, ResultStore, StoreError, resolve_db_path
+from ..tournament.results.database import FAULT_KINDS, ResultStore, StoreError, resolve_db_path
+from ..tournament.results.hint import with_results_hint
+from ..tournament.standings.leaderboard import RATING_UNITS, _level, csv_cell
 from .charts import INSTALL_HINT, ChartsUnavailable, ratings_chart, times_chart, vega_bundle
 from .data import GRADEBOOK_COLUMNS, Digest, ReportData, collect, gradebook_rows, stored_replay
 from .files import FileUnwritable, ReportError, ReportUnwritable, write_file

@@ -18,11 +18,20 @@ from typing import Any
 # would add 0.2-0.4 s and 13 MB to it (measured, -X importtime and ru_maxrss).
 from .. import ranking
 from ..match.spec import first_fault_line
-from ..tournament.leaderboard import LeaderboardRow, _confidence, _Fixed, _rating, _seed, head_to_head, leaderboard, seat_effect
-from ..tournament.neighbours import CELL_NOTE, neighbour_effect, neighbour_note, neighbour_summary
-from ..tournament.ranking import rated_games
-from ..tournament.schedule import unfinished_size
-from ..tournament.store import FAULT_KINDS, ResultStore, StoredMatch, StoreError
+from ..tournament.pairing.schedule import unfinished_size
+from ..tournament.results.database import FAULT_KINDS, ResultStore, StoredMatch, StoreError
+from ..tournament.standings.leaderboard import (
+    LeaderboardRow,
+    _confidence,
+    _Fixed,
+    _rating,
+    _seed,
+    head_to_head,
+    leaderboard,
+    seat_effect,
+)
+from ..tournament.standings.neighbours import CELL_NOTE, neighbour_effect, neighbour_note, neighbour_summary
+from ..tournament.standings.ratings import rated_games
 from .replay import ReplayError, build_replay
 
 __all__ = ["ReportData", "BotSection", "Digest", "collect", "replay_and_digest", "GRADEBOOK_COLUMNS", "gradebook_rows"]

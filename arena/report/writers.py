@@ -21,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ..tournament.store import ResultStore, StoreError
+from ..tournament.results.database import ResultStore, StoreError
 from .data import Digest, replay_and_digest
 from .files import ReportError, write_file
 from .html import replay_page

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 
 from ..process.sandbox_policy import bot_places
-from .config import TournamentConfig
+from .config.model import TournamentConfig
 
 
 def changed_programs(config: TournamentConfig, last_started: Mapping[str, tuple[str, int]]) -> list[str]:

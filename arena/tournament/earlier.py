@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..userdirs import user_dir
-from .store import DEFAULT_DB_NAME, ResultStore, StoreError
+from .results.database import DEFAULT_DB_NAME, ResultStore, StoreError
 
 LOG = logging.getLogger(__name__)
 RUNS_FILE = "runs.jsonl"

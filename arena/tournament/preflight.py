@@ -16,9 +16,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..process import sandbox
-from .config import BotConfig, TournamentConfig
+from .config.model import BotConfig, TournamentConfig
 from .earlier import same_seed_runs
-from .store import DEFAULT_DB_NAME, ResultStore, StoreError
+from .results.database import DEFAULT_DB_NAME, ResultStore, StoreError
 
 LOG = logging.getLogger(__name__)
 

@@ -12,10 +12,10 @@ from typing import TextIO
 from ..logsetup import is_quiet
 from ..match import MatchResult
 from ..ranking.games import Game
-from .config import RATE_HANDS
-from .faultsummary import FaultTally
-from .ranking import games_of
-from .schedule import ScheduleEntry
+from .config.model import RATE_HANDS
+from .pairing.schedule import ScheduleEntry
+from .standings.faults import FaultTally
+from .standings.ratings import games_of
 
 
 @dataclass

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .stored import StoreError
+from .results.rows import StoreError
 
 LOCK_NAME = ".arena-run.lock"
 

@@ -31,10 +31,12 @@ from ..match import FaultPolicy, MatchResult, MatchSpec
 from ..process import BotStartupError
 from ..words import plural
 from .changed import changed_programs
-from .config import SWISS, TournamentConfig
+from .config.model import SWISS, TournamentConfig
 from .earlier import remember_run
-from .executors import AnyExecutor, MatchFailure, ProcessExecutor, SerialExecutor, WorkerError, make
-from .faultsummary import FaultTally
+from .executors.choose import AnyExecutor, make
+from .executors.local import MatchFailure, ProcessExecutor, SerialExecutor, WorkerError
+from .pairing.rounds import StopRule, check_rounds, decide, first_rounds, match_budget, round_assessment, round_entries
+from .pairing.schedule import ScheduleEntry, build_schedule, check_schedule_size, redeal
 from .preflight import (
     TournamentError,
     bot_problems,
@@ -49,12 +51,11 @@ from .preflight import (
     warn_guessable_seed,
 )
 from .progress import Progress
-from .ranking import rated_games
-from .rounds import StopRule, check_rounds, decide, first_rounds, match_budget, round_assessment, round_entries
+from .results.database import FailedMatch, ResultStore, RoundDecision, StoredMatch, StoreError
+from .results.setaside import finish_set_aside, set_aside, times_set_aside
 from .runlock import results_lock
-from .schedule import ScheduleEntry, build_schedule, check_schedule_size, redeal
-from .setaside import finish_set_aside, set_aside, times_set_aside
-from .store import FailedMatch, ResultStore, RoundDecision, StoredMatch, StoreError
+from .standings.faults import FaultTally
+from .standings.ratings import rated_games
 
 ERROR_LOG = "errors.log"   # in the results' logs directory
 
@@ -229,7 +230,7 @@ def run_tournament(
     rerun: Sequence[str] = (),
 ) -> RunSummary:
     """Play every scheduled match not yet stored (failed ones again); store each as it finishes.
-    ``jobs``: matches in parallel (None: the executor's default, see ``executors.make``).
+    ``jobs``: matches in parallel (None: the executor's default, see ``executors.choose.make``).
     ``rerun``: bots whose stored matches are set aside first (``setaside``), hence played again."""
     check_rerun(config, rerun)
     config.output.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..process import sandbox
 from ..process.sandbox_policy import NONE, SandboxPolicy, View, bot_places, needs, view
-from .config import TournamentConfig
+from .config.model import TournamentConfig
 
 # Files written to be read by anyone: not a bot's secret.
 _DOCUMENTS = ("readme", "license", "licence", "copying")

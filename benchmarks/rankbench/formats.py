@@ -1,6 +1,6 @@
 """Tournament formats: which matches are played, and the prefixes the methods are judged at.
 
-Both formats are arena's own settling rounds (``arena.tournament.rounds``):
+Both formats are arena's own settling rounds (``arena.tournament.pairing.rounds``):
 a round is one duplicate deal at each of its tables, every table in every
 rotation; before each round after the first ``deals``, the matches so far
 are assessed (``arena.ranking.assess``, 95 %, seeded with the tournament
@@ -18,7 +18,7 @@ round would pass the match budget.
   checkpoints judge its final matches.
 
 The round policy is pluggable: ``POLICIES`` maps a name to a function with
-the signature of ``arena.tournament.rounds.round_entries``.
+the signature of ``arena.tournament.pairing.rounds.round_entries``.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from arena.ranking import Assessment, assess
-from arena.tournament import rounds
-from arena.tournament.config import RATE_HANDS, ROUND_ROBIN, SWISS, Settle, TournamentConfig
-from arena.tournament.schedule import ScheduleEntry
+from arena.tournament.config.model import RATE_HANDS, ROUND_ROBIN, SWISS, Settle, TournamentConfig
+from arena.tournament.pairing import rounds
+from arena.tournament.pairing.schedule import ScheduleEntry
 
 from . import methods
 from .methods import hand_games, match_games
@@ -98,7 +98,7 @@ class Rounds:
         """The stopping rule's assessment, as arena's settling run makes it (remembered in ``memo``:
         in a Swiss run of 12 bots these take most of the time)."""
         # The matches themselves are in the key, not only their number: which tables a Swiss run
-        # played depends on the round policy (arena/tournament/rounds.py), and a cached assessment
+        # played depends on the round policy (arena/tournament/pairing/rounds.py), and a cached assessment
         # of other tables must not be reused when that policy changes.
         tables = hashlib.sha1(repr([(r.match_id, r.seats) for r in played]).encode()).hexdigest()[:16]
         key = f"{self.name}/{self.rating}/assess-t/{len(played)}/{tables}/{self.replicas}/{methods.assess_source()}"

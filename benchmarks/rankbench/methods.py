@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arena.ranking import Game, assess, confidence, fit, trueskill_batch
-from arena.tournament.ranking import conservative, rate
-from arena.tournament.stored import StoredMatch
+from arena.tournament.results.rows import StoredMatch
+from arena.tournament.standings.ratings import conservative, rate
 
 from .simulate import MatchRecord
 

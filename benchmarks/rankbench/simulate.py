@@ -1,6 +1,6 @@
 """Playing graded matches the way arena schedules them, with a cache on disk.
 
-Matches come from arena's own schedule (``arena.tournament.rounds``: tables,
+Matches come from arena's own schedule (``arena.tournament.pairing.rounds``: tables,
 rotations, duplicate deals, ``derive_seed``) and are played by the real
 engine with in-process graded players, four seats, ten hands, default rules.
 A match is cached under its tournament seed and match id, and replayed only
@@ -22,9 +22,9 @@ from arena.match.spec import forfeit_places
 from arena.players.base import play_match
 from arena.shanghai.game import Game
 from arena.shanghai.ruleset import Ruleset
-from arena.tournament.config import BotConfig, TournamentConfig
-from arena.tournament.rounds import round_entries
-from arena.tournament.schedule import ScheduleEntry, derive_seed
+from arena.tournament.config.model import BotConfig, TournamentConfig
+from arena.tournament.pairing.rounds import round_entries
+from arena.tournament.pairing.schedule import ScheduleEntry, derive_seed
 
 from .graded import Field, GradedPlayer
 

@@ -13,7 +13,7 @@ def kill_worker(msg):
     parent = os.getppid()
     cmdline = Path(f"/proc/{parent}/cmdline").read_bytes()
     name = Path(f"/proc/{parent}/comm").read_text().strip()
-    if b"arena.tournament.worker" in cmdline or name == "arena-worker":   # exec'd or forked
+    if b"arena.tournament.executors.worker" in cmdline or name == "arena-worker":   # exec'd or forked
         os.kill(parent, signal.SIGTERM if "--term" in sys.argv else signal.SIGKILL)
     sys.exit(5)
 

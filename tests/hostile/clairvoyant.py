@@ -30,7 +30,7 @@ def candidate_seeds(match):
         yield "match-name", int(m.group(1))
     m = re.fullmatch(r"t(\d+)-r(\d+)-d(\d+)", match)
     if m:
-        from arena.tournament.schedule import derive_seed
+        from arena.tournament.pairing.schedule import derive_seed
         table, deal = int(m.group(1)), int(m.group(3))
         yield "default-tournament-seed", derive_seed(1, table, deal)
 

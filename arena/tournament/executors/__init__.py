@@ -1,55 +1,11 @@
 """Where matches run: ``local`` (this process, or worker processes) and ``ray``.
 
-``make(config, jobs, most)`` builds the executor the tournament asks for
-(``executor:`` in its file, ``--executor`` on the command line).  The Ray
-executor is imported only when chosen: Ray is an optional extra.
+``choose.make(config, jobs, most)`` builds the executor the tournament asks for
+(``executor:`` in its file, ``--executor`` on the command line).
+
+Beside them: ``worker`` (what a worker process runs: one match after another),
+``channel`` (the pipe between the arena and a worker), ``outcome`` (a match's
+result or failure as it comes back) and ``node`` (what a Ray node does to a
+spec and its logs).  ``assign``, ``forked`` and ``rayjoin`` serve the executors.
+This file imports nothing: a worker imports ``executors.worker`` alone.
 """
-
-from __future__ import annotations
-
-import os
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Union
-
-from ..config import RAY, SHIP, TournamentConfig
-from .local import Executor, MatchFailure, Outcome, ProcessExecutor, SerialExecutor, WorkerError, make_executor
-
-if TYPE_CHECKING:  # Ray is optional: imported when chosen
-    from .ray import RayExecutor
-
-__all__ = ["Executor", "MatchFailure", "Outcome", "ProcessExecutor", "SerialExecutor", "WorkerError",
-           "make_executor", "make", "ship_root", "AnyExecutor"]
-
-AnyExecutor = Union[SerialExecutor, ProcessExecutor, "RayExecutor"]
-
-
-def ship_root(config: TournamentConfig) -> str:
-    """The directory Ray copies to every node: the deepest one holding the
-    tournament file and every bot's directory.  WorkerError if that is ``/``."""
-    places = [os.fspath(config.dir)] + [os.fspath(b.dir or config.dir) for b in config.bots if b.command]
-    root = os.path.commonpath(places)
-    if root == os.path.sep:
-        raise WorkerError(f"{config.path}: executor: the tournament file and the bots' directories share no "
-                          f"directory but /, which cannot be shipped to a Ray cluster; move them under one "
-                          f"directory, or use 'files: shared' with the same paths on every node")
-    return root
-
-
-def make(config: TournamentConfig, jobs: int | None, most: int,
-         notice: Callable[[str], None] | None = None) -> AnyExecutor:
-    """The executor of ``config``: ``jobs`` in parallel (None: the executor's
-    own default, all cores or all the cluster's CPUs), never more than ``most``."""
-    if config.executor.backend != RAY:
-        return make_executor(min(jobs if jobs is not None else config.job_count, most), config.affinity)
-    from .ray import NOT_SHIPPED, RayExecutor, Shipment
-
-    shipment = None
-    if config.executor.files == SHIP:
-        root = ship_root(config)
-        output = os.fspath(config.output)
-        inside = os.path.commonpath([root, output]) == root
-        excludes = NOT_SHIPPED + ((os.path.relpath(output, root),) if inside else ())
-        shipment = Shipment(root, excludes)
-    return RayExecutor(None if jobs is None else min(jobs, most), config.executor.address, most=most,
-                       shipment=shipment, notice=notice)
-

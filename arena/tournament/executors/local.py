@@ -66,10 +66,10 @@ from typing import TYPE_CHECKING, NoReturn, Protocol
 from ...process.affinity import pin as pin_cpu
 from ...process.affinity import plan as plan_cpus
 from ...process.affinity import unpin as unpin_cpu
-from .. import channel
-from ..outcome import STOP, MatchFailure, Outcome
+from . import channel
 from .assign import Assigner, PoolModel
 from .forked import ForkedWorker, WorkerProcess, can_fork
+from .outcome import STOP, MatchFailure, Outcome
 
 if TYPE_CHECKING:
     from ...match.pool import BotPool
@@ -106,7 +106,7 @@ class SerialExecutor:
         self.cpu = plan_cpus(1)[0] if pin else None
 
     def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
-        from ..worker import play
+        from .worker import play
 
         # Pinned while a match plays (its bots inherit the CPU); between
         # matches this thread is the tournament's again.
@@ -132,9 +132,9 @@ class WorkerError(RuntimeError):
 def worker_command(fd: int, cpu: int | None = None) -> list[str]:
     """The command line of a worker serving the socket ``fd`` (on ``cpu``
     alone, with its bots, unless None): this interpreter, importing
-    ``arena.tournament.worker`` from this package's directory."""
+    ``arena.tournament.executors.worker`` from this package's directory."""
     code = (f"import sys; sys.path.insert(0, {PACKAGE_ROOT!r}); "
-            f"from arena.tournament.worker import main; main({fd}, {cpu!r})")
+            f"from arena.tournament.executors.worker import main; main({fd}, {cpu!r})")
     return [sys.executable, "-c", code]
 
 
@@ -193,7 +193,7 @@ class ProcessExecutor:
 
     def _fork(self, cpu: int | None) -> _Slot:
         """A worker forked from this process (see the module's docstring)."""
-        from .. import worker
+        from . import worker
 
         worker.preload()   # before the fork: every worker shares these pages
         ours, theirs = socket.socketpair()
@@ -236,7 +236,7 @@ class ProcessExecutor:
         this process without returning into the code that forked it."""
         code = 1
         try:
-            from .. import worker
+            from . import worker
 
             ours.close()
             for slot in self.slots:   # the other workers' sockets: theirs must end when the arena's do

@@ -43,12 +43,12 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..node import LogShipper, Relocation, check_here
-from ..outcome import MatchFailure, Outcome
-from ..worker import unplayable
 from .assign import Assigner, PoolModel
 from .local import EXEC, ProcessExecutor, WorkerError
-from .rayjoin import connect, import_ray, one_line
+from .node import LogShipper, Relocation, check_here
+from .outcome import MatchFailure, Outcome
+from .rayjoin import NOT_SHIPPED, Shipment, connect, import_ray, one_line
+from .worker import unplayable
 
 if TYPE_CHECKING:
     from ...match.spec import MatchSpec
@@ -65,23 +65,6 @@ MAX_FAILED_STARTS = 3     # actors in a row that die starting: the cluster canno
 # they would lose the CPU to everything else, and bots would time out where
 # they do not locally.  Ray's own job supervisor is started with this too.
 NICENESS_ENV = {"env_vars": {"RAY_worker_niceness": "0"}}
-# Never shipped to a Ray cluster: version control (which holds the tournament
-# file's history, hence the seed) and Python virtual environments.
-NOT_SHIPPED = (".git", ".hg", ".svn", ".venv", "venv", ".ci-venv", "__pycache__")
-
-
-@dataclass(frozen=True)
-class Shipment:
-    """The directory Ray copies to every node (``root``, absolute), with
-    ``excludes`` (gitignore-style patterns relative to it: the results, VCS)."""
-
-    root: str
-    excludes: tuple[str, ...] = ()
-
-    def runtime_env(self) -> dict[str, Any]:
-        return {"working_dir": self.root, "excludes": list(self.excludes)}
-
-
 @dataclass(frozen=True)
 class Played:
     """What an actor returns for a match: its outcome, with the stderr logs

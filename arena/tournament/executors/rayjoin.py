@@ -19,20 +19,34 @@ import signal
 import socket
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from .local import WorkerError
 
-if TYPE_CHECKING:
-    from .ray import Shipment
-
-__all__ = ["connect", "import_ray", "one_line", "REACH_SECONDS"]
+__all__ = ["connect", "import_ray", "one_line", "REACH_SECONDS", "NOT_SHIPPED", "Shipment"]
 
 REACH_SECONDS = 10.0      # for a head's port to answer at all (_check_reachable)
 STOP_SECONDS = 30.0       # for the processes of a half-started Ray to end on a SIGTERM
 STOP_ROUNDS = 5           # rounds of ending what is left (each round: orphans adopted meanwhile)
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
+
+# Never shipped to a Ray cluster: version control (which holds the tournament
+# file's history, hence the seed) and Python virtual environments.
+NOT_SHIPPED = (".git", ".hg", ".svn", ".venv", "venv", ".ci-venv", "__pycache__")
+
+
+@dataclass(frozen=True)
+class Shipment:
+    """The directory Ray copies to every node (``root``, absolute), with
+    ``excludes`` (gitignore-style patterns relative to it: the results, VCS)."""
+
+    root: str
+    excludes: tuple[str, ...] = ()
+
+    def runtime_env(self) -> dict[str, Any]:
+        return {"working_dir": self.root, "excludes": list(self.excludes)}
 
 
 def import_ray() -> Any:
