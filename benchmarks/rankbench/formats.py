@@ -94,7 +94,7 @@ class Rounds:
                        settle=Settle(0.95, self.budget), rating=self.rating)
 
     def _assess(self, config: TournamentConfig, played: list[MatchRecord], memo: Memo,
-                replicas: int | None = None) -> Assessment:
+                replicas: int | None = None, tolerance: float | None = None) -> Assessment:
         """The stopping rule's assessment, as arena's settling run makes it (remembered in ``memo``:
         in a Swiss run of 12 bots these take most of the time)."""
         # The matches themselves are in the key, not only their number: which tables a Swiss run
@@ -104,11 +104,12 @@ class Rounds:
         key = f"{self.name}/{self.rating}/assess-t/{len(played)}/{tables}/{self.replicas}/{methods.assess_source()}"
         replicas = replicas or self.replicas
         key += "" if replicas == self.replicas else f"/pairing-{replicas}"
+        key += "" if tolerance is None else f"/tolerance-{tolerance:g}"
         known = memo.get(key)
         if known is not None:
             return Assessment(known["order"], {}, known["margins"], 0.95, replicas, 0.0, known["groups"])
         games = (hand_games if self.rating == RATE_HANDS else match_games)(played)
-        a = assess(games, config.bot_names, 0.95, replicas, seed=config.seed or 0)
+        a = assess(games, config.bot_names, 0.95, replicas, seed=config.seed or 0, tolerance=tolerance)
         memo.put(key, {"order": a.order, "margins": a.margins, "groups": a.groups})
         return a
 
@@ -127,7 +128,7 @@ class Rounds:
             if round_no >= config.deals and (stop is None or config.format == SWISS):
                 # As arena's run: a Swiss round is assessed with fewer replicas unless it may stop.
                 assessment = rounds.round_assessment(config, len(played), rule,
-                                                     lambda r: self._assess(config, played, memo, r))
+                                                     lambda r, tol: self._assess(config, played, memo, r, tol))
                 if stop is None and rule.settled(len(played), assessment):
                     stop = Stop("settled", len(played), tuple(assessment.order))
                     yield stop

@@ -7,7 +7,6 @@ adjacent pairs are separated) from ``arena.ranking.assess``.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -21,7 +20,7 @@ _replica_tolerance: float | None = None
 
 
 def set_replica_tolerance(tolerance: float | None) -> None:
-    """Solve assess's bootstrap replicas to ``tolerance`` instead of solve's default (1e-6).
+    """Solve assess's bootstrap replicas to ``tolerance`` instead of arena's default (trueskill_batch.REPLICA_TOLERANCE).
 
     At 1e-6 (and still at 1e-5 on Swiss data) a few weighted replicas creep,
     changing by ~1e-5 a sweep for 50-300 sweeps where the rest need about 10,
@@ -34,8 +33,8 @@ def set_replica_tolerance(tolerance: float | None) -> None:
     """
     global _replica_tolerance
     _replica_tolerance = tolerance
-    base = trueskill_batch.solve
-    confidence.solve = base if tolerance is None else functools.partial(base, tolerance=tolerance)  # type: ignore
+    # assess's default, read at each call (a quick Swiss look passes its own)
+    confidence.REPLICA_TOLERANCE = trueskill_batch.REPLICA_TOLERANCE if tolerance is None else tolerance  # type: ignore
 
 
 def assess_source() -> str:
