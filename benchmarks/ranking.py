@@ -216,8 +216,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
                     help="what arena's settling runs (the stop, Swiss's tables) rate as one game (default hands)")
     ap.add_argument("--replicas", type=int, default=200, help="bootstrap replicas of assess")
     ap.add_argument("--replica-tolerance", type=float, default=1e-3,
-                    help="solver tolerance of assess's replicas (default 1e-3; 0: arena's own, trueskill_batch.REPLICA_TOLERANCE, which "
-                         "takes longer on this data)")
+                    help="solver tolerance of assess's replicas (default 1e-3; 0: arena's own, "
+                         "trueskill_batch.REPLICA_TOLERANCE, which takes longer on this data)")
     ap.add_argument("--cache", type=Path, default=None, help="keep played matches here (default: a temporary dir)")
     ap.add_argument("--keep-judged", action="store_true",
                     help="also cache each seed's judgements in --cache, to add seeds run by run "
