@@ -9,25 +9,26 @@ public form drops them, and only public forms ever reach a view.
 from __future__ import annotations
 
 from .record import field, record
+from .vocab import EventKind
 
 TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
 if TYPE_CHECKING:
     from typing import Any
 
-# Event kinds.
-MATCH_START = "match_start"
-DEAL = "deal"
-DRAW = "draw"
-DECLINE = "decline"
-BUY = "buy"
-GO_DOWN = "go_down"
-LAY_OFF = "lay_off"
-SWAP = "swap"
-DISCARD = "discard"
-GO_OUT = "go_out"
-RESHUFFLE = "reshuffle"
-HAND_END = "hand_end"
-MATCH_END = "match_end"
+# The names the engine and its callers have always used.
+MATCH_START = EventKind.MATCH_START
+DEAL = EventKind.DEAL
+DRAW = EventKind.DRAW
+DECLINE = EventKind.DECLINE
+BUY = EventKind.BUY
+GO_DOWN = EventKind.GO_DOWN
+LAY_OFF = EventKind.LAY_OFF
+SWAP = EventKind.SWAP
+DISCARD = EventKind.DISCARD
+GO_OUT = EventKind.GO_OUT
+RESHUFFLE = EventKind.RESHUFFLE
+HAND_END = EventKind.HAND_END
+MATCH_END = EventKind.MATCH_END
 
 
 @record

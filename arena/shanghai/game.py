@@ -31,14 +31,15 @@ from .events import DRAW_SECRET, Event, secret_keys
 from .plays import Staged, check_play
 from .ruleset import Ruleset
 from .view import Decision, History, TableMeld, View, places_of
+from .vocab import DecisionKind
 
 __all__ = ["Game", "Decision", "TableMeld", "View", "places_of", "OVER"]
 
-OVER = "over"
+OVER = None  # the phase once the match is over: no decision is pending
 _new = object.__new__
 
 # Which decision each action type answers (exact types: action classes cannot be subclassed).
-_KIND_OF: dict[type, str] = {Draw: DRAW, Buy: BUY, Play: PLAY}
+_KIND_OF: dict[type, DecisionKind] = {Draw: DRAW, Buy: BUY, Play: PLAY}
 
 
 class Game:
@@ -74,7 +75,7 @@ class Game:
         self.turn = 0
         self.turns = 0
         self.reshuffles = 0
-        self.phase = DRAW
+        self.phase: DecisionKind | None = DRAW     # None: OVER
         self.declined = False
         self.buy_queue: list[int] = []
         self.hand_scores: list[list[int]] = []
@@ -87,7 +88,7 @@ class Game:
         self.actions: list[tuple[int, Action]] = []
         self._decision: Decision | None = None
         # Draw and buy decisions are few distinct values: made once, shared.
-        self._decisions: dict[tuple[int, str, bool], Decision] = {}
+        self._decisions: dict[tuple[int, DecisionKind, bool], Decision] = {}
         # Buy windows offer seats in an order that only depends on who is first.
         self._orders = [[(first + i) % players for i in range(players)] for first in range(players)]
         self._buys_left: tuple[int, ...] | None = None  # view()'s, until a buy or a new hand
@@ -107,7 +108,7 @@ class Game:
     # -- queries ---------------------------------------------------------------
     @property
     def over(self) -> bool:
-        return self.phase == OVER
+        return self.phase is OVER
 
     def decision(self) -> Decision | None:
         # Cached: the match loop, apply() and view() all ask for it each step.
@@ -120,7 +121,7 @@ class Game:
         if phase == PLAY:
             # the hand is in hand order: its distinct cards, in that order
             return Decision(self.turn, PLAY, tuple(dict.fromkeys(self.hands[self.turn])))
-        if phase == OVER:
+        if phase is OVER:
             return None
         seat = self.buy_queue[0] if phase == BUY else self.turn
         key = (seat, phase, self.upcard_live)
