@@ -27,7 +27,19 @@ from .actions import BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, Play, ac
 from .cards import Card, make_shoe, sort_key
 from .chance import Chance, RecordedChance, SeededChance
 from .errors import IllegalAction, RulesetError
-from .events import DRAW_SECRET, Event, secret_keys
+from .events import (
+    Bought,
+    Dealt,
+    Declined,
+    Discarded,
+    Drew,
+    Event,
+    HandEnded,
+    MatchEnded,
+    MatchStarted,
+    Reshuffled,
+    WentOut,
+)
 from .plays import Staged, check_play
 from .ruleset import Ruleset
 from .view import Decision, History, TableMeld, View, places_of
@@ -96,7 +108,7 @@ class Game:
         self._melds_view: tuple[list[TableMeld], tuple[TableMeld, ...]] = ([], ())
         self._scores_view: tuple[int, tuple[tuple[int, ...], ...], tuple[int, ...]] = (-1, (), ())
         self._history_view = History([])
-        self._emit(ev.MATCH_START, None, players=players, rules=rules.to_mapping(), seed=seed)
+        self._emit(MatchStarted(0, players, rules.to_mapping(), seed))
         self._start_hand()
 
     @classmethod
@@ -260,12 +272,12 @@ class Game:
             c = self.pile.pop()
             self.upcard_live = False
             insort(self.hands[seat], c, key=sort_key)
-            self._public(ev.DRAW, seat, {"source": UPCARD, "card": c.text})
+            self._public(Drew(self.hand_no, seat, UPCARD, c.text))
             self.phase = PLAY
             return
         if not self.down[seat] and self.upcard_live:
             self.declined = True
-            self._public(ev.DECLINE, seat, {"card": self.pile[-1].text})
+            self._public(Declined(self.hand_no, seat, self.pile[-1].text))
             self._open_buy_window()
         else:
             self._draw_stock(seat)
@@ -278,8 +290,8 @@ class Game:
         insort(self.hands[seat], c, key=sort_key)
         # the card drawn is the referee's secret: the public form leaves it out
         hand_no = self.hand_no
-        self.log.append(Event(ev.DRAW, hand_no, seat, {"source": STOCK, "card": c.text}, DRAW_SECRET))
-        self.public.append(Event(ev.DRAW, hand_no, seat, {"source": STOCK}, ()))
+        self.log.append(Drew(hand_no, seat, STOCK, c.text))
+        self.public.append(Drew(hand_no, seat, STOCK, None, True))
         self.phase = PLAY
 
     def _buy_order(self) -> list[int]:
@@ -323,10 +335,8 @@ class Game:
             insort(hand, got, key=sort_key)
         self.buys[seat] += 1
         self._buys_left = None
-        self._emit(
-            ev.BUY, seat, card=c.text, penalty=len(penalty), penalty_cards=[p.text for p in penalty],
-            buys_left=self.rules.buy_limit(self.hand_no - 1) - self.buys[seat],
-        )
+        self._emit(Bought(self.hand_no, seat, c.text, len(penalty), [p.text for p in penalty],
+                          self.rules.buy_limit(self.hand_no - 1) - self.buys[seat]))
         self._close_buy_window()
 
     def _stock_card(self) -> Card | None:
@@ -337,7 +347,7 @@ class Game:
                 self.pile = [top]
                 self.stock = order[::-1]
                 self.reshuffles += 1
-                self._emit(ev.RESHUFFLE, None, cards=len(order), order=[c.text for c in order])
+                self._emit(Reshuffled(self.hand_no, len(order), [c.text for c in order]))
             else:
                 self._end_hand(None, "stock")
                 return None
@@ -354,17 +364,17 @@ class Game:
         self.hands[seat] = hand
         self.melds = staged.melds
         self.down[seat] = staged.down
-        for kind, data in staged.pending:  # go_down, lay_off, swap: nothing secret
-            self._public(kind, seat, data)
+        for e in staged.pending:  # go_down, lay_off, swap: nothing secret
+            self._public(e)
         if not hand:
-            self._emit(ev.GO_OUT, seat)
+            self._public(WentOut(self.hand_no, seat))
             self._end_hand(seat, "out")
             return
         assert play.discard is not None
         self.pile.append(play.discard)
         self.upcard_live = True
         self.discarder = seat
-        self._public(ev.DISCARD, seat, {"card": play.discard.text})
+        self._public(Discarded(self.hand_no, seat, play.discard.text))
         self.turns += 1
         if self.turns >= self.rules.turn_cap_per_player * self.n:
             self._end_hand(None, "turn_cap")
@@ -406,10 +416,7 @@ class Game:
         self.turn = (self.dealer + 1) % self.n
         self.public = []
         contract = self.rules.contract(self.hand_no - 1)
-        self._emit(
-            ev.DEAL, None, dealer=self.dealer, contract=contract.text, deal_size=size,
-            upcard=order[k].text, shoe=[c.text for c in order],
-        )
+        self._emit(Dealt(self.hand_no, self.dealer, contract.text, size, order[k].text, [c.text for c in order]))
         self._begin_turn()
 
     def _end_hand(self, winner: int | None, reason: str) -> None:
@@ -418,24 +425,21 @@ class Game:
         self.winners.append(winner)
         for s in range(self.n):
             self.totals[s] += scores[s]
-        self._emit(ev.HAND_END, winner, reason=reason, scores=scores, totals=list(self.totals))
+        self._public(HandEnded(self.hand_no, winner, reason, scores, list(self.totals)))
         if self.hand_no >= self.rules.hands:
             self.phase = OVER
-            self._emit(ev.MATCH_END, None, totals=list(self.totals), places=self.places())
+            self._public(MatchEnded(self.hand_no, list(self.totals), self.places()))
         else:
             self._start_hand()
 
-    def _emit(self, kind: str, seat: int | None, **data: Any) -> None:
-        secret = secret_keys(kind, data)
-        e = Event(kind, self.hand_no, seat, data, secret)
+    def _emit(self, e: MatchStarted | Dealt | Bought | Reshuffled) -> None:
+        """Record an event with a secret: the log keeps it whole, the hand's
+        public events its public form."""
         self.log.append(e)
-        self.public.append(e.public() if secret else e)
+        self.public.append(e.public())
 
-    def _public(self, kind: str, seat: int, data: dict[str, Any]) -> None:
-        """``_emit`` of an event with nothing secret (draws from the upcard,
-        declines, plays, discards: every action emits one or two), without
-        keyword arguments or a look-up of its secret keys."""
-        e = Event(kind, self.hand_no, seat, data, ())
+    def _public(self, e: Event) -> None:
+        """Record an event with nothing secret (every action emits one or two)."""
         self.log.append(e)
         self.public.append(e)
 
