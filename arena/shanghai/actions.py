@@ -187,7 +187,17 @@ def _step_from_json(obj: Any, where: str) -> Step:
 
 
 def action_from_json(obj: Any) -> Action:
-    """Decode an action; raises MalformedInput naming the faulty field."""
+    """Decode an action; raises MalformedInput naming the faulty field.
+
+    >>> action_from_json({"type": "draw", "source": "stock"})
+    Draw(source='stock')
+    >>> action_from_json({"type": "play", "discard": "7H"}).to_json()
+    {'type': 'play', 'steps': [], 'discard': '7H'}
+    >>> action_from_json({"type": "draw", "source": "pile"})
+    Traceback (most recent call last):
+    ...
+    arena.shanghai.errors.MalformedInput: draw: 'source' must be 'stock' or 'upcard', got 'pile'
+    """
     if not isinstance(obj, Mapping):
         raise MalformedInput(f"an action must be a JSON object, got {type(obj).__name__}")
     kind = _need(obj, "type", "action")

@@ -55,7 +55,47 @@ _KIND_OF: dict[type, DecisionKind] = {Draw: DRAW, Buy: BUY, Play: PLAY}
 
 
 class Game:
-    """A match of Shanghai Rummy between ``players`` seats."""
+    """A match of Shanghai Rummy between ``players`` seats.
+
+    A new seeded match is dealt at once; ``decision()`` says who decides what:
+
+    >>> from arena.shanghai.actions import Draw, STOCK, UPCARD, discard_only
+    >>> from arena.shanghai.ruleset import Ruleset
+    >>> game = Game.seeded(Ruleset.preset("shanghai"), players=3, seed=7)
+    >>> game.decision()
+    Decision(seat=1, kind='draw', options=('upcard', 'stock'))
+
+    ``view(seat)`` is all that seat may know; its events are public forms:
+
+    >>> view = game.view(1)
+    >>> view.contract.text, len(view.hand), view.upcard
+    ('2S3', 11, Card(KC))
+    >>> view.history[0]
+    Dealt(hand=1, dealer=0, contract='2S3', deal_size=11, upcard='KC', shoe=None, withheld=True)
+
+    ``legal_reason`` says why an action would be refused; ``apply`` applies
+    a legal one (or raises ``IllegalAction``) and logs its events:
+
+    >>> game.legal_reason(Draw(UPCARD), seat=0)
+    "it is seat 1's decision (draw), not seat 0's"
+    >>> game.apply(Draw(UPCARD), seat=1)
+    >>> game.log[-1]
+    Drew(hand=1, seat=1, source='upcard', card='KC', withheld=False)
+    >>> d = game.decision()
+    >>> d.kind, len(d.options)
+    ('play', 12)
+    >>> game.apply(discard_only(d.options[0]))
+    >>> game.log[-1], game.decision().seat
+    (Discarded(hand=1, seat=1, card='2C'), 2)
+
+    The record replays to the same events; scores are kept per hand
+    (``hand_scores``) and in ``totals``, ranked by ``places()``:
+
+    >>> Game.from_record(game.to_record()).log == game.log
+    True
+    >>> game.totals, game.places()
+    ([0, 0, 0], [1, 1, 1])
+    """
 
     def __init__(self, rules: Ruleset, players: int, chance: Chance, seed: int | None = None) -> None:
         if not 2 <= players <= 8:

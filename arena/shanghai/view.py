@@ -154,5 +154,9 @@ def _options_json(d: Decision) -> list[Any]:
 
 
 def places_of(totals: Sequence[int]) -> list[int]:
-    """Competition ranking, lowest total first; equal totals share a place."""
+    """Competition ranking, lowest total first; equal totals share a place.
+
+    >>> places_of([30, 10, 30, 45])
+    [2, 1, 2, 4]
+    """
     return [1 + sum(1 for u in totals if u < t) for t in totals]
