@@ -76,7 +76,7 @@ from .shanghai.actions import (
     discard_only,
 )
 from .shanghai.cards import JOKER, JOKER_RANK, Card, cards_text, parse_card, parse_cards, sort_key
-from .shanghai.events import Event
+from .shanghai.events import Event, HandEnded, event_from_json
 from .shanghai.melds import Meld, guess_kind, lay_off, lay_off_ends, make_meld, make_run, make_set, swap_wild
 from .shanghai.record import field, record
 from .shanghai.ruleset import RUN, SET, Contract, Ruleset, parse_contract
@@ -115,7 +115,7 @@ __all__ = [
     "Card", "JOKER", "parse_card", "parse_cards", "cards_text", "sort_key",
     "Meld", "TableMeld", "make_meld", "make_set", "make_run", "lay_off", "lay_off_ends", "swap_wild",
     "guess_kind", "find_contract", "find_best_contract", "could_go_down",
-    "View", "Decision", "Contract", "Ruleset", "parse_contract", "Event", "PROTOCOL_VERSION",
+    "View", "Decision", "Contract", "Ruleset", "parse_contract", "Event", "event_from_json", "PROTOCOL_VERSION",
 ]
 
 
@@ -152,7 +152,7 @@ def view_from_json(obj: Mapping[str, Any], rules: Ruleset, *,
         decision = Decision(obj["seat"], kind, tuple(_option(kind, o) for o in d["options"]))
     if "history" in obj:
         # Views hold public events only; .public() drops the secret-key marks.
-        history = tuple(Event.from_json(e).public() for e in obj["history"])
+        history = tuple(event_from_json(e).public() for e in obj["history"])
     if "hand_scores" in obj:
         hand_scores = tuple(tuple(s) for s in obj["hand_scores"])
     return View(
@@ -216,13 +216,13 @@ class History:
         self.events, self.hand_scores, self._frozen = [], [], ()
 
     def add(self, event: Mapping[str, Any]) -> None:
-        e = Event.from_json(dict(event)).public()
+        e = event_from_json(event).public()
         if e.kind == "deal":
             self.events = []
         self.events.append(e)
         self._frozen = None
-        if e.kind == "hand_end":
-            self.hand_scores.append(tuple(e.data["scores"]))
+        if isinstance(e, HandEnded):
+            self.hand_scores.append(tuple(e.scores))
 
     def history(self) -> tuple[Event, ...]:
         if self._frozen is None:

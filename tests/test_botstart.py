@@ -61,7 +61,7 @@ ARENA_AT_START = {
     "arena.players.tabletop", "arena.protocol", "arena.protocol.replies",
     "arena.shanghai", "arena.shanghai.actions", "arena.shanghai.cards", "arena.shanghai.draws",
     "arena.shanghai.errors", "arena.shanghai.events", "arena.shanghai.melds", "arena.shanghai.record",
-    "arena.shanghai.ruleset", "arena.shanghai.view",
+    "arena.shanghai.ruleset", "arena.shanghai.view", "arena.shanghai.vocab",
     "arena.shanghai.finder", "arena.shanghai.finder.best", "arena.shanghai.finder.counts",
     "arena.shanghai.finder.find", "arena.shanghai.finder.layout", "arena.shanghai.finder.plan",
     "arena.shanghai.finder.search", "arena.shanghai.finder.sets",

@@ -145,7 +145,7 @@ import sys
 sys.path.insert(0, {repo!r})
 from arena import botkit
 from arena.players.greedy import GreedyPlayer
-from arena.shanghai.events import Event
+from arena.shanghai.events import event_from_json
 
 raw_hand, raw_scores, count = [], [], [0]
 
@@ -163,12 +163,12 @@ class Probe(GreedyPlayer):
         self._check(view); return super().play(view)
 
 def on_event(e):
-    ev = Event.from_json(dict(e)).public()
+    ev = event_from_json(e).public()
     if ev.kind == "deal":
         raw_hand.clear()
     raw_hand.append(ev)
     if ev.kind == "hand_end":
-        raw_scores.append(tuple(ev.data["scores"]))
+        raw_scores.append(tuple(ev.to_json()["scores"]))
 
 def on_end(msg):
     print("checked", count[0], "requests", file=sys.stderr, flush=True)

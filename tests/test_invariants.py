@@ -132,7 +132,7 @@ def test_same_seed_same_log_and_different_seed_differs() -> None:
     assert a == b
     game, _ = setup(5)
     other = Game.seeded(game.rules, game.n, 6)
-    assert other.log[1].data["shoe"] != Game.seeded(game.rules, game.n, 5).log[1].data["shoe"]
+    assert other.log[1].to_json()["shoe"] != Game.seeded(game.rules, game.n, 5).log[1].to_json()["shoe"]
 
 
 DETERMINISM_SCRIPT = """

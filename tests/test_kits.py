@@ -244,7 +244,7 @@ def test_js_bot_plays_legally_over_many_matches(tmp_path: Path) -> None:
     # Not too stupid: it goes down now and then, with sets and with runs.
     downs = [e for g, (_, _, seat) in zip(games, matches) for e in g.log if e.kind == "go_down" and e.seat == seat]
     assert len(downs) >= 3
-    assert {m["kind"] for e in downs for m in e.data["melds"]} == {"set", "run"}
+    assert {m["kind"] for e in downs for m in e.to_json()["melds"]} == {"set", "run"}
 
 
 def c_compiler() -> str:

@@ -31,6 +31,7 @@ from arena.shanghai.actions import (
 )
 from arena.shanghai.cards import JOKER, make_shoe, parse_card, parse_cards
 from arena.shanghai.errors import IllegalAction
+from arena.shanghai.events import Bought
 from arena.shanghai.game import Game, places_of
 from arena.shanghai.ruleset import SET, Ruleset
 
@@ -304,7 +305,8 @@ def test_buyer_gets_upcard_and_two_stock_cards():
     assert (buy["seat"], buy["card"], buy["penalty"]) == (0, "7H", 2)
     # the penalty cards are secret to the other seats
     public_buy = [e for e in game.view(2).history if e.kind == ev.BUY][0]
-    assert "penalty_cards" not in public_buy.data
+    assert isinstance(public_buy, Bought) and public_buy.penalty_cards is None
+    assert "penalty_cards" not in public_buy.to_json()
     assert game.decision().seat == 1 and game.decision().kind == PLAY
 
 

@@ -61,7 +61,7 @@ V1_ONLY_VIEW_FIELDS = ("hand_scores", "history", "decision")
 
 # The fields each answer may have: anything else is malformed.
 READY_FIELDS = ("type", "name", "protocol")
-REPLY_FIELDS = {
+REPLY_FIELDS: dict[str, tuple[str, ...]] = {   # by decision kind, or any text a caller passes
     DRAW: ("draw",),
     BUY: ("buy",),
     PLAY: ("go_down", "lay_off", "swap", "steps", "discard"),

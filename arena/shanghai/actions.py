@@ -14,24 +14,26 @@ from .cards import Card, parse_card
 from .errors import MalformedInput
 from .record import record
 from .ruleset import RUN, SET
+from .vocab import DecisionKind, DrawSource
 
 TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
 if TYPE_CHECKING:
     from typing import Any
 
-DRAW = "draw"
-BUY = "buy"
-PLAY = "play"
-STOCK = "stock"
-UPCARD = "upcard"
+# The names the engine and its callers have always used.
+DRAW = DecisionKind.DRAW
+BUY = DecisionKind.BUY
+PLAY = DecisionKind.PLAY
+STOCK = DrawSource.STOCK
+UPCARD = DrawSource.UPCARD
 
 
 @record
 class Draw:
-    source: str  # STOCK or UPCARD
+    source: DrawSource
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": DRAW, "source": self.source}
+        return {"type": "draw", "source": self.source}
 
 
 @record
@@ -39,7 +41,7 @@ class Buy:
     want: bool
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": BUY, "buy": self.want}
+        return {"type": "buy", "buy": self.want}
 
 
 @record
@@ -102,7 +104,7 @@ class Play:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "type": PLAY,
+            "type": "play",
             "steps": [s.to_json() for s in self.steps],
             "discard": self.discard.text if self.discard is not None else None,
         }
@@ -185,7 +187,17 @@ def _step_from_json(obj: Any, where: str) -> Step:
 
 
 def action_from_json(obj: Any) -> Action:
-    """Decode an action; raises MalformedInput naming the faulty field."""
+    """Decode an action; raises MalformedInput naming the faulty field.
+
+    >>> action_from_json({"type": "draw", "source": "stock"})
+    Draw(source='stock')
+    >>> action_from_json({"type": "play", "discard": "7H"}).to_json()
+    {'type': 'play', 'steps': [], 'discard': '7H'}
+    >>> action_from_json({"type": "draw", "source": "pile"})
+    Traceback (most recent call last):
+    ...
+    arena.shanghai.errors.MalformedInput: draw: 'source' must be 'stock' or 'upcard', got 'pile'
+    """
     if not isinstance(obj, Mapping):
         raise MalformedInput(f"an action must be a JSON object, got {type(obj).__name__}")
     kind = _need(obj, "type", "action")
@@ -193,7 +205,7 @@ def action_from_json(obj: Any) -> Action:
         source = _need(obj, "source", "draw")
         if source not in (STOCK, UPCARD):
             raise MalformedInput(f"draw: 'source' must be 'stock' or 'upcard', got {source!r}")
-        return Draw(source)
+        return Draw(STOCK if source == STOCK else UPCARD)
     if kind == BUY:
         want = _need(obj, "buy", "buy")
         if not isinstance(want, bool):

@@ -1,88 +1,402 @@
-"""Events: what happened, recorded in order, JSON-ready.
+"""Events: what happened, recorded in order, one frozen record per kind.
 
-Each event is frozen.  ``data`` holds JSON-ready values (card texts, not Card
-objects) so that writing a log costs nothing extra.  ``secret`` names the keys
-that only the referee may see (a stock card drawn, a shuffled order); the
-public form drops them, and only public forms ever reach a view.
+Each kind of event is its own record class (``Dealt``, ``Drew``, ``Bought``,
+...), with its fields typed; ``Event`` is their union, so ``match`` and
+``isinstance`` tell them apart and a type checker knows each one's fields.
+Field values are JSON-ready (card texts, not Card objects), so writing a log
+costs nothing extra, and ``to_json`` writes the keys in the order the
+protocol, stored records and replays have always had them.
+
+Some fields are the referee's secret (``secret``: a stock card drawn, a
+shuffled order, the seed).  ``public()`` is the form a player may see: those
+fields are None and ``withheld`` is True, and its JSON leaves them out.  Only
+public forms ever reach a view or a bot.
+
+>>> e = Drew(hand=1, seat=2, source=DrawSource.STOCK, card="7H")
+>>> e.to_json()
+{'type': 'draw', 'hand': 1, 'seat': 2, 'source': 'stock', 'card': '7H'}
+>>> e.public_json()
+{'type': 'draw', 'hand': 1, 'seat': 2, 'source': 'stock'}
+>>> event_from_json(e.public_json()) == e.public()
+True
 """
 
 from __future__ import annotations
 
-from .record import field, record
+from .record import fields, record, replace
+from .vocab import DrawSource, EventKind
 
 TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
-# Event kinds.
-MATCH_START = "match_start"
-DEAL = "deal"
-DRAW = "draw"
-DECLINE = "decline"
-BUY = "buy"
-GO_DOWN = "go_down"
-LAY_OFF = "lay_off"
-SWAP = "swap"
-DISCARD = "discard"
-GO_OUT = "go_out"
-RESHUFFLE = "reshuffle"
-HAND_END = "hand_end"
-MATCH_END = "match_end"
+# The names the engine and its callers have always used.
+MATCH_START = EventKind.MATCH_START
+DEAL = EventKind.DEAL
+DRAW = EventKind.DRAW
+DECLINE = EventKind.DECLINE
+BUY = EventKind.BUY
+GO_DOWN = EventKind.GO_DOWN
+LAY_OFF = EventKind.LAY_OFF
+SWAP = EventKind.SWAP
+DISCARD = EventKind.DISCARD
+GO_OUT = EventKind.GO_OUT
+RESHUFFLE = EventKind.RESHUFFLE
+HAND_END = EventKind.HAND_END
+MATCH_END = EventKind.MATCH_END
+
+# Each class writes its JSON by hand, with the "type" as a plain literal: a
+# generic loop over the fields cost more per event, and msgspec encodes an
+# enum member through its value, slower than a str.  ``hand`` is the 1-based
+# hand number (0 before the first deal).  Kinds that never have a seat keep
+# ``seat = None`` as a class value, so every event has one.
 
 
 @record
-class Event:
-    kind: str
-    hand: int  # 1-based hand number; 0 before the first deal
-    seat: int | None
-    data: dict[str, Any] = field(default_factory=dict)
-    secret: tuple[str, ...] = ()
+class MatchStarted:
+    hand: int
+    players: int
+    rules: dict[str, Any]
+    seed: int | None  # secret: it would reveal every shuffle
+    withheld: bool = False
+
+    kind = MATCH_START
+    seat = None
+    secret = ("seed",)
 
     def to_json(self) -> dict[str, Any]:
-        return self._json(self.data)
-
-    def public(self) -> Event:
-        if not self.secret:
-            return self
-        return Event(
-            self.kind, self.hand, self.seat,
-            {k: v for k, v in self.data.items() if k not in self.secret},
-        )
+        return self._json(self.withheld)
 
     def public_json(self) -> dict[str, Any]:
-        """``public().to_json()``, without making the public event: every
-        notice to a bot is one, so it is made once per event and cheaply."""
-        data = self.data
-        if self.secret:
-            data = {k: v for k, v in data.items() if k not in self.secret}
-        return self._json(data)
+        return self._json(True)
 
-    def _json(self, data: dict[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.kind, "hand": self.hand}
-        if self.seat is not None:
-            out["seat"] = self.seat
-        out.update(data)
+    def public(self) -> MatchStarted:
+        return self if self.withheld else replace(self, seed=None, withheld=True)
+
+    def _json(self, hide: bool) -> dict[str, Any]:
+        out = {"type": "match_start", "hand": self.hand, "players": self.players, "rules": self.rules}
+        if not hide:
+            out["seed"] = self.seed
         return out
 
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> Event:
-        data = {k: v for k, v in obj.items() if k not in ("type", "hand", "seat")}
-        return cls(obj["type"], obj["hand"], obj.get("seat"), data, secret_keys(obj["type"], data))
+
+@record
+class Dealt:
+    hand: int
+    dealer: int
+    contract: str
+    deal_size: int
+    upcard: str
+    shoe: list[str] | None  # secret: the shuffled shoe, in dealing order
+    withheld: bool = False
+
+    kind = DEAL
+    seat = None
+    secret = ("shoe",)
+
+    def to_json(self) -> dict[str, Any]:
+        return self._json(self.withheld)
+
+    def public_json(self) -> dict[str, Any]:
+        return self._json(True)
+
+    def public(self) -> Dealt:
+        return self if self.withheld else replace(self, shoe=None, withheld=True)
+
+    def _json(self, hide: bool) -> dict[str, Any]:
+        out = {"type": "deal", "hand": self.hand, "dealer": self.dealer, "contract": self.contract,
+               "deal_size": self.deal_size, "upcard": self.upcard}
+        if not hide:
+            out["shoe"] = self.shoe
+        return out
 
 
-# Which keys of each kind are secret (and of a draw from the stock, DRAW_SECRET).
-SECRETS: dict[str, tuple[str, ...]] = {
-    MATCH_START: ("seed",),  # the seed would reveal every shuffle
-    DEAL: ("shoe",),
-    BUY: ("penalty_cards",),
-    RESHUFFLE: ("order",),
-}
+@record
+class Drew:
+    """A draw; the card is secret when it came from the stock."""
+
+    hand: int
+    seat: int
+    source: DrawSource
+    card: str | None
+    withheld: bool = False
+
+    kind = DRAW
+
+    @property
+    def secret(self) -> tuple[str, ...]:
+        return ("card",) if self.source == "stock" else ()
+
+    def to_json(self) -> dict[str, Any]:
+        if self.withheld:
+            return {"type": "draw", "hand": self.hand, "seat": self.seat, "source": self.source}
+        return {"type": "draw", "hand": self.hand, "seat": self.seat, "source": self.source, "card": self.card}
+
+    def public_json(self) -> dict[str, Any]:
+        if self.source == "stock":
+            return {"type": "draw", "hand": self.hand, "seat": self.seat, "source": self.source}
+        return self.to_json()
+
+    def public(self) -> Drew:
+        if self.withheld or self.source != "stock":
+            return self
+        return Drew(self.hand, self.seat, self.source, None, True)
 
 
-DRAW_SECRET = ("card",)
+@record
+class Declined:
+    """The player to move took from the stock instead of the upcard."""
+
+    hand: int
+    seat: int
+    card: str  # the upcard declined
+
+    kind = DECLINE
+    secret = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "decline", "hand": self.hand, "seat": self.seat, "card": self.card}
+
+    public_json = to_json
+
+    def public(self) -> Declined:
+        return self
 
 
-def secret_keys(kind: str, data: dict[str, Any]) -> tuple[str, ...]:
-    if kind == DRAW and data.get("source") == "stock":
-        return DRAW_SECRET
-    return SECRETS.get(kind, ())
+@record
+class Bought:
+    hand: int
+    seat: int
+    card: str
+    penalty: int  # how many stock cards came with it
+    penalty_cards: list[str] | None  # secret: which
+    buys_left: int
+    withheld: bool = False
+
+    kind = BUY
+    secret = ("penalty_cards",)
+
+    def to_json(self) -> dict[str, Any]:
+        return self._json(self.withheld)
+
+    def public_json(self) -> dict[str, Any]:
+        return self._json(True)
+
+    def public(self) -> Bought:
+        return self if self.withheld else replace(self, penalty_cards=None, withheld=True)
+
+    def _json(self, hide: bool) -> dict[str, Any]:
+        out = {"type": "buy", "hand": self.hand, "seat": self.seat, "card": self.card, "penalty": self.penalty}
+        if not hide:
+            out["penalty_cards"] = self.penalty_cards
+        out["buys_left"] = self.buys_left
+        return out
+
+
+@record
+class WentDown:
+    hand: int
+    seat: int
+    melds: list[dict[str, Any]]  # each new table meld's JSON (TableMeld.to_json)
+
+    kind = GO_DOWN
+    secret = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "go_down", "hand": self.hand, "seat": self.seat, "melds": self.melds}
+
+    public_json = to_json
+
+    def public(self) -> WentDown:
+        return self
+
+
+@record
+class LaidOff:
+    hand: int
+    seat: int
+    meld: int
+    card: str
+    end: str | None  # "low" or "high" on a run; None on a set
+    result: list[str]  # the meld's cards after
+
+    kind = LAY_OFF
+    secret = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "lay_off", "hand": self.hand, "seat": self.seat, "meld": self.meld, "card": self.card,
+                "end": self.end, "result": self.result}
+
+    public_json = to_json
+
+    def public(self) -> LaidOff:
+        return self
+
+
+@record
+class Swapped:
+    hand: int
+    seat: int
+    meld: int
+    card: str  # the natural card put in
+    took: str  # the wild card taken out
+
+    kind = SWAP
+    secret = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "swap", "hand": self.hand, "seat": self.seat, "meld": self.meld, "card": self.card,
+                "took": self.took}
+
+    public_json = to_json
+
+    def public(self) -> Swapped:
+        return self
+
+
+@record
+class Discarded:
+    hand: int
+    seat: int
+    card: str
+
+    kind = DISCARD
+    secret = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "discard", "hand": self.hand, "seat": self.seat, "card": self.card}
+
+    public_json = to_json
+
+    def public(self) -> Discarded:
+        return self
+
+
+@record
+class WentOut:
+    hand: int
+    seat: int
+
+    kind = GO_OUT
+    secret = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "go_out", "hand": self.hand, "seat": self.seat}
+
+    public_json = to_json
+
+    def public(self) -> WentOut:
+        return self
+
+
+@record
+class Reshuffled:
+    hand: int
+    cards: int
+    order: list[str] | None  # secret: the new stock, top first
+    withheld: bool = False
+
+    kind = RESHUFFLE
+    seat = None
+    secret = ("order",)
+
+    def to_json(self) -> dict[str, Any]:
+        return self._json(self.withheld)
+
+    def public_json(self) -> dict[str, Any]:
+        return self._json(True)
+
+    def public(self) -> Reshuffled:
+        return self if self.withheld else replace(self, order=None, withheld=True)
+
+    def _json(self, hide: bool) -> dict[str, Any]:
+        out = {"type": "reshuffle", "hand": self.hand, "cards": self.cards}
+        if not hide:
+            out["order"] = self.order
+        return out
+
+
+@record
+class HandEnded:
+    hand: int
+    seat: int | None  # who went out; None if the stock ran out or the turns did
+    reason: str  # "out", "stock" or "turn_cap"
+    scores: list[int]
+    totals: list[int]
+
+    kind = HAND_END
+    secret = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "hand_end", "hand": self.hand}
+        if self.seat is not None:
+            out["seat"] = self.seat
+        out["reason"] = self.reason
+        out["scores"] = self.scores
+        out["totals"] = self.totals
+        return out
+
+    public_json = to_json
+
+    def public(self) -> HandEnded:
+        return self
+
+
+@record
+class MatchEnded:
+    hand: int
+    totals: list[int]
+    places: list[int]
+
+    kind = MATCH_END
+    seat = None
+    secret = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "match_end", "hand": self.hand, "totals": self.totals, "places": self.places}
+
+    public_json = to_json
+
+    def public(self) -> MatchEnded:
+        return self
+
+
+Event = (MatchStarted | Dealt | Drew | Declined | Bought | WentDown | LaidOff | Swapped | Discarded | WentOut
+         | Reshuffled | HandEnded | MatchEnded)
+
+# The record class of each kind, by its wire text.
+EVENT_TYPES: dict[str, type[Event]] = {cls.kind.value: cls for cls in (
+    MatchStarted, Dealt, Drew, Declined, Bought, WentDown, LaidOff, Swapped, Discarded, WentOut,
+    Reshuffled, HandEnded, MatchEnded)}
+_SOURCES = {s.value: s for s in DrawSource}
+# What a public form withholds, by class (a draw's card: only from the stock).
+_SECRETS: dict[type, tuple[str, ...]] = {cls: cls.secret for cls in (MatchStarted, Dealt, Bought, Reshuffled)}
+_DRAW_SECRET = ("card",)
+
+
+def event_from_json(obj: Mapping[str, Any]) -> Event:
+    """The event a JSON object (full or public form) describes; ValueError
+    names what is wrong with one that describes none."""
+    cls = EVENT_TYPES.get(obj.get("type"))  # type: ignore[arg-type]  # a miss is None, as for any key
+    if cls is None:
+        raise ValueError(f"unknown event type {obj.get('type')!r}")
+    names = [f.name for f in fields(cls) if f.name != "withheld"]
+    unknown = obj.keys() - {"type", *names}
+    if unknown:
+        raise ValueError(f"{cls.kind} event: unknown field(s) {', '.join(sorted(map(repr, unknown)))}")
+    secret = _DRAW_SECRET if cls is Drew and obj.get("source") == "stock" else _SECRETS.get(cls, ())
+    withheld = any(name not in obj for name in secret)
+    args: list[Any] = []
+    for name in names:
+        if name in obj:
+            args.append(obj[name])
+        elif name in secret or name == "seat":
+            args.append(None)
+        else:
+            raise ValueError(f"{cls.kind} event: missing field {name!r}")
+    if cls is Drew:
+        args[2] = _SOURCES[args[2]]
+    if withheld:
+        args.append(True)
+    return cls(*args)

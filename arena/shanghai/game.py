@@ -27,22 +27,75 @@ from .actions import BUY, DRAW, PLAY, STOCK, UPCARD, Action, Buy, Draw, Play, ac
 from .cards import Card, make_shoe, sort_key
 from .chance import Chance, RecordedChance, SeededChance
 from .errors import IllegalAction, RulesetError
-from .events import DRAW_SECRET, Event, secret_keys
+from .events import (
+    Bought,
+    Dealt,
+    Declined,
+    Discarded,
+    Drew,
+    Event,
+    HandEnded,
+    MatchEnded,
+    MatchStarted,
+    Reshuffled,
+    WentOut,
+)
 from .plays import Staged, check_play
 from .ruleset import Ruleset
 from .view import Decision, History, TableMeld, View, places_of
+from .vocab import DecisionKind
 
 __all__ = ["Game", "Decision", "TableMeld", "View", "places_of", "OVER"]
 
-OVER = "over"
+OVER = None  # the phase once the match is over: no decision is pending
 _new = object.__new__
 
 # Which decision each action type answers (exact types: action classes cannot be subclassed).
-_KIND_OF: dict[type, str] = {Draw: DRAW, Buy: BUY, Play: PLAY}
+_KIND_OF: dict[type, DecisionKind] = {Draw: DRAW, Buy: BUY, Play: PLAY}
 
 
 class Game:
-    """A match of Shanghai Rummy between ``players`` seats."""
+    """A match of Shanghai Rummy between ``players`` seats.
+
+    A new seeded match is dealt at once; ``decision()`` says who decides what:
+
+    >>> from arena.shanghai.actions import Draw, STOCK, UPCARD, discard_only
+    >>> from arena.shanghai.ruleset import Ruleset
+    >>> game = Game.seeded(Ruleset.preset("shanghai"), players=3, seed=7)
+    >>> game.decision()
+    Decision(seat=1, kind='draw', options=('upcard', 'stock'))
+
+    ``view(seat)`` is all that seat may know; its events are public forms:
+
+    >>> view = game.view(1)
+    >>> view.contract.text, len(view.hand), view.upcard
+    ('2S3', 11, Card(KC))
+    >>> view.history[0]
+    Dealt(hand=1, dealer=0, contract='2S3', deal_size=11, upcard='KC', shoe=None, withheld=True)
+
+    ``legal_reason`` says why an action would be refused; ``apply`` applies
+    a legal one (or raises ``IllegalAction``) and logs its events:
+
+    >>> game.legal_reason(Draw(UPCARD), seat=0)
+    "it is seat 1's decision (draw), not seat 0's"
+    >>> game.apply(Draw(UPCARD), seat=1)
+    >>> game.log[-1]
+    Drew(hand=1, seat=1, source='upcard', card='KC', withheld=False)
+    >>> d = game.decision()
+    >>> d.kind, len(d.options)
+    ('play', 12)
+    >>> game.apply(discard_only(d.options[0]))
+    >>> game.log[-1], game.decision().seat
+    (Discarded(hand=1, seat=1, card='2C'), 2)
+
+    The record replays to the same events; scores are kept per hand
+    (``hand_scores``) and in ``totals``, ranked by ``places()``:
+
+    >>> Game.from_record(game.to_record()).log == game.log
+    True
+    >>> game.totals, game.places()
+    ([0, 0, 0], [1, 1, 1])
+    """
 
     def __init__(self, rules: Ruleset, players: int, chance: Chance, seed: int | None = None) -> None:
         if not 2 <= players <= 8:
@@ -74,7 +127,7 @@ class Game:
         self.turn = 0
         self.turns = 0
         self.reshuffles = 0
-        self.phase = DRAW
+        self.phase: DecisionKind | None = DRAW     # None: OVER
         self.declined = False
         self.buy_queue: list[int] = []
         self.hand_scores: list[list[int]] = []
@@ -87,7 +140,7 @@ class Game:
         self.actions: list[tuple[int, Action]] = []
         self._decision: Decision | None = None
         # Draw and buy decisions are few distinct values: made once, shared.
-        self._decisions: dict[tuple[int, str, bool], Decision] = {}
+        self._decisions: dict[tuple[int, DecisionKind, bool], Decision] = {}
         # Buy windows offer seats in an order that only depends on who is first.
         self._orders = [[(first + i) % players for i in range(players)] for first in range(players)]
         self._buys_left: tuple[int, ...] | None = None  # view()'s, until a buy or a new hand
@@ -95,7 +148,7 @@ class Game:
         self._melds_view: tuple[list[TableMeld], tuple[TableMeld, ...]] = ([], ())
         self._scores_view: tuple[int, tuple[tuple[int, ...], ...], tuple[int, ...]] = (-1, (), ())
         self._history_view = History([])
-        self._emit(ev.MATCH_START, None, players=players, rules=rules.to_mapping(), seed=seed)
+        self._emit(MatchStarted(0, players, rules.to_mapping(), seed))
         self._start_hand()
 
     @classmethod
@@ -107,7 +160,7 @@ class Game:
     # -- queries ---------------------------------------------------------------
     @property
     def over(self) -> bool:
-        return self.phase == OVER
+        return self.phase is OVER
 
     def decision(self) -> Decision | None:
         # Cached: the match loop, apply() and view() all ask for it each step.
@@ -120,7 +173,7 @@ class Game:
         if phase == PLAY:
             # the hand is in hand order: its distinct cards, in that order
             return Decision(self.turn, PLAY, tuple(dict.fromkeys(self.hands[self.turn])))
-        if phase == OVER:
+        if phase is OVER:
             return None
         seat = self.buy_queue[0] if phase == BUY else self.turn
         key = (seat, phase, self.upcard_live)
@@ -259,12 +312,12 @@ class Game:
             c = self.pile.pop()
             self.upcard_live = False
             insort(self.hands[seat], c, key=sort_key)
-            self._public(ev.DRAW, seat, {"source": UPCARD, "card": c.text})
+            self._public(Drew(self.hand_no, seat, UPCARD, c.text))
             self.phase = PLAY
             return
         if not self.down[seat] and self.upcard_live:
             self.declined = True
-            self._public(ev.DECLINE, seat, {"card": self.pile[-1].text})
+            self._public(Declined(self.hand_no, seat, self.pile[-1].text))
             self._open_buy_window()
         else:
             self._draw_stock(seat)
@@ -277,8 +330,8 @@ class Game:
         insort(self.hands[seat], c, key=sort_key)
         # the card drawn is the referee's secret: the public form leaves it out
         hand_no = self.hand_no
-        self.log.append(Event(ev.DRAW, hand_no, seat, {"source": STOCK, "card": c.text}, DRAW_SECRET))
-        self.public.append(Event(ev.DRAW, hand_no, seat, {"source": STOCK}, ()))
+        self.log.append(Drew(hand_no, seat, STOCK, c.text))
+        self.public.append(Drew(hand_no, seat, STOCK, None, True))
         self.phase = PLAY
 
     def _buy_order(self) -> list[int]:
@@ -322,10 +375,8 @@ class Game:
             insort(hand, got, key=sort_key)
         self.buys[seat] += 1
         self._buys_left = None
-        self._emit(
-            ev.BUY, seat, card=c.text, penalty=len(penalty), penalty_cards=[p.text for p in penalty],
-            buys_left=self.rules.buy_limit(self.hand_no - 1) - self.buys[seat],
-        )
+        self._emit(Bought(self.hand_no, seat, c.text, len(penalty), [p.text for p in penalty],
+                          self.rules.buy_limit(self.hand_no - 1) - self.buys[seat]))
         self._close_buy_window()
 
     def _stock_card(self) -> Card | None:
@@ -336,7 +387,7 @@ class Game:
                 self.pile = [top]
                 self.stock = order[::-1]
                 self.reshuffles += 1
-                self._emit(ev.RESHUFFLE, None, cards=len(order), order=[c.text for c in order])
+                self._emit(Reshuffled(self.hand_no, len(order), [c.text for c in order]))
             else:
                 self._end_hand(None, "stock")
                 return None
@@ -353,17 +404,17 @@ class Game:
         self.hands[seat] = hand
         self.melds = staged.melds
         self.down[seat] = staged.down
-        for kind, data in staged.pending:  # go_down, lay_off, swap: nothing secret
-            self._public(kind, seat, data)
+        for e in staged.pending:  # go_down, lay_off, swap: nothing secret
+            self._public(e)
         if not hand:
-            self._emit(ev.GO_OUT, seat)
+            self._public(WentOut(self.hand_no, seat))
             self._end_hand(seat, "out")
             return
         assert play.discard is not None
         self.pile.append(play.discard)
         self.upcard_live = True
         self.discarder = seat
-        self._public(ev.DISCARD, seat, {"card": play.discard.text})
+        self._public(Discarded(self.hand_no, seat, play.discard.text))
         self.turns += 1
         if self.turns >= self.rules.turn_cap_per_player * self.n:
             self._end_hand(None, "turn_cap")
@@ -405,10 +456,7 @@ class Game:
         self.turn = (self.dealer + 1) % self.n
         self.public = []
         contract = self.rules.contract(self.hand_no - 1)
-        self._emit(
-            ev.DEAL, None, dealer=self.dealer, contract=contract.text, deal_size=size,
-            upcard=order[k].text, shoe=[c.text for c in order],
-        )
+        self._emit(Dealt(self.hand_no, self.dealer, contract.text, size, order[k].text, [c.text for c in order]))
         self._begin_turn()
 
     def _end_hand(self, winner: int | None, reason: str) -> None:
@@ -417,24 +465,21 @@ class Game:
         self.winners.append(winner)
         for s in range(self.n):
             self.totals[s] += scores[s]
-        self._emit(ev.HAND_END, winner, reason=reason, scores=scores, totals=list(self.totals))
+        self._public(HandEnded(self.hand_no, winner, reason, scores, list(self.totals)))
         if self.hand_no >= self.rules.hands:
             self.phase = OVER
-            self._emit(ev.MATCH_END, None, totals=list(self.totals), places=self.places())
+            self._public(MatchEnded(self.hand_no, list(self.totals), self.places()))
         else:
             self._start_hand()
 
-    def _emit(self, kind: str, seat: int | None, **data: Any) -> None:
-        secret = secret_keys(kind, data)
-        e = Event(kind, self.hand_no, seat, data, secret)
+    def _emit(self, e: MatchStarted | Dealt | Bought | Reshuffled) -> None:
+        """Record an event with a secret: the log keeps it whole, the hand's
+        public events its public form."""
         self.log.append(e)
-        self.public.append(e.public() if secret else e)
+        self.public.append(e.public())
 
-    def _public(self, kind: str, seat: int, data: dict[str, Any]) -> None:
-        """``_emit`` of an event with nothing secret (draws from the upcard,
-        declines, plays, discards: every action emits one or two), without
-        keyword arguments or a look-up of its secret keys."""
-        e = Event(kind, self.hand_no, seat, data, ())
+    def _public(self, e: Event) -> None:
+        """Record an event with nothing secret (every action emits one or two)."""
         self.log.append(e)
         self.public.append(e)
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from bisect import insort
 from collections import Counter
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from . import events as ev
 from .actions import GoDown, LayOff, MeldCards, Play, Swap
 from .cards import Card, cards_text, sort_key
+from .events import LaidOff, Swapped, WentDown
 from .melds import Meld, guess_kind, lay_off_or_reason, meld_or_reason, swap_or_reason
 from .ruleset import RUN, SET, Ruleset
 from .view import TableMeld
@@ -27,7 +27,7 @@ class Staged(NamedTuple):
     hand: list[Card]
     melds: list[TableMeld]
     down: bool
-    pending: list[tuple[str, dict[str, Any]]]
+    pending: list[WentDown | LaidOff | Swapped]
 
 
 def build_meld(mc: MeldCards, wild_deuces: bool) -> Meld | str:
@@ -88,7 +88,7 @@ def table_meld(melds: list[TableMeld], idx: int) -> TableMeld | str:
 
 
 def _go_down(step: GoDown, hand: list[Card], melds: list[TableMeld], seat: int, rules: Ruleset,
-             hand_no: int) -> dict[str, Any] | str:
+             hand_no: int) -> WentDown | str:
     built: list[Meld] = []
     for mc in step.melds:
         m = build_meld(mc, rules.wild_deuces)
@@ -105,7 +105,7 @@ def _go_down(step: GoDown, hand: list[Card], melds: list[TableMeld], seat: int, 
                 return reason
     placed = [TableMeld(len(melds) + i, seat, m) for i, m in enumerate(built)]
     melds.extend(placed)
-    return {"melds": [t.to_json() for t in placed]}
+    return WentDown(hand_no, seat, [t.to_json() for t in placed])
 
 
 def _meld_and_card(step: LayOff | Swap, hand: list[Card], melds: list[TableMeld]) -> TableMeld | str:
@@ -117,7 +117,8 @@ def _meld_and_card(step: LayOff | Swap, hand: list[Card], melds: list[TableMeld]
     return target if reason is None else reason
 
 
-def _lay_off(step: LayOff, hand: list[Card], melds: list[TableMeld], wd: bool) -> dict[str, Any] | str:
+def _lay_off(step: LayOff, hand: list[Card], melds: list[TableMeld], wd: bool, seat: int,
+             hand_no: int) -> LaidOff | str:
     target = _meld_and_card(step, hand, melds)
     if isinstance(target, str):
         return target
@@ -126,10 +127,11 @@ def _lay_off(step: LayOff, hand: list[Card], melds: list[TableMeld], wd: bool) -
         return new
     melds[target.id] = TableMeld(target.id, target.owner, new)
     end = None if new.kind == SET else ("high" if new.rank == target.meld.rank else "low")
-    return {"meld": target.id, "card": step.card.text, "end": end, "result": [c.text for c in new.cards]}
+    return LaidOff(hand_no, seat, target.id, step.card.text, end, [c.text for c in new.cards])
 
 
-def _swap(step: Swap, hand: list[Card], melds: list[TableMeld], wd: bool) -> dict[str, Any] | str:
+def _swap(step: Swap, hand: list[Card], melds: list[TableMeld], wd: bool, seat: int,
+          hand_no: int) -> Swapped | str:
     target = _meld_and_card(step, hand, melds)
     if isinstance(target, str):
         return target
@@ -139,7 +141,7 @@ def _swap(step: Swap, hand: list[Card], melds: list[TableMeld], wd: bool) -> dic
     new, wild = done
     melds[target.id] = TableMeld(target.id, target.owner, new)
     insort(hand, wild, key=sort_key)  # a seat's hand stays in hand order
-    return {"meld": target.id, "card": step.card.text, "took": wild.text}
+    return Swapped(hand_no, seat, target.id, step.card.text, wild.text)
 
 
 def check_play(play: Play, hand: list[Card], melds: list[TableMeld], was_down: bool, seat: int,
@@ -158,30 +160,27 @@ def check_play(play: Play, hand: list[Card], melds: list[TableMeld], was_down: b
     melds = list(melds)
     down = was_down
     swapped = False
-    pending: list[tuple[str, dict[str, Any]]] = []
+    pending: list[WentDown | LaidOff | Swapped] = []
     wd = rules.wild_deuces
     for step in play.steps:
-        data: dict[str, Any] | str
+        done: WentDown | LaidOff | Swapped | str
         if isinstance(step, GoDown):
             if down:
                 return "you are already down: no new melds after going down (lay off instead)"
-            data = _go_down(step, hand, melds, seat, rules, hand_no)
-            kind = ev.GO_DOWN
-            down = not isinstance(data, str)
+            done = _go_down(step, hand, melds, seat, rules, hand_no)
+            down = not isinstance(done, str)
         elif isinstance(step, LayOff):
             if not down:
                 return f"you cannot lay off {step.card}: lay-offs come only after going down"
-            data = _lay_off(step, hand, melds, wd)
-            kind = ev.LAY_OFF
+            done = _lay_off(step, hand, melds, wd, seat, hand_no)
         elif isinstance(step, Swap):
-            data = _swap(step, hand, melds, wd)
-            kind = ev.SWAP
+            done = _swap(step, hand, melds, wd, seat, hand_no)
             swapped = True
         else:  # pragma: no cover - the type union is closed
             return f"unknown step {step!r}"
-        if isinstance(data, str):
-            return data
-        pending.append((kind, data))
+        if isinstance(done, str):
+            return done
+        pending.append(done)
     if swapped and not was_down and not down:
         return ("you swapped a wild card but did not go down: a player who is not down must go down "
                 "in the turn they swap")

@@ -15,6 +15,7 @@ from .events import Event
 from .melds import Meld
 from .record import record
 from .ruleset import Contract, Ruleset
+from .vocab import DecisionKind
 
 TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ class Decision:
     """Who must decide what. ``options`` lists the legal choices where they are few."""
 
     seat: int
-    kind: str  # DRAW, BUY or PLAY
+    kind: DecisionKind
     options: tuple[Any, ...]
 
 
@@ -153,5 +154,9 @@ def _options_json(d: Decision) -> list[Any]:
 
 
 def places_of(totals: Sequence[int]) -> list[int]:
-    """Competition ranking, lowest total first; equal totals share a place."""
+    """Competition ranking, lowest total first; equal totals share a place.
+
+    >>> places_of([30, 10, 30, 45])
+    [2, 1, 2, 4]
+    """
     return [1 + sum(1 for u in totals if u < t) for t in totals]
