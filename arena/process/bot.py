@@ -41,18 +41,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-from ..jsonline import NO_ID, JSONLineError, JSONObject
+from ..jsonline import JSONObject
 from . import cgroups, sandbox
 from .errors import BotFailure, BotTimeout
-from .exchange import WIRE_DEBUG, Decode, LineExchange
+from .exchange import Decode, LineExchange
 from .limits import WATCHDOG
 from .procfs import CHILDREN_LISTS
 from .spawn import ProcessStart
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats
 from .stderr import LazyLog, StderrReader, Wakeup
-from .streams import LINE, StdoutReader
-from .turns import PER_TURN_SLACK, Pauser, TurnClock
+from .streams import StdoutReader
+from .turns import Pauser, TurnClock
 
 LOG = logging.getLogger(__name__)
 
@@ -232,17 +232,7 @@ class BotProcess(ProcessStart, LineExchange):
         """Offset in the stderr log where what the bot writes next begins
         (None without a log): taken before each request, it ties stderr
         lines to decisions.  ``drain``: take in what the pipe holds first."""
-        stderr = self._stderr
-        if stderr is None or drain:
-            return stderr.mark(drain) if stderr is not None else None
-        # StderrReader.mark() inline (once a decision): the lock, so a chunk
-        # its thread has read is stored before the offset is taken.
-        lock = stderr.lock
-        lock.acquire()
-        log = stderr.log_file
-        offset = log.offset if log is not None else None
-        lock.release()
-        return offset
+        return self._stderr.mark(drain) if self._stderr is not None else None
 
     def recv(self, timeout: float, *, since: float | None = None) -> tuple[JSONObject, float]:
         """Wait for the next line (no request sent).  Elapsed time is counted
@@ -266,7 +256,7 @@ class BotProcess(ProcessStart, LineExchange):
             value, elapsed = self._await(t_sent, limit, _request_id(obj), t_start)
         finally:
             if clock is not None:
-                self._end_turn(clock)
+                self._end_turn(clock, time.monotonic())
         return value, elapsed
 
     def request(self, obj: Any, timeout: float | None = None, *,
@@ -315,89 +305,41 @@ class BotProcess(ProcessStart, LineExchange):
         ending in its newline, the request last; ``expect_id`` the id its
         reply must carry (None: any).  The match's path, once a decision:
         every argument may be given by position."""
-        if self._failure is not None or self._closed or self._proc is None:
-            self._check_usable()
+        self._check_usable()
         if timeout is not None:
             allowance, bank = timeout, None
         else:
             allowance, bank = self.time_control.per_decision_seconds, self.bank_remaining
         limit = allowance + (bank or 0.0)
-        reader = self._stdout
-        assert reader is not None
-        ready = reader.poller.poll(0)       # _drain_pending inline: it usually finds nothing
-        if ready:
-            reader.take(ready)
-        if reader.events:
-            self._drain_events()
+        self._drain_pending()
         t_start = time.monotonic()
         clock = self._turns
         if clock is not None:
-            if clock.since is None and not clock.exact:
-                clock.since = t_start      # TurnClock.open, inline: this runs on every decision
-            else:                          # (a suspect's: its CPU since its last reply is read)
-                clock.open(t_start)
+            clock.open(t_start)
         try:
-            # ``_write_data`` and ``_await``, their usual case inline: the pipe
-            # takes all of it, and the first event is the reply line, in time,
-            # with the request's id.  Anything else goes to them.
-            debug = WIRE_DEBUG.get(logging.DEBUG)
-            written = -1
-            if self._pauser is None and debug is False:
-                try:
-                    written = os.write(self._stdin.fileno(), data)
-                except (BlockingIOError, BrokenPipeError):
-                    pass
-            if written == len(data):
-                t_sent = time.monotonic()
-            elif written > 0:
-                t_sent = self._write_rest(self._stdin.fileno(), memoryview(data)[written:],
-                                          len(data), t_start + limit, limit)
-            else:
-                t_sent = self._write_data(data, t_start + limit, limit)
-            deadline = t_sent + limit
-            remaining = deadline - time.monotonic()
-            event = reader.get(remaining if self._has_pidfd or remaining < 0.05 else 0.05)
-            value_id: Any = NO_ID
-            if event is not None:
-                kind, payload, stamp = event
-                if kind == LINE and t_start <= stamp <= deadline:
-                    try:
-                        value, value_id = (decode(payload) if decode is not None
-                                           else self._parse_object(payload))
-                    except JSONLineError:
-                        pass                 # _await says why
-            if value_id is not NO_ID and value_id == expect_id:
-                elapsed = stamp - t_sent if stamp > t_sent else 0.0
-            else:
-                value, elapsed = self._await(t_sent, limit, expect_id, t_start, is_stale_id, decode,
-                                             (remaining, event))
+            t_sent = self._write_data(data, t_start + limit, limit)
+            value, elapsed = self._await(t_sent, limit, expect_id, t_start, is_stale_id, decode)
         except BaseException as exc:
             if isinstance(exc, BotTimeout):
                 self.stats.timeouts += 1
                 if bank is not None:
                     self.bank_remaining = 0.0
             if clock is not None:
-                self._end_turn(clock)
+                self._end_turn(clock, time.monotonic())
             raise
         if clock is not None:
-            if clock.exact:        # a suspect: its CPU is read as its turn ends
-                clock.close(t_sent + elapsed)
-            else:                  # TurnClock.close at the reply's stamp, inline
-                clock.closed += t_sent + elapsed - t_start + PER_TURN_SLACK
-                clock.since = None
-            if clock.caught:
-                self._pause()
+            self._end_turn(clock, t_sent + elapsed)     # its turn ends when its reply came
         if bank is not None and elapsed > allowance:
             self.bank_remaining = max(0.0, bank - (elapsed - allowance))
             LOG.debug("%s: %.3f s over the per-decision time, bank now %.3f s",
                       self.label, elapsed - allowance, self.bank_remaining)
-        self.stats.times.append(elapsed)     # DecisionStats.record, without the call
+        self.stats.record(elapsed)
         return value, elapsed
 
-    def _end_turn(self, clock: TurnClock) -> None:
-        """The bot has answered (or failed to): its turn is over, and a bot
-        caught computing between turns is stopped until its next one."""
-        clock.close(time.monotonic())
+    def _end_turn(self, clock: TurnClock, at: float) -> None:
+        """The bot has answered (or failed to) at ``at``: its turn is over, and
+        a bot caught computing between turns is stopped until its next one."""
+        clock.close(at)
         if clock.caught:
             self._pause()
 

@@ -20,15 +20,10 @@ from typing import Any, cast
 from ..jsonline import NO_ID, JSONLineError, decode_object
 from .errors import BotCrashed, BotFailure, BotMalformed, BotTimeout, excerpt
 from .exits import ProcessExits
-from .streams import EOF, EXIT, LINE, TOOLONG, Event, StdoutReader, debug_cache, log_text
+from .streams import EOF, EXIT, LINE, TOOLONG, StdoutReader, log_text
 from .turns import Pauser
 
 LOG = logging.getLogger(__name__)
-# ``LOG.isEnabledFor(DEBUG)`` without its Python call, on the path of every
-# decision: the logger's own cache of it (cleared in place whenever levels
-# change; no entry until it was asked once).  Every protocol line is logged
-# at DEBUG (``-vv``).
-WIRE_DEBUG = debug_cache(LOG)
 IGNORED_KEPT = 5            # texts of ignored lines kept between two ``take_ignored``
 QUOTED_LINES = 8            # stdout lines quoted in the failure of a bot that exited
 
@@ -183,16 +178,14 @@ class LineExchange(ProcessExits):
 
     def _await(self, t0: float, limit: float, expect_id: Any, not_before: float | None = None,
                is_stale_id: Callable[[Any], bool] | None = None,
-               decode: Decode | None = None,
-               first: tuple[float, Event | None] | None = None) -> tuple[Any, float]:
+               decode: Decode | None = None) -> tuple[Any, float]:
         """Next reply line, timed from ``t0``.  Lines read before ``not_before``
         (when the request started to be written) cannot be its reply.  A reply
         may be stamped a hair before ``t0`` (the bot answered before the
         writing thread took its timestamp): that counts as 0 s.  Without
         ``not_before`` no drain came first: lines already waiting in the pipe
         came while nobody waited for them, and count as come at ``t0``
-        (``StdoutReader.waiting``).  ``first``: the seconds that were left and
-        the event ``get`` gave then, already taken (``request_data``)."""
+        (``StdoutReader.waiting``)."""
         reader = self._stdout
         assert reader is not None
         if not_before is None:
@@ -201,13 +194,9 @@ class LineExchange(ProcessExits):
         wrong_ids = 0
         pidfd = self._has_pidfd
         while True:
-            if first is not None:
-                remaining, event = first
-                first = None
-            else:
-                remaining = deadline - time.monotonic()
-                # No pidfd: look at the process every 50 ms.  (``get`` waits not at all for <= 0.)
-                event = reader.get(remaining if pidfd or remaining < 0.05 else 0.05)
+            remaining = deadline - time.monotonic()
+            # No pidfd: look at the process every 50 ms.  (``get`` waits not at all for <= 0.)
+            event = reader.get(remaining if pidfd or remaining < 0.05 else 0.05)
             if event is None:
                 if not pidfd and self._leader_exited():
                     raise self._died(EXIT) from None
