@@ -37,7 +37,7 @@ def one_try(mode: str, options: list[str], seconds: float, gap: float) -> float 
     bot.start()
     try:
         bot.handshake({"type": "start", "id": 0})
-        clock = bot._turns
+        clock = bot.pipe._turns
         assert clock is not None
         t0 = time.monotonic()
         n = 1

@@ -424,7 +424,7 @@ def test_watchdog_reads_only_the_sandboxed_bots_own_processes(spawn, monkeypatch
     reply, _ = bot.request({"id": 1}, timeout=10)
     watchdog = limits.MemoryWatchdog()
     watchdog.register(bot.pid, "forker", 500, lambda reason: None,
-                      limits.pid_namespace(bot._sandbox_init), max_processes=1)
+                      limits.pid_namespace(bot.pipe._sandbox_init), max_processes=1)
 
     def no_scan():
         raise AssertionError("the whole of /proc was scanned")

@@ -78,7 +78,7 @@ def test_the_bot_cgroup_is_removed_with_the_bot() -> None:
                    sandbox=SandboxPolicy("none"))
     bot = BotProcess(spec, time_control=TimeControl(startup_seconds=30))
     bot.start()
-    group = bot._cgroup
+    group = bot.pipe._cgroup
     try:
         bot.request({"id": 1}, timeout=20)
         if cgroups.backend() is None:

@@ -51,10 +51,10 @@ def off_turn_children_cpu(bot: BotProcess, enough: float) -> float:
     """Requests 0.1 s apart (the other bots' turns) until the bot is caught
     computing between its turns, or its children have used ``enough`` CPU
     seconds between its turns (or ``WAIT`` has passed): the CPU they used."""
-    assert bot._turns is not None
+    assert bot.pipe._turns is not None
     n, cpu = 1, 0.0
     deadline = time.monotonic() + WAIT
-    while not bot._turns.caught and cpu < enough and time.monotonic() < deadline:
+    while not bot.pipe._turns.caught and cpu < enough and time.monotonic() < deadline:
         reply, _elapsed = bot.request({"type": "request", "id": n})
         cpu = float(reply["cpu"])
         n += 1
@@ -67,7 +67,7 @@ def test_children_waited_for_count_as_computing_between_turns(tmp_path: Path) ->
     bot = start_children_bot(tmp_path)
     try:
         cpu = off_turn_children_cpu(bot, enough=1.0)
-        assert bot._turns is not None and bot._turns.caught, \
+        assert bot.pipe._turns is not None and bot.pipe._turns.caught, \
             f"children used {cpu:.2f} s of CPU between the bot's turns unseen"
     finally:
         bot.close(grace=0.5, term_grace=0.2)
@@ -86,8 +86,8 @@ def test_children_reaped_by_the_kernel_count_as_computing_between_turns(tmp_path
     bot = start_children_bot(tmp_path, "--autoreap")
     try:
         cpu = off_turn_children_cpu(bot, enough=0.5)
-        assert bot._turns is not None
-        seen = bot._turns.off_turn
+        assert bot.pipe._turns is not None
+        seen = bot.pipe._turns.off_turn
         assert seen >= cpu / 2, f"children used {cpu:.2f} s of CPU between the bot's turns; " \
                                 f"{seen:.2f} s of it was seen"
     finally:

@@ -70,33 +70,33 @@ def ask(bot: BotProcess, n: int) -> int:
 
 def assert_never_caught(bot: BotProcess, requests: int, pause: float) -> None:
     """``requests`` requests with ``pause`` between them: the bot is never caught or stopped."""
-    assert bot._turns is not None
+    assert bot.pipe._turns is not None
     for n in range(1, requests + 1):
         ask(bot, n)
         time.sleep(pause)
-    assert not bot._turns.caught and bot._pauser is None
+    assert not bot.pipe._turns.caught and bot.pipe._pauser is None
 
 
 def play_until_caught(bot: BotProcess, pause: float = 0.1, why: str = "") -> int:
     """Requests with ``pause`` between them (the other bots' turns) until the
     watchdog has caught the bot; the next request id."""
-    assert bot._turns is not None
+    assert bot.pipe._turns is not None
     n = 1
     deadline = time.monotonic() + WAIT
-    while not bot._turns.caught and time.monotonic() < deadline:
+    while not bot.pipe._turns.caught and time.monotonic() < deadline:
         ask(bot, n)
         n += 1
         time.sleep(pause)
-    assert bot._turns.caught, f"a bot computing between its turns was not caught{why}"
+    assert bot.pipe._turns.caught, f"a bot computing between its turns was not caught{why}"
     return n
 
 
 def bot_pids(bot: BotProcess) -> list[int]:
     """The bot's own processes: in the sandbox, not bubblewrap's two."""
     assert bot.pid is not None
-    if bot._sandbox_init is None:
+    if bot.pipe._sandbox_init is None:
         return [bot.pid]
-    return [p.pid for p in procfs.process_tree(bot._sandbox_init) if p.pid != bot._sandbox_init]
+    return [p.pid for p in procfs.process_tree(bot.pipe._sandbox_init) if p.pid != bot.pipe._sandbox_init]
 
 
 def states(pid: int) -> set[str]:
@@ -335,18 +335,18 @@ def test_work_after_end_is_the_bots_own_time(tmp_path: Path) -> None:
     turn; the same work on a notice the arena sent without it is."""
     bot = start(tmp_path, "--busy-after-end", mode="none")
     try:
-        assert bot._turns is not None
+        assert bot.pipe._turns is not None
         bot.send({"type": "end"}, own_time=True)
         ask(bot, 1)                       # answered after its 0.3 s on 'end'
         time.sleep(0.6)                   # two scans more
-        assert not bot._turns.caught
+        assert not bot.pipe._turns.caught
         # Without it, each 'end' is 0.3 s between turns: the first makes the
         # bot a suspect, the next one is measured (one burst is no habit).
         deadline = time.monotonic() + WAIT
-        while not bot._turns.caught and time.monotonic() < deadline:
+        while not bot.pipe._turns.caught and time.monotonic() < deadline:
             bot.send({"type": "end"})
             time.sleep(0.6)
-        assert bot._turns.caught and bot._turns.off_turn > MEASURED_SLACK, bot._turns.off_turn
+        assert bot.pipe._turns.caught and bot.pipe._turns.off_turn > MEASURED_SLACK, bot.pipe._turns.off_turn
     finally:
         bot.close()
 
@@ -354,7 +354,7 @@ def test_work_after_end_is_the_bots_own_time(tmp_path: Path) -> None:
 def test_turn_guard_off_lets_a_bot_compute_between_turns(tmp_path: Path) -> None:
     bot = start(tmp_path, "--thread", mode="none", guard=False)
     try:
-        assert bot._turns is None
+        assert bot.pipe._turns is None
         ask(bot, 1)
         time.sleep(0.6)
         assert states(bot_pids(bot)[0]) - {"t", "T"}     # running, not stopped
@@ -366,14 +366,14 @@ def test_turn_guard_off_lets_a_bot_compute_between_turns(tmp_path: Path) -> None
 def test_a_bot_computing_a_little_all_the_time_is_caught(tmp_path: Path, mode: str) -> None:
     bot = start(tmp_path, "--duty", "5", mode=mode)     # 12.5 ms a scan: under the slack of one
     try:
-        assert bot._turns is not None
+        assert bot.pipe._turns is not None
         n = 1
         deadline = time.monotonic() + 4 * WAIT
-        while not bot._turns.caught and time.monotonic() < deadline:
+        while not bot.pipe._turns.caught and time.monotonic() < deadline:
             ask(bot, n)
             n += 1
             time.sleep(0.3)
-        assert bot._turns.caught
+        assert bot.pipe._turns.caught
         ask(bot, n)                                  # stopped after this reply
         assert set().union(*wait_stopped(bot_pids(bot)).values()) <= {"t", "T"}
     finally:
@@ -392,11 +392,11 @@ def test_a_pooled_bot_computing_while_it_waits_for_its_next_match_is_stopped(tmp
         ask(bot, 1)
         bot.send({"type": "end"}, own_time=True)
         pool.release(handle, keep=True)                  # kept for a later match: parked
-        assert bot._turns is not None
+        assert bot.pipe._turns is not None
         deadline = time.monotonic() + OWN_TIME + WAIT
-        while not bot._turns.caught and time.monotonic() < deadline:
+        while not bot.pipe._turns.caught and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert bot._turns.caught, "a bot computing while parked in the pool was not caught"
+        assert bot.pipe._turns.caught, "a bot computing while parked in the pool was not caught"
         assert set().union(*wait_stopped(bot_pids(bot)).values()) <= {"t", "T"}
         # Its next match: continued, and it plays.
         again, reused = pool.acquire(spec, name="idler", stderr_log=None, time_control=tc, deal=2)
@@ -418,7 +418,7 @@ def test_a_pooled_bot_that_sums_up_within_its_own_time_is_left_alone(tmp_path: P
         bot.send({"type": "end"}, own_time=True)         # 0.3 s of CPU on it
         pool.release(handle, keep=True)
         time.sleep(OWN_TIME + 0.75)                      # and three scans past its own time
-        assert bot._turns is not None and not bot._turns.caught
+        assert bot.pipe._turns is not None and not bot.pipe._turns.caught
 
 
 @pytest.mark.parametrize("mode", [pytest.param("bwrap", marks=needs_bwrap), "none"])

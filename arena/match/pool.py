@@ -49,6 +49,7 @@ from types import TracebackType
 from typing import Any
 
 from ..process import BotFailure, BotProcess, BotSpec, DecisionStats, TimeControl
+from ..process.transport import PipeTransport, TransportFactory
 from .spec import pool_key
 
 LOG = logging.getLogger(__name__)
@@ -99,7 +100,9 @@ def _cpu_seconds(pid: int) -> float | None:
 class BotPool:
     """Keeps bot processes alive between consecutive matches (see module doc)."""
 
-    def __init__(self) -> None:
+    def __init__(self, transport_factory: TransportFactory = PipeTransport) -> None:
+        # How a new bot is reached: its process (a test may give a fake).
+        self.transport_factory = transport_factory
         self._idle: dict[tuple[Any, ...], list[BotHandle]] = {}
         self._out: list[BotHandle] = []     # checked out by a running match
         self.started = 0                    # processes started
@@ -157,7 +160,7 @@ class BotPool:
               label: str | None = None) -> BotHandle:
         """Always a new process (checked out)."""
         proc = BotProcess(spec, name=name, stderr_log=stderr_log, time_control=time_control,
-                          label=label)
+                          label=label, transport=self.transport_factory)
         proc.start()
         self.started += 1
         handle = BotHandle(proc, pool_key(name, spec), matches=1)

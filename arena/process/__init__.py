@@ -4,9 +4,11 @@ Knows nothing about any game: it moves JSON objects, one per line, over a
 bot's stdin/stdout, measures how long the bot takes, enforces time, memory
 and CPU limits, and makes sure no bot process outlives its ``BotProcess``.
 
-Modules: ``spec`` (BotSpec, TimeControl), ``bot`` (BotProcess), ``spawn``
-(starting it: environment, sandbox, limits), ``exchange`` (writing lines,
-awaiting replies), ``turns`` (time between turns, the off-turn CPU guard),
+Modules: ``spec`` (BotSpec, TimeControl), ``bot`` (BotProcess: a transport,
+its stats and time bank), ``transport`` (the Transport interface and
+PipeTransport, the real process), ``spawn`` (starting it: environment,
+sandbox, limits), ``exchange`` (awaiting replies over a transport's events),
+``request`` (a request's allowance and the time bank), ``turns`` (time between turns, the off-turn CPU guard),
 ``exits`` (reaping, exit messages, cleanup), ``interrupts`` (signals while
 a bot runs), ``errors`` (typed failures), ``streams`` (reading stdout, line
 splitting), ``stderr`` (reading stderr into its bounded log), ``limits``
@@ -32,6 +34,7 @@ if TYPE_CHECKING:
     from .spec import BotSpec, TimeControl
     from .stats import DecisionStats
     from .streams import LineSplitter
+    from .transport import PipeTransport, Transport, TransportFactory, TransportSetup
 
 __all__ = [
     "QUIT_MESSAGE", "BotProcess", "BotSpec", "TimeControl", "DecisionStats",
@@ -39,6 +42,7 @@ __all__ = [
     "describe_exit", "group_members", "kill_group", "LineSplitter",
     "Containment", "SandboxPolicy", "SandboxUnavailable",
     "decode_object", "JSONLimits", "JSONLineError", "DEFAULT_LIMITS",
+    "PipeTransport", "Transport", "TransportFactory", "TransportSetup",
 ]
 
 # Where each name lives (PEP 562: loaded on first use).  A process that only
@@ -51,6 +55,8 @@ _MODULE_OF = {
     "describe_exit": ".errors", "group_members": ".procfs", "kill_group": ".procfs",
     "Containment": ".sandbox", "SandboxPolicy": ".sandbox", "SandboxUnavailable": ".sandbox",
     "BotSpec": ".spec", "TimeControl": ".spec", "DecisionStats": ".stats", "LineSplitter": ".streams",
+    "PipeTransport": ".transport", "Transport": ".transport", "TransportFactory": ".transport",
+    "TransportSetup": ".transport",
 }
 
 

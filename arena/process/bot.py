@@ -22,37 +22,31 @@ killing the group ends the whole sandbox, ``setsid()`` escapees included.
 Not thread-safe: one owner thread drives a ``BotProcess`` and reads its
 stdout while it waits for it (the stderr reader thread only writes the log).
 
-The bot is started by ``spawn.ProcessStart``, the lines are moved by
-``exchange.LineExchange`` and the end of the process is handled by
-``exits.ProcessExits``: the parts ``BotProcess`` is built on.
+``BotProcess`` holds a transport (``transport.PipeTransport``: the process,
+its pipes, its turn guard; a test may give a fake), its decision statistics
+and its time bank (``request``); the replies are waited for by
+``exchange``'s functions over the transport's events.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import shutil
-import signal
-import subprocess
-import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-from ..jsonline import NO_ID, JSONLineError, JSONObject
-from . import cgroups, sandbox
-from .errors import BotFailure, BotTimeout
-from .exchange import WIRE_DEBUG, Decode, LineExchange
-from .limits import WATCHDOG
-from .procfs import CHILDREN_LISTS
-from .spawn import ProcessStart
+from ..jsonline import JSONObject
+from . import sandbox
+from .errors import BotCrashed, BotFailure, BotTimeout
+from .exchange import Decode, IgnoredLines, Wait, await_reply, drain_pending
+from .request import TimeBank
 from .spec import BotSpec, TimeControl
 from .stats import DecisionStats
-from .stderr import LazyLog, StderrReader, Wakeup
-from .streams import LINE, StdoutReader
-from .turns import PER_TURN_SLACK, Pauser, TurnClock
+from .transport import PipeTransport, Transport, TransportFactory, TransportSetup, encode_lines
+from .turns import TurnClock
 
 LOG = logging.getLogger(__name__)
 
@@ -61,74 +55,45 @@ SEND_TIMEOUT = 5.0        # default limit for writing a message the bot does not
 TERM_GRACE = 0.5          # after SIGTERM, before SIGKILL
 
 
-class BotProcess(ProcessStart, LineExchange):
-    """A bot program running as a subprocess in its own process group."""
+class BotProcess:
+    """A bot program running as a subprocess in its own process group (or
+    whatever ``transport`` reaches)."""
 
     def __init__(self, spec: BotSpec, *, name: str | None = None,
                  stderr_log: str | os.PathLike[str] | None = None,
-                 time_control: TimeControl | None = None, label: str | None = None) -> None:
+                 time_control: TimeControl | None = None, label: str | None = None,
+                 transport: TransportFactory = PipeTransport) -> None:
         self.spec = spec
         self.name = name or spec.display_name
-        self.label = label or self.name
-        self.stderr_log = stderr_log
         self.time_control = time_control or TimeControl()
         self.stats = DecisionStats()
-        self.bank_remaining: float | None = self.time_control.bank_seconds
-        self.spawn_seconds: float | None = None
-        self.containment: sandbox.Containment | None = None   # set by start()
-        self._sandbox_init: int | None = None    # pid of the sandbox's first process
-        self._cgroup: cgroups.BotCgroup | None = None   # its own cgroup (``cgroups``), if any
-        self._scratch_dir: str | None = None     # this process's scratch (no sandbox)
-        self.stale_lines = 0                 # unsolicited / late / wrong-id lines thrown away
-        self.ignored: list[str] = []         # the first of them since the last take_ignored()
-        self.ignored_since = 0               # how many of them (a match looks at it after each request)
-        # Filled in when the process has been reaped:
-        self.returncode: int | None = None
-        self.exit_description: str | None = None
-        self.cpu_seconds_used: float | None = None
-        self.peak_rss_mb: float | None = None
-
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._wake = Wakeup()
-        self._stdout: StdoutReader | None = None
-        self._stderr: StderrReader | None = None
-        self._finalizer: weakref.finalize | None = None
-        self._has_pidfd = False
-        self._reaped = False
-        self._closed = False
-        self._failure: BotFailure | None = None
-        self._turns: TurnClock | None = None     # held against its CPU time by the watchdog
-        self._pauser: Pauser | None = None       # once it was caught computing between turns
-        # Parked: kept idle by a pool for a later match (``park``).  The lock
-        # makes parking and the watchdog's stopping of a parked bot one step.
-        self._parked = False
-        self._park_lock = threading.Lock()
-        # Appended to by the memory watchdog (a list's bound method, so the
-        # watchdog holds no reference to this object and GC still works).
-        self._kill_reasons: list[str] = []
+        self.bank = TimeBank(self.time_control.bank_seconds)
+        self.lines = IgnoredLines()
+        setup = TransportSetup(self.name, label or self.name, stderr_log,
+                               self.time_control.startup_seconds,
+                               _decisions_taken(weakref.ref(self)))
+        self.transport: Transport = transport(spec, setup)
 
     # ------------------------------------------------------------------ state
     def __repr__(self) -> str:
-        state = ("new" if self._proc is None else "closed" if self._closed
-                 else "dead" if self._reaped else "running")
+        t = self.transport
+        state = ("new" if not t.started else "closed" if t.closed
+                 else "running" if t.alive else "dead")
         return f"<BotProcess {self.name!r} pid={self.pid} {state}>"
+
+    @property
+    def label(self) -> str:
+        return self.transport.label
 
     def relabel(self, label: str) -> None:
         """What the log lines of this process call it from now on (``label``:
         which seat it plays, when several seats run one program); its
         ``name``, which its errors give, is unchanged."""
-        self.label = label
-        for reader in (self._stdout, self._stderr):
-            if reader is not None:
-                reader.bot = label
-        if self._pauser is not None:
-            self._pauser.name = label
-        if self._proc is not None:
-            WATCHDOG.relabel(self._proc.pid, label)
+        self.transport.relabel(label)
 
     @property
     def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
+        return self.transport.pid
 
     @property
     def pgid(self) -> int | None:
@@ -137,41 +102,73 @@ class BotProcess(ProcessStart, LineExchange):
 
     @property
     def alive(self) -> bool:
-        return self._proc is not None and not self._reaped and not self._leader_exited()
+        return self.transport.alive
 
     @property
     def failure(self) -> BotFailure | None:
         """The crash (or write timeout) that made this bot unusable, if any."""
-        return self._failure
+        return self.transport.failure
+
+    @property
+    def bank_remaining(self) -> float | None:
+        return self.bank.remaining
+
+    @bank_remaining.setter
+    def bank_remaining(self, seconds: float | None) -> None:
+        self.bank.remaining = seconds
+
+    @property
+    def stale_lines(self) -> int:
+        """Unsolicited / late / wrong-id lines thrown away so far."""
+        return self.lines.stale
 
     @property
     def off_turn_seconds(self) -> float | None:
         """CPU seconds the bot was seen using between its turns, if it was
         caught at it (it is stopped between its turns since: ``turns``)."""
-        clock = self._turns
+        clock: TurnClock | None = getattr(self.transport, "turns", None)
         return clock.off_turn if clock is not None and clock.caught else None
 
     @property
     def stderr_dropped(self) -> int:
-        return self._stderr.dropped if self._stderr is not None else 0
+        return self.transport.stderr_dropped
 
     @property
     def stderr_tail(self) -> str:
         """The last few KiB the bot wrote on stderr."""
-        return self._stderr.tail_text() if self._stderr is not None else ""
+        return self.transport.stderr_tail
+
+    @property
+    def ignored_since(self) -> int:
+        """Lines thrown away since the last ``take_ignored`` (a match looks
+        at it after each request)."""
+        return self.lines.since
+
+    def take_ignored(self) -> tuple[int, list[str]]:
+        """How many lines were thrown away since the last call, and the first of them."""
+        return self.lines.take()
+
+    def exit_failure(self, timeout: float, line: str | None = None) -> BotCrashed | None:
+        """The crash of a bot whose main process has exited, or exits within
+        ``timeout`` seconds; None if it is still running then (see
+        ``PipeTransport.exit_failure``)."""
+        return self.transport.exit_failure(timeout, line)
 
     # -------------------------------------------------------------- messages
+    def start(self) -> BotProcess:
+        """Start the bot.  Raises ``BotStartupError`` if it cannot be started."""
+        if self.transport.started:
+            raise RuntimeError(f"bot {self.name!r} already started")
+        self.transport.start()
+        return self
+
     def send(self, obj: Any, *, timeout: float | None = None, own_time: bool = False) -> float:
         """Write one JSON line; returns the ``time.monotonic()`` at which it was
         fully written.  ``timeout`` (default ``SEND_TIMEOUT``) only matters if
         the bot stops reading and the pipe fills up.  ``own_time``: the bot
         may compute on what it got until its next request (the end of a
         match, ``quit``), which ``turns`` then counts as its turn."""
-        self._check_usable()
-        limit = SEND_TIMEOUT if timeout is None else timeout
-        if own_time:
-            self._own_time()
-        return self._write(obj, time.monotonic() + limit, limit)
+        return self._send([obj], timeout, own_time)
 
     def send_many(self, objs: Iterable[Any], *, timeout: float | None = None,
                   own_time: bool = False) -> float | None:
@@ -181,92 +178,64 @@ class BotProcess(ProcessStart, LineExchange):
         Returns like ``send``, or None if there was nothing to send."""
         self._check_usable()
         items = list(objs)
-        if not items:
-            return None
+        return self._send(items, timeout, own_time) if items else None
+
+    def _send(self, objs: list[Any], timeout: float | None, own_time: bool) -> float:
+        self._check_usable()
         limit = SEND_TIMEOUT if timeout is None else timeout
         if own_time:
-            self._own_time()
-        return self._write_lines(items, time.monotonic() + limit, limit)
-
-    def _own_time(self) -> None:
-        if self._turns is not None:
-            self._turns.own_time(time.monotonic())
+            self.transport.own_time(time.monotonic())
+        data = encode_lines(objs)
+        return self.transport.write(data, time.monotonic() + limit, limit)
 
     def park(self) -> None:
         """No request comes until ``unpark``: a pool keeps the process for a
         later match while others play on its CPU.  A bot caught computing
         between its turns is stopped until then, now or when the watchdog
         catches it (``turns``)."""
-        with self._park_lock:
-            self._parked = True
-            if self._turns is not None and self._turns.caught:
-                self._pause()
+        self.transport.park()
 
     def unpark(self) -> None:
         """The end of ``park``: requests may come again."""
-        with self._park_lock:
-            self._parked = False
-            if self._pauser is not None:
-                self._pauser.resume()
-
-    def _stop_parked(self) -> None:
-        """The watchdog thread's call while the bot is caught: stopped if parked."""
-        with self._park_lock:
-            if self._parked and not self._closed:
-                self._pause()
+        self.transport.unpark()
 
     def set_stderr_log(self, path: str | os.PathLike[str] | None) -> None:
         """Send the bot's stderr to another file from now on (a process kept
         alive for the next match gets that match's log).  The old file is
         closed; the per-file ``stderr_max_bytes`` budget starts afresh."""
-        log_file = None
-        if path is not None:
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            log_file = LazyLog(path)             # owned by the stderr thread
-        self.stderr_log = path
-        if self._stderr is None or not self._stderr.switch_log(log_file):
-            if log_file is not None:      # the reader has finished: nothing to copy any more
-                log_file.close()
+        self.transport.set_stderr_log(path)
 
     def stderr_mark(self, drain: bool = False) -> int | None:
         """Offset in the stderr log where what the bot writes next begins
         (None without a log): taken before each request, it ties stderr
         lines to decisions.  ``drain``: take in what the pipe holds first."""
-        stderr = self._stderr
-        if stderr is None or drain:
-            return stderr.mark(drain) if stderr is not None else None
-        # StderrReader.mark() inline (once a decision): the lock, so a chunk
-        # its thread has read is stored before the offset is taken.
-        lock = stderr.lock
-        lock.acquire()
-        log = stderr.log_file
-        offset = log.offset if log is not None else None
-        lock.release()
-        return offset
+        return self.transport.stderr_mark(drain)
 
     def recv(self, timeout: float, *, since: float | None = None) -> tuple[JSONObject, float]:
         """Wait for the next line (no request sent).  Elapsed time is counted
         from ``since`` (a value returned by ``send``) or from now."""
         self._check_usable()
         t0 = time.monotonic() if since is None else since
-        return self._await(t0, timeout, None)
+        value: JSONObject
+        value, elapsed = await_reply(self.transport, self.lines, Wait(t0, timeout, None))
+        return value, elapsed
 
     def handshake(self, obj: Any, *, timeout: float | None = None) -> tuple[JSONObject, float]:
         """First request after start: limited by ``startup_seconds``, which
         includes the bot's own start-up; not counted as a decision."""
         self._check_usable()
+        transport = self.transport
         limit = self.time_control.startup_seconds if timeout is None else timeout
-        self._drain_pending()
+        drain_pending(transport, self.lines)
         t_start = time.monotonic()
-        clock = self._turns
-        if clock is not None:       # a new process's turn goes on from its spawn
-            clock.open(t_start)
+        transport.turn_start(t_start)     # a new process's turn goes on from its spawn
         try:
-            t_sent = self._write(obj, t_start + limit, limit)
-            value, elapsed = self._await(t_sent, limit, _request_id(obj), t_start)
+            t_sent = transport.write(encode_lines([obj]), t_start + limit, limit)
+            value: JSONObject
+            value, elapsed = await_reply(transport, self.lines,
+                                         Wait(t_sent, limit, _request_id(obj), t_start))
         finally:
-            if clock is not None:
-                self._end_turn(clock)
+            transport.turn_end(time.monotonic())
         return value, elapsed
 
     def request(self, obj: Any, timeout: float | None = None, *,
@@ -304,7 +273,7 @@ class BotProcess(ProcessStart, LineExchange):
         else:
             self._check_usable()
             lines = ([before[:-1]] if before else []) if isinstance(before, bytes) else [*before]
-            data = self._encode_lines([*lines, obj])
+            data = encode_lines([*lines, obj])
         return self.request_data(data, reply_id if reply_id is not None else _request_id(obj),
                                  timeout, is_stale_id, decode)
 
@@ -315,106 +284,38 @@ class BotProcess(ProcessStart, LineExchange):
         ending in its newline, the request last; ``expect_id`` the id its
         reply must carry (None: any).  The match's path, once a decision:
         every argument may be given by position."""
-        if self._failure is not None or self._closed or self._proc is None:
-            self._check_usable()
-        if timeout is not None:
-            allowance, bank = timeout, None
-        else:
-            allowance, bank = self.time_control.per_decision_seconds, self.bank_remaining
-        limit = allowance + (bank or 0.0)
-        reader = self._stdout
-        assert reader is not None
-        ready = reader.poller.poll(0)       # _drain_pending inline: it usually finds nothing
-        if ready:
-            reader.take(ready)
-        if reader.events:
-            self._drain_events()
+        self._check_usable()
+        transport = self.transport
+        drain_pending(transport, self.lines)
         t_start = time.monotonic()
-        clock = self._turns
-        if clock is not None:
-            if clock.since is None and not clock.exact:
-                clock.since = t_start      # TurnClock.open, inline: this runs on every decision
-            else:                          # (a suspect's: its CPU since its last reply is read)
-                clock.open(t_start)
+        req = self.bank.request(expect_id, t_start, self.time_control.per_decision_seconds, timeout)
+        limit = req.limit
+        transport.turn_start(t_start)
         try:
-            # ``_write_data`` and ``_await``, their usual case inline: the pipe
-            # takes all of it, and the first event is the reply line, in time,
-            # with the request's id.  Anything else goes to them.
-            debug = WIRE_DEBUG.get(logging.DEBUG)
-            written = -1
-            if self._pauser is None and debug is False:
-                try:
-                    written = os.write(self._stdin.fileno(), data)
-                except (BlockingIOError, BrokenPipeError):
-                    pass
-            if written == len(data):
-                t_sent = time.monotonic()
-            elif written > 0:
-                t_sent = self._write_rest(self._stdin.fileno(), memoryview(data)[written:],
-                                          len(data), t_start + limit, limit)
-            else:
-                t_sent = self._write_data(data, t_start + limit, limit)
-            deadline = t_sent + limit
-            remaining = deadline - time.monotonic()
-            event = reader.get(remaining if self._has_pidfd or remaining < 0.05 else 0.05)
-            value_id: Any = NO_ID
-            if event is not None:
-                kind, payload, stamp = event
-                if kind == LINE and t_start <= stamp <= deadline:
-                    try:
-                        value, value_id = (decode(payload) if decode is not None
-                                           else self._parse_object(payload))
-                    except JSONLineError:
-                        pass                 # _await says why
-            if value_id is not NO_ID and value_id == expect_id:
-                elapsed = stamp - t_sent if stamp > t_sent else 0.0
-            else:
-                value, elapsed = self._await(t_sent, limit, expect_id, t_start, is_stale_id, decode,
-                                             (remaining, event))
+            t_sent = transport.write(data, t_start + limit, limit)
+            value, elapsed = await_reply(transport, self.lines,
+                                         Wait(t_sent, limit, expect_id, t_start, is_stale_id, decode))
         except BaseException as exc:
             if isinstance(exc, BotTimeout):
                 self.stats.timeouts += 1
-                if bank is not None:
-                    self.bank_remaining = 0.0
-            if clock is not None:
-                self._end_turn(clock)
+                self.bank.timed_out(req)
+            transport.turn_end(time.monotonic())
             raise
-        if clock is not None:
-            if clock.exact:        # a suspect: its CPU is read as its turn ends
-                clock.close(t_sent + elapsed)
-            else:                  # TurnClock.close at the reply's stamp, inline
-                clock.closed += t_sent + elapsed - t_start + PER_TURN_SLACK
-                clock.since = None
-            if clock.caught:
-                self._pause()
-        if bank is not None and elapsed > allowance:
-            self.bank_remaining = max(0.0, bank - (elapsed - allowance))
+        transport.turn_end(t_sent + elapsed)     # its turn ended when its reply came
+        over = self.bank.spend(req, elapsed)
+        if over is not None:
             LOG.debug("%s: %.3f s over the per-decision time, bank now %.3f s",
-                      self.label, elapsed - allowance, self.bank_remaining)
-        self.stats.times.append(elapsed)     # DecisionStats.record, without the call
+                      self.label, over, self.bank.remaining)
+        self.stats.record(elapsed)
         return value, elapsed
 
-    def _end_turn(self, clock: TurnClock) -> None:
-        """The bot has answered (or failed to): its turn is over, and a bot
-        caught computing between turns is stopped until its next one."""
-        clock.close(time.monotonic())
-        if clock.caught:
-            self._pause()
-
-    def _pause(self) -> None:
-        if self._proc is None or self._reaped:
-            return
-        if self._pauser is None:
-            init = self._sandbox_init if self._sandboxed and CHILDREN_LISTS else None
-            self._pauser = Pauser(self.label, self._proc.pid, init)
-        self._pauser.stop()
-
     def _check_usable(self) -> None:
-        if self._proc is None:
+        transport = self.transport
+        if not transport.started:
             raise RuntimeError(f"bot {self.name!r} not started")
-        if self._failure is not None:
-            raise self._failure.with_traceback(None)
-        if self._closed:
+        if transport.failure is not None:
+            raise transport.failure.with_traceback(None)
+        if transport.closed:
             raise RuntimeError(f"bot {self.name!r} is closed")
 
     # ---------------------------------------------------------------- close
@@ -428,50 +329,15 @@ class BotProcess(ProcessStart, LineExchange):
         SIGKILLed at the end, so children the bot left behind die too.
         Idempotent.
         """
-        if self._proc is None or self._closed:
-            return self.returncode
-        if self._parked:
-            self.unpark()                    # the watchdog must not stop it again
-        self._closed = True
-        proc = self._proc
-        if self._pauser is not None:
-            self._pauser.resume()            # to quit, or to see a SIGTERM
-        self._own_time()                     # its exit is its own business
-        try:
-            if not self._reaped:
-                if not self._leader_exited():
-                    if quit_message is not None and self._failure is None:
-                        try:
-                            self._write(quit_message, time.monotonic() + min(grace, 0.5),
-                                        min(grace, 0.5))
-                        except BotFailure as exc:
-                            LOG.debug("%s: could not send quit: %s", self.label, exc)
-                    self._close_stdin()
-                    if not self._wait_leader(grace) and term_grace > 0:
-                        LOG.debug("%s: still running after %.2f s, SIGTERM", self.label, grace)
-                        self._signal_bot(signal.SIGTERM)
-                        self._wait_leader(term_grace)
-                self._kill_and_reap()
-        finally:
-            if not self._reaped:
-                # Interrupted (e.g. Ctrl-C while waiting for the exit): kill anyway.
-                self._kill_and_reap()
-            self._close_stdin()
-            self._stop_readers()
-            left = self._wait_group_gone(1.0)
-            if left:
-                LOG.warning("%s: processes %s of group %d survived SIGKILL", self.label, left,
-                            proc.pid)
-            if self._scratch_dir is not None:
-                shutil.rmtree(self._scratch_dir, ignore_errors=True)
-        return self.returncode
+        data = None if quit_message is None else encode_lines([quit_message])
+        return self.transport.close(data, grace, term_grace)
 
     def kill(self) -> int | None:
         """SIGKILL the whole group at once (no quit message, no grace)."""
         return self.close(quit_message=None, grace=0.0, term_grace=0.0)
 
     def __enter__(self) -> BotProcess:
-        if self._proc is None:
+        if not self.transport.started:
             self.start()
         return self
 
@@ -479,6 +345,52 @@ class BotProcess(ProcessStart, LineExchange):
                  tb: TracebackType | None) -> None:
         self.close()
 
+    # ------------------------------------------- what only a real process has
+    @property
+    def pipe(self) -> PipeTransport:
+        """The transport as the process it is (not a fake): its pid's group,
+        containment, exit status, resources used, cgroup and turn clock."""
+        if not isinstance(self.transport, PipeTransport):
+            raise TypeError(f"bot {self.name!r} is not a process: {self.transport!r}")
+        return self.transport
+
+    @property
+    def returncode(self) -> int | None:
+        return self.transport.returncode
+
+    @property
+    def exit_description(self) -> str | None:
+        return self.transport.exit_description
+
+    @property
+    def containment(self) -> sandbox.Containment | None:
+        return self.pipe.containment
+
+    @property
+    def spawn_seconds(self) -> float | None:
+        return self.pipe.spawn_seconds
+
+    @property
+    def cpu_seconds_used(self) -> float | None:
+        return self.pipe.cpu_seconds_used
+
+    @property
+    def peak_rss_mb(self) -> float | None:
+        return self.pipe.peak_rss_mb
+
 
 def _request_id(obj: Any) -> Any:
     return obj.get("id") if isinstance(obj, Mapping) else None
+
+
+def _decisions_taken(ref: Callable[[], BotProcess | None]) -> Callable[[], int]:
+    """The decisions ``ref``'s bot has taken so far, for its ``TurnClock``:
+    counted by the watchdog from the stats kept anyway, nothing per decision.
+    Through a weak reference: the clock must not keep the bot alive."""
+    def taken() -> int:
+        bot = ref()
+        if bot is None:
+            return 0
+        stats = bot.stats                 # a new one each match in a pool
+        return len(stats.times) + stats.timeouts
+    return taken

@@ -1,11 +1,11 @@
 """How a bot process ends: noticing, reaping, describing and cleaning up.
 
-``ProcessExits`` is the part of ``BotProcess`` that deals with the end of the
+``ProcessExits`` is the part of ``transport.PipeTransport`` that deals with the end of the
 bot's process: seeing that the group leader has exited without reaping it
 (``waitid`` with ``WNOWAIT``), reaping it with its resource usage, turning
 the exit status into a message, the ``BotCrashed`` failure of a bot that
 died, and making sure the group, its pipes and the stderr reader thread are gone.
-``emergency_kill`` is the finalizer of a ``BotProcess`` that was never closed.
+``emergency_kill`` is the finalizer of a ``PipeTransport`` that was never closed.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ EXIT_WAIT = 1.0           # stdout/stdin closed: how long to wait for the exit s
 
 
 def emergency_kill(proc: subprocess.Popen[bytes], wake: Wakeup, name: str) -> None:
-    """Finalizer (garbage collection / interpreter exit) of a BotProcess that was
-    never closed.  Holds no reference to the BotProcess itself."""
+    """Finalizer (garbage collection / interpreter exit) of a PipeTransport that was
+    never closed.  Holds no reference to the PipeTransport itself."""
     if proc.returncode is None:
         LOG.debug("%s: not closed, killing process group %d", name, proc.pid)
         WATCHDOG.unregister(proc.pid)
@@ -52,11 +52,11 @@ _ABSOLUTE = re.compile(r"""['"]/[^'"]*['"]""")
 
 
 class ProcessExits:
-    """The process-ending part of ``BotProcess``; the attributes below are set by
-    ``BotProcess.__init__`` and ``start``."""
+    """The process-ending part of ``PipeTransport``; the attributes below are set by
+    ``PipeTransport.__init__`` and ``start``."""
 
     name: str
-    label: str      # in log lines (``BotProcess.relabel``)
+    label: str      # in log lines (``PipeTransport.relabel``)
     spec: BotSpec
     returncode: int | None
     exit_description: str | None
@@ -69,7 +69,7 @@ class ProcessExits:
     _finalizer: weakref.finalize | None
 
     @property
-    def stderr_tail(self) -> str:  # BotProcess reads it from its stderr reader
+    def stderr_tail(self) -> str:  # PipeTransport reads it from its stderr reader
         raise NotImplementedError
     _reaped: bool
     _failure: BotFailure | None

@@ -1,6 +1,6 @@
 """Starting a bot process: its environment, the sandbox, limits and readers.
 
-``ProcessStart`` is the part of ``BotProcess`` that spawns the bot: it
+``ProcessStart`` is the part of ``transport.PipeTransport`` that spawns the bot: it
 resolves the spec's sandbox mode, starts the program directly or inside
 bwrap (held until its namespace's first process has the resource limits:
 ``sandbox.Gates``), applies the limits, opens the pidfd, starts the stderr
@@ -27,8 +27,7 @@ from .exits import ProcessExits, emergency_kill
 from .interrupts import interrupts_deferred
 from .limits import GROUP_SLACK_MB, WATCHDOG, apply_limits, tree_cpu_seconds
 from .procfs import kill_group, pid_namespace
-from .spec import MiB, TimeControl
-from .stats import DecisionStats
+from .spec import MiB
 from .stderr import LazyLog, StderrReader
 from .streams import StdoutReader
 from .turns import TurnClock, cpus_of
@@ -53,12 +52,12 @@ def _warn_once(message: str) -> None:
 
 
 class ProcessStart(ProcessExits):
-    """The starting part of ``BotProcess``; the attributes below (and those of
-    ``ProcessExits``) are set by ``BotProcess.__init__`` and ``start``."""
+    """The starting part of ``PipeTransport``; the attributes below (and those of
+    ``ProcessExits``) are set by ``PipeTransport.__init__`` and ``start``."""
 
     stderr_log: str | os.PathLike[str] | None
-    time_control: TimeControl
-    stats: DecisionStats
+    startup_seconds: float          # how long the bot may take to start (the sandbox's gate waits)
+    turns_taken: Callable[[], int]  # its decisions so far, for its TurnClock (the owner's count)
     spawn_seconds: float | None
     _stdin: IO[bytes]               # the process's stdin, from start() on
     _scratch_dir: str | None        # this process's scratch (no sandbox)
@@ -66,7 +65,7 @@ class ProcessStart(ProcessExits):
     _turns: TurnClock | None        # held against its CPU time by the watchdog
     _cgroup: cgroups.BotCgroup | None   # its own cgroup, where the kernel keeps its limits
 
-    def _stop_parked(self) -> None:  # BotProcess's: the watchdog's call for a caught bot
+    def _stop_parked(self) -> None:  # PipeTransport's: the watchdog's call for a caught bot
         raise NotImplementedError
 
     def start(self: _Self) -> _Self:
@@ -150,7 +149,7 @@ class ProcessStart(ProcessExits):
             group = self._cgroup
             root = self._sandbox_init or pid
             counter = group.cpu_seconds if group is not None else (lambda: tree_cpu_seconds(root))
-            self._turns = TurnClock(t0, cpus_of(pid), _turns_taken(weakref.ref(self)), counter)
+            self._turns = TurnClock(t0, cpus_of(pid), self.turns_taken, counter)
         if spec.memory_mb is not None or spec.max_processes is not None or self._turns is not None:
             pidns = pid_namespace(self._sandbox_init) if self._sandbox_init else None
             private = ((self._sandbox_init, tuple(sandbox.private_mounts(spec.sandbox)))
@@ -271,12 +270,12 @@ class ProcessStart(ProcessExits):
         the pid of the sandbox's first process, or None if bwrap failed."""
         spec = self.spec
         try:
-            child = gates.child_pid(self.time_control.startup_seconds)
+            child = gates.child_pid(self.startup_seconds)
             if child is not None:
                 self._sandbox_init = child
                 apply_limits(child, spec)
                 self._cgroup = self._own_cgroup(child, 1)      # the sandbox's init is one task more
-                wait = min(self.time_control.startup_seconds, READY_WAIT)
+                wait = min(self.startup_seconds, READY_WAIT)
                 if not gates.held(child, wait):
                     LOG.debug("%s: could not see the sandbox held; going on", self.label)
                 gates.release()
@@ -309,17 +308,3 @@ class ProcessStart(ProcessExits):
             what = exc.strerror or str(exc)
         return BotStartupError(f"cannot start {cmd!r}: {what}", argv=self.spec.argv,
                                bot=self.name)
-
-    def _turns_taken_count(self) -> int:
-        stats = self.stats                 # a new one each match in a pool
-        return len(stats.times) + stats.timeouts
-
-
-def _turns_taken(ref: Callable[[], ProcessStart | None]) -> Callable[[], int]:
-    """The decisions ``ref``'s bot has taken so far, for its ``TurnClock``:
-    counted by the watchdog from the stats kept anyway, nothing per decision.
-    Through a weak reference: the clock must not keep the bot alive."""
-    def taken() -> int:
-        bot = ref()
-        return 0 if bot is None else bot._turns_taken_count()
-    return taken

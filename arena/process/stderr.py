@@ -99,7 +99,7 @@ class StderrReader(threading.Thread):
         self.dropped = 0
         self.tail = bytearray()
         # Guards log_file/kept/dropped: the owner may switch files (next match)
-        # while this thread writes, and takes marks (``BotProcess.stderr_mark``).
+        # while this thread writes, and takes marks (``PipeTransport.stderr_mark``).
         self.lock = threading.Lock()
         self._finished = False
         os.set_blocking(self.fd, False)

@@ -60,20 +60,7 @@ EXIT = "exit"            # the main process exited (not reaped yet)
 Event = tuple[str, Any, float]      # (kind, payload, the monotonic time it was read)
 
 __all__ = ["CHUNK", "DRAIN_CHUNKS", "POLL_READY", "EOF", "EXIT", "EVENTS_MAX", "LINE", "LOG_LINE_MAX", "STDERR_TAIL", "TOOLONG",
-           "Event", "LazyLog", "LineSplitter", "StderrReader", "StdoutReader", "Wakeup", "debug_cache", "log_text"]
-
-
-def debug_cache(log: logging.Logger) -> dict[int, bool]:
-    """The dict in which ``log`` keeps what ``isEnabledFor`` answered, level by
-    level (a private attribute of ``logging.Logger``, cleared in place when
-    levels change; an empty dict where there is none): ``cache.get(DEBUG)``
-    is True or False once asked, None before.  Asking it costs a dict look-up
-    instead of a Python call, on paths taken once a decision."""
-    cache = getattr(log, "_cache", None)
-    return cache if isinstance(cache, dict) else {}
-
-
-_DEBUG_CACHE = debug_cache(LOG)
+           "Event", "LazyLog", "LineSplitter", "StderrReader", "StdoutReader", "Wakeup", "log_text"]
 
 
 def log_text(data: bytes) -> str:
@@ -152,14 +139,9 @@ class StdoutReader:
         self.events: deque[Event] = deque()
         self.ended = False              # EOF read: the pipe has nothing more
         self.seen_empty = time.monotonic()    # the last moment the pipe was known empty
-        # Polled by the thread that talks to the bot (``BotProcess.request_data`` too).
+        # Polled by the thread that talks to the bot.
         self.poller = select.poll()
         self.poller.register(self.fd, POLL_READY)
-        # What ``poll`` gives when only a line (or more) waits in the pipe.
-        self._just_stdout = [(self.fd, select.POLLIN)]
-        # The last index of one whole line that ``get`` takes as it is: less
-        # than a chunk (the pipe is empty then), within the line limit.
-        self._whole_max = min(CHUNK - 2, max_line_bytes)
         if pidfd is not None:
             self.poller.register(pidfd, select.POLLIN)
         # stderr is watched too while we wait: what a bot writes there before
@@ -180,34 +162,7 @@ class StdoutReader:
         ready = self.poller.poll(timeout * 1000 if timeout > 0 else 0)
         if not ready:
             return None
-        if ready != self._just_stdout:      # not only the pipe, readable
-            self.take(ready)
-            return events.popleft() if events else None
-        fd = self.fd
-        # The usual case, once a decision: the pipe holds one whole line, the
-        # reply.  ``_read``, ``LineSplitter.feed`` and ``_emit`` inline; any
-        # other chunk goes through them.
-        try:
-            chunk = os.read(fd, CHUNK)
-        except OSError as exc:
-            failed = self._read_failed(exc)
-            if failed is None:
-                return None
-            chunk = failed
-        now = time.monotonic()
-        end = len(chunk) - 1
-        splitter = self.splitter
-        if (0 <= end <= self._whole_max and chunk.find(b"\n") == end
-                and not splitter._buf and not splitter._discarding):
-            self.seen_empty = now           # less than a chunk: the pipe is empty now
-            line = chunk[:end]
-            if not line or line.isspace():
-                return None                 # blank lines are ignored: not kept
-            debug = _DEBUG_CACHE.get(logging.DEBUG)
-            if debug or (debug is None and LOG.isEnabledFor(logging.DEBUG)):
-                LOG.debug("%s << %s", self.bot, log_text(line))
-            return (LINE, line, now)
-        self._read(None, chunk, now)
+        self.take(ready)
         return events.popleft() if events else None
 
     def ready_now(self) -> bool:
@@ -265,24 +220,20 @@ class StdoutReader:
             self.poller.unregister(self.pidfd)
             self.close()
 
-    def _read(self, stamp: float | None, first: bytes | None = None, first_at: float = 0.0) -> None:
+    def _read(self, stamp: float | None) -> None:
         """Read what the pipe holds (at most ``DRAIN_CHUNKS`` chunks), stamped
         ``stamp`` or when read.  Fewer after chunks of many lines
-        (``EVENTS_MAX``): each costs the arena far more than its bytes.
-        ``first``: a chunk already read, at ``first_at`` (``get``)."""
+        (``EVENTS_MAX``): each costs the arena far more than its bytes."""
         split = 0
         for _ in range(DRAIN_CHUNKS):
-            if first is not None:
-                chunk, now, first = first, first_at, None
-            else:
-                try:
-                    chunk = os.read(self.fd, CHUNK)
-                except OSError as exc:
-                    failed = self._read_failed(exc)
-                    if failed is None:
-                        return
-                    chunk = failed
-                now = time.monotonic()
+            try:
+                chunk = os.read(self.fd, CHUNK)
+            except OSError as exc:
+                failed = self._read_failed(exc)
+                if failed is None:
+                    return
+                chunk = failed
+            now = time.monotonic()
             if not chunk:
                 self._emit(self.splitter.finish(), now if stamp is None else stamp)
                 if not self.ended:

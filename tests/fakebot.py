@@ -1,0 +1,238 @@
+"""A bot without a process: ``FakeTransport`` answers what ``BotProcess``
+writes from a Python function, in-process (the model: python-chess's
+``MockTransport`` in ``chess/engine.py``).
+
+An answer function gets each message the arena writes (parsed: start,
+events, requests, errors, end, quit) and returns what the bot does then, in
+order, as a list of:
+
+- ``Line(text)``: a line on stdout (a reply, or anything else: malformed,
+  a wrong id), stamped ``delay`` seconds after the write (a reply later
+  than its limit is not there when the wait ends: a timeout);
+- ``Stderr(text)``: text on stderr (kept in its tail and its log);
+- ``Exit(code)``: the bot's main process exits with ``code`` (a crash).
+
+Time is real but nothing waits for a bot that answers: only a silence or a
+late line costs its limit, so tests give short limits.  What only a process
+has (limits, sandbox, signals, pipes, the turn guard) stays in the real
+process tests.  ``fakes(...)`` makes a ``BotPool`` transport factory that
+finds a seat's answer function by its command's program name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from arena.process.errors import BotCrashed, BotFailure, describe_exit, excerpt
+from arena.process.spec import BotSpec
+from arena.process.streams import EOF, EXIT, LINE, TOOLONG, Event
+from arena.process.transport import Transport, TransportFactory, TransportSetup
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str | bytes
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Stderr:
+    text: str
+
+
+@dataclass(frozen=True)
+class Exit:
+    code: int
+
+
+Reply = Line | Stderr | Exit
+Answer = Callable[[dict[str, Any]], list[Reply]]
+
+
+def minimal_reply(msg: dict[str, Any]) -> dict[str, Any]:
+    """tests/gamebots/common.py's policy: stock, never buy, first option."""
+    kind = msg["kind"]
+    if kind == "draw":
+        return {"id": msg["id"], "draw": "stock"}
+    if kind == "buy":
+        return {"id": msg["id"], "buy": False}
+    return {"id": msg["id"], "discard": msg["options"][0]}
+
+
+def game_bot(on_request: Callable[[dict[str, Any]], list[Reply]] | None = None,
+             name: str = "minimal") -> Answer:
+    """The protocol loop of tests/gamebots/common.py: ready (protocol 2) at
+    start, ``on_request`` (the minimal reply by default) for each request,
+    which sees the request's ``count`` in this process as the scripts do."""
+    count = 0
+
+    def answer(msg: dict[str, Any]) -> list[Reply]:
+        nonlocal count
+        kind = msg.get("type")
+        if kind == "start":
+            return [Line(json.dumps({"type": "ready", "name": name, "protocol": 2}))]
+        if kind == "request":
+            count += 1
+            msg["count"] = count
+            if on_request is None:
+                return [Line(json.dumps(minimal_reply(msg)))]
+            return on_request(msg)
+        return []
+    return answer
+
+
+class FakeTransport:
+    """A ``Transport`` whose bot is ``answer`` (see the module docstring)."""
+
+    def __init__(self, spec: BotSpec, setup: TransportSetup, answer: Answer) -> None:
+        self.spec = spec
+        self.name = setup.name
+        self.label = setup.label
+        self.stderr_log = setup.stderr_log
+        self.answer = answer
+        self.failure: BotFailure | None = None
+        self.returncode: int | None = None
+        self.exit_description: str | None = None
+        self.written: list[bytes] = []          # every line the arena wrote, in order
+        self.stderr = ""
+        self._events: deque[Event] = deque()
+        self._started = self._closed = self._exited = False
+
+    def __repr__(self) -> str:
+        return f"<FakeTransport {self.name!r}>"
+
+    started = property(lambda self: self._started)
+    closed = property(lambda self: self._closed)
+    alive = property(lambda self: self._started and not self._exited)
+    pid = property(lambda self: None)
+    stderr_tail = property(lambda self: self.stderr[-4096:])
+    stderr_dropped = property(lambda self: 0)
+
+    def start(self) -> FakeTransport:
+        self._started = True
+        return self
+
+    def write(self, data: bytes, deadline: float, limit: float) -> float:
+        if self._exited:
+            raise self.died("stdin")
+        now = time.monotonic()
+        for line in data.split(b"\n")[:-1]:
+            self.written.append(line)
+            for reply in self.answer(json.loads(line)):
+                self._do(reply, now)
+                if self._exited:
+                    return now
+        return now
+
+    def _do(self, reply: Reply, now: float) -> None:
+        if isinstance(reply, Stderr):
+            self.stderr += reply.text
+            if self.stderr_log is not None:
+                os.makedirs(os.path.dirname(os.path.abspath(self.stderr_log)), exist_ok=True)
+                with open(self.stderr_log, "a", encoding="utf-8") as log:
+                    log.write(reply.text)
+        elif isinstance(reply, Exit):
+            self._exited = True
+            self.returncode = reply.code
+            self.exit_description = describe_exit(reply.code)
+            self._events.append((EXIT, None, now))
+        else:
+            raw = reply.text.encode() if isinstance(reply.text, str) else reply.text
+            for line in raw.split(b"\n"):
+                if len(line) > self.spec.max_line_bytes:
+                    self._events.append((TOOLONG, (line[:200], len(line)), now + reply.delay))
+                elif line.strip():               # blank lines are not kept, as by the reader
+                    self._events.append((LINE, line, now + reply.delay))
+
+    def next_event(self, timeout: float) -> Event | None:
+        if self._events and self._events[0][2] <= time.monotonic() + max(timeout, 0.0):
+            return self._events.popleft()
+        if timeout > 0:
+            time.sleep(timeout)                  # nothing comes in time: as a pipe, wait it out
+        return None
+
+    def take_pending(self) -> list[Event]:
+        now = time.monotonic()
+        taken = []
+        while self._events and self._events[0][2] <= now:
+            taken.append(self._events.popleft())
+        return taken
+
+    def waiting(self, floor: float) -> None:
+        """Stamps are given when written: nothing to do."""
+
+    def died(self, cause: str, stdout: str = "") -> BotCrashed:
+        if self._exited:
+            message = self.exit_description or "exited"
+        else:
+            message = f"closed its {'stdout' if cause == EOF else 'stdin'} (killed)"
+            self.returncode = -9
+        self._exited = True
+        if stdout:
+            message += f'; stdout: "{excerpt(stdout)}"'
+        last = [line for line in self.stderr.splitlines() if line.strip()]
+        if last:
+            message += f"; stderr: {excerpt(last[-1])}"
+        exc = BotCrashed(message, bot=self.name, returncode=self.returncode,
+                         stderr_tail=self.stderr_tail)
+        self.failure = exc
+        return exc
+
+    def no_reply_crash(self) -> BotCrashed | None:
+        return None
+
+    def exit_failure(self, timeout: float, line: str | None = None) -> BotCrashed | None:
+        if self._closed or not self._exited or isinstance(self.failure, BotCrashed):
+            return self.failure if isinstance(self.failure, BotCrashed) else None
+        return self.died(EXIT, line or "")
+
+    def close(self, quit_data: bytes | None, grace: float, term_grace: float) -> int | None:
+        if not self._started or self._closed:
+            return self.returncode
+        self._closed = True
+        if not self._exited:
+            if quit_data is not None and self.failure is None:
+                self.written.append(quit_data.rstrip(b"\n"))
+            self.returncode = 0 if quit_data is not None and grace > 0 else -9
+            self._exited = True
+        return self.returncode
+
+    def relabel(self, label: str) -> None:
+        self.label = label
+
+    def stderr_mark(self, drain: bool = False) -> int | None:
+        if self.stderr_log is None:
+            return None
+        return os.path.getsize(self.stderr_log) if os.path.exists(self.stderr_log) else 0
+
+    def set_stderr_log(self, path: str | os.PathLike[str] | None) -> None:
+        self.stderr_log = path
+
+    def turn_start(self, at: float) -> None:
+        """No turn guard: it has no CPU of its own."""
+
+    def turn_end(self, at: float) -> None:
+        """No turn guard."""
+
+    def own_time(self, at: float) -> None:
+        """No turn guard."""
+
+    def park(self) -> None:
+        """Nothing runs while it waits in a pool."""
+
+    def unpark(self) -> None:
+        """Nothing to resume."""
+
+
+def fakes(bots: Mapping[str, Callable[[], Answer]]) -> TransportFactory:
+    """A transport factory for ``BotPool``: a seat whose command is
+    ``[name, ...]`` gets a fresh ``bots[name]()`` per process started."""
+    def factory(spec: BotSpec, setup: TransportSetup) -> Transport:
+        return FakeTransport(spec, setup, bots[spec.argv[0]]())
+    return factory
