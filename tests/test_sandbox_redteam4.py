@@ -21,6 +21,7 @@ import pytest
 from arena import logsetup
 from arena.process import sandbox
 from arena.tournament.config.load import load_config
+from arena.tournament.preflight import hide_machine_state
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,10 +49,13 @@ def test_a_tournament_hides_the_arena_log_file_from_its_bots(tmp_path: Path) -> 
     log.parent.mkdir()
     try:
         logsetup.configure(logsetup.Verbosity(verbose=2, log_file=log))
-        assert str(log.absolute()) in config.sandbox_policy("a").hide
+        # found by the run's set-up: the config is a value of its file alone
+        assert str(log.absolute()) not in config.sandbox_policy("a").hide
+        assert str(log.absolute()) in hide_machine_state(config).sandbox_policy("a").hide
+        assert hide_machine_state(hide_machine_state(config)) == hide_machine_state(config)
     finally:
         logsetup.reset()
-    assert str(log.absolute()) not in config.sandbox_policy("a").hide
+    assert str(log.absolute()) not in hide_machine_state(config).sandbox_policy("a").hide
 
 
 def test_a_tournament_hides_the_list_of_runs_from_its_bots(tmp_path: Path) -> None:
@@ -63,7 +67,7 @@ def test_a_tournament_hides_the_list_of_runs_from_its_bots(tmp_path: Path) -> No
                                      "  - {name: b, builtin: greedy}\nplayers: 2\nseed: 3\n")
     listed = runs_file()
     assert listed is not None
-    assert str(listed) in load_config(tmp_path / "t.yaml").sandbox_policy("a").hide
+    assert str(listed) in hide_machine_state(load_config(tmp_path / "t.yaml")).sandbox_policy("a").hide
 
 
 SPY = """

@@ -24,7 +24,7 @@ from ..tournament.executors.cpus import job_count
 from ..tournament.pairing.rounds import match_budget
 from ..tournament.pairing.schedule import ScheduleEntry, estimate_seconds, unfinished_size
 from ..tournament.pairing.seating import neighbour_summary
-from ..tournament.preflight import TournamentError, db_path, hold_to_sandbox, settle_seed
+from ..tournament.preflight import TournamentError, db_path, hide_machine_state, hold_to_sandbox, settle_seed
 from ..tournament.results.database import ResultStore, StoreError, resolve_db_path
 from ..tournament.results.rows import FailedMatch
 from ..tournament.runlock import playing_now
@@ -308,7 +308,7 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
     jobs_used = job_count(config.jobs)
     again = {e.match_id for e in entries if set(e.seats) & set(rerun)}
     _announce(config, entries, jobs_used, _parallel(jobs_run, on_ray), _stored_ids(config) - again)
-    for line in shared_folder_warnings(config):
+    for line in shared_folder_warnings(hide_machine_state(config)):
         LOG.warning("%s", line)
     if dry_run:
         _dry_run(config, entries, fmt, unseeded)

@@ -15,9 +15,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from .. import logsetup
 from ..process import sandbox
 from .config.model import BotConfig, TournamentConfig
-from .earlier import same_seed_runs
+from .earlier import runs_file, same_seed_runs
 from .results.database import DEFAULT_DB_NAME, ResultStore, StoreError
 
 LOG = logging.getLogger(__name__)
@@ -137,6 +138,31 @@ def warn_guessable_seed(config: TournamentConfig, warn: Callable[[str], None] = 
     warn(f"seed {config.seed} is small: a bot can find it by trying seeds until one deals its own hand, and then "
          f"know every hand; for a competition leave 'seed' out (arena draws a 63-bit one and stores it) or give "
          f"a large random one (python3 -c 'import secrets; print(secrets.randbits(63))')")
+
+
+def hide_machine_state(config: TournamentConfig) -> TournamentConfig:
+    """``config`` with what this machine holds that its bots must not see,
+    beyond what the file names: the version-control folders of the repository
+    holding the tournament file (their history holds the seed, from which
+    every deal follows), arena's own log (``--log-file``: at -vv every hand as
+    it is dealt) and the list of runs (it names every run's results and file).
+    Found here, at the run's set-up, so that the config stays a value of
+    its file; adding them twice changes nothing."""
+    found = _repositories(config.path.absolute().parent)
+    for path in (logsetup.log_file(), runs_file()):
+        if path is not None:
+            found.append(Path(path))
+    new = tuple(p for p in found if p not in config.also_hidden)
+    return replace(config, also_hidden=(*config.also_hidden, *new)) if new else config
+
+
+def _repositories(start: Path) -> list[Path]:
+    """The version-control directories of the repository holding ``start``."""
+    for folder in (start, *start.parents):
+        found = [folder / name for name in (".git", ".hg", ".svn") if (folder / name).exists()]
+        if found:
+            return found
+    return []
 
 
 def hide_earlier_runs(config: TournamentConfig, sandbox_mode: str, echo: Callable[[str], None]) -> TournamentConfig:

@@ -43,6 +43,7 @@ from .preflight import (
     check_startable,
     db_path,
     hide_earlier_runs,
+    hide_machine_state,
     hold_to_sandbox,
     prepare_sandbox,
     run_builds,
@@ -270,7 +271,7 @@ def _run_schedule(config: TournamentConfig, jobs: int | None, echo: Callable[[st
             check_startable(config)  # after the builds, which may create the programs
         sandbox_mode = prepare_sandbox(config)
         warn_guessable_seed(config)
-        config = hide_earlier_runs(config, sandbox_mode, echo)
+        config = hide_earlier_runs(hide_machine_state(config), sandbox_mode, echo)
         progress = Progress(total=len(entries), done=len(entries) - len(todo),
                             stream=progress_stream or sys.stderr, rating=config.rating,
                             games=rated_games(store.matches(), config.rating))
@@ -411,7 +412,7 @@ class _Rounds:
             check_startable(self.config)
             self.sandbox_mode = prepare_sandbox(self.config)
             warn_guessable_seed(self.config)
-            self.config = hide_earlier_runs(self.config, self.sandbox_mode, self.echo)
+            self.config = hide_earlier_runs(hide_machine_state(self.config), self.sandbox_mode, self.echo)
             self.progress = Progress(total=self.budget, done=done, stream=self.stream,
                                      games=rated_games(before, self.config.rating),
                                      unsettled=self.to_settle, rating=self.config.rating,

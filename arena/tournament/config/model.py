@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ... import logsetup
 from ...match.spec import FaultPolicy, SeatSpec
 from ...process import BotSpec, SandboxPolicy, TimeControl
 from ...process.sandbox import AUTO, bot_places
@@ -273,8 +272,10 @@ class TournamentConfig:
     sandbox: str = AUTO
     executor: ExecutorSettings = field(default_factory=ExecutorSettings)
     key_lines: tuple[tuple[str, int], ...] = ()
-    # Not from the file: what else the bots must not see (earlier runs with
-    # this seed, ``earlier.same_seed_runs``); not stored with the results.
+    # Not from the file: what else the bots must not see, found on the machine
+    # by the run's set-up (``preflight.hide_machine_state``: the repository's
+    # history, arena's log, the list of runs; ``preflight.hide_earlier_runs``:
+    # earlier runs with this seed); not stored with the results.
     also_hidden: tuple[Path, ...] = ()
     # Not from the file either (``arena run --forfeit-unstartable``, for a class):
     # a bot whose program cannot be started forfeits its seats instead of
@@ -310,18 +311,9 @@ class TournamentConfig:
         its own extra read and write paths and scratch directory."""
         bot = self.bot(name)
         tournament_file = self.path.absolute()
-        hide = [self.output, tournament_file, *_repositories(tournament_file.parent),
+        hide = [self.output, tournament_file,
                 self.dir / "arena-results",          # other tournaments' results too
                 *self.also_hidden]
-        arena_log = logsetup.log_file()          # --log-file: with -vv, every hand as it is dealt
-        if arena_log is not None:
-            hide.append(arena_log)
-        # The list of runs names every run's results and file: those of
-        # other seeds stay readable, but a bot has no business finding them.
-        from ..earlier import runs_file  # here: it brings the store, which a config need not load
-        run_list = runs_file()
-        if run_list is not None:
-            hide.append(run_list)
         for other in self.bots:
             if other.name != name and other.command is not None:
                 hide += map(Path, bot_places(other.command, os.fspath(other.dir) if other.dir else None))
@@ -424,12 +416,3 @@ class TournamentConfig:
 
 def _too_long(path: Path) -> bool:
     return any(len(os.fsencode(part)) > NAME_MAX for part in path.parts)
-
-
-def _repositories(start: Path) -> list[Path]:
-    """The version-control directories of the repository holding ``start``."""
-    for folder in (start, *start.parents):
-        found = [folder / name for name in (".git", ".hg", ".svn") if (folder / name).exists()]
-        if found:
-            return found
-    return []
