@@ -487,10 +487,10 @@ def test_an_arena_checkout_and_venv_under_tmp_are_shown_to_bots(monkeypatch: pyt
     root = tempfile.mkdtemp(dir="/tmp")
     try:
         package = os.path.join(root, "checkout", "arena")
-        os.makedirs(os.path.join(package, "process"))
+        os.makedirs(os.path.join(package, "process", "confine"))
         venv = os.path.join(root, "venv")
         os.makedirs(venv)
-        monkeypatch.setattr(sandbox_policy, "__file__", os.path.join(package, "process", "sandbox_policy.py"))
+        monkeypatch.setattr(sandbox_policy, "__file__", os.path.join(package, "process", "confine", "sandbox_policy.py"))
         monkeypatch.setattr(sys, "prefix", venv)
         shown = sandbox_policy.runtime_paths()
         assert package in shown and venv in shown
