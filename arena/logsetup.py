@@ -14,7 +14,7 @@ before the command runs:
 - ``--log-file`` receives information (``-vv``: everything) from the
   arena and from its worker processes, which find the settings in the
   environment (``ARENA_LOG_LEVEL``, ``ARENA_LOG_FILE``; bots never see them:
-  their environment is filtered, see ``arena.process.sandbox``).
+  their environment is filtered, see ``arena.process.confine.sandbox``).
 
 Status lines (what a command is doing, as opposed to its result) go to
 stderr through :func:`status`, so stdout holds only the result and stays

@@ -32,7 +32,7 @@ from figures import Figure  # noqa: E402 (benchmarks/ is on sys.path)
 from protocol import BOT, spec_for, stats_cpu, subject  # noqa: E402
 
 from arena.match import BotPool, run_match
-from arena.process import affinity
+from arena.process.confine import affinity
 
 
 @dataclass

@@ -53,7 +53,8 @@ from figures import Figure  # noqa: E402
 from protocol import BOT, RULES, EchoFloor, minimal_reply, record, spec_for  # noqa: E402
 
 from arena.match import BotPool, run_match  # noqa: E402
-from arena.process import BotProcess, BotSpec, SandboxPolicy, affinity  # noqa: E402
+from arena.process import BotProcess, BotSpec, SandboxPolicy  # noqa: E402
+from arena.process.confine import affinity  # noqa: E402
 from arena.protocol.encoder import MatchEncoder  # noqa: E402
 from arena.protocol.messages import decode_reply_line, reply_action  # noqa: E402
 from arena.shanghai.game import Game  # noqa: E402

@@ -18,7 +18,7 @@ matches of three hands.  For each seed:
 
 Floor and subject alternate, one pair per seed, ``--pairs`` pairs (at least
 5).  Both run on one CPU, as a tournament plays each match (its worker and
-its bots pinned to a CPU of their own, ``arena.process.affinity``): this
+its bots pinned to a CPU of their own, ``arena.process.confine.affinity``): this
 script pins itself before it starts any child, so the floor's parent and
 children share one CPU exactly as the arena and its bots do.
 ``--no-affinity`` leaves both to the scheduler (``affinity: false``).
@@ -57,7 +57,8 @@ from typing import Any
 from figures import Figure  # noqa: E402 (benchmarks/ is on sys.path)
 
 from arena.match import BotPool, MatchSpec, SeatSpec, run_match
-from arena.process import BotProcess, SandboxPolicy, TimeControl, affinity
+from arena.process import BotProcess, SandboxPolicy, TimeControl
+from arena.process.confine import affinity
 
 RULES = {"contracts": ["2S3", "S3+R4", "2R4"]}
 # Bots and echo children do the same work per line; both report their CPU.

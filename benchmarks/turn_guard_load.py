@@ -1,5 +1,5 @@
 """How often the turn guard catches a bot computing between its turns on a
-loaded CPU (arena/process/turns.py).
+loaded CPU (arena/process/confine/turns.py).
 
 This process, the bot (tests/bots/ponder.py) and a process computing without
 end share one CPU; the bot is asked one request after another, with GAP

@@ -1,5 +1,5 @@
 """A bot computing between its turns, and what it costs the bot whose turn it
-is, with and without the turn guard (``arena.process.turns``).  Not a test.
+is, with and without the turn guard (``arena.process.confine.turns``).  Not a test.
 
 Run: python benchmarks/turns.py [--pairs 5] [--decisions 60] [--work-ms 20]
 

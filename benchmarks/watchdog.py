@@ -6,7 +6,7 @@ Not a test.
 
 Run: python benchmarks/watchdog.py [--pairs 5] [--bots 4] [--scans 200] [--idle 1000]
 
-The watchdog (``arena.process.limits.MemoryWatchdog``) checks every watched
+The watchdog (``arena.process.confine.limits.MemoryWatchdog``) checks every watched
 bot every 0.25 s, in every worker process.  ``--idle`` sleeping processes
 stand for a busy host; ``--bots`` stand-in bots (a shell that forks two
 sleeping children, in a session of its own, as ``sandbox: none`` starts a
@@ -27,8 +27,8 @@ import time
 
 from engine import pairs, ratio  # benchmarks/engine.py
 
-from arena.process import cgroups, limits
-from arena.process.turns import TurnClock
+from arena.process.confine import cgroups, limits
+from arena.process.confine.turns import TurnClock
 
 
 def per_scan(watchdog: limits.MemoryWatchdog, scans: int, tree: bool) -> float:

@@ -29,8 +29,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from arena.process.confine.spec import BotSpec
 from arena.process.errors import BotCrashed, BotFailure, describe_exit, excerpt
-from arena.process.spec import BotSpec
 from arena.process.streams import EOF, EXIT, LINE, TOOLONG, Event
 from arena.process.transport import Transport, TransportFactory, TransportSetup
 

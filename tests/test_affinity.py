@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from arena.match import MatchSpec, SeatSpec
-from arena.process import SandboxPolicy, affinity
+from arena.process import SandboxPolicy
+from arena.process.confine import affinity
 from arena.tournament.executors.local import SerialExecutor
 
 ROOT = Path(__file__).resolve().parent.parent

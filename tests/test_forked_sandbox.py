@@ -17,14 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from arena.process import sandbox
+from arena.process.confine import sandbox
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMEBOTS = Path(__file__).parent / "gamebots"
 
 ARENA = """
 import functools, json, os, sys
-from arena.process import bot, sandbox, seccomp
+from arena.process import bot
+from arena.process.confine import sandbox, seccomp
 from arena.cli import main
 
 out = open(sys.argv[2], "a", buffering=1)

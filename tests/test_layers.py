@@ -2,13 +2,15 @@
 
 - ``arena.shanghai`` (the rules) imports nothing else from arena;
 - ``arena.protocol`` (bytes <-> typed messages) nothing of processes, matches or tournaments;
-- ``arena.process`` (bot processes) nothing of the game or the protocol;
+- ``arena.process`` (bot processes) nothing of the game or the protocol, and its
+  ``confine`` (what a bot may use, what the kernel enforces and the watchdog watches)
+  nothing of the rest of ``arena.process``, which talks to a bot and builds on it;
 - ``arena.ranking`` (ratings and matchmaking) nothing of games, protocol or processes;
 - the executors (``arena.tournament.executors``) nothing of the game, the protocol, the players
   or bot processes: the Ray executor moves specs and outcomes as they are, and what must read
   them on a node (moving their paths to the node's copy of the files, sending the logs back,
   checking the sandbox) is the tournament layer's (``arena.tournament.executors.node``).  Of
-  ``arena.process`` they use ``affinity`` alone: which CPU a worker plays on, nothing of bots.
+  ``arena.process`` they use ``confine.affinity`` alone: which CPU a worker plays on, nothing of bots.
 
 Read from the source (every import statement, relative ones resolved), so an
 import hidden inside a function counts too.
@@ -28,13 +30,16 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "arena.shanghai": ("arena.",),                 # anything outside arena.shanghai
     "arena.protocol": ("arena.process", "arena.match", "arena.tournament", "arena.cli", "arena.players"),
     "arena.process": ("arena.shanghai", "arena.protocol", "arena.match", "arena.tournament", "arena.players"),
+    "arena.process.confine": ("arena.shanghai", "arena.protocol", "arena.match", "arena.tournament", "arena.players",
+                              "arena.process"),
     "arena.ranking": ("arena.shanghai", "arena.protocol", "arena.process", "arena.match", "arena.tournament"),
     "arena.tournament.executors": ("arena.shanghai", "arena.protocol", "arena.process", "arena.players",
                                    "arena.check"),
 }
 # Exceptions to FORBIDDEN: a module a layer may import although its package is above it.
 ALLOWED: dict[str, tuple[str, ...]] = {
-    "arena.tournament.executors": ("arena.process.affinity",),
+    "arena.tournament.executors": ("arena.process.confine.affinity",),
+    "arena.process.confine": ("arena.process.confine",),
 }
 # Modules of a layer that its rule does not cover.  The executors' package holds the
 # match's side of a worker too: what a worker runs (``worker``: plays the match), what

@@ -44,7 +44,8 @@ def test_the_lazy_packages_still_give_every_name() -> None:
     code = """
 import arena.match, arena.players, arena.process
 from arena.match import BotPool, MatchSpec, run_match, fallback_action, FAULT_KINDS
-from arena.process import BotProcess, BotSpec, DEFAULT_LIMITS, SandboxUnavailable, sandbox
+from arena.process import BotProcess, BotSpec, DEFAULT_LIMITS, SandboxUnavailable
+from arena.process.confine import sandbox
 from arena.players import Player, play_match
 for package in (arena.match, arena.players, arena.process):
     for name in package.__all__:

@@ -177,7 +177,7 @@ def test_misbehaving_bot_forfeits(tmp_path, name, args, limits, kind, strikes):
     faults = result.faults_of(0)
     if name == "hugeline":
         # The rest of its 100 MB line is written between its turns, so it is
-        # caught computing there (arena/process/turns.py) and stopped between
+        # caught computing there (arena/process/confine/turns.py) and stopped between
         # turns: it may then not finish that line and the next within a turn.
         assert faults[0].kind == kind and {f.kind for f in faults} <= {kind, "timeout"}, faults
         assert len(faults) == strikes

@@ -33,10 +33,10 @@ from arena.process import (
     LineSplitter,
     SandboxPolicy,
     TimeControl,
-    cgroups,
     describe_exit,
     group_members,
 )
+from arena.process.confine import cgroups
 
 BOTS = Path(__file__).parent / "bots"
 REPO = Path(__file__).parent.parent
@@ -418,7 +418,7 @@ def test_group_memory_watchdog_counts_setsid_children_in_the_sandbox(spawn):
 def test_watchdog_reads_only_the_sandboxed_bots_own_processes(spawn, monkeypatch):
     """A sandboxed bot's processes are bubblewrap's descendants: no pass over
     every process of the machine, and the forked child is counted."""
-    from arena.process import limits
+    from arena.process.confine import limits
     bot = spawn("forker", memory_mb=500)
     assert bot.containment is not None and bot.containment.mode == "bwrap"
     reply, _ = bot.request({"id": 1}, timeout=10)

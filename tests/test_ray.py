@@ -432,7 +432,8 @@ def test_an_actor_sends_back_what_bots_wrote_after_their_match_when_it_closes(
 
 def test_a_node_that_cannot_sandbox_refuses_to_play(monkeypatch: pytest.MonkeyPatch) -> None:
     from arena.match import MatchSpec, SeatSpec
-    from arena.process import BotSpec, SandboxPolicy, sandbox
+    from arena.process import BotSpec, SandboxPolicy
+    from arena.process.confine import sandbox
     from arena.tournament.executors.ray import MatchActor, Refused
 
     def unavailable(mode: str) -> object:

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.process import cgroups, sandbox
-from arena.process.sandbox import SandboxPolicy
-from arena.process.sandbox_policy import mount_options, runtime_paths, view
+from arena.process.confine import cgroups, sandbox
+from arena.process.confine.sandbox import SandboxPolicy
+from arena.process.confine.sandbox_policy import mount_options, runtime_paths, view
 
 HOSTILE = Path(__file__).parent / "hostile"
 REPO = Path(__file__).parent.parent
@@ -365,7 +365,8 @@ def test_setsid_grandchild_and_fork_swarm_end_with_the_match(mode, tmp_path):
 
 KILLED_WHILE_STARTING = """
 import os, signal, sys
-from arena.process import BotProcess, BotSpec, sandbox
+from arena.process import BotProcess, BotSpec
+from arena.process.confine import sandbox
 where = sys.argv[1]
 release, ready = sandbox.Gates.release, sandbox.Gates.ready
 def die():
@@ -481,15 +482,15 @@ def test_an_arena_checkout_and_venv_under_tmp_are_shown_to_bots(monkeypatch: pyt
     must still be importable by bots that use its botkit, as the shipped ones do."""
     import tempfile
 
-    from arena.process import sandbox_policy
+    from arena.process.confine import sandbox_policy
 
     root = tempfile.mkdtemp(dir="/tmp")
     try:
         package = os.path.join(root, "checkout", "arena")
-        os.makedirs(os.path.join(package, "process"))
+        os.makedirs(os.path.join(package, "process", "confine"))
         venv = os.path.join(root, "venv")
         os.makedirs(venv)
-        monkeypatch.setattr(sandbox_policy, "__file__", os.path.join(package, "process", "sandbox_policy.py"))
+        monkeypatch.setattr(sandbox_policy, "__file__", os.path.join(package, "process", "confine", "sandbox_policy.py"))
         monkeypatch.setattr(sys, "prefix", venv)
         shown = sandbox_policy.runtime_paths()
         assert package in shown and venv in shown

@@ -35,7 +35,7 @@ from pathlib import Path
 import pytest
 from test_sandbox import Server
 
-from arena.process.sandbox_policy import SYSTEM_PATHS, runtime_paths, toolchain_paths
+from arena.process.confine.sandbox_policy import SYSTEM_PATHS, runtime_paths, toolchain_paths
 
 HOSTILE = Path(__file__).parent / "hostile"
 REPO = Path(__file__).parent.parent

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.process import BotCrashed, BotProcess, BotSpec, SandboxPolicy, TimeControl, cgroups, sandbox
+from arena.process import BotCrashed, BotProcess, BotSpec, SandboxPolicy, TimeControl
+from arena.process.confine import cgroups, sandbox
 
 HOSTILE = Path(__file__).parent / "hostile"
 BOTS = Path(__file__).parent / "bots"

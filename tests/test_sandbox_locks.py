@@ -6,7 +6,7 @@ refused lock makes some of them print a warning on stdout, before 'ready'.
 But a real lock on a file two bots can both read (the interpreter, say) is a
 channel between them: so the seccomp filter lets the calls that take a lock
 return 0 without doing anything, and the ones that test for a lock ask the
-kernel, which then never sees a bot's lock (arena/process/seccomp.py).
+kernel, which then never sees a bot's lock (arena/process/confine/seccomp.py).
 
 Real bot processes (tests/bots/locks.py), each locking and probing its own
 script, copied per test so that parallel tests lock different files.
@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.process import BotProcess, BotSpec, SandboxPolicy, seccomp
+from arena.process import BotProcess, BotSpec, SandboxPolicy
+from arena.process.confine import seccomp
 
 BOTS = Path(__file__).parent / "bots"
 FLOCK = "hhqqi4x"         # struct flock on 64-bit Linux

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from test_sandbox import Server
 
-from arena.process import cgroups
+from arena.process.confine import cgroups
 
 HOSTILE = Path(__file__).parent / "hostile"
 REPO = Path(__file__).parent.parent

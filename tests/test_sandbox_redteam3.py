@@ -23,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from arena.process import BotFailure, BotProcess, BotSpec, TimeControl, cgroups, sandbox
-from arena.process.sandbox import SandboxPolicy
-from arena.process.sandbox_policy import mount_options
+from arena.process import BotFailure, BotProcess, BotSpec, TimeControl
+from arena.process.confine import cgroups, sandbox
+from arena.process.confine.sandbox import SandboxPolicy
+from arena.process.confine.sandbox_policy import mount_options
 
 BOTS = Path(__file__).parent / "bots"
 HOSTILE = Path(__file__).parent / "hostile"
@@ -79,7 +80,7 @@ def test_children_reaped_by_the_kernel_count_as_computing_between_turns(tmp_path
     its turns in children living a few ms each: the kernel reaps them at
     once and adds their CPU to no process, and a scan every 0.25 s rarely
     sees one alive.  The bot's cgroup counts every task it ever had
-    (arena/process/cgroups.py; without one this is a documented limit,
+    (arena/process/confine/cgroups.py; without one this is a documented limit,
     docs/SECURITY.md "Limits")."""
     if cgroups.backend() is None:
         pytest.skip("no cgroup here: a documented limit (docs/SECURITY.md)")

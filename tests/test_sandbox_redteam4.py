@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from arena import logsetup
-from arena.process import sandbox
+from arena.process.confine import sandbox
 from arena.tournament.config.load import load_config
 from arena.tournament.preflight import hide_machine_state
 

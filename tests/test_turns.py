@@ -1,4 +1,4 @@
-"""A bot computes on its own turns only (arena/process/turns.py).
+"""A bot computes on its own turns only (arena/process/confine/turns.py).
 
 A bot that goes on computing after its reply takes the CPU from whichever
 bot's turn it is.  The watchdog holds each bot's CPU time against its turns;
@@ -19,8 +19,9 @@ from pathlib import Path
 import pytest
 
 from arena.match.pool import BotPool
-from arena.process import BotProcess, BotSpec, SandboxPolicy, TimeControl, procfs, sandbox
-from arena.process.turns import (
+from arena.process import BotProcess, BotSpec, SandboxPolicy, TimeControl
+from arena.process.confine import procfs, sandbox
+from arena.process.confine.turns import (
     MEASURED_SLACK,
     OFF_TURN_DEBT,
     OFF_TURN_LEAK,

@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from ..match import BotPool, FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
 from ..players.base import Player
 from ..players.registry import make_player
-from ..process import BotFailure, BotSpec, TimeControl, sandbox
+from ..process import BotFailure, BotSpec, TimeControl
+from ..process.confine import sandbox
 from ..shanghai.actions import Buy, Draw, Play
 from ..shanghai.game import View
 from .judge import judge_scenario, log_path, match_step, quit_step, start_step, turns_step

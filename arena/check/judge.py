@@ -250,7 +250,7 @@ def match_step(report: CheckReport, result: MatchResult, lines: list[tuple[str, 
 
 def turns_step(report: CheckReport, played: list[tuple[MatchResult, int]]) -> None:
     """Whether the bot was caught computing between its turns in any step
-    (``arena.process.turns``): no fault, so a WARN."""
+    (``arena.process.confine.turns``): no fault, so a WARN."""
     caught: list[float] = []
     for result, seat in played:
         traces = result.record.get("trace") or []

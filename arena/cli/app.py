@@ -30,7 +30,8 @@ from ..botcommand import BotCommandError, split_command, unquoted_problem
 from ..match import CRASH, Fault, FaultPolicy, MatchResult, MatchSpec, SeatSpec
 from ..match.spec import fault_place
 from ..players.registry import BUILTIN_PLAYERS
-from ..process import BotStartupError, TimeControl, sandbox
+from ..process import BotStartupError, TimeControl
+from ..process.confine import sandbox
 from ..process.errors import excerpt
 from ..shanghai.errors import ShanghaiError
 from ..tournament.config.bounded import load_data

@@ -329,7 +329,7 @@ class MatchResult:
     protocols: tuple[int | None, ...] = ()       # the protocol each bot chose in 'ready'
     warnings: tuple[IgnoredLines, ...] = ()      # per bot seat that sent lines nobody asked for
     # Per seat: CPU seconds used between its turns in this match if the bot
-    # was caught computing then (process.turns), else None.
+    # was caught computing then (process.confine.turns), else None.
     off_turn_cpu: tuple[float | None, ...] = ()
 
     @property

@@ -39,14 +39,14 @@ from types import TracebackType
 from typing import Any
 
 from ..jsonline import JSONObject
-from . import sandbox
+from .confine import sandbox
+from .confine.spec import BotSpec, TimeControl
+from .confine.turns import TurnClock
 from .errors import BotCrashed, BotFailure, BotTimeout
 from .exchange import Decode, IgnoredLines, Wait, await_reply, drain_pending
 from .request import TimeBank
-from .spec import BotSpec, TimeControl
 from .stats import DecisionStats
 from .transport import PipeTransport, Transport, TransportFactory, TransportSetup, encode_lines
-from .turns import TurnClock
 
 LOG = logging.getLogger(__name__)
 

@@ -18,11 +18,11 @@ import subprocess
 import time
 import weakref
 
-from . import cgroups, sandbox
+from .confine import cgroups, sandbox
+from .confine.limits import WATCHDOG, cgroup_memory_reason
+from .confine.procfs import CHILDREN_LISTS, group_members, kill_group, process_tree, signal_member
+from .confine.spec import BotSpec
 from .errors import BotCrashed, BotFailure, describe_exit, excerpt
-from .limits import WATCHDOG, cgroup_memory_reason
-from .procfs import CHILDREN_LISTS, group_members, kill_group, process_tree, signal_member
-from .spec import BotSpec
 from .stderr import StderrReader, Wakeup
 from .streams import EOF, EXIT, StdoutReader
 

@@ -21,16 +21,16 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, TypeVar
 
-from . import cgroups, sandbox
+from .confine import cgroups, sandbox
+from .confine.limits import GROUP_SLACK_MB, WATCHDOG, apply_limits, tree_cpu_seconds
+from .confine.procfs import kill_group, pid_namespace
+from .confine.spec import MiB
+from .confine.turns import TurnClock, cpus_of
 from .errors import BotStartupError
 from .exits import ProcessExits, emergency_kill
 from .interrupts import interrupts_deferred
-from .limits import GROUP_SLACK_MB, WATCHDOG, apply_limits, tree_cpu_seconds
-from .procfs import kill_group, pid_namespace
-from .spec import MiB
 from .stderr import LazyLog, StderrReader
 from .streams import StdoutReader
-from .turns import TurnClock, cpus_of
 
 # The name these lines had before they moved here from ``bot``: log files
 # (and filters on them) keep reading the same logger name.

@@ -29,15 +29,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from . import cgroups, sandbox
+from .confine import cgroups, sandbox
+from .confine.limits import WATCHDOG
+from .confine.procfs import CHILDREN_LISTS
+from .confine.spec import BotSpec
+from .confine.turns import Pauser, TurnClock
 from .errors import BotCrashed, BotFailure, BotTimeout, excerpt
-from .limits import WATCHDOG
-from .procfs import CHILDREN_LISTS
 from .spawn import ProcessStart
-from .spec import BotSpec
 from .stderr import LazyLog, StderrReader, Wakeup
 from .streams import EOF, EXIT, LINE, Event, StdoutReader, log_text
-from .turns import Pauser, TurnClock
 
 # The loggers' names from before these lines moved here: log files (and
 # filters on them) keep reading the same names.

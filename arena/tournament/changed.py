@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping
 from datetime import datetime, timezone
 
-from ..process.sandbox_policy import bot_places
+from ..process.confine.sandbox_policy import bot_places
 from .config.model import TournamentConfig
 
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import logsetup
-from ..process import sandbox
+from ..process.confine import sandbox
 from .config.model import BotConfig, TournamentConfig
 from .earlier import runs_file, same_seed_runs
 from .results.database import DEFAULT_DB_NAME, ResultStore, StoreError

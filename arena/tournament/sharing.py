@@ -21,8 +21,8 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ..process import sandbox
-from ..process.sandbox_policy import NONE, SandboxPolicy, View, bot_places, needs, view
+from ..process.confine import sandbox
+from ..process.confine.sandbox_policy import NONE, SandboxPolicy, View, bot_places, needs, view
 from .config.model import TournamentConfig
 
 # Files written to be read by anyone: not a bot's secret.

@@ -35,8 +35,8 @@ from typing import Any
 
 from ...match.spec import FaultPolicy, SeatSpec
 from ...process import BotSpec, SandboxPolicy, TimeControl
-from ...process.sandbox import AUTO, bot_places
-from ...process.spec import DEFAULT_MAX_PROCESSES, MiB
+from ...process.confine.sandbox import AUTO, bot_places
+from ...process.confine.spec import DEFAULT_MAX_PROCESSES, MiB
 from ...shanghai.ruleset import Ruleset
 from ..pairing.seating import BALANCED, ROTATE
 
@@ -112,7 +112,7 @@ class BotLimits:
     max_line_bytes: int = MiB
     stderr_max_bytes: int = MiB
     processes: int = DEFAULT_MAX_PROCESSES
-    ponder: bool = False        # may compute between its turns (process.turns)
+    ponder: bool = False        # may compute between its turns (process.confine.turns)
 
 
 @dataclass(frozen=True)
@@ -266,7 +266,7 @@ class TournamentConfig:
     seating: str = BALANCED        # seating.BALANCED or ROTATE (the old schedule, which stored results may hold)
     seed: int | None = None        # None: random, chosen by the first run and stored
     jobs: int | None = None
-    affinity: bool = True          # each match on a CPU of its own (process.affinity)
+    affinity: bool = True          # each match on a CPU of its own (process.confine.affinity)
     anonymous: bool = False        # bots are not told who sits at their table (MatchSpec.anonymous)
     output: Path = Path("arena-results")
     sandbox: str = AUTO

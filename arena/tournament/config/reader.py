@@ -21,7 +21,7 @@ from typing import Any
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ...process import TimeControl
-from ...process.sandbox import MODES as SANDBOX_MODES
+from ...process.confine.sandbox import MODES as SANDBOX_MODES
 from ...shanghai.errors import RulesetError
 from ...shanghai.ruleset import MAX_PLAYERS, MIN_PLAYERS, Ruleset
 from ..pairing.seating import SEATINGS

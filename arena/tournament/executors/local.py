@@ -63,9 +63,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, Protocol
 
 # Which CPU a match plays on: nothing of bot processes.
-from ...process.affinity import pin as pin_cpu
-from ...process.affinity import plan as plan_cpus
-from ...process.affinity import unpin as unpin_cpu
+from ...process.confine.affinity import pin as pin_cpu
+from ...process.confine.affinity import plan as plan_cpus
+from ...process.confine.affinity import unpin as unpin_cpu
 from . import channel
 from .assign import Assigner, PoolModel
 from .forked import ForkedWorker, WorkerProcess, can_fork
@@ -414,5 +414,5 @@ def _wait(proc: WorkerProcess, seconds: float) -> None:
 
 
 def make_executor(jobs: int, pin: bool = True) -> SerialExecutor | ProcessExecutor:
-    """``jobs`` matches at once; ``pin``: each on a CPU of its own (``process.affinity``)."""
+    """``jobs`` matches at once; ``pin``: each on a CPU of its own (``process.confine.affinity``)."""
     return SerialExecutor(pin) if jobs <= 1 else ProcessExecutor(jobs, pin)

@@ -127,7 +127,7 @@ class LogShipper:
 def check_here(bot: BotSpec, head_root: str | None, time_control: TimeControl | None) -> Any:
     """Runs on the node: the check of ``bot`` moved to this node's copy of its files."""
     from ...check import check_bot
-    from ...process import sandbox
+    from ...process.confine import sandbox
 
     if head_root is not None:
         bot = Relocation(head_root, os.getcwd()).bot(bot)

@@ -34,7 +34,7 @@ from ...logsetup import configure_worker
 from ...match.pool import BotPool
 from ...match.runner import run_match
 from ...match.spec import MatchSpec
-from ...process import affinity
+from ...process.confine import affinity
 from . import channel
 from .outcome import STOP, MatchFailure, Outcome
 
@@ -65,7 +65,7 @@ def unplayable(spec: MatchSpec) -> str | None:
     mode cannot run here), in one line; None when it can.  The arena resolved
     the mode on its own machine: a remote worker must not let a bot run with
     less isolation than that, nor let every bot fail to start."""
-    from ...process import sandbox  # only remote workers ask
+    from ...process.confine import sandbox  # only remote workers ask
 
     if any(s.bot is not None and s.bot.sandbox.mode == sandbox.BWRAP for s in spec.seats):
         try:

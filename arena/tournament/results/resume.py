@@ -35,8 +35,8 @@ ADDED_BOT_SETTINGS = ("sandbox",)
 # were played (``auto`` is bubblewrap on one machine, nothing on another).
 # Compared by ``settle_sandbox``, never as a changed key.
 RESOLVED_SANDBOX = "sandbox_resolved"
-AUTO_SANDBOX = "auto"       # the mode that resolves differently by machine (process.sandbox.AUTO)
-RESOLVED_MODES = ("bwrap", "none")      # what a mode resolves to (process.sandbox.BWRAP, NONE)
+AUTO_SANDBOX = "auto"       # the mode that resolves differently by machine (process.confine.sandbox.AUTO)
+RESOLVED_MODES = ("bwrap", "none")      # what a mode resolves to (process.confine.sandbox.BWRAP, NONE)
 
 
 def without_unstored(stored: Any, config: str) -> str:

@@ -101,7 +101,7 @@ class StoredMatch:
     decision_stats: list[dict[str, Any]] = field(default_factory=list)
     stderr_logs: list[str | None] = field(default_factory=list)
     # CPU seconds a seat's bot used between its turns, if it was caught at it
-    # (process.turns; schema 4), else None.
+    # (process.confine.turns; schema 4), else None.
     off_turn_cpu: list[float | None] = field(default_factory=list)
     record: dict[str, Any] | None = None
     record_path: str | None = None

@@ -1,6 +1,6 @@
 """``arena show RESULTS`` without a match: what an organiser checks before
 publishing a table.  Per bot: its matches, forfeits, faults by kind, and the
-matches in which it was caught computing between its turns (``process.turns``:
+matches in which it was caught computing between its turns (``process.confine.turns``:
 not a fault, but it took the CPU from the bot whose turn it was)."""
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ from collections.abc import Callable, Mapping
 
 from .procfs import pid_namespace, process_tree
 
-LOG = logging.getLogger(__name__)
+LOG = logging.getLogger("arena.process.turns")     # its name before it moved to confine: log files keep it
 
 # CPU a bot may use beyond its turns' wall time within one watchdog scan
 # (0.25 s) before it is stopped between turns: two clock ticks, above what

@@ -13,7 +13,7 @@ import signal
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-LOG = logging.getLogger(__name__)
+LOG = logging.getLogger("arena.process.procfs")     # its name before it moved to confine: log files keep it
 
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 # Children lists need CONFIG_PROC_CHILDREN (Debian, Ubuntu, Fedora... have it).

@@ -46,7 +46,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-LOG = logging.getLogger(__name__)
+LOG = logging.getLogger("arena.process.cgroups")     # its name before it moved to confine: log files keep it
 
 ENV_BASE = "ARENA_CGROUP"            # a delegated cgroup v2 directory to create bot cgroups in
 ENV_OFF = "ARENA_NO_CGROUP"          # "1": never use cgroups (the watchdog alone)

@@ -196,7 +196,7 @@ def runtime_paths() -> list[str]:
     directories: the sandbox shows nothing else of the host, and without
     them a bot that imports arena's botkit, as the shipped bots do, cannot
     start.  The rest of the folder arena is in is not shown."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # arena/, from arena/process/confine/
     found = [package, sys.prefix, sys.base_prefix,
              *sorted({sysconfig.get_paths()[k] for k in ("purelib", "platlib")})]
     return [p for p in dict.fromkeys(found) if os.path.isdir(p) and not _system(p)]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import os
 
-LOG = logging.getLogger(__name__)
+LOG = logging.getLogger("arena.process.affinity")     # its name before it moved to confine: log files keep it
 
 
 def usable_cpus() -> tuple[int, ...]:

@@ -71,7 +71,7 @@ from .turns import TurnClock
 if TYPE_CHECKING:
     from .cgroups import BotCgroup
 
-LOG = logging.getLogger(__name__)
+LOG = logging.getLogger("arena.process.limits")     # its name before it moved to confine: log files keep it
 
 GROUP_SLACK_MB = 64
 WATCHDOG_INTERVAL = 0.25
