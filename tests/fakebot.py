@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from arena.match import MatchResult
 from arena.process.confine.spec import BotSpec
 from arena.process.errors import BotCrashed, BotFailure, describe_exit, excerpt
 from arena.process.streams import EOF, EXIT, LINE, TOOLONG, Event
@@ -236,3 +237,13 @@ def fakes(bots: Mapping[str, Callable[[], Answer]]) -> TransportFactory:
     def factory(spec: BotSpec, setup: TransportSetup) -> Transport:
         return FakeTransport(spec, setup, bots[spec.argv[0]]())
     return factory
+
+
+def check_faults_at_decisions(result: MatchResult, seat: int) -> None:
+    """Each fault names the decision where the fallback was played for the seat."""
+    actions = result.record["actions"]
+    for f in result.faults_of(seat):
+        if f.decision is None:
+            continue
+        entry = actions[f.decision]
+        assert entry["seat"] == seat and entry["action"]["type"] == f.decision_kind, f

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from fakebot import check_faults_at_decisions
 
 from arena.cli import main
 from arena.match import (
@@ -68,16 +69,6 @@ def play(tmp_path, *seats: SeatSpec, seed: int = 5, time_control: TimeControl = 
     if pool is None:
         assert_no_processes(result.pids)
     return result
-
-
-def check_faults_at_decisions(result: MatchResult, seat: int) -> None:
-    """Each fault names the decision where the fallback was played for the seat."""
-    actions = result.record["actions"]
-    for f in result.faults_of(seat):
-        if f.decision is None:
-            continue
-        entry = actions[f.decision]
-        assert entry["seat"] == seat and entry["action"]["type"] == f.decision_kind, f
 
 
 # ------------------------------------------------------------------ pure parts

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from fakebot import Answer, Exit, Line, Reply, Stderr, fakes, game_bot, minimal_reply
+from fakebot import Answer, Exit, Line, Reply, Stderr, check_faults_at_decisions, fakes, game_bot, minimal_reply
 
 from arena.match import BotPool, FaultPolicy, MatchResult, MatchSpec, SeatSpec, forfeit_places, run_match
 from arena.process import TimeControl
@@ -89,16 +89,6 @@ def play(tmp_path: Any, *seats: SeatSpec, seed: int = 5, time_control: TimeContr
                      log_dir=str(tmp_path / "logs"))
     with BotPool(fakes(BOTS)) as pool:
         return run_match(spec, pool)
-
-
-def check_faults_at_decisions(result: MatchResult, seat: int) -> None:
-    """Each fault names the decision where the fallback was played for the seat."""
-    actions = result.record["actions"]
-    for f in result.faults_of(seat):
-        if f.decision is None:
-            continue
-        entry = actions[f.decision]
-        assert entry["seat"] == seat and entry["action"]["type"] == f.decision_kind, f
 
 
 def test_minimal_bots_play_a_whole_match(tmp_path: Any) -> None:
