@@ -26,6 +26,14 @@ import pytest
 
 ARENA = Path(__file__).resolve().parent.parent / "arena"
 
+# arena/tournament's packages, lowest first: config < pairing < results <
+# standings < the run (the modules of arena/tournament itself) < cli.
+_RUN = tuple(f"arena.tournament.{m}" for m in ("runner", "preflight", "progress", "sharing", "changed", "earlier",
+                                               "runlock"))
+_ABOVE_STANDINGS = ("arena.tournament.executors", *_RUN, "arena.cli", "arena.report")
+_ABOVE_RESULTS = ("arena.tournament.standings", *_ABOVE_STANDINGS)
+_ABOVE_PAIRING = ("arena.tournament.results", *_ABOVE_RESULTS)
+
 FORBIDDEN: dict[str, tuple[str, ...]] = {
     "arena.shanghai": ("arena.",),                 # anything outside arena.shanghai
     "arena.protocol": ("arena.process", "arena.match", "arena.tournament", "arena.cli", "arena.players"),
@@ -35,6 +43,12 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "arena.ranking": ("arena.shanghai", "arena.protocol", "arena.process", "arena.match", "arena.tournament"),
     "arena.tournament.executors": ("arena.shanghai", "arena.protocol", "arena.process", "arena.players",
                                    "arena.check"),
+    "arena.tournament.config": ("arena.tournament.pairing", *_ABOVE_PAIRING),
+    # load_config reads the file and checks its schedule fits (pairing): above pairing, below the rest
+    "arena.tournament.config.load": _ABOVE_PAIRING,
+    "arena.tournament.pairing": _ABOVE_PAIRING,
+    "arena.tournament.results": _ABOVE_RESULTS,
+    "arena.tournament.standings": _ABOVE_STANDINGS,
 }
 # Exceptions to FORBIDDEN: a module a layer may import although its package is above it.
 ALLOWED: dict[str, tuple[str, ...]] = {
@@ -48,6 +62,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
 EXEMPT: dict[str, tuple[str, ...]] = {
     "arena.tournament.executors": ("arena.tournament.executors.worker", "arena.tournament.executors.node",
                                    "arena.tournament.executors.outcome"),
+    "arena.tournament.config": ("arena.tournament.config.load",),     # its own rule above
 }
 
 

@@ -22,7 +22,7 @@ from ..tournament.config.model import EXECUTORS, RATINGS, RAY, SWISS, ConfigErro
 from ..tournament.config.model import FORMATS as TOURNAMENT_FORMATS
 from ..tournament.executors.cpus import job_count
 from ..tournament.pairing.rounds import match_budget
-from ..tournament.pairing.schedule import ScheduleEntry, estimate_seconds, unfinished_size
+from ..tournament.pairing.schedule import ScheduleEntry, estimate_seconds
 from ..tournament.pairing.seating import neighbour_summary
 from ..tournament.preflight import TournamentError, db_path, hide_machine_state, hold_to_sandbox, settle_seed
 from ..tournament.results.database import ResultStore, StoreError, resolve_db_path
@@ -31,6 +31,7 @@ from ..tournament.runlock import playing_now
 from ..tournament.runner import STOP_REASONS, RunSummary, check_rerun, plan, run_tournament
 from ..tournament.sharing import shared_folder_warnings
 from ..tournament.standings.leaderboard import FORMATS, Column, format_table, report
+from ..tournament.standings.summary import unfinished_size
 from ..words import plural
 from .common import Interrupted, UsageLine
 

@@ -18,7 +18,6 @@ from typing import Any
 # would add 0.2-0.4 s and 13 MB to it (measured, -X importtime and ru_maxrss).
 from .. import ranking
 from ..match.spec import first_fault_line
-from ..tournament.pairing.schedule import unfinished_size
 from ..tournament.results.database import FAULT_KINDS, ResultStore, StoredMatch, StoreError
 from ..tournament.standings.leaderboard import (
     LeaderboardRow,
@@ -32,6 +31,7 @@ from ..tournament.standings.leaderboard import (
 )
 from ..tournament.standings.neighbours import CELL_NOTE, neighbour_effect, neighbour_note, neighbour_summary
 from ..tournament.standings.ratings import rated_games
+from ..tournament.standings.summary import unfinished_size
 from .replay import ReplayError, build_replay
 
 __all__ = ["ReportData", "BotSection", "Digest", "collect", "replay_and_digest", "GRADEBOOK_COLUMNS", "gradebook_rows"]

@@ -38,7 +38,13 @@ from ...process import BotSpec, SandboxPolicy, TimeControl
 from ...process.confine.sandbox import AUTO, bot_places
 from ...process.confine.spec import DEFAULT_MAX_PROCESSES, MiB
 from ...shanghai.ruleset import Ruleset
-from ..pairing.seating import BALANCED, ROTATE
+
+#: How the seats of a table's matches are arranged (``pairing.seating``):
+#: balanced neighbours, or the rotations of the listed order that results
+#: stored before 'seating' existed were played with.
+BALANCED = "balanced"
+ROTATE = "rotate"
+SEATINGS = (BALANCED, ROTATE)
 
 __all__ = [
     "ConfigError", "BotLimits", "BotSandbox", "BotConfig", "FaultSettings", "TournamentConfig",

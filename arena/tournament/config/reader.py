@@ -24,7 +24,6 @@ from ...process import TimeControl
 from ...process.confine.sandbox import MODES as SANDBOX_MODES
 from ...shanghai.errors import RulesetError
 from ...shanghai.ruleset import MAX_PLAYERS, MIN_PLAYERS, Ruleset
-from ..pairing.seating import SEATINGS
 from .bots import BotReader
 from .model import (
     DEFAULT_PLAYERS,
@@ -36,6 +35,7 @@ from .model import (
     OUTPUT_FORMATS,
     RATINGS,
     ROUND_ROBIN,
+    SEATINGS,
     SWISS,
     ConfigError,
     ExecutorSettings,

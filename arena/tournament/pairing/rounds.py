@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 
 from ...ranking.matchmaking import cover, windows
 from ..config.model import MAX_MATCHES, SWISS, Settle, TournamentConfig
-from ..results.rows import RoundDecision
+from .decision import RoundDecision
 from .schedule import ScheduleEntry, derive_seed, table_offsets
 from .seating import BALANCED, NeighbourBalance, seatings
 

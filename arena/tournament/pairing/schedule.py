@@ -36,13 +36,10 @@ import itertools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..config.model import GAUNTLET, MAX_MATCHES, ROUND_ROBIN, ConfigError, TournamentConfig
 from .seating import balanced_offsets, design, seatings
-
-if TYPE_CHECKING:
-    from ..results.database import ResultStore
 
 __all__ = ["ScheduleEntry", "build_schedule", "iter_schedule", "schedule_size", "table_count",
            "check_schedule_size", "estimate_seconds", "derive_seed", "redeal", "table_offsets", "MAX_MATCHES", "ConfigError"]
@@ -133,17 +130,6 @@ def stored_schedule_size(config: Mapping[str, Any]) -> int | None:
         return None
     gauntlet = config["format"] == GAUNTLET
     return _table_count(len(bots), k, sum(b in challengers for b in bots) if gauntlet else None) * k * deals
-
-
-def unfinished_size(store: ResultStore) -> int | None:
-    """The scheduled number of matches of the tournament in ``store`` while
-    fewer are stored or failed (a run stopped part-way); None once all are,
-    or when its run decides how many it plays."""
-    tournament = store.tournament()
-    expected = None if tournament is None else stored_schedule_size(tournament["config"])
-    if expected is None or len(store) + len(store.failures()) >= expected:
-        return None
-    return expected
 
 
 def table_offsets(config: TournamentConfig) -> dict[int, int]:

@@ -44,12 +44,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import cache
 
+from ..config.model import BALANCED, ROTATE, SEATINGS
+
 __all__ = ["BALANCED", "ROTATE", "SEATINGS", "design", "seatings", "NeighbourBalance", "balanced_offsets",
            "successor_counts", "neighbour_summary"]
 
-BALANCED = "balanced"
-ROTATE = "rotate"
-SEATINGS = (BALANCED, ROTATE)
 
 Block = tuple[tuple[int, ...], ...]
 

@@ -53,6 +53,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..pairing.decision import RoundDecision
 from .resume import (
     AUTO_SANDBOX,
     RESOLVED_MODES,
@@ -63,7 +64,7 @@ from .resume import (
     seating_differences,
     without_unstored,
 )
-from .rows import FAULT_KEYS, FAULT_KINDS, STAT_KEYS, FailedMatch, RoundDecision, StoredMatch, StoreError
+from .rows import FAULT_KEYS, FAULT_KINDS, STAT_KEYS, FailedMatch, StoredMatch, StoreError
 from .schema import DECISIONS_SCHEMA, DECISIONS_TABLE, SCHEMA_VERSION, open_database
 from .setaside import ARCHIVE_TABLE
 from .sqlitetx import immediate as _immediate

@@ -76,10 +76,11 @@ from ...shanghai.game import Game
 from ...shanghai.ruleset import Ruleset
 from ...words import plural
 from ..config.model import GAUNTLET, ROUND_ROBIN, SWISS, BotConfig, Settle, TournamentConfig
+from ..pairing.decision import RoundDecision
 from ..pairing.schedule import ScheduleEntry
 from ..pairing.seating import ROTATE
 from .database import FailedMatch, ResultStore, StoreError
-from .rows import RoundDecision, StoredMatch
+from .rows import StoredMatch
 
 __all__ = ["SHOWN_ABSENT", "Verified", "verify_results", "verify_match"]
 

@@ -12,10 +12,11 @@ from typing import Any
 from ...match.spec import first_fault_line
 from ...process.errors import escaped
 from ...words import plural
+from ..pairing.schedule import stored_schedule_size
 from ..results.database import FAULT_KINDS, ResultStore
 from .faults import FAULT_NOUNS
 
-__all__ = ["BotRecord", "bot_records", "summary_json", "summary_lines"]
+__all__ = ["BotRecord", "bot_records", "summary_json", "summary_lines", "unfinished_size"]
 
 LISTED = 5      # match ids listed per line, at most
 
@@ -103,3 +104,14 @@ def summary_json(name: str, records: list[BotRecord], matches: int, failed: int)
                   "faults": {k: r.faults[k] for k in FAULT_KINDS}, "first_fault": r.first_fault or None,
                   "caught": r.caught, "off_turn_cpu": round(r.off_turn_cpu, 3)} for r in records],
     }
+
+
+def unfinished_size(store: ResultStore) -> int | None:
+    """The scheduled number of matches of the tournament in ``store`` while
+    fewer are stored or failed (a run stopped part-way); None once all are,
+    or when its run decides how many it plays."""
+    tournament = store.tournament()
+    expected = None if tournament is None else stored_schedule_size(tournament["config"])
+    if expected is None or len(store) + len(store.failures()) >= expected:
+        return None
+    return expected
