@@ -47,7 +47,7 @@ numbered from 0 without a gap, each stored in every rotation.
 A match recorded as failed (an arena error) is not a result but one the
 next run retries, as the leaderboard's note says: it is named as failed,
 not as missing.  The store keeps no record of a run's end, only what it
-holds (``schedule.unfinished_size``): a run stopped part-way and a match
+holds (``standings.summary.unfinished_size``): a run stopped part-way and a match
 taken out of the database look alike, so the summary says the tournament
 is not finished and that running it again plays what is missing.
 
