@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections import Counter
 
@@ -22,11 +23,12 @@ from arena.shanghai.cards import Card, make_shoe
 from arena.shanghai.game import Game
 from arena.shanghai.ruleset import Ruleset
 
-# 600 random matches, every decision checked deeply: the suite's largest
-# CPU cost (about 10 CPU-s per 40 matches), kept in CI's 20 minutes.  A run
-# of more is one edit away when the engine changes.
-MATCHES = 600
-CHUNKS = 12
+# Random matches, every decision checked deeply: about 0.3 CPU-s a match.
+# The suite plays 192 (every player count with both presets, 16 times each;
+# issue 31 halves the suite's time); ARENA_INVARIANT_MATCHES=6000 plays more
+# when the engine changes.
+MATCHES = int(os.environ.get("ARENA_INVARIANT_MATCHES", "192"))
+CHUNKS = 8
 MAX_DECISIONS = 200_000
 SECRET_KEYS = {"shoe", "order", "penalty_cards"}
 RULES = {"shanghai": Ruleset.preset("shanghai"), "pagat": Ruleset.preset("pagat")}
@@ -34,7 +36,8 @@ RULES = {"shanghai": Ruleset.preset("shanghai"), "pagat": Ruleset.preset("pagat"
 
 def setup(seed: int) -> tuple[Game, list]:
     players = 3 + seed % 6
-    rules = RULES["pagat" if seed % 2 else "shanghai"]
+    # (seed // 6) % 2, not seed % 2: that would tie the preset to odd or even player counts
+    rules = RULES["pagat" if (seed // 6) % 2 else "shanghai"]
     game = Game.seeded(rules, players, seed)
     seats = [make_player("greedy" if (seed + i) % 3 == 0 else "random", random.Random(f"{seed}/{i}"))
              for i in range(players)]
@@ -99,7 +102,8 @@ def play_checked(seed: int, perturb_global: bool = False, deep: bool = True) -> 
         logged = len(game.log)
         game.apply(action, d.seat)
         if deep:
-            assert all_cards(game) == shoe, f"cards not conserved at step {steps}"
+            # dict's ==, not Counter's: the same test at C speed (no zero counts here)
+            assert dict.__eq__(all_cards(game), shoe), f"cards not conserved at step {steps}"
             check_view_public(game, steps % game.n, len(game.log) - logged)
             if steps % 25 == 0:
                 check_hidden_does_not_leak(game, steps % game.n, probe)
@@ -110,8 +114,7 @@ def play_checked(seed: int, perturb_global: bool = False, deep: bool = True) -> 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_invariants_over_random_matches(chunk: int) -> None:
-    per = MATCHES // CHUNKS
-    for seed in range(chunk * per, (chunk + 1) * per):
+    for seed in range(chunk, MATCHES, CHUNKS):
         game = play_checked(seed)
         record = json.loads(json.dumps(game.to_record()))
         replayed = Game.from_record(record)
