@@ -33,7 +33,7 @@ def copies(tmp: Path, seating: str, seed: int) -> dict[str, dict[str, object]]:
                     "  - {name: passive, builtin: passive}\n  - {name: g2, builtin: greedy}\n"
                     f"players: 3\ndeals: 6\nseating: {seating}\nseed: {seed}\n")
     runner = CliRunner()
-    done = runner.invoke(main, ["run", str(path), "--jobs", "2", "-q", "--format", "json"], catch_exceptions=False)
+    done = runner.invoke(main, ["run", str(path), "--jobs", "1", "-q", "--format", "json"], catch_exceptions=False)
     assert done.exit_code == 0, done.output
     rows = json.loads(done.stdout)["leaderboard"]
     return {r["bot"]: r for r in rows if r["bot"] in ("g1", "g2")}

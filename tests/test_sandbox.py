@@ -164,6 +164,30 @@ def test_the_view_of_a_sandbox_is_what_the_real_sandbox_shows(visible_dir: Path,
     assert expected == [True, True, False, False, True, False, True, False, False, False]
 
 
+def test_an_entry_removed_after_the_plan_does_not_stop_the_bot(visible_dir: Path) -> None:
+    """A folder shown entry by entry (something in it is hidden) is listed
+    when the mounts are planned; a file removed from it before bwrap starts
+    (another user's temporary folder, a build) is not there to show.  Seen
+    in a full suite run: a test's folder beside the repository went between
+    the two, and ``arena check`` could not start its bot."""
+    own = visible_dir / "own"
+    own.mkdir()
+    (own / "prog.py").write_text(str(own / "prog.py"))
+    (visible_dir / "secret.txt").write_text("")
+    gone = visible_dir / "gone.txt"
+    gone.write_text(str(gone))
+    policy = SandboxPolicy("bwrap", hide=(str(visible_dir / "secret.txt"),))
+    folders = [str(visible_dir), *runtime_paths()]
+    planned = mount_options(folders, policy, False)
+    assert ["--ro-bind-try", str(gone), str(gone)] == planned[planned.index(str(gone)) - 1:][:3]
+    gone.unlink()
+    bwrap = sandbox.resolve(sandbox.BWRAP).bwrap
+    assert bwrap is not None
+    argv = [bwrap, *sandbox._base_options(), *planned, "--", sys.executable, "-c", _READS, str(own / "prog.py")]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.split()) == (0, ["shown"]), done.stderr
+
+
 def test_exit_codes_through_bwrap():
     assert sandbox.exit_code(0) == 0 and sandbox.exit_code(3) == 3
     assert sandbox.exit_code(137) == -9 and sandbox.exit_code(143) == -15

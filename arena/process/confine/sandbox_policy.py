@@ -500,7 +500,9 @@ def _show_root(root: str, kind: str, order: int, hidden: Sequence[str]) -> list[
     if entries is not None:
         # The folder itself is made, even with nothing in it to show: the bot may run from it.
         made = op(root, Mount(root, ("--perms", "0755", "--dir", root), False, covers=False), 0)
-        return [made, *(op(p, _shown(p, kind)) for p in entries)]
+        # -try: an entry removed between the listing and bwrap's start is
+        # not there to show, and must not keep the bot from starting
+        return [made, *(op(p, _shown(p, "--ro-bind-try")) for p in entries)]
     ops = [op(root, _shown(root, kind))]
     for path in hidden:
         if _within(path, root) and not any(_within(path, h) and h != path for h in hidden):
