@@ -19,15 +19,19 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from inproc import arena_here
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMEBOTS = ROOT / "tests" / "gamebots"
 PY = sys.executable
 
 
-def arena(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PY, "-m", "arena", *args], capture_output=True, text=True, timeout=300,
-                          cwd=cwd, env=env)
+def arena(*args: str, cwd: Path = ROOT, env: dict[str, str] | None = None,
+          own_process: bool = False) -> subprocess.CompletedProcess[str]:
+    if own_process:
+        return subprocess.run([PY, "-m", "arena", *args], capture_output=True, text=True, timeout=300,
+                              cwd=cwd, env=env)
+    return arena_here(*args, cwd=cwd, env=env)
 
 
 def bot(script: str, *args: str) -> str:
@@ -404,10 +408,10 @@ def test_the_tables_of_a_run_still_playing_say_they_are_partial(tmp_path: Path) 
     assert arena("run", "t.yaml", "--out", "res", cwd=tmp_path).returncode == 0
     done = arena("leaderboard", "res", cwd=tmp_path)
     assert done.returncode == 0 and "partial" not in done.stdout + done.stderr
-    with results_lock(tmp_path / "res"):       # as a run playing into it holds it
-        board = arena("leaderboard", "res", cwd=tmp_path)
-        as_csv = arena("leaderboard", "res", "--format", "csv", cwd=tmp_path)
-        report = arena("report", "res", "--no-replays", cwd=tmp_path)
+    with results_lock(tmp_path / "res"):       # as a run playing into it holds it (a POSIX lock: another process's)
+        board = arena("leaderboard", "res", cwd=tmp_path, own_process=True)
+        as_csv = arena("leaderboard", "res", "--format", "csv", cwd=tmp_path, own_process=True)
+        report = arena("report", "res", "--no-replays", cwd=tmp_path, own_process=True)
     note = f"note: an arena run (pid {os.getpid()}) is still playing into res: these results are partial"
     assert board.returncode == 0 and note in board.stdout, board.stdout
     assert as_csv.returncode == 0 and note in as_csv.stderr and "partial" not in as_csv.stdout

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from inproc import arena_here
 
 from arena.tournament.results.setaside import set_aside
 
@@ -31,8 +32,10 @@ OLD, NEW = "illegal.py", "minimal.py"
 SAYS = 'import sys\nprint("{} dave", file=sys.stderr, flush=True)\n'
 
 
-def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PY, "-m", "arena", *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+def arena(*args: str, cwd: Path, own_process: bool = False) -> subprocess.CompletedProcess[str]:
+    if own_process:
+        return subprocess.run([PY, "-m", "arena", *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+    return arena_here(*args, cwd=cwd)
 
 
 def hand_in(tmp_path: Path, name: str, program: str, prelude: str = "") -> None:
@@ -215,8 +218,8 @@ def snapshot(tmp_path: Path) -> bytes:
         c.close()
 
 
-def refused(tmp_path: Path, *args: str) -> str:
-    done = arena("run", "class.yaml", "--jobs", "1", *args, cwd=tmp_path)
+def refused(tmp_path: Path, *args: str, own_process: bool = False) -> str:
+    done = arena("run", "class.yaml", "--jobs", "1", *args, cwd=tmp_path, own_process=own_process)
     assert done.returncode != 0, done.stderr
     lines = [x for x in done.stderr.splitlines() if x.startswith("Error:")]
     assert "Traceback" not in done.stderr and len(lines) == 1, done.stderr
@@ -278,8 +281,8 @@ def test_rerun_while_another_run_holds_the_lock_is_refused(tmp_path: Path) -> No
     played(tmp_path)
     before = snapshot(tmp_path)
     from arena.tournament.runlock import results_lock
-    with results_lock(db(tmp_path).parent):
-        line = refused(tmp_path, "--rerun", "dave")
+    with results_lock(db(tmp_path).parent):     # a POSIX lock: another process's
+        line = refused(tmp_path, "--rerun", "dave", own_process=True)
     assert "another arena run" in line
     assert snapshot(tmp_path) == before
 
