@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from inproc import arena_here
 
 from arena.match import MatchSpec, SeatSpec
 from arena.tournament.config.load import load_config
@@ -30,7 +31,7 @@ BUILTIN = "kilo-greedy"
 
 
 def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PY, "-m", "arena", *args], capture_output=True, text=True, timeout=600, cwd=cwd)
+    return arena_here(*args, cwd=cwd)
 
 
 def tournament(where: Path, anonymous: bool | None) -> Path:

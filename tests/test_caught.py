@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from inproc import arena_here
 from test_fault_lines import SEATS_2
 
 from arena.match import MatchResult
@@ -39,7 +40,7 @@ PY = sys.executable
 
 
 def arena(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    res = subprocess.run([PY, "-m", "arena", *args], capture_output=True, text=True, timeout=600, cwd=cwd)
+    res = arena_here(*args, cwd=cwd)
     assert "Traceback" not in res.stdout + res.stderr, res.stderr
     return res
 

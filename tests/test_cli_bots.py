@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from inproc import arena_here
 
 from arena.botcommand import is_interpreter, quoted_hint, unquoted_problem
 from arena.cli import main
@@ -85,8 +86,7 @@ def test_play_passes_the_time_options_to_the_bot(tmp_path: Path) -> None:
 
 
 def arena(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PY, "-m", "arena", *args], capture_output=True, text=True, timeout=300,
-                          cwd=ROOT, env=env)
+    return arena_here(*args, cwd=ROOT, env=env)
 
 
 def test_a_slow_start_forfeits_exits_3_and_says_why_and_more_startup_time_fixes_it(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from inproc import arena_here
 
 from arena.cli import main
 
@@ -43,8 +44,7 @@ output: {json.dumps(str(tmp / "out"))}
 
 
 def arena(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True, text=True,
-                          timeout=300, cwd=ROOT, env={**os.environ, **(env or {})})
+    return arena_here(*args, cwd=ROOT, env={**os.environ, **(env or {})})
 
 
 def cli(*args: str) -> object:

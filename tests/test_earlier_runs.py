@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from inproc import arena_here
 
 from arena.tournament.earlier import EarlierRun, remember_run, runs_file, same_seed_runs
 from arena.tournament.results.database import DEFAULT_DB_NAME, ResultStore
@@ -82,8 +83,7 @@ def tournament(path: Path, seed: int, out: str, bots: list[dict[str, object]], *
 
 
 def run(tfile: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "arena", "run", str(tfile), "--jobs", "1"],
-                          capture_output=True, text=True, timeout=180, cwd=tfile.parent)
+    return arena_here("run", str(tfile), "--jobs", "1", cwd=tfile.parent)
 
 
 def probed(out: Path) -> dict[str, object]:

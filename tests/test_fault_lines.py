@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from inproc import arena_here
 
 from arena.report.html import replay_data
 from arena.tournament.results.database import SCHEMA_VERSION, ResultStore
@@ -57,8 +58,7 @@ seed: 7
 
 
 def arena(*args: str) -> subprocess.CompletedProcess[str]:
-    res = subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True, text=True,
-                         cwd=ROOT, timeout=HANG)
+    res = arena_here(*args, cwd=ROOT)
     assert "Traceback" not in res.stdout + res.stderr, res.stderr
     return res
 

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from inproc import arena_here
+
 from arena.match import FaultPolicy, MatchSpec, SeatSpec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,7 +26,7 @@ FLAG = "--forfeit-unstartable"
 
 
 def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PY, "-m", "arena", *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+    return arena_here(*args, cwd=cwd)
 
 
 def a_class(tmp_path: Path) -> Path:

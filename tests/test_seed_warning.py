@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from inproc import arena_here
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMEBOTS = ROOT / "tests" / "gamebots"
@@ -23,8 +24,8 @@ def run(tmp_path: Path, seed: int | None, program: bool = True, *extra: str) -> 
     seed_line = "" if seed is None else f"seed: {seed}\n"
     (tmp_path / "t.yaml").write_text(f"name: t\nbots:\n  - {first}\n  - {{name: g, builtin: greedy}}\n"
                                      f"players: 2\ndeals: 1\nsandbox: none\nrules: {{contracts: [2S3]}}\n{seed_line}")
-    return subprocess.run([PY, "-m", "arena", "run", str(tmp_path / "t.yaml"), "--out", str(tmp_path / "out"),
-                           "--jobs", "1", *extra], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    return arena_here("run", str(tmp_path / "t.yaml"), "--out", str(tmp_path / "out"), "--jobs", "1", *extra,
+                      cwd=tmp_path)
 
 
 def warnings(done: subprocess.CompletedProcess[str]) -> list[str]:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from inproc import arena_here
 
 ROOT = Path(__file__).resolve().parent.parent
 BOT = ROOT / "bots" / "random_bot.py"
@@ -20,7 +21,7 @@ PY = sys.executable
 
 
 def arena(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PY, "-m", "arena", *args], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    return arena_here(*args, cwd=ROOT)
 
 
 PEEK = """import sys
@@ -113,8 +114,7 @@ def test_the_demo_tournament_run_from_the_repository_root_is_not_warned() -> Non
 
 def play(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """arena play from tmp_path (a bot program's working directory is arena's)."""
-    return subprocess.run([PY, "-m", "arena", "play", *args, "--seed", "1", "--log-dir", "logs"],
-                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    return arena_here("play", *args, "--seed", "1", "--log-dir", "logs", cwd=tmp_path)
 
 
 def test_arena_play_warns_of_bots_sharing_a_folder_as_a_run_does(tmp_path: Path) -> None:

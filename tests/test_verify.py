@@ -16,6 +16,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from inproc import arena_here
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMEBOTS = ROOT / "tests" / "gamebots"
@@ -23,7 +24,7 @@ PY = sys.executable
 
 
 def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([PY, "-m", "arena", *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+    return arena_here(*args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
