@@ -299,7 +299,7 @@ def test_agrees_with_brute_force(wd: bool, distinct: bool) -> None:
     rng = random.Random(f"finder-{wd}-{distinct}")
     contracts = _contract_pool()
     seen = Counter()
-    for trial in range(1500):
+    for trial in range(800):        # 24 CPU-s at 1,500 (issue 31); each of the 23 contracts 34 or 35 times
         text = contracts[trial % len(contracts)]
         contract, rules = rules_for(text, wd, distinct)
         size = min(15, max(6, contract.size + rng.randint(-1, 3)))
@@ -315,7 +315,7 @@ def test_agrees_with_brute_force(wd: bool, distinct: bool) -> None:
             verify(hand, contract, rules, best)
         seen[expected] += 1
     # the generator must exercise both answers often
-    assert seen[True] > 400 and seen[False] > 400, seen
+    assert seen[True] > 200 and seen[False] > 200, seen
 
 
 @pytest.mark.parametrize("text", ["R3", "R5", "R7", "2R4", "S3+R5", "2S3+R3"])
