@@ -13,9 +13,11 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 from collections.abc import Collection, Sequence
 
-__all__ = ["BotCommandError", "INTERPRETERS", "is_interpreter", "quoted_hint", "split_command", "unquoted_problem"]
+__all__ = ["BotCommandError", "INTERPRETERS", "is_interpreter", "quoted_hint", "runs_python", "split_command",
+           "unquoted_problem"]
 
 # Programs that run a bot's source rather than being one.
 INTERPRETERS = frozenset({
@@ -25,6 +27,8 @@ INTERPRETERS = frozenset({
     "runghc", "stack", "cargo", "uv", "poetry", "env",
 })
 _VERSIONED = re.compile(r"^(python|pypy|ruby|perl|php|lua)[0-9.]*$")
+_PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
+_ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 class BotCommandError(ValueError):
@@ -35,6 +39,33 @@ def is_interpreter(arg: str) -> bool:
     """``arg`` is a bare interpreter name (``python3``, ``/usr/bin/node``), with nothing to run."""
     name = os.path.basename(arg)
     return name in INTERPRETERS or bool(_VERSIONED.match(name))
+
+
+def runs_python(argv: Sequence[str], cwd: str | os.PathLike[str] | None = None) -> bool:
+    """Whether a bot's command runs a Python program: a Python interpreter
+    (``python3 bot.py``, ``env python3 ...``), a ``.py`` file, or a program
+    whose ``#!`` line names Python.  ``cwd`` is where a relative program is."""
+    words = list(argv)
+    if words and os.path.basename(words[0]) == "env":
+        words = [w for w in words[1:] if not w.startswith("-") and not _ENV_ASSIGNMENT.match(w)]
+    if not words:
+        return False
+    if _PYTHON.match(os.path.basename(words[0])) or any(w.endswith(".py") for w in words):
+        return True
+    return "python" in _shebang(words[0], cwd)
+
+
+def _shebang(program: str, cwd: str | os.PathLike[str] | None) -> str:
+    """The ``#!`` line of ``program`` (found as the system would), or ''."""
+    path = program if "/" in program else shutil.which(program)
+    if path is None:
+        return ""
+    try:
+        with open(os.path.join(cwd or os.getcwd(), path), "rb") as f:
+            head = f.read(256)
+    except OSError:
+        return ""
+    return head.split(b"\n", 1)[0].decode("utf-8", errors="replace") if head.startswith(b"#!") else ""
 
 
 def split_command(arg: str) -> list[str]:

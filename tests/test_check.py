@@ -48,34 +48,96 @@ def test_every_scenario_deal_is_valid_and_named_once() -> None:
     assert shapes == {"2S3", "S3+R4", "2R4", "3S3", "2S3+R4", "S3+2R4", "3R4", "4S3", "3S3+R4", "2S3+2R4"}
 
 
-# (bot, the first scenario it must fail or warn at, a fragment of the message naming the rule, status)
-# Lines a tournament only ignores (a second reply, an unasked buy) warn; faults fail.
+# Typical classroom bugs, one bot each: (bot, the first scenario it must
+# fail at, a fragment of the message naming the bug).  Every one fails, also
+# the lines a tournament only throws away (a reply sent twice, a buy nobody
+# asked for: they passed with a warning, exit status 0).
 BUGGY = [
-    ("upcard_after_buy", "draw: stock only", "there is no upcard to take now", FAIL),
-    ("wild_high", "lay off: wild on an ace-high run", "nothing goes above AH", FAIL),
-    ("duplicate", "draw: upcard or stock", "twice", WARN),
-    ("unknown_field", "draw: upcard or stock", "unknown field(s) ['why'] in a draw reply", FAIL),
-    ("unasked_buy", "buy: not offered", "a buy nobody asked for", WARN),
-    ("counts_ids", "buy: offered", "wrong id: a buy reply carried id 1 while request", FAIL),
+    ("upcard_after_buy", "draw: stock only", "there is no upcard to take now"),
+    ("wild_high", "lay off: wild on an ace-high run", "nothing goes above AH"),
+    ("duplicate", "draw: upcard or stock", "every reply is sent twice"),
+    ("unknown_field", "draw: upcard or stock", "unknown field(s) ['why'] in a draw reply"),
+    ("unasked_buy", "buy: not offered", "a buy nobody asked for"),
+    ("bids_with_last_id", "draw: upcard or stock", "a buy nobody asked for"),
+    ("counts_ids", "buy: offered", "wrong id: a buy reply carried id 1 while request"),
+    ("swap_not_down", "swap a wild: not down", "a player who is not down must go down in the turn they swap"),
+    ("layoff_typo", "go down: 2S3", "unknown field(s) ['layoff'] in a play reply; expected id, type, go_down, "
+                                    "lay_off, swap, steps, discard (did you mean 'lay_off'?)"),
+    ("lays_off_first", "go down: 2S3", "lay-offs come only after going down"),
+    ("discard_going_out", "go out by laying off", "your plays empty your hand, so you go out: send no discard"),
+    ("discards_last", "one card left", "discarding your last card is not going out"),
+    ("debug_stdout", "draw: upcard or stock", "stdout is for protocol lines only; write logs to stderr"),
+    ("buy_yes", "draw: upcard or stock", "'buy' must be true or false, got 'no'"),
 ]
 
 
-@pytest.mark.parametrize("name,scenario,message,status", BUGGY, ids=[b[0] for b in BUGGY])
-def test_buggy_bots_are_flagged_at_the_right_scenario(tmp_path, name, scenario, message, status) -> None:
+@pytest.mark.parametrize("name,scenario,message", BUGGY, ids=[b[0] for b in BUGGY])
+def test_buggy_bots_are_flagged_at_the_right_scenario(tmp_path, name, scenario, message) -> None:
     report = run_check([sys.executable, str(CHECKBOTS / f"{name}.py")], tmp_path)
-    if status == FAIL:
-        assert not report.ok
-    # A duplicate can also land where the arena counts it as a wrong id: flagged either way.
-    flagged = [s for s in report.steps if s.status in ((FAIL,) if status == FAIL else (WARN, FAIL))]
-    first = flagged[0]
+    assert not report.ok
+    failed = [s for s in report.steps if s.status == FAIL]
+    first = failed[0]
     assert first.name == scenario, report.lines()
     assert message in first.summary, first.summary
     assert "timeout" not in first.summary
     # The report shows the rule, and the line the bot wrote.
     assert first.rule and "docs/RULES.md" in first.rule
-    assert first.reply.startswith("{"), first
-    if status == WARN:
-        assert report.ignored_lines > 0
+    assert first.reply.startswith("{") or name == "debug_stdout", first
+    if name != "counts_ids":             # a buy nobody asked for is not a miscounted id
+        assert not [s for s in failed if "count requests yourself" in s.summary], report.lines()
+
+
+def test_a_bot_that_sends_every_reply_twice_fails_once_and_exits_1(tmp_path) -> None:
+    """It passed with 21 WARN lines and exit status 0, so an autograder keyed
+    on the status passed it: now it fails, and the bug is named in one line;
+    the steps after it say 'again' (one line of text for the run of them)."""
+    res = CliRunner().invoke(main, ["check", f"{sys.executable} {CHECKBOTS / 'duplicate.py'}",
+                                    "--time-per-move", "0.3", "--log-dir", str(tmp_path)])
+    assert res.exit_code == 1, res.output
+    failed = [line for line in res.output.splitlines() if line.startswith("  FAIL")]
+    assert len(failed) == 2, res.output
+    assert "every reply is sent twice: " in failed[0] and "write exactly one line per request" in failed[0]
+    assert "again: every reply is sent twice (first at 'draw: upcard or stock')" in failed[1]
+    assert "  WARN" not in res.output and "\nresult: FAIL (" in res.output
+
+
+def test_a_request_the_bot_answered_twice_is_told_apart_from_a_miscounted_id() -> None:
+    """A buy sent with the last request's id while a buy request waits, which
+    the bot then answers with its own id: the extra line is a buy nobody
+    asked for.  It was called a miscounted id ('do not count requests
+    yourself'), the FAIL said so and only a WARN named the bug."""
+    lines = [(OUT, '{"type":"request","id":3,"kind":"draw","options":["stock"]}'),
+             (IN, '{"id":3,"draw":"stock"}'),
+             (OUT, '{"type":"event","event":{"type":"discard","hand":1,"seat":1,"card":"QH"}}'),
+             (OUT, '{"type":"request","id":4,"kind":"buy","options":[true,false]}'),
+             (IN, '{"id":3,"buy":true}'),                    # wants the QH: nobody asked yet
+             (IN, '{"id":4,"buy":false}'),
+             (OUT, '{"type":"request","id":5,"kind":"buy","options":[true,false]}'),
+             (IN, '{"id":1,"buy":true}'),                    # counts its own ids: no answer follows
+             ]
+    _exchanges, issues = read(lines)
+    assert [i.what for i in issues] == ["unasked buy", "wrong id"]
+    assert "count requests yourself" in issues[1].detail
+
+
+def test_near_misses_of_the_protocols_names_get_a_did_you_mean() -> None:
+    from arena.check.hints import near_misses
+
+    assert near_misses('{"id":3,"layoff":[{"meld":0,"card":"4H"}],"discard":"QH"}') == " (did you mean 'lay_off'?)"
+    assert near_misses('{"id":3,"goDown":[["8C","8D","8S"]],"discrad":"QH"}') == (
+        " (did you mean 'go_down' for 'goDown', 'discard' for 'discrad'?)")
+    assert near_misses('{"id":3,"draw":"Stock"}') == " (did you mean 'stock'?)"
+    assert near_misses('{"id":3,"steps":[{"lay_off":{"meld":1,"card":"9H","end":"hi"}}]}') == (
+        " (did you mean 'high'?)")
+    assert near_misses('{"id":3,"draw":"stock","why":"it fits"}') == ""      # nothing near
+
+
+def test_the_same_did_you_mean_as_the_tournament_files() -> None:
+    from arena.words import did_you_mean
+
+    assert did_you_mean("layoff", ["go_down", "lay_off", "swap"]) == " (did you mean 'lay_off'?)"
+    assert did_you_mean("playerz", ["players", "rules"]) == " (did you mean 'players'?)"
+    assert did_you_mean("zzz", ["players", "rules"]) == ""
 
 
 def test_the_scenario_before_the_bug_passes(tmp_path) -> None:
@@ -109,6 +171,44 @@ def test_shipped_bots_and_kits_pass_every_scenario(tmp_path, argv) -> None:
     assert "turns" in statuses                        # and none computed between its turns
     assert report.ignored_lines == 0
     assert step(report, "draw: stock only").request.startswith("draw, options stock;")
+    assert step(report, "swap a wild: not down").summary.startswith("legal: ")
+    # A rule that says the bot is down (or lays off 'once down') agrees with its request.
+    for s in report.steps:
+        if s.request.endswith("; not down") and "once down" in s.rule:
+            assert "not down" in s.rule, (s.name, s.rule)
+
+
+def test_the_rule_of_a_scenario_agrees_with_its_request() -> None:
+    """'lay off: both ends of a run' said 'once down' where its request says
+    'not down': the bot goes down and lays off in one turn, and the rule says so."""
+    both_ends = next(s for s in SCENARIOS if s.name == "lay off: both ends of a run")
+    assert "not down yet" in both_ends.rule and "in the turn it goes down" in both_ends.rule
+    assert not both_ends.rule.startswith("once down")
+
+
+def test_pythonunbuffered_is_noted_for_a_python_bot_only(tmp_path, monkeypatch) -> None:
+    """The note says a Python bot that never flushes passes here: a bash bot
+    got it too."""
+    monkeypatch.setenv("PYTHONUNBUFFERED", "1")
+    script = tmp_path / "bot.sh"
+    script.write_text("#!/bin/bash\nexit 3\n")
+    bash = run_check(["bash", str(script)], tmp_path / "a")
+    assert not bash.ok and bash.notes == []
+    python = run_check([sys.executable, "-c", "raise SystemExit(3)"], tmp_path / "b")
+    assert [n.split(",")[0] for n in python.notes] == ["PYTHONUNBUFFERED is set here and passed to the bot"]
+
+
+def test_a_python_program_is_told_by_its_interpreter_its_name_or_its_shebang(tmp_path) -> None:
+    from arena.botcommand import runs_python
+
+    (tmp_path / "bot").write_text("#!/usr/bin/env python3\nprint('hi')\n")
+    (tmp_path / "bot.sh").write_text("#!/bin/bash\necho hi\n")
+    for argv in (["python3", "bot.py"], [sys.executable, "-u", "bot.py"], ["pypy3", "b.py"], ["./mybot.py"],
+                 ["env", "PYTHONHASHSEED=0", "python3", "bot.py"], ["uv", "run", "bot.py"], ["./bot"]):
+        assert runs_python(argv, tmp_path), argv
+    for argv in (["bash", "bot.sh"], ["./bot.sh"], ["node", "bot.js"], ["java", "Bot"], ["./no-such-bot"],
+                 ["perl", "bot.pl"]):
+        assert not runs_python(argv, tmp_path), argv
 
 
 def test_c_starter_kit_passes_what_it_reaches(tmp_path) -> None:
@@ -262,6 +362,24 @@ def test_skips_after_a_failed_start_are_one_line_and_every_step_in_json(tmp_path
     skipped = [s["name"] for s in data["steps"] if s["status"] == SKIP]
     assert skipped == [s.name for s in SCENARIOS] + ["match", "turns", "quit"]
     assert data["counts"][SKIP] == rest
+
+
+def test_a_fail_that_says_what_one_before_said_is_one_line_in_text() -> None:
+    """The same fault in step after step (an unknown field in every draw
+    reply) is told in full once; the JSON keeps every word of every step."""
+    report = CheckReport("b")
+    report.add("a", FAIL, "malformed: unknown field 'why'", ["evidence"], rule="r", reply="{}")
+    report.add("b", PASS, "legal")
+    for name in ("c", "d"):
+        report.add(name, FAIL, "malformed: unknown field 'why'", ["evidence"], rule="r", reply="{}")
+    report.add("e", FAIL, "again: every reply is sent twice (first at 'x')")
+    report.add("f", FAIL, "again: every reply is sent twice (first at 'x')")
+    shown = [line for line in report.lines() if line.startswith("  FAIL") or "evidence" in line]
+    assert [" ".join(line.split()) for line in shown] == [
+        "FAIL a malformed: unknown field 'why'", "evidence",
+        "FAIL 2 steps, c to d again: the same as 'a'",
+        "FAIL 2 steps, e to f again: every reply is sent twice (first at 'x')"]
+    assert [s["summary"] for s in report.to_json()["steps"]][2:4] == ["malformed: unknown field 'why'"] * 2
 
 
 def test_only_consecutive_skips_of_one_failed_step_are_collapsed() -> None:

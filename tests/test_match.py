@@ -426,7 +426,7 @@ def test_cli_check_warns_about_protocol_1_and_checks_it(tmp_path):
 
 @pytest.mark.parametrize("name,failing", [("illegal", "FAIL  draw: upcard or stock"),
                                           ("bad_handshake", "FAIL  start"),
-                                          ("exit_midway", "FAIL  buy: not offered")])
+                                          ("exit_midway", "FAIL  draw: upcard or stock")])
 def test_cli_check_fails_a_bad_bot(tmp_path, name, failing):
     args = ["1"] if name == "exit_midway" else []
     res = CliRunner().invoke(main, ["check", " ".join([sys.executable, str(GAMEBOTS / f"{name}.py"), *args]),

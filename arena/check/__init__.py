@@ -7,10 +7,11 @@ Steps, each PASS / FAIL (WARN and SKIP do not fail the check):
 - scenarios  fixed deals with scripted opponents (``scenarios.py``) lead the
              bot to each kind of decision and rule area; every reply in the
              hand must parse and be legal, and every line the bot writes must
-             answer a request (an id the bot counted itself: FAIL; a reply
-             sent twice or a buy nobody asked for, which a tournament ignores:
-             WARN, counted).  Each scenario reports the rule,
-             the request it is about and the reply;
+             answer a request: an id the bot counted itself, a reply sent
+             twice or a buy nobody asked for fail, also where a tournament
+             only ignores the line (``extra.py``: a bug that repeats is named
+             in full once).  Each scenario reports the rule, the request it
+             is about and the reply;
 - match      a short match against the built-in players, strict;
 - turns      the bot computed only while it had a request to answer (WARN
              if it was caught computing between its turns, which a
@@ -33,6 +34,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ..botcommand import runs_python
 from ..match import BotPool, FaultPolicy, MatchResult, MatchSpec, SeatSpec, run_match
 from ..players.base import Player
 from ..players.registry import make_player
@@ -40,6 +42,7 @@ from ..process import BotFailure, BotSpec, TimeControl
 from ..process.confine import sandbox
 from ..shanghai.actions import Buy, Draw, Play
 from ..shanghai.game import View
+from .extra import ExtraLines
 from .judge import judge_scenario, log_path, match_step, quit_step, start_step, turns_step
 from .report import FAIL, PASS, SKIP, WARN, CheckReport, CheckStep, not_run
 from .scenarios import PLAYERS, SCENARIOS
@@ -90,7 +93,8 @@ def check_bot(bot: BotSpec, *, time_control: TimeControl | None = None,
         report.add("start", FAIL, str(exc))
         _skip_rest(report, "start")
         return report
-    if sandbox.bot_environment(os.environ, bot.env).get("PYTHONUNBUFFERED"):
+    if (sandbox.bot_environment(os.environ, bot.env).get("PYTHONUNBUFFERED")
+            and runs_python(bot.argv, bot.cwd)):
         report.notes.append(
             "PYTHONUNBUFFERED is set here and passed to the bot, so a Python bot that never flushes its "
             "output passes, and times out where it is not set; `env -u PYTHONUNBUFFERED arena check ...` "
@@ -104,6 +108,7 @@ def check_bot(bot: BotSpec, *, time_control: TimeControl | None = None,
             run = _Run(report, bot, time_control or TimeControl(), where, pool, transcript)
             if run.scenarios():
                 run.match_and_quit()
+            run.extra.word()
         # Each step's log path is known; its file exists only if the bot wrote on
         # stderr, which it may do up to its exit (the pool has closed it by now).
         report.stderr_logs = [p for p in report.stderr_logs if os.path.exists(p)]
@@ -123,7 +128,7 @@ class _Run:
     # Names the matches and so the stderr logs: unique to this check, even
     # for two started in one second.
     stamp: str = field(default_factory=lambda: f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}")
-    seen: set[str] = field(default_factory=set)   # every reply so far: a late copy is a duplicate
+    extra: ExtraLines = field(default_factory=ExtraLines)   # lines that answered no request
     played: list[tuple[MatchResult, int]] = field(default_factory=list)   # every step's match, the bot's seat
 
     def _play(self, spec: MatchSpec, seat: int, players: Mapping[int, Player] | None = None
@@ -154,7 +159,9 @@ class _Run:
             if i == 0 and not start_step(report, result, scenario.seat, lines):
                 _skip_rest(report, "start")
                 return False
-            judge_scenario(report, scenario, spec, result, lines, self.seen)
+            judge_scenario(report, scenario, spec, result, lines, self.extra)
+            if result.forfeited[scenario.seat]:
+                self.extra.new_process()
         return True
 
     def match_and_quit(self) -> None:
@@ -164,7 +171,7 @@ class _Run:
                          faults=FaultPolicy(strict=True), log_dir=self.log_dir)
         first = _Unhurried(make_player(MATCH_OPPONENTS[0], random.Random("7/1")))
         result, lines = self._play(spec, 0, {1: first})
-        match_step(self.report, result, lines, MATCH_OPPONENTS, self.seen)
+        match_step(self.report, result, lines, MATCH_OPPONENTS, self.extra)
         turns_step(self.report, self.played)
         if result.forfeited[0]:
             self.report.add("quit", SKIP, "not run: the bot forfeited the match and its process was killed")

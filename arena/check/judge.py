@@ -10,9 +10,11 @@ from ..process import BotSpec, TimeControl
 from ..process.errors import escaped
 from ..shanghai.actions import Action, Buy, Draw, GoDown, LayOff, Play, Swap, action_from_json
 from ..shanghai.game import Decision, Game, View
+from .extra import ExtraLines, caused_by
+from .hints import fault_summary
 from .report import FAIL, PASS, SKIP, WARN, CheckReport
 from .scenarios import PLAYERS, Scenario
-from .transcript import UNASKED_BUY, Exchange, Issue, read
+from .transcript import Exchange, Issue, read
 
 STDERR_LINES = 12
 REQUEST_CHARS = 300
@@ -62,56 +64,37 @@ def _replay(scenario: Scenario, spec: MatchSpec, result: MatchResult
     return out
 
 
-# Lines a tournament throws away without a fault: they turn PASS into WARN.
-# A wrong id is a fault in a tournament, so it fails the step.
-IGNORED_KINDS = frozenset({"duplicate", "unasked buy", "unsolicited"})
-
-
-def _ignored_note(ignored: list[Issue]) -> tuple[str, list[str]]:
-    """The WARN text and evidence for lines a tournament would ignore."""
-    first = ignored[0]
-    note = (f"; but {len(ignored)} line(s) a tournament would ignore (not a fault, but the bot is "
-            f"confused): {first.what}: {first.detail}")
-    return note, [f"ignored: {i.what}: {i.line}" for i in ignored[:4]]
-
-
 def judge_scenario(report: CheckReport, scenario: Scenario, spec: MatchSpec,
-                   result: MatchResult, lines: list[tuple[str, str]], seen: set[str]) -> None:
-    exchanges, issues = read(lines, seen)
+                   result: MatchResult, lines: list[tuple[str, str]], extra: ExtraLines) -> None:
+    exchanges, issues = extra.read(lines)
     requests = [e for e in exchanges if e.kind != "start"]
     report.ignored_lines += len(issues)
-    ignored = [i for i in issues if i.what in IGNORED_KINDS]
-    issues = [i for i in issues if i.what not in IGNORED_KINDS]
     decisions = _replay(scenario, spec, result)
     faults = result.faults_of(scenario.seat)
     rule = scenario.rule
 
-    def shown(n: int) -> tuple[str, str]:
-        if n >= len(decisions):
+    def shown(n: int | None) -> tuple[str, str]:
+        if n is None or n >= len(decisions):
             return "", ""
         _, d, view, _ = decisions[n]
         reply = requests[n].reply if n < len(requests) else None
         return describe_request(d, view), reply or "(none)"
 
-    if issues:
+    if issues and (not faults or caused_by(faults[0].kind, faults[0].excerpt, issues)):
         issue = issues[0]
         n = _asked_before(issue, requests)
         request = shown(n)[0] if n is not None else "start (the handshake)"
-        reply = issue.line
-        more = [f"line: {issue.line}"] + [f"also: {i.what}: {i.line}" for i in issues[1:4]]
-        if faults:
-            more.append(f"then: {faults[0].kind}: {faults[0].detail}")
-        report.add(scenario.name, FAIL, f"{issue.what}: {issue.detail}", more,
-                   rule=rule, request=request, reply=reply)
+        step = report.add(scenario.name, FAIL, f"{issue.what}: {issue.detail}",
+                          _extra_evidence(issues, faults), rule=rule, request=request, reply=issue.line)
+        extra.flag(step, issues)
         return
     if faults:
         f = faults[0]
         n = next((k for k, (i, *_rest) in enumerate(decisions) if i == f.decision), None)
-        request, _ = shown(n) if n is not None else ("", "")
         where = "the handshake" if f.decision is None else f"its {f.decision_kind} reply"
-        report.add(scenario.name, FAIL, f"{f.kind} at {where}: {f.detail}{_hint(f)}",
-                   evidence(f, result, with_line=False), rule=rule, request=request,
-                   reply=f.excerpt or "(none)")
+        report.add(scenario.name, FAIL, fault_summary(f, where),
+                   evidence(f, result, with_line=False) + _also(issues), rule=rule,
+                   request=shown(n)[0], reply=f.excerpt or "(none)")
         return
     key = next((n for n, (_, d, view, _a) in enumerate(decisions)
                 if scenario.key(d, view, n)), None)
@@ -121,14 +104,26 @@ def judge_scenario(report: CheckReport, scenario: Scenario, spec: MatchSpec,
         return
     request, reply = shown(key)
     _, d, view, action = decisions[key]
-    _report_legal(report, scenario, result, f"legal: {describe_action(action, view)}", ignored,
-                  request, reply)
+    _report_legal(report, scenario, result, f"legal: {describe_action(action, view)}", request, reply)
+
+
+def _extra_evidence(issues: list[Issue], faults: list[Fault]) -> list[str]:
+    """The extra lines of a step (and the fault they led to)."""
+    more = [f"line: {issues[0].line}"] + [f"also: {i.what}: {i.line}" for i in issues[1:4]]
+    if faults:
+        more.append(f"then: {faults[0].kind}: {faults[0].detail}")
+    return more
+
+
+def _also(issues: list[Issue]) -> list[str]:
+    """The extra lines of a step that failed for something else."""
+    return [f"also: {i.what}: {i.line}" for i in issues[:4]]
 
 
 def _report_legal(report: CheckReport, scenario: Scenario, result: MatchResult, said: str,
-                  ignored: list[Issue], request: str, reply: str) -> None:
+                  request: str, reply: str) -> None:
     """The scenario's key request got a legal reply: a pass, or a warning if
-    the bot's stderr ends in a traceback or it sent lines nobody asked for."""
+    the bot's stderr ends in a traceback."""
     rule = scenario.rule
     path = log_path(result, scenario.seat)
     trace = _traceback(path) if path else []
@@ -138,10 +133,6 @@ def _report_legal(report: CheckReport, scenario: Scenario, result: MatchResult, 
                    "stderr can lag, so the failure may be in the step before",
                    [f"stderr (end of {os.path.basename(str(path))}):", *(f"  | {line}" for line in trace)],
                    rule=rule, request=request, reply=reply)
-        return
-    if ignored:
-        note, more = _ignored_note(ignored)
-        report.add(scenario.name, WARN, said + note, more, rule=rule, request=request, reply=reply)
         return
     report.add(scenario.name, PASS, said, rule=rule, request=request, reply=reply)
 
@@ -156,16 +147,6 @@ def _traceback(path: str) -> list[str]:
     if b"Traceback (most recent call last)" not in data:
         return []
     return _tail(path, max_lines=6)
-
-
-def _hint(fault: Fault) -> str:
-    """What a refused line most likely was, when it was no answer to the request."""
-    line = fault.excerpt or ""
-    if fault.decision_kind != "buy" and '"buy"' in line:
-        return f" ({UNASKED_BUY})"
-    if '"type":"ready"' in line.replace(" ", ""):
-        return " (a second 'ready': was it sent twice?)"
-    return ""
 
 
 def _asked_before(issue: Issue, requests: list[Exchange]) -> int | None:
@@ -219,33 +200,27 @@ def describe_action(action: Action, view: View) -> str:
 
 
 def match_step(report: CheckReport, result: MatchResult, lines: list[tuple[str, str]],
-               opponents: tuple[str, ...], seen: set[str]) -> None:
+               opponents: tuple[str, ...], extra: ExtraLines) -> None:
     hands = len(result.hand_scores)
     what = f"{hands} hands against {' and '.join(opponents)}, strict"
-    _exchanges, issues = read(lines, seen)
+    _exchanges, issues = extra.read(lines)
     report.ignored_lines += len(issues)
-    ignored = [i for i in issues if i.what in IGNORED_KINDS]
-    issues = [i for i in issues if i.what not in IGNORED_KINDS]
     faults = result.faults_of(0)
-    if issues:
-        report.add("match", FAIL, f"{what}: {issues[0].what}: {issues[0].detail}",
-                   [f"line: {issues[0].line}"])
+    if issues and (not faults or caused_by(faults[0].kind, faults[0].excerpt, issues)):
+        step = report.add("match", FAIL, f"{what}: {issues[0].what}: {issues[0].detail}",
+                          _extra_evidence(issues, faults))
+        extra.flag(step, issues)
         return
     if faults:
         f = faults[0]
         where = "handshake" if f.decision is None else \
             fault_place(f.hand, f.decision, f.decision_kind, f.request_id)
-        report.add("match", FAIL, f"{what}: {f.kind} at {where}: {f.detail}{_hint(f)}",
-                   evidence(f, result))
+        report.add("match", FAIL, f"{what}: {fault_summary(f, where)}", evidence(f, result) + _also(issues))
         return
     s = result.stats[0]
     timing = f"; {s.count} decisions, mean {_ms(s.mean)}, max {_ms(s.max)}" if s.count else ""
-    said = f"{what}: no faults; total {result.totals[0]}, place {result.places[0]} of {len(result.names)}{timing}"
-    if ignored:
-        note, more = _ignored_note(ignored)
-        report.add("match", WARN, said + note, more)
-        return
-    report.add("match", PASS, said)
+    report.add("match", PASS, f"{what}: no faults; total {result.totals[0]}, place {result.places[0]} "
+                              f"of {len(result.names)}{timing}")
 
 
 def turns_step(report: CheckReport, played: list[tuple[MatchResult, int]]) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from ..process.errors import escaped
 
 PASS, FAIL, WARN, SKIP = "PASS", "FAIL", "WARN", "SKIP"
+AGAIN = "again: "            # a FAIL for a bug a step before named in full
 
 
 def not_run(failed: str) -> str:
@@ -19,6 +20,36 @@ def not_run(failed: str) -> str:
 def _not_run_by(step: CheckStep) -> bool:
     return (step.status == SKIP and step.summary.startswith("not run: step '")
             and not (step.details or step.rule or step.request or step.reply))
+
+
+def _again(step: CheckStep) -> bool:
+    """A step that failed for a bug a step before it named in full (``extra.py``)."""
+    return step.status == FAIL and step.summary.startswith(AGAIN)
+
+
+def _repeats_shortened(steps: list[CheckStep]) -> list[CheckStep]:
+    """The steps, each FAIL that says what an earlier one said in full
+    shortened to one line naming it (the JSON keeps every word)."""
+    first: dict[str, str] = {}
+    out = []
+    for s in steps:
+        if s.status == FAIL and s.summary in first and not s.summary.startswith(AGAIN):
+            out.append(CheckStep(s.name, FAIL, f"{AGAIN}the same as '{first[s.summary]}'"))
+            continue
+        if s.status == FAIL:
+            first[s.summary] = s.name
+        out.append(s)
+    return out
+
+
+def _run_end(steps: list[CheckStep], i: int) -> int:
+    """The end of the run of steps from ``i`` the text report shows as one line."""
+    s, j = steps[i], i + 1
+    if _not_run_by(s) or _again(s):
+        like = _not_run_by if _not_run_by(s) else _again
+        while j < len(steps) and like(steps[j]) and steps[j].summary == s.summary:
+            j += 1
+    return j
 
 
 @dataclass
@@ -62,22 +93,22 @@ class CheckReport:
     def _shown(self) -> list[CheckStep]:
         """The steps as the text report shows them: a run of steps skipped
         because one step failed is one line (after a failed start, 22 SKIP
-        lines said the same thing); the JSON keeps every step."""
+        lines said the same thing), and so is a run of steps failed again
+        for one bug (a bot that sends every reply twice); the JSON keeps
+        every step."""
+        steps = _repeats_shortened(self.steps)
         out: list[CheckStep] = []
         i = 0
-        while i < len(self.steps):
-            s = self.steps[i]
-            j = i + 1
-            if _not_run_by(s):
-                while j < len(self.steps) and _not_run_by(self.steps[j]) and self.steps[j].summary == s.summary:
-                    j += 1
+        while i < len(steps):
+            s = steps[i]
+            j = _run_end(steps, i)
             if j - i < 2:
                 out.append(s)
             else:
                 n = j - i
-                name = (f"the remaining {n} steps" if j == len(self.steps)
-                        else f"{n} steps, {s.name} to {self.steps[j - 1].name}")
-                out.append(CheckStep(name, SKIP, s.summary))
+                name = (f"the remaining {n} steps" if j == len(steps) and s.status == SKIP
+                        else f"{n} steps, {s.name} to {steps[j - 1].name}")
+                out.append(CheckStep(name, s.status, s.summary))
             i = j
         return out
 

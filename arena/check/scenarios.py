@@ -168,8 +168,9 @@ SCENARIOS: tuple[Scenario, ...] = (
     _go_down("2S3+2R4", "5C 5S 5H | JH JS JD | 2C 3C 4C 5C | 9S 10S JS QS", "7H KD"),
     Scenario(
         "lay off: both ends of a run",
-        "once down (also in the turn it goes down) a player may lay off: seat 1's run 5H-8H "
-        "takes the 4H at its low end and the 9H at its high end (docs/RULES.md, 'Lay off')",
+        "the bot is not down yet, but can go down with QC QD QS + 10S JS QS KS, and a player "
+        "may lay off once down, also in the turn it goes down: seat 1's run 5H-8H takes the 4H "
+        "at its low end and the 9H at its high end (docs/RULES.md, 'Lay off')",
         2, _TABLE_SET_RUN, _h("QC QD QS 10S JS QS KS 4H 9H 3C 5D"), first(PLAY),
         others={1: _h("9C 9D 9S 5H 6H 7H 8H KD")},
         scripts={1: _opponent_down([["9C", "9D", "9S"], ["5H", "6H", "7H", "8H"]], "KD")}),
@@ -188,6 +189,15 @@ SCENARIOS: tuple[Scenario, ...] = (
         2, _TABLE_SET_RUN, _h("QC QD QS 10S JS QS KS 6H 3C 5D 7C"), first(PLAY),
         others={1: _h("9C 9D 9S 5H JK 7H 8H KD")},
         scripts={1: _opponent_down([["9C", "9D", "9S"], ["5H", "JK", "7H", "8H"]], "KD")}),
+    Scenario(
+        "swap a wild: not down",
+        "the joker in seat 1's run 5H JK 7H 8H stands for the 6H the bot holds, but the bot is "
+        "not down and cannot go down this turn, even with the joker: a player who is not down "
+        "may swap a wild only in the turn it goes down, so it may not swap (docs/RULES.md, "
+        "'Swap a wild')",
+        2, _TABLE_SET_RUN, _h("6H 3C 8D QS KC 5S JD 4D AS 10H 7C"), first(PLAY), stock=_h("KH 4C"),
+        others={1: _h("9C 9D 9S 5H JK 7H 8H 3S")},
+        scripts={1: _opponent_down([["9C", "9D", "9S"], ["5H", "JK", "7H", "8H"]], "3S")}),
     Scenario(
         "go out by laying off",
         "after its draw the bot holds only 8s and kings: it can go down and lay off every "

@@ -27,11 +27,16 @@ UNASKED_BUY = ("a buy nobody asked for: buy only in answer to a buy request, whi
                "you may buy (docs/RULES.md, 'The buy window')")
 
 
+# What an extra line is (Issue.what).
+DUPLICATE, UNASKED, SECOND, WRONG_ID, UNSOLICITED = (
+    "duplicate", "unasked buy", "second reply", "wrong id", "unsolicited")
+
+
 @dataclass(frozen=True)
 class Issue:
     """A line the arena ignored, and what it means."""
 
-    what: str           # duplicate, unasked buy, wrong id, unsolicited
+    what: str           # DUPLICATE, UNASKED, SECOND, WRONG_ID or UNSOLICITED
     detail: str         # one sentence naming the rule
     line: str           # the line, shortened
 
@@ -113,6 +118,7 @@ class Exchange:
     kind: str                       # draw, buy, play or start
     request: str
     reply: str | None = None
+    copied: bool = False            # the reply was a copy of an earlier one
 
 
 def read(lines: list[tuple[str, str]], earlier: set[str] | None = None
@@ -122,56 +128,100 @@ def read(lines: list[tuple[str, str]], earlier: set[str] | None = None
     the replies read here are added to it."""
     seen = earlier if earlier is not None else set()
     exchanges: list[Exchange] = []
-    issues: list[Issue] = []
+    extra: list[_Extra] = []
     pending: Exchange | None = None
-    kinds: dict[int, str] = {}
     for direction, text in lines:
         if direction == OUT:
-            head = _head(text)
-            if head.get("type") == "start":
-                pending = Exchange(None, "start", text)
-                exchanges.append(pending)
-            elif head.get("type") == "request" and isinstance(head.get("id"), int):
-                pending = Exchange(head["id"], str(head.get("kind")), text)
-                kinds[head["id"]] = pending.kind
-                exchanges.append(pending)
+            pending = _sent(text, exchanges) or pending
             continue
         if not text.strip():
             continue
         reply = _head(text)
         rid = reply.get("id")
-        judged = pending is not None and (
+        judged = pending is not None and not _stale(reply, pending) and (
             pending.request_id is None or rid == pending.request_id or not isinstance(rid, int)
             or isinstance(rid, bool) or rid >= pending.request_id)
-        copy = text.strip() in seen and (pending is None or rid != pending.request_id)
+        copy = text.strip() in seen and _copy(reply, rid, pending)
         if copy or not judged:
-            issues.append(_ignored(text, reply, rid, seen, kinds, pending))
+            extra.append(_Extra(text, reply, rid, copy, pending))
         if judged and pending is not None:
             # The arena took this line for the answer (a fault if it is wrong).
-            pending.reply = text
+            pending.reply, pending.copied = text, copy
             seen.add(text.strip())
             pending = None
-    return exchanges, issues
+    # Told apart once every reply is known: a wrong id followed by the right
+    # answer was an extra line, one never followed by it a miscounted answer.
+    kinds = {e.request_id: e.kind for e in exchanges if e.request_id is not None}
+    return exchanges, [x.issue(kinds) for x in extra]
 
 
-def _ignored(text: str, reply: dict[str, Any], rid: Any, seen: set[str],
-             kinds: dict[int, str], pending: Exchange | None) -> Issue:
-    line = _short(text)
-    if pending is not None and isinstance(rid, int) and _answers(reply, pending.kind):
-        return Issue("wrong id", f"a {pending.kind} reply carried id {rid} while request "
-                     f"{pending.request_id} was waiting: echo the request's id, do not count "
-                     "requests yourself (docs/PROTOCOL.md, 'request')", line)
-    if text.strip() in seen:
-        return Issue("duplicate", "a reply sent twice: write exactly one line per request "
-                     "(docs/PROTOCOL.md, 'Lines, streams and processes')", line)
-    if "buy" in reply and (not isinstance(rid, int) or kinds.get(rid) != "buy"):
-        return Issue("unasked buy", UNASKED_BUY, line)
-    if pending is not None and isinstance(rid, int):
-        return Issue("wrong id", f"the reply carried id {rid} while request {pending.request_id} "
-                     "was waiting: echo the request's id (docs/PROTOCOL.md, 'request')", line)
-    return Issue("unsolicited", "a line written while no request was waiting: write only replies "
-                 "to stdout, one per request (docs/PROTOCOL.md, 'Lines, streams and processes')",
-                 line)
+def _sent(text: str, exchanges: list[Exchange]) -> Exchange | None:
+    """The exchange a line written to the bot opens ('start' or a request), if any."""
+    head = _head(text)
+    if head.get("type") == "start":
+        exchanges.append(Exchange(None, "start", text))
+    elif head.get("type") == "request" and isinstance(head.get("id"), int):
+        exchanges.append(Exchange(head["id"], str(head.get("kind")), text))
+    else:
+        return None
+    return exchanges[-1]
+
+
+def _copy(reply: dict[str, Any], rid: Any, pending: Exchange | None) -> bool:
+    """Whether a line the bot wrote before, written again, is a copy: not
+    when it answers the request waiting, and not a line without an id that
+    is no 'ready' (a debug print the same as one of a process before)."""
+    if pending is None:
+        return True
+    return rid != pending.request_id and (isinstance(rid, int) or reply.get("type") == "ready")
+
+
+def _stale(reply: dict[str, Any], pending: Exchange) -> bool:
+    """A reply to some request, read while 'start' waits for 'ready': the
+    bot wrote it after the last match ended, and the arena threw it away
+    before it wrote 'start' (its log can show it after)."""
+    return (pending.kind == "start" and reply.get("type") != "ready"
+            and ("id" in reply or any(_answers(reply, kind) for kind in ("draw", "buy", "play"))))
+
+
+def _answered(exchange: Exchange) -> bool:
+    """Whether the request got a reply carrying its own id."""
+    return exchange.reply is not None and _head(exchange.reply).get("id") == exchange.request_id
+
+
+@dataclass(frozen=True)
+class _Extra:
+    """A line the arena did not take for the answer to a request, or a copy."""
+
+    text: str
+    reply: dict[str, Any]
+    rid: Any
+    copy: bool                      # the same text as a reply sent before
+    pending: Exchange | None        # the request waiting when it came
+
+    def issue(self, kinds: dict[int, str]) -> Issue:
+        line, rid, pending = _short(self.text), self.rid, self.pending
+        number = isinstance(rid, int) and not isinstance(rid, bool)
+        if (pending is not None and number and _answers(self.reply, pending.kind)
+                and not _answered(pending)):
+            return Issue(WRONG_ID, f"a {pending.kind} reply carried id {rid} while request "
+                         f"{pending.request_id} was waiting: echo the request's id, do not count "
+                         "requests yourself (docs/PROTOCOL.md, 'request')", line)
+        if self.copy:
+            return Issue(DUPLICATE, "a reply sent twice: write exactly one line per request "
+                         "(docs/PROTOCOL.md, 'Lines, streams and processes')", line)
+        if "buy" in self.reply and kinds.get(rid) != "buy":
+            return Issue(UNASKED, UNASKED_BUY, line)
+        if number and rid in kinds:
+            return Issue(SECOND, f"a second reply to request {rid}, which it had answered: write "
+                         "exactly one line per request (docs/PROTOCOL.md, 'Lines, streams and "
+                         "processes')", line)
+        if pending is not None and number:
+            return Issue(WRONG_ID, f"the reply carried id {rid} while request {pending.request_id} "
+                         "was waiting: echo the request's id (docs/PROTOCOL.md, 'request')", line)
+        return Issue(UNSOLICITED, "a line written while no request was waiting: write only "
+                     "replies to stdout, one per request (docs/PROTOCOL.md, 'Lines, streams and "
+                     "processes')", line)
 
 
 _PLAY_FIELDS = ("go_down", "lay_off", "swap", "steps", "discard")

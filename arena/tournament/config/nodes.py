@@ -13,7 +13,6 @@ is read by ``configreader.Reader``, built on this.  The nodes come from
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -23,6 +22,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from ...words import did_you_mean
 from .bounded import _line, _yaml_error, compose, construct
 from .model import ConfigError
 
@@ -33,11 +33,7 @@ def _suggest(word: str, choices: Iterable[str], aliases: Mapping[str, str] | Non
     """`` (did you mean 'x'?)`` or the list of ``choices``; a word close to an
     old spelling in ``aliases`` gets the current one suggested."""
     choices = list(choices)
-    aliases = aliases or {}
-    close = difflib.get_close_matches(word, [*choices, *aliases], n=1, cutoff=0.6)
-    if close:
-        return f" (did you mean '{aliases.get(close[0], close[0])}'?)"
-    return f"; expected one of: {', '.join(choices)}"
+    return did_you_mean(word, choices, aliases) or f"; expected one of: {', '.join(choices)}"
 
 
 def _both_spellings(name: str, key: str, first: str, line: int) -> str:

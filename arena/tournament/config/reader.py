@@ -12,7 +12,6 @@ look like ``bots[2].command`` (list indexes count from 0).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -24,6 +23,7 @@ from ...process import TimeControl
 from ...process.confine.sandbox import MODES as SANDBOX_MODES
 from ...shanghai.errors import RulesetError
 from ...shanghai.ruleset import MAX_PLAYERS, MIN_PLAYERS, Ruleset
+from ...words import did_you_mean
 from .bots import BotReader
 from .model import (
     DEFAULT_PLAYERS,
@@ -115,8 +115,7 @@ class Reader(BotReader):
         node = top["format"][1]
         fmt = self.value(node) if isinstance(node, ScalarNode) else None
         if fmt not in FORMATS:
-            close = difflib.get_close_matches(fmt, FORMATS, n=1) if isinstance(fmt, str) else []
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            hint = did_you_mean(fmt, FORMATS) if isinstance(fmt, str) else ""
             if isinstance(fmt, str) and fmt in OUTPUT_FORMATS:
                 hint = " (the output's format is not set here: arena run --format)"
             raise self.fail(node, "format", f"expected the tournament's format, 'round_robin', 'gauntlet' "

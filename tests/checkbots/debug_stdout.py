@@ -1,0 +1,13 @@
+"""Prints what it is thinking about with print(): to stdout, where the arena
+reads its replies."""
+from common import Session, run
+
+
+class Chatty(Session):
+    def lines_for(self, msg, reply):
+        if msg.get("type") == "request":
+            print(f"thinking about request {msg['id']} ({msg['kind']})", flush=True)
+        return super().lines_for(msg, reply)
+
+
+run(Chatty("debug-stdout"))
