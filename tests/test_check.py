@@ -331,9 +331,17 @@ def test_a_traceback_behind_a_legal_reply_warns(tmp_path) -> None:
 
 
 def test_a_bot_computing_between_its_turns_warns(tmp_path) -> None:
-    report = run_check([sys.executable, str(REPO / "tests" / "bots" / "ponder_game.py")], tmp_path,
-                       TimeControl())
-    turns = step(report, "turns")
+    # Up to three checks: on a machine loaded far past its CPUs (load 12 on
+    # 2, in one full-suite run) a short check can end before the spinning
+    # thread gets enough CPU to be caught (arena/process/confine/turns.py
+    # measured 23 of 27 matches caught at load 4-9); a guard that never
+    # catches it still fails all three.
+    for attempt in range(3):
+        report = run_check([sys.executable, str(REPO / "tests" / "bots" / "ponder_game.py")],
+                           tmp_path / str(attempt), TimeControl())
+        turns = step(report, "turns")
+        if turns.status == WARN:
+            break
     assert turns.status == WARN and "between its turns" in turns.summary, "\n".join(report.lines())
     assert report.ok and {s.status for s in report.steps if s.name != "turns"} == {PASS}
 

@@ -496,6 +496,33 @@ def test_a_ctrl_c_while_ray_starts_leaves_later_sigterms_ignored(monkeypatch: py
             signal.signal(s, handler)
 
 
+def test_a_ray_that_times_out_starting_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On an overloaded machine ray.init raised a plain Exception ("The
+    current node timed out during startup..."), and a full suite run showed
+    its traceback to the user.  A stand-in for Ray, as above."""
+    from arena.tournament.executors import rayjoin as ray_join
+    from arena.tournament.executors.local import WorkerError
+
+    class SlowRay:
+        def is_initialized(self) -> bool:
+            return False
+
+        def init(self, **kwargs: object) -> None:
+            raise Exception("The current node timed out during startup. This could happen because some of "
+                            "the raylet failed to startup or the GCS has become overloaded.")
+
+        def shutdown(self) -> None:
+            pass
+
+    monkeypatch.setattr(ray_join, "import_ray", SlowRay)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(WorkerError) as caught:
+        ray_join.connect(None)
+    assert str(caught.value) == ("Ray could not start here: The current node timed out during startup. This "
+                                 "could happen because some of the raylet failed to startup or the GCS has "
+                                 "become overloaded.")
+
+
 def test_a_half_started_ray_leaves_no_orphan_of_its_daemons(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A Ray of our own interrupted as it starts is ended, all of it, even
     a daemon's child whose parent ``ray.shutdown`` killed outright (a

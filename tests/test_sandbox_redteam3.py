@@ -84,15 +84,22 @@ def test_children_reaped_by_the_kernel_count_as_computing_between_turns(tmp_path
     docs/SECURITY.md "Limits")."""
     if cgroups.backend() is None:
         pytest.skip("no cgroup here: a documented limit (docs/SECURITY.md)")
-    bot = start_children_bot(tmp_path, "--autoreap")
-    try:
-        cpu = off_turn_children_cpu(bot, enough=0.5)
-        assert bot.pipe._turns is not None
-        seen = bot.pipe._turns.off_turn
-        assert seen >= cpu / 2, f"children used {cpu:.2f} s of CPU between the bot's turns; " \
-                                f"{seen:.2f} s of it was seen"
-    finally:
-        bot.close(grace=0.5, term_grace=0.2)
+    # Up to three bots: the cgroup's counter is read only once the wall-time
+    # comparison makes the bot a suspect (turns.py), and on a machine loaded
+    # far past its CPUs (load 12 on 2, in one full-suite run) that came late:
+    # 0.06 of 0.24 s seen.  A guard blind to reaped children fails all three.
+    for attempt in range(3):
+        (tmp_path / str(attempt)).mkdir()
+        bot = start_children_bot(tmp_path / str(attempt), "--autoreap")
+        try:
+            cpu = off_turn_children_cpu(bot, enough=0.5)
+            assert bot.pipe._turns is not None
+            seen = bot.pipe._turns.off_turn
+        finally:
+            bot.close(grace=0.5, term_grace=0.2)
+        if seen >= cpu / 2:
+            break
+    assert seen >= cpu / 2, f"children used {cpu:.2f} s of CPU between the bot's turns; {seen:.2f} s of it was seen"
 
 
 # ------------------------------------------------- seeing the other hands

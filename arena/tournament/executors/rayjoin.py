@@ -98,6 +98,9 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
         except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
             where = f" at {address}" if address else ""
             raise WorkerError(f"cannot join the Ray cluster{where}: {one_line(exc)}") from None
+        except Exception as exc:  # noqa: BLE001  Ray raises a plain Exception for a node that timed out starting
+            what = f"cannot join the Ray cluster at {address}" if address else "Ray could not start here"
+            raise WorkerError(f"{what}: {one_line(exc)}") from None
         except SystemExit as exc:
             # A SIGTERM while Ray started (or retried a head that does not
             # answer) met Ray's handler: its exit, with the signal's number, would
