@@ -577,3 +577,34 @@ def test_the_neighbour_table_follows_the_seat_effect(results, report_dir):
     summary = page[page.index('id="neighbour-summary"'):]
     assert "Neighbour effect: " in summary[:400] and "Balance: exact" in summary[:400]
 
+
+def test_the_ratings_chart_counts_matches_in_whole_numbers_and_its_legend_is_opaque():
+    """The x axis read "1.0 ... 12.0" matches; the legend's swatches took the
+    bands' opacity (0.15).  Both charts are as wide as their box."""
+    from arena.report.charts import ratings_chart, times_chart
+
+    points = [{"matches": n, "bot": b, "rating": 20.0 + n, "low": 10.0, "high": 30.0} for n in (1, 2, 3) for b in "ab"]
+    spec = ratings_chart(points)
+    for layer in spec["layer"]:
+        x, colour = layer["encoding"]["x"], layer["encoding"]["color"]
+        assert x["axis"]["format"] == "d" and x["axis"]["tickMinStep"] == 1
+        assert colour["legend"]["symbolOpacity"] == 1
+    times = times_chart([{"bot": "a", "ms": 1.0}])
+    for chart in (spec, times):
+        assert chart["width"] == "container" and chart["autosize"] == {"type": "fit-x", "contains": "padding"}
+
+
+def test_head_to_head_says_what_ns_means_on_the_cell_and_under_the_table(results, report_dir):
+    """'1.00 (15/15) ns' puzzled a teacher: a cell's ns says it is not
+    significant by a sign test with one vote per duplicate deal, and how many
+    deals the two shared; the note under the table says the same."""
+    page = (report_dir / "index.html").read_text()
+    cells = re.findall(r'<td data-opponent="[^"]*"[^>]*title="([^"]*)">.*?</td>', page, re.S)
+    assert len(cells) == 6
+    assert all("sign test with one vote per duplicate deal (2 duplicate deals shared): p = " in t for t in cells)
+    marks = re.findall(r'<abbr title="([^"]*)">ns</abbr>', page)
+    assert len(marks) == 6 and all(m == "not significant at 5 %: a sign test with one vote per duplicate deal, "
+                                        "and these two shared 2 duplicate deals" for m in marks)
+    note = re.search(r'<p class="note" id="h2h-note">(.*?)</p>', page, re.S)
+    assert note is not None and "ns: not significant at 5 % by this table's own test, a sign test with one " \
+                                "vote per duplicate deal" in note.group(1)

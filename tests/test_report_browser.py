@@ -367,3 +367,34 @@ def test_the_viewer_is_one_column_on_a_phone_with_no_sideways_scroll(browser, re
             _no_sideways_scroll(page)
         assert p.errors == []
 
+
+def test_the_report_and_its_charts_fit_a_phone(browser, results):
+    """At 390 px: no sideways scroll (wide tables scroll in their own box), and
+    each chart as wide as its box, not wider (the decision times were cut off)."""
+    with Page(browser, PHONE) as p:
+        page = p.page
+        page.goto((results / "report" / "index.html").as_uri())
+        assert page.evaluate("window.chartsDrawn.then(() => true)")
+        _no_sideways_scroll(page)
+        for chart in ("#chart-ratings", "#chart-times"):
+            box, svg = page.evaluate(f"""[document.querySelector("{chart}").clientWidth,
+                document.querySelector("{chart} svg").getBoundingClientRect().width]""")
+            assert 300 < svg <= box <= PHONE, (chart, svg, box)
+        assert p.errors == []
+
+
+def test_the_ratings_legend_is_in_the_lines_colours(browser, results):
+    """The legend's swatches were in the bands' pale colour (opacity 0.15)."""
+    with Page(browser) as p:
+        page = p.page
+        page.goto((results / "report" / "index.html").as_uri())
+        assert page.evaluate("window.chartsDrawn.then(() => true)")
+        swatches = page.eval_on_selector_all(
+            "#chart-ratings .role-legend-symbol path",
+            "els => els.map(e => [e.getAttribute('fill'), getComputedStyle(e).opacity])")
+        lines = page.eval_on_selector_all("#chart-ratings .mark-line path", "els => els.map(e => e.getAttribute('stroke'))")
+        assert len(swatches) == 3 and {opacity for _, opacity in swatches} == {"1"}
+        assert {fill for fill, _ in swatches} == set(lines)
+        ticks = page.eval_on_selector_all("#chart-ratings .role-axis-label text", "els => els.map(e => e.textContent)")
+        assert ticks and not [t for t in ticks if "." in t]
+        assert p.errors == []
