@@ -210,9 +210,45 @@ def test_events_inside_one_action_change_the_table_as_the_engine_does():
             state = patch(state, e.to_json())
         after = _snapshot(game)
         assert state["hands"] == after["hands"] and state["pile_top"] == after["pile_top"]
-        assert [m["cards"] for m in state["melds"]] == [m["cards"] for m in after["melds"]]
+        assert state["melds"] == after["melds"]          # what the cards stand for too
         checked += 1
     assert checked > 10
+
+
+def _states(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each step's table, as the viewer rebuilds it from the steps' deltas."""
+    out: list[dict[str, Any]] = []
+    for st in data["steps"]:
+        state = {**out[-1], **st["s"]} if out else dict(st["s"])
+        if out and "hands" in st["s"]:
+            state["hands"] = list(out[-1]["hands"])
+            for seat, cards in st["s"]["hands"].items():
+                state["hands"][int(seat)] = cards
+        out.append(state)
+    return out
+
+
+def test_a_meld_says_what_its_cards_stand_for_at_every_lay_off():
+    """Issue 32: between the events of one play (a lay-off before the discard)
+    the viewer showed 'set of ?s' and a run without its range; at every step
+    each meld's stands_for must be what the engine makes of its cards, wild
+    cards laid off included."""
+    from arena.match import MatchSpec, SeatSpec, run_match
+    from arena.shanghai.cards import parse_card
+    from arena.shanghai.melds import make_meld
+
+    record = run_match(MatchSpec("m", tuple(SeatSpec.builtin("greedy") for _ in range(4)), {}, seed=1)).record
+    data = build_replay(record, ["a", "b", "c", "d"], title="m")
+    seen: set[tuple[str, bool]] = set()
+    for step, state in zip(data["steps"], _states(data)):
+        e = step["e"]
+        if e["type"] != "lay_off":
+            continue
+        meld = next(m for m in state["melds"] if m["id"] == e["meld"])
+        engine = make_meld([parse_card(c) for c in meld["cards"]], meld["kind"])
+        assert meld["stands_for"] == engine.represents(), (e, meld)
+        seen.add((meld["kind"], e["card"] == "JK" or e["card"].startswith("2")))
+    assert seen == {("set", False), ("set", True), ("run", False), ("run", True)}
 
 
 def test_show_one_decision_prints_the_stderr_the_bot_wrote_during_it(results):
@@ -362,19 +398,21 @@ def test_replays_written_by_worker_processes_are_the_same_files(results, tmp_pat
 # change of the viewer's data (or of the engine's events or requests) gives
 # new values: print them from this test's failure and say why in the commit.
 PLAYED_PAGES = {
-    (("greedy", "random", "greedy"), 5): "836938d5f1887fd2e87e175ce37584e4f9b930772fb125d4883b706b269fb74b",
-    (("greedy",) * 4, 9): "bcaeae777504b466b9ae58fd3551f8f02ad95826a530c5b1f0556f3f207ec9ba",
-    (("random", "passive"), 3): "a3ffc0404ba870ace5335234d46dc548f45dd6ebd3276b026350e62f2b847110",
+    (("greedy", "random", "greedy"), 5): "91189ab47f0cd14ceb767e96bff55eceaacf8ef0e458074f5e9a2f5c2d7f5e6d",
+    (("greedy",) * 4, 9): "5dfa36f42deaed9619231cd61a595afe0243ef3982ed0ef7b4b08bf3de9ede0d",
+    (("random", "passive"), 3): "ea99b1f7aa4758030f5d3df966b06c274132978c60b1609760f72a28dba7204c",
 }
+# Issue 32: a meld says what its cards stand for between the events of one
+# play too (a lay-off before the discard had stands_for null): new values.
 # The fixture's second deal (d1) is seated by the second block of the
 # balanced seating (the other cycle of 3), so its pages differ from rotate's.
 REPORTED_PAGES = {      # the report fixture's tournament: an illegal play, request ids (stderr and times left out)
-    "t000-r0-d0": "a27e17b4f5a5d50c56be38d00a4d054dad3e45f73d1c690380d3fb988d3afc3a",
-    "t000-r0-d1": "f452c23a99b0c652027a3ba35d2266c015b6e07244f30fe31ec4fc97be750fed",
-    "t000-r1-d0": "b881ce0363c262c36bcc9430f08f05ff68fc8bba3c5131505debeba91991947e",
-    "t000-r1-d1": "d2ad229972c582394731e9a4041883afdf1ced42402c969ef20b424189adc41c",
-    "t000-r2-d0": "3e6e0a5365ac451e2d0b2eec747c49ef9492f334ca678c709142a5e5380eec42",
-    "t000-r2-d1": "04f65ad2245b901937e5e535cf19c1fe5ab4a605d08962d5465dca2bf7c4fb15",
+    "t000-r0-d0": "0eb9bd45ab3876389a0c97b7a7acac46e2c4627c5502583f9c8e4f504368408e",
+    "t000-r0-d1": "2c1d69523770f26fc870ea1fe0fe9e01a5294af1041ac67a76c0cd587dd7eff0",
+    "t000-r1-d0": "1391454e96f662520869f992ebde15a04446a2b95c07599df4131665c8351a49",
+    "t000-r1-d1": "c83ed3dc4bdec05dabe3b6f53424fbc4c141321c1b2365f009d79a4e05ae8fe1",
+    "t000-r2-d0": "95512d2ad2322648810d68f969322b7d6985d593665e8f85ff9c0a25876bca8f",
+    "t000-r2-d1": "0d447fb40f3ebdd5884f49a4468da9a29f102b7ed748abe52e0fb89f3680d26b",
 }
 
 
@@ -538,3 +576,35 @@ def test_the_neighbour_table_follows_the_seat_effect(results, report_dir):
     assert len(seen) == 6 and len(set(seen)) == 6
     summary = page[page.index('id="neighbour-summary"'):]
     assert "Neighbour effect: " in summary[:400] and "Balance: exact" in summary[:400]
+
+
+def test_the_ratings_chart_counts_matches_in_whole_numbers_and_its_legend_is_opaque():
+    """The x axis read "1.0 ... 12.0" matches; the legend's swatches took the
+    bands' opacity (0.15).  Both charts are as wide as their box."""
+    from arena.report.charts import ratings_chart, times_chart
+
+    points = [{"matches": n, "bot": b, "rating": 20.0 + n, "low": 10.0, "high": 30.0} for n in (1, 2, 3) for b in "ab"]
+    spec = ratings_chart(points)
+    for layer in spec["layer"]:
+        x, colour = layer["encoding"]["x"], layer["encoding"]["color"]
+        assert x["axis"]["format"] == "d" and x["axis"]["tickMinStep"] == 1
+        assert colour["legend"]["symbolOpacity"] == 1
+    times = times_chart([{"bot": "a", "ms": 1.0}])
+    for chart in (spec, times):
+        assert chart["width"] == "container" and chart["autosize"] == {"type": "fit-x", "contains": "padding"}
+
+
+def test_head_to_head_says_what_ns_means_on_the_cell_and_under_the_table(results, report_dir):
+    """'1.00 (15/15) ns' puzzled a teacher: a cell's ns says it is not
+    significant by a sign test with one vote per duplicate deal, and how many
+    deals the two shared; the note under the table says the same."""
+    page = (report_dir / "index.html").read_text()
+    cells = re.findall(r'<td data-opponent="[^"]*"[^>]*title="([^"]*)">.*?</td>', page, re.S)
+    assert len(cells) == 6
+    assert all("sign test with one vote per duplicate deal (2 duplicate deals shared): p = " in t for t in cells)
+    marks = re.findall(r'<abbr title="([^"]*)">ns</abbr>', page)
+    assert len(marks) == 6 and all(m == "not significant at 5 %: a sign test with one vote per duplicate deal, "
+                                        "and these two shared 2 duplicate deals" for m in marks)
+    note = re.search(r'<p class="note" id="h2h-note">(.*?)</p>', page, re.S)
+    assert note is not None and "ns: not significant at 5 % by this table's own test, a sign test with one " \
+                                "vote per duplicate deal" in note.group(1)

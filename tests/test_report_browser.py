@@ -19,9 +19,11 @@ from typing import Any
 import pytest
 from report_fixtures import cli, run_tournament
 
-from arena.report.replay import _game
+from arena.report.html import replay_page
+from arena.report.replay import _game, build_replay
 from arena.shanghai.actions import action_from_json
-from arena.shanghai.cards import sort_key
+from arena.shanghai.cards import parse_card, sort_key
+from arena.shanghai.melds import make_meld
 from arena.tournament.results.database import ResultStore
 
 BROWSERS = ("chromium", "chromium-browser")
@@ -60,8 +62,8 @@ def results(tmp_path_factory) -> Path:
 class Page:
     """A page that records console errors and uncaught exceptions."""
 
-    def __init__(self, browser: Any) -> None:
-        self.page = browser.new_page(viewport={"width": 1300, "height": 900})
+    def __init__(self, browser: Any, width: int = 1300) -> None:
+        self.page = browser.new_page(viewport={"width": width, "height": 900})
         self.errors: list[str] = []
         self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
@@ -248,4 +250,151 @@ def test_bidi_controls_in_a_name_are_shown_not_obeyed(browser, bidi_results):
             text = _shown_text(page)
             assert shown_name in text and not [c for c in HIDDEN if c in text], key
         assert page.evaluate("getComputedStyle(document.querySelector('.seat .name')).unicodeBidi") == "isolate"
+        assert p.errors == []
+
+
+# -- issue 32: nothing surprises a student or a teacher ---------------------------
+
+PHONE = 390         # px: a phone held upright
+
+
+@pytest.fixture(scope="module")
+def played() -> dict[str, Any]:
+    """The record of four greedy players (seed 1): lay-offs of naturals and of
+    wild cards, on sets and on runs, many of them before the play's discard."""
+    from arena.match import MatchSpec, SeatSpec, run_match
+    return run_match(MatchSpec("m", tuple(SeatSpec.builtin("greedy") for _ in range(4)), {}, seed=1)).record
+
+
+def _replay_file(tmp_path: Path, record: dict[str, Any], name: str = "m") -> str:
+    path = tmp_path / f"{name}.html"
+    path.write_text(replay_page(build_replay(record, ["ann", "bob", "cy", "dee"], title=name)))
+    return path.as_uri()
+
+
+def _label(cards: list[str], kind: str) -> str:
+    """A meld's label as the engine reads its cards."""
+    shown = make_meld([parse_card(c) for c in cards], kind).represents()
+    return f"set of {shown[0]}s" if kind == "set" else f"run {shown[0]}\u2013{shown[-1]}"
+
+
+def _lay_offs_before_the_discard(record: dict[str, Any]) -> dict[tuple[str, bool], tuple[int, int, list[str]]]:
+    """(meld kind, a wild card laid off) -> (step, meld id, the meld's cards) of
+    the first such lay-off that is not the last event of its play."""
+    steps = build_replay(record, ["a", "b", "c", "d"], title="m")["steps"]
+    kinds: dict[int, str] = {}
+    out: dict[tuple[str, bool], tuple[int, int, list[str]]] = {}
+    for i, st in enumerate(steps):
+        e = st["e"]
+        for m in e.get("melds", []) if e["type"] == "go_down" else []:
+            kinds[m["id"]] = m["kind"]
+        if e["type"] == "lay_off" and i + 1 < len(steps) and steps[i + 1]["a"] == st["a"]:
+            wild = e["card"] == "JK" or e["card"].startswith("2")
+            out.setdefault((kinds[e["meld"]], wild), (i, e["meld"], e["result"]))
+    return out
+
+
+def test_a_meld_keeps_its_label_after_lay_offs_wild_cards_included(browser, played, tmp_path):
+    """A set laid off on read "set of ?s" (and a run lost its range) until the
+    play's discard; nearly every match has one."""
+    url = _replay_file(tmp_path, played)
+    found = _lay_offs_before_the_discard(played)
+    assert set(found) == {("set", False), ("set", True), ("run", False), ("run", True)}
+    with Page(browser) as p:
+        for (kind, _), (step, meld, cards) in sorted(found.items()):
+            p.open_replay(f"{url}#step={step}")
+            label = p.page.inner_text(f'#melds .meld[data-meld-id="{meld}"] .label')
+            assert label.startswith(f"[{meld}] {_label(cards, kind)} \u00b7 "), (step, label)
+            assert "?" not in p.page.inner_text("#melds"), step
+        assert p.errors == []
+
+
+def test_the_scores_say_none_yet_until_a_hand_ends(browser, played, tmp_path):
+    """'Scores (hand 0)' at the start of a match: no hand 0 exists."""
+    url = _replay_file(tmp_path, played)
+    end = next(i for i, e in enumerate(played["events"]) if e["type"] == "hand_end")
+    with Page(browser) as p:
+        page = p.page
+        p.open_replay(url)
+        assert page.inner_text("#scoreshead") == "Scores (none yet: no hand has ended)"
+        assert page.locator("#scores").is_hidden()
+        p.open_replay(f"{url}#step={end - 1}")
+        assert "none yet" in page.inner_text("#scoreshead")
+        p.open_replay(f"{url}#step={end}")
+        hands = len(played["events"][0]["rules"]["contracts"])
+        assert page.inner_text("#scoreshead") == f"Scores (after hand 1 of {hands})"
+        assert page.locator('#scores tr[data-hand="1"]').is_visible()
+        assert p.errors == []
+
+
+def test_a_process_caught_before_this_match_is_not_said_to_use_0_s_of_cpu(browser, played, tmp_path):
+    """A kept process caught in an earlier match is stopped between its turns
+    throughout the next: its record holds 0.0 for that match (arena/match/runner.py),
+    which the viewer showed as 'used 0.000 s of CPU between its turns'."""
+    record = {**played, "trace": [{"decisions": [], "off_turn_cpu": 0.0}, {"decisions": [], "off_turn_cpu": 0.25},
+                                  {"decisions": []}, {"decisions": []}]}
+    with Page(browser) as p:
+        p.open_replay(_replay_file(tmp_path, record))
+        meta = p.page.eval_on_selector_all("#seats .seat .meta", "els => els.map(e => e.textContent)")
+        assert "0.000" not in meta[0] and "stopped between its turns" in meta[0] and "before this match" in meta[0]
+        assert "used 0.250 s of CPU between its turns (measured)" in meta[1]
+        assert not any("between its turns" in m for m in meta[2:])
+        assert p.errors == []
+
+
+def _no_sideways_scroll(page: Any) -> None:
+    width, inner = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert width <= inner, (width, inner)
+
+
+def test_the_viewer_is_one_column_on_a_phone_with_no_sideways_scroll(browser, results):
+    """At 390 px the table, then the decisions, the request and the scores,
+    one under the other; the request's JSON lines as wide as the screen."""
+    with ResultStore(results / "results.sqlite", create=False) as store:
+        m = store.match(store.matches()[0].match_id)
+    url = (results / "report" / "replays" / f"{m.match_id}.html").as_uri()
+    with Page(browser, PHONE) as p:
+        page = p.page
+        p.open_replay(f"{url}#step=40")
+        _no_sideways_scroll(page)
+        table, side = (page.locator(sel).bounding_box() for sel in ("#tablearea", "#side"))
+        assert side["y"] >= table["y"] + table["height"] and side["width"] > PHONE - 40
+        page.select_option("#view", str(m.bots.index("chatty")))
+        _no_sideways_scroll(page)
+        assert page.locator("#request").bounding_box()["width"] > PHONE - 80
+        for key in ("End", "Home"):
+            page.keyboard.press(key)
+            _no_sideways_scroll(page)
+        assert p.errors == []
+
+
+def test_the_report_and_its_charts_fit_a_phone(browser, results):
+    """At 390 px: no sideways scroll (wide tables scroll in their own box), and
+    each chart as wide as its box, not wider (the decision times were cut off)."""
+    with Page(browser, PHONE) as p:
+        page = p.page
+        page.goto((results / "report" / "index.html").as_uri())
+        assert page.evaluate("window.chartsDrawn.then(() => true)")
+        _no_sideways_scroll(page)
+        for chart in ("#chart-ratings", "#chart-times"):
+            box, svg = page.evaluate(f"""[document.querySelector("{chart}").clientWidth,
+                document.querySelector("{chart} svg").getBoundingClientRect().width]""")
+            assert 300 < svg <= box <= PHONE, (chart, svg, box)
+        assert p.errors == []
+
+
+def test_the_ratings_legend_is_in_the_lines_colours(browser, results):
+    """The legend's swatches were in the bands' pale colour (opacity 0.15)."""
+    with Page(browser) as p:
+        page = p.page
+        page.goto((results / "report" / "index.html").as_uri())
+        assert page.evaluate("window.chartsDrawn.then(() => true)")
+        swatches = page.eval_on_selector_all(
+            "#chart-ratings .role-legend-symbol path",
+            "els => els.map(e => [e.getAttribute('fill'), getComputedStyle(e).opacity])")
+        lines = page.eval_on_selector_all("#chart-ratings .mark-line path", "els => els.map(e => e.getAttribute('stroke'))")
+        assert len(swatches) == 3 and {opacity for _, opacity in swatches} == {"1"}
+        assert {fill for fill, _ in swatches} == set(lines)
+        ticks = page.eval_on_selector_all("#chart-ratings .role-axis-label text", "els => els.map(e => e.textContent)")
+        assert ticks and not [t for t in ticks if "." in t]
         assert p.errors == []

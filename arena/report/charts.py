@@ -103,30 +103,42 @@ def _write_bundle(path: Path | None, text: str) -> None:
         return
 
 
+# Vega-Lite's autosize for a chart as wide as its box: the width holds the
+# plot, its axes and legend (a phone's too); the height is the plot's own
+# (the ratings' 300 px, a step per bot of the box plot) plus the rest.
+FIT = {"type": "fit-x", "contains": "padding"}
+
+
 def ratings_chart(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Each bot's rating (a line) and its mu +- 2 sigma (a band) after the
-    first N matches; ``points``: {"matches", "bot", "rating", "low", "high"}."""
+    first N matches; ``points``: {"matches", "bot", "rating", "low", "high"}.
+    N counts matches: its axis has whole numbers only.  The legend is shared
+    by the pale bands and the lines: its swatches are drawn opaque, in the
+    lines' colour.  The chart is as wide as its box (a phone's too)."""
     alt = _altair()
     data = alt.NamedData(name="ratings")
-    x = alt.X("matches:Q", title="matches played (schedule order; a point: the fit of the first N)")
-    colour = alt.Color("bot:N", title="bot")
+    x = alt.X("matches:Q", title="matches played (N)",
+              axis=alt.Axis(format="d", tickMinStep=1, labelFlush=True))
+    colour = alt.Color("bot:N", title="bot", legend=alt.Legend(symbolOpacity=1, orient="bottom", columns=2))
     band = alt.Chart(data).mark_area(opacity=0.15).encode(
         x=x, y=alt.Y("low:Q", title="rating (TrueSkill mu, band: mu \u00b1 2 sigma)"), y2="high:Q", color=colour)
     line = alt.Chart(data).mark_line(point=True).encode(
         x=x, y="rating:Q", color=colour,
         tooltip=["bot:N", "matches:Q", alt.Tooltip("rating:Q", format=".1f")])
-    return _with_data((band + line).properties(width=640, height=300).to_dict(), "ratings", points)
+    chart = (band + line).properties(width="container", height=300, autosize=FIT)
+    return _with_data(chart.to_dict(), "ratings", points)
 
 
 def times_chart(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Per bot, the distribution of its decision times (box plot, log scale);
-    ``points``: {"bot", "ms"}."""
+    ``points``: {"bot", "ms"}.  As wide as its box."""
     alt = _altair()
     spec = alt.Chart(alt.NamedData(name="times")).mark_boxplot(extent="min-max").encode(
         y=alt.Y("bot:N", title=None),
-        x=alt.X("ms:Q", title="milliseconds per decision (log scale)", scale=alt.Scale(type="log")),
+        x=alt.X("ms:Q", title="milliseconds per decision (log scale)", scale=alt.Scale(type="log"),
+                axis=alt.Axis(labelFlush=True)),
         color=alt.Color("bot:N", legend=None),
-    ).properties(width=640).to_dict()
+    ).properties(width="container", autosize=FIT).to_dict()
     return _with_data(spec, "times", points)
 
 

@@ -30,7 +30,7 @@ from ..tournament.standings.leaderboard import (
     seat_effect,
 )
 from ..tournament.standings.neighbours import CELL_NOTE, neighbour_effect, neighbour_note, neighbour_summary
-from ..tournament.standings.ratings import rated_games
+from ..tournament.standings.ratings import duplicate_group, rated_games
 from ..tournament.standings.summary import unfinished_size
 from .replay import ReplayError, build_replay
 
@@ -231,6 +231,20 @@ def replay_and_digest(store: ResultStore, match_id: str, back: str | None) -> tu
         return data, None
 
 
+def _deals_shared(matches: Sequence[StoredMatch]) -> dict[tuple[str, str], int]:
+    """Per pair of bots, the duplicate deals they played together: the votes
+    the head-to-head sign test has at most (``head_to_head``: one per deal;
+    15 matches may be 5 deals: 5 votes, too few for 5 %)."""
+    groups: dict[tuple[str, str], set[str]] = {}
+    for m in matches:
+        group = duplicate_group(m.match_id, m.deal)
+        for a in m.bots:
+            for b in m.bots:
+                if a != b:
+                    groups.setdefault((a, b), set()).add(group)
+    return {pair: len(g) for pair, g in groups.items()}
+
+
 def collect(store: ResultStore, rating: str | None = None,
             cache: dict[str, dict[str, Any]] | None = None, *, history: bool = True,
             shown: str | None = None, digests: dict[str, Digest | None] | None = None) -> ReportData:
@@ -251,10 +265,12 @@ def collect(store: ResultStore, rating: str | None = None,
     rows = leaderboard(fixed, level)
     order = [r.bot for r in rows]
     h2h: dict[str, dict[str, dict[str, Any]]] = {}
+    deals = _deals_shared(matches)
     for e in head_to_head(matches):
         h2h.setdefault(e.bot, {})[e.opponent] = {
             "played": e.played, "ahead": e.ahead, "behind": e.behind, "tied": e.tied,
-            "share": e.share, "significant": e.significant, "p_value": e.p_value}
+            "share": e.share, "significant": e.significant, "p_value": e.p_value,
+            "deals": deals.get((e.bot, e.opponent), 0)}
     # One bot's page shows its own times only: the records of the other matches need not be read.
     digests = {} if digests is None else digests
     times, fallback = _decision_times(store, matches if shown is None else [m for m in matches if shown in m.bots],

@@ -23,7 +23,7 @@ from typing import Any
 from ..process.errors import escaped_lines
 from ..protocol.encoder import NOT_NOTICED, MatchEncoder
 from ..shanghai.actions import action_from_json
-from ..shanghai.cards import Card, parse_card, sort_key
+from ..shanghai.cards import Card, card, parse_card, sort_key
 from ..shanghai.chance import RecordedChance
 from ..shanghai.errors import ShanghaiError
 from ..shanghai.game import Game
@@ -178,6 +178,23 @@ def _without(cards: list[str], taken: Sequence[str]) -> list[str]:
     return rest
 
 
+def _grown(meld: Mapping[str, Any], e: Mapping[str, Any]) -> list[str] | None:
+    """What each place of ``meld`` stands for after the lay-off ``e``: a set
+    keeps its rank whatever is laid off (a wild card too), a run gains the
+    next card of its suit at the end ``e`` names.  The engine's ``Meld``
+    says the same after the action (``TableMeld.to_json``)."""
+    was = meld.get("stands_for")
+    if not was:
+        return None
+    if meld["kind"] == "set":
+        return [was[0]] * len(e["result"])
+    if e["end"] == "low":
+        first = parse_card(was[0])          # never the ace: nothing goes below it
+        return [card(first.rank - 1, first.suit).text, *was]
+    last = parse_card(was[-1])              # never the ace: nothing goes above it
+    return [*was, card(1 if last.rank == 13 else last.rank + 1, last.suit).text]
+
+
 def patch(state: dict[str, Any], e: dict[str, Any]) -> dict[str, Any]:
     """The table after event ``e`` (full JSON form), from the table before it:
     for the events inside one action, after which the engine was not asked."""
@@ -194,8 +211,7 @@ def patch(state: dict[str, Any], e: dict[str, Any]) -> dict[str, Any]:
         hands[seat] = _without(hands[seat], [e["card"]])
         for m in melds:
             if m["id"] == e["meld"]:
-                # what the cards stand for is only known again after the action
-                m["cards"], m["stands_for"] = list(e["result"]), None
+                m["cards"], m["stands_for"] = list(e["result"]), _grown(m, e)
     elif kind == "swap":
         hands[seat] = _sorted_texts(_without(hands[seat], [e["card"]]) + [e["took"]])
         for m in melds:

@@ -103,6 +103,17 @@ async function readReplayData(node) {
     }
   }
 
+  // The CPU a seat's bot was caught using between its turns in this match
+  // (arena/match/runner.py, rounded to ms). 0 is a kept process caught
+  // before this match and stopped between its turns throughout it: it used
+  // none here, and "used 0.000 s" would say nothing.
+  function offTurn(s) {
+    const cpu = R.off_turn ? R.off_turn[s] : null;
+    if (cpu === null || cpu === undefined) return "";
+    return cpu > 0 ? ` \u00b7 used ${cpu.toFixed(3)} s of CPU between its turns (measured)`
+      : " \u00b7 stopped between its turns (its process was caught using CPU between them before this match)";
+  }
+
   // -- one step -----------------------------------------------------------------
   function drawSeats(st, e) {
     const box = document.getElementById("seats");
@@ -114,7 +125,7 @@ async function readReplayData(node) {
         "data-seat": s, "data-total": st.totals[s], "data-count": hand.length });
       const meta = `seat ${s} \u00b7 total ${st.totals[s]} \u00b7 ${hand.length} cards` +
         (st.down[s] ? " \u00b7 down" : "") + ` \u00b7 ${st.buys_left[s]} buys left` + (st.dealer === s ? " \u00b7 dealer" : "") +
-        (R.off_turn && R.off_turn[s] !== null ? ` \u00b7 used ${R.off_turn[s].toFixed(3)} s of CPU between its turns (measured)` : "");
+        offTurn(s);
       div.append(el("div", { class: "head" }, el("span", { class: "name", text: R.names[s] }), el("span", { class: "meta", text: meta })));
       const row = el("div", { class: "cards" + (open ? "" : " hidden") });
       for (const c of hand) row.append(open ? card(c) : back());
@@ -132,7 +143,9 @@ async function readReplayData(node) {
     melds.replaceChildren();
     for (const m of st.melds) {
       const sf = m.stands_for;
-      const label = m.kind === "set" ? `set of ${sf ? sf[0] : "?"}s` : `run ${sf ? sf[0] + "\u2013" + sf[sf.length - 1] : ""}`;
+      // stands_for is known at every step (arena/report/replay.py); a page of
+      // an older arena may lack it between the events of one play.
+      const label = !sf ? m.kind : m.kind === "set" ? `set of ${sf[0]}s` : `run ${sf[0]}\u2013${sf[sf.length - 1]}`;
       const div = el("div", { class: "meld", "data-meld-id": m.id, "data-owner": m.owner },
         el("div", { class: "label", text: `[${m.id}] ${label} \u00b7 ${R.names[m.owner]}` }));
       for (const c of m.cards) div.append(card(c));
@@ -141,22 +154,27 @@ async function readReplayData(node) {
     if (!st.melds.length) melds.append(el("span", { class: "note", text: "no melds on the table" }));
   }
 
+  // The scores of the hands ended by this event, and the totals; before the
+  // first hand ends there are none (the heading says so, the table is hidden).
   function drawScores() {
-    const hand = R.steps[step].e.hand;
     const tbody = document.querySelector("#scores tbody");
     tbody.replaceChildren();
+    let last = null;
     for (let i = 0; i <= step; i++) {
       const e = R.steps[i].e;
       if (e.type !== "hand_end") continue;
       const tr = el("tr", { "data-hand": e.hand }, el("td", { text: `hand ${e.hand}` }));
       e.scores.forEach((s, seat) => tr.append(el("td", { "data-seat": seat, class: e.seat === seat && e.reason === "out" ? "win" : null, text: s })));
       tbody.append(tr);
+      last = e.hand;
     }
     const st = states[step];
     const tr = el("tr", { class: "totals" }, el("td", { text: "total" }));
     st.totals.forEach((t, seat) => tr.append(el("td", { "data-seat": seat, text: t })));
     tbody.append(tr);
-    document.getElementById("handno").textContent = hand;
+    document.getElementById("scoresdone").textContent = last === null ? "(none yet: no hand has ended)"
+      : `(after hand ${last} of ${R.contracts.length})`;
+    document.getElementById("scores").hidden = last === null;
   }
 
   function pre(text) { return el("pre", { text }); }
