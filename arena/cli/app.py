@@ -34,8 +34,10 @@ from ..process import BotStartupError, TimeControl
 from ..process.confine import sandbox
 from ..process.errors import excerpt
 from ..shanghai.errors import ShanghaiError
+from ..shanghai.ruleset import Ruleset
 from ..tournament.config.bounded import load_data
 from ..tournament.config.model import ConfigError
+from ..tournament.sharing import SharingBot, folder_warnings
 from ..words import plural
 from .common import ArenaGroup, Interrupted, UsageLine, verbosity
 
@@ -108,8 +110,6 @@ def _check_logs_hidden(seats: tuple[SeatSpec, ...], log_dir: Path) -> None:
 def _warn_shared_folders(seats: tuple[SeatSpec, ...]) -> None:
     """As ``arena run`` does: bot programs whose sandboxes let one read the
     other's files, in a folder holding what a bot runs from."""
-    from ..tournament.sharing import SharingBot, folder_warnings
-
     programs: dict[tuple[object, ...], SharingBot] = {}
     for seat in seats:
         if seat.bot is None:
@@ -289,8 +289,8 @@ def _where_lost(fault: Fault) -> str:
 def _ruleset(preset: str, rules_file: Path | None, players: int) -> dict[str, Any]:
     """The preset with the file's settings, checked (the shoe must deal this
     table size) before any bot starts: one line naming the file if not."""
+    # lazy: the engine is ~15 % of import arena.cli's CPU time (measured), and only play checks a table size
     from ..shanghai.game import Game
-    from ..shanghai.ruleset import Ruleset
 
     settings: dict[str, Any] = {"preset": preset}
     if rules_file is not None:
@@ -348,6 +348,7 @@ def _program(seat: SeatSpec, short: bool) -> str:
 
 def _print_match(result: MatchResult, seats: tuple[SeatSpec, ...], names: list[str], verbose: bool) -> None:
     """The account, the final table and, with bot programs, their faults and times (stdout)."""
+    # lazy: tabulate is ~10 % of import arena.cli's CPU time (measured), and only play prints an account
     from ..account import final_table, render_account
 
     events = result.record["events"]
@@ -424,6 +425,7 @@ def check(bot: tuple[str, ...], startup: float, per_decision: float, time_bank: 
     Prints PASS/FAIL per step and scenario and exits with status 1 if any
     fails (130 if interrupted by Ctrl-C, 2 on a usage mistake).
     """
+    # lazy: arena.cli must not load the match runner, the codec or the players (tests/test_lean_imports.py PLAYING)
     from ..check import check_bot
 
     seat = _check_seat(bot, click.get_current_context().meta.get("arena.after_dashes", 0))
@@ -431,6 +433,7 @@ def check(bot: tuple[str, ...], startup: float, per_decision: float, time_bank: 
     assert seat.bot is not None
     time_control = _time_control(startup, per_decision, time_bank)
     if executor == "ray" or address is not None:
+        # lazy: executors.ray loads the match runner and the codec (tests/test_lean_imports.py PLAYING)
         from ..tournament.executors.ray import WorkerError, check_on_ray
         try:
             report = check_on_ray(dataclasses.replace(seat.bot, cwd=os.getcwd()), address,
@@ -492,8 +495,8 @@ def report(results: str, out: Path | None, bot: str | None, replays: bool, ratin
     where and why), and index.html a section per bot with each refused reply
     and crash, to send its author.
     """
+    # lazy: the report's modules, jinja2 and msgspec (tests/test_lean_imports.py REPORTING)
     from ..report.build import ReportError, ReportUnwritable, write_report
-    from .tournament import playing_note
 
     try:
         written = write_report(results, out, bot=bot, replays=replays, rating=rating, jobs=jobs,
@@ -516,7 +519,7 @@ def report(results: str, out: Path | None, bot: str | None, replays: bool, ratin
 
 # The tournament commands live with the tournament library (arena.tournament).
 from .results import matches, show, verify  # noqa: E402
-from .tournament import leaderboard, run  # noqa: E402
+from .tournament import leaderboard, playing_note, run  # noqa: E402
 
 for _command in (run, leaderboard, matches, show, verify):
     main.add_command(_command)

@@ -23,6 +23,7 @@ from ..tournament.results.database import ResultStore, StoredMatch, StoreError
 from ..tournament.results.rows import FailedMatch, faults_with_record
 from ..tournament.results.setaside import superseded_rows
 from ..tournament.standings.leaderboard import Column, cell_text, format_table, terminal_json
+from ..tournament.standings.summary import bot_records, summary_json, summary_lines
 from .common import verbosity
 from .tournament import FORMAT_HELP, OutputFormat, open_store, row_value
 
@@ -127,17 +128,7 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
     discard too); with --html its replay viewer, and RESULTS may then be a
     match log of `arena play --log` (no MATCH needed)."""
     if html:
-        from ..report.build import FileUnwritable, ReportError, write_replay
-        try:
-            path = write_replay(results, match_id, out)
-        except FileUnwritable as err:
-            # As `arena report` does: the option that chooses the place, in a command to copy.
-            again = shlex.join(["arena", "show", results, *([] if match_id is None else [match_id]), "--html"])
-            elsewhere = "another --out FILE" if out is not None else f"--out FILE: {again} --out FILE"
-            raise click.ClickException(f"{err}; write it elsewhere with {elsewhere}") from None
-        except ReportError as err:
-            raise click.ClickException(str(err)) from None
-        click.echo(f"replay: {path}")
+        _write_replay(results, match_id, out)
         return
     if match_id is None:
         if decision is not None:
@@ -147,12 +138,7 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
         _show_tournament(results, as_json)
         return
     if decision is not None:
-        from ..report.build import ReportError, decision_lines
-        try:
-            for line in decision_lines(results, match_id, decision):
-                _echo(line)
-        except ReportError as err:
-            raise click.ClickException(str(err)) from None
+        _show_decision(results, match_id, decision)
         return
     store = open_store(results)
     try:
@@ -178,10 +164,37 @@ def show(results: str, match_id: str | None, as_json: bool, html: bool, out: Pat
         _print_account(m, record)
 
 
+def _write_replay(results: str, match_id: str | None, out: Path | None) -> None:
+    """``arena show --html``: the match's replay viewer."""
+    # lazy: the report's modules, jinja2 and msgspec (tests/test_lean_imports.py REPORTING)
+    from ..report.build import FileUnwritable, ReportError, write_replay
+
+    try:
+        path = write_replay(results, match_id, out)
+    except FileUnwritable as err:
+        # As `arena report` does: the option that chooses the place, in a command to copy.
+        again = shlex.join(["arena", "show", results, *([] if match_id is None else [match_id]), "--html"])
+        elsewhere = "another --out FILE" if out is not None else f"--out FILE: {again} --out FILE"
+        raise click.ClickException(f"{err}; write it elsewhere with {elsewhere}") from None
+    except ReportError as err:
+        raise click.ClickException(str(err)) from None
+    click.echo(f"replay: {path}")
+
+
+def _show_decision(results: str, match_id: str, decision: int) -> None:
+    """``arena show RESULTS MATCH --decision N``."""
+    # lazy: the report's modules, jinja2 and msgspec (tests/test_lean_imports.py REPORTING)
+    from ..report.build import ReportError, decision_lines
+
+    try:
+        for line in decision_lines(results, match_id, decision):
+            _echo(line)
+    except ReportError as err:
+        raise click.ClickException(str(err)) from None
+
+
 def _show_tournament(results: str, as_json: bool) -> None:
     """``arena show RESULTS``: who was caught between turns, forfeited, faulted."""
-    from ..tournament.standings.summary import bot_records, summary_json, summary_lines
-
     store = open_store(results)
     try:
         name = (store.tournament() or {}).get("name", results)
@@ -247,6 +260,8 @@ def _seat_labels(m: StoredMatch, names: list[str]) -> list[str]:
 
 def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
     from ..account import final_table, render_account  # tabulate: not for the other commands
+
+    # lazy: the replay reads decisions with the codec, msgspec (tests/test_lean_imports.py PLAYING)
     from ..report.replay import decision_stderr
 
     names = [cell_text(b) for b in m.bots]     # a database is a file: its names may hold anything
@@ -304,6 +319,7 @@ def verify(results: str) -> None:
     For a table about to be published, or a database that was copied,
     merged or restored.  Prints each problem on a line of its own (exit
     status 1), or one line saying all is well."""
+    # lazy: verify replays matches with the engine, ~15 % of import arena.cli's CPU time (measured)
     from ..tournament.results.verify import verify_results
 
     store = open_store(results)

@@ -26,6 +26,7 @@ from ..tournament.pairing.schedule import ScheduleEntry, estimate_seconds
 from ..tournament.pairing.seating import neighbour_summary
 from ..tournament.preflight import TournamentError, db_path, hide_machine_state, hold_to_sandbox, settle_seed
 from ..tournament.results.database import ResultStore, StoreError, resolve_db_path
+from ..tournament.results.hint import with_results_hint
 from ..tournament.results.rows import FailedMatch
 from ..tournament.runlock import playing_now
 from ..tournament.runner import STOP_REASONS, RunSummary, check_rerun, plan, run_tournament
@@ -106,7 +107,6 @@ def open_store(results: str) -> ResultStore:
     try:
         return ResultStore(resolve_db_path(results), readonly=True)
     except StoreError as err:
-        from ..tournament.results.hint import with_results_hint
         raise click.ClickException(with_results_hint(str(err), results)) from None
 
 

@@ -14,16 +14,19 @@ if TYPE_CHECKING:
 # a process that only checks names (the CLI, the tournament's parent) does
 # not load the engine and the players' move search.
 def _random(rng: random.Random) -> Player:
+    # lazy: arena.cli must not load the players (tests/test_lean_imports.py PLAYING)
     from .random_player import RandomPlayer
     return RandomPlayer(rng)
 
 
 def _greedy(rng: random.Random) -> Player:
+    # lazy: arena.cli must not load the players (tests/test_lean_imports.py PLAYING)
     from .greedy import GreedyPlayer
     return GreedyPlayer(rng)
 
 
 def _passive(rng: random.Random) -> Player:
+    # lazy: arena.cli must not load the players (tests/test_lean_imports.py PLAYING)
     from .passive import PassivePlayer
     return PassivePlayer(rng)
 

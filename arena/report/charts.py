@@ -33,6 +33,7 @@ class ChartsUnavailable(Exception):
 
 def _altair() -> Any:
     try:
+        # lazy: optional (the report extra), a missing one is a one-line error; ~0.4 s (tests/test_lean_imports.py REPORTING)
         import altair
     except ImportError as exc:
         raise ChartsUnavailable(f"no charts: Vega-Altair is not installed ({exc}); {INSTALL_HINT}") from None
@@ -46,6 +47,7 @@ def vega_bundle() -> str:
     here, most of a small report's time), and the result depends only on the two
     versions: it is kept in the user's cache directory (``bundle_cache``)."""
     try:
+        # lazy: optional dependency (the report extra); a missing one is a one-line error
         import vl_convert
     except ImportError as exc:
         raise ChartsUnavailable(f"no charts: vl-convert-python is not installed ({exc}); {INSTALL_HINT}") from None

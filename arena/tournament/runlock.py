@@ -14,7 +14,9 @@ inherited by a fork.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
+import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,11 +29,6 @@ LOCK_NAME = ".arena-run.lock"
 @contextmanager
 def results_lock(output: Path) -> Iterator[None]:
     """Hold ``output``'s run lock for the block; ``StoreError`` if another run holds it."""
-    try:
-        import fcntl
-    except ImportError:         # no fcntl (Windows): nothing to hold
-        yield
-        return
     path = output / LOCK_NAME
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -59,11 +56,6 @@ def playing_now(results: Path) -> int | None:
     """The pid of an ``arena run`` playing into the results directory
     ``results`` now (0 if it cannot be told), or None.  Takes no lock: a
     reader must never make a starting run believe another one holds it."""
-    try:
-        import fcntl
-        import struct
-    except ImportError:
-        return None
     try:
         fd = os.open(results / LOCK_NAME, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:

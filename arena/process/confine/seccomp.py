@@ -73,10 +73,8 @@ _COMMAND_BITS = 0xFFFF_FFFF      # fcntl's cmd is an unsigned int: the kernel ig
 @functools.cache
 def program() -> bytes | None:
     """The compiled filter (BPF), or None where libseccomp is not available."""
-    # Imported here, not with the module: every command loads this module
-    # (the tournament file names sandbox modes), and pyseccomp's ctypes and
-    # libseccomp add 50-90 ms to each start (measured, -X importtime).
     try:
+        # lazy: every command loads this module; pyseccomp (ctypes, libseccomp) adds 50-90 ms (-X importtime)
         import pyseccomp as sc
     except (ImportError, RuntimeError, OSError):
         return None

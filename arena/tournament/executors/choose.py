@@ -41,6 +41,7 @@ def make(config: TournamentConfig, jobs: int | None, most: int,
     own default, all cores or all the cluster's CPUs), never more than ``most``."""
     if config.executor.backend != RAY:
         return make_executor(min(jobs if jobs is not None else job_count(config.jobs), most), config.affinity)
+    # lazy: executors.ray loads the match runner and the codec (tests/test_lean_imports.py PLAYING)
     from .ray import NOT_SHIPPED, RayExecutor, Shipment
 
     shipment = None

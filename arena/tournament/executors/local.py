@@ -106,6 +106,7 @@ class SerialExecutor:
         self.cpu = plan_cpus(1)[0] if pin else None
 
     def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
+        # lazy: the worker loads the match runner, which a parent of workers must not (tests/test_lean_imports.py PLAYING)
         from .worker import play
 
         # Pinned while a match plays (its bots inherit the CPU); between
@@ -193,6 +194,7 @@ class ProcessExecutor:
 
     def _fork(self, cpu: int | None) -> _Slot:
         """A worker forked from this process (see the module's docstring)."""
+        # lazy: the worker loads the match runner (tests/test_lean_imports.py PLAYING): here only to fork
         from . import worker
 
         worker.preload()   # before the fork: every worker shares these pages
@@ -236,6 +238,7 @@ class ProcessExecutor:
         this process without returning into the code that forked it."""
         code = 1
         try:
+            # lazy: in the forked child; the parent of workers must not load it (tests/test_lean_imports.py PLAYING)
             from . import worker
 
             ours.close()

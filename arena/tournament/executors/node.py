@@ -17,8 +17,10 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
+from ...check import check_bot
 from ...match import MatchResult, MatchSpec, SeatSpec
 from ...process import BotSpec, TimeControl
+from ...process.confine import sandbox
 from .outcome import Outcome
 
 __all__ = ["Relocation", "LogShipper", "check_here"]
@@ -126,9 +128,6 @@ class LogShipper:
 
 def check_here(bot: BotSpec, head_root: str | None, time_control: TimeControl | None) -> Any:
     """Runs on the node: the check of ``bot`` moved to this node's copy of its files."""
-    from ...check import check_bot
-    from ...process.confine import sandbox
-
     if head_root is not None:
         bot = Relocation(head_root, os.getcwd()).bot(bot)
     if bot.sandbox.mode == sandbox.BWRAP:

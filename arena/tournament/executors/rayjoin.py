@@ -51,6 +51,7 @@ class Shipment:
 
 def import_ray() -> Any:
     try:
+        # lazy: optional (the ray extra), a missing one is a one-line error; ~0.6 s of CPU (measured)
         import ray
     except ImportError:
         raise WorkerError("the ray executor needs Ray on this machine: pip install 'arena[ray]'") from None

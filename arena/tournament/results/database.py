@@ -45,6 +45,7 @@ same file at the same time, which WAL mode allows.
 
 from __future__ import annotations
 
+import gzip
 import json
 import sqlite3
 import threading
@@ -459,7 +460,6 @@ class ResultStore:
         try:
             raw = p.read_bytes()
             if p.suffix == ".gz":
-                import gzip
                 raw = gzip.decompress(raw)
             return json.loads(raw.decode("utf-8"))
         except (OSError, ValueError, EOFError) as exc:

@@ -77,10 +77,12 @@ from ...shanghai.ruleset import Ruleset
 from ...words import plural
 from ..config.model import GAUNTLET, ROUND_ROBIN, SWISS, BotConfig, Settle, TournamentConfig
 from ..pairing.decision import RoundDecision
-from ..pairing.schedule import ScheduleEntry
+from ..pairing.rounds import match_budget, round_entries
+from ..pairing.schedule import ScheduleEntry, build_schedule, redeal
 from ..pairing.seating import ROTATE
 from .database import FailedMatch, ResultStore, StoreError
 from .rows import StoredMatch
+from .setaside import times_set_aside
 
 __all__ = ["SHOWN_ABSENT", "Verified", "verify_results", "verify_match"]
 
@@ -214,10 +216,6 @@ class _Expected:
 def _expected(store: ResultStore, known: set[str]) -> _Expected:
     """What ``store`` should hold; ``known``: the ids of its stored and failed
     matches, which tell which rounds were played."""
-    from ..pairing.rounds import match_budget, round_entries
-    from ..pairing.schedule import build_schedule, redeal
-    from .setaside import times_set_aside
-
     config = _stored_config(store)
     if config is None or config.seed is None:
         return _Expected()
@@ -255,8 +253,6 @@ def _decided_rounds(config: TournamentConfig, decisions: Mapping[int, RoundDecis
     decision gives, so a later Swiss round is checked as fully as a round
     robin's (its last table, its seats).  A round is decided before it is
     played, so the last decision may be of a round a stopped run never began."""
-    from ..pairing.rounds import round_entries
-
     rounds: list[list[ScheduleEntry]] = []
     start = 0
     while _played_decision(decisions, len(rounds)):
@@ -287,8 +283,6 @@ def _swiss_rounds(config: TournamentConfig, known: set[str]) -> _Expected:
     """The rounds of a Swiss tournament up to the last one ``known`` has a
     match of: the first ``deals`` in full (``round_entries`` without an
     assessment, as they were played), the later ones by their match ids."""
-    from ..pairing.rounds import round_entries
-
     played: dict[int, dict[int, set[int]]] = {}
     for mid in known:
         hit = _SWISS_ID.fullmatch(mid)

@@ -218,6 +218,7 @@ def head_to_head(source: Source) -> list[HeadToHead]:
     finished ahead more often in its rotations (deals they split evenly are
     left out).
     """
+    # lazy: arena.ranking.confidence loads numpy (tests/test_lean_imports.py REPORTING)
     from ...ranking import sign_test
 
     matches, _ = _matches_and_bots(source)

@@ -55,6 +55,7 @@ def make_env(mu: float = 25.0, sigma: float | None = None, beta: float | None = 
     sigma = mu / 3 if sigma is None else sigma
     beta = sigma / 2 if beta is None else beta
     tau = sigma / 100 if tau is None else tau
+    # lazy: loaded when a rating is computed, not by arena.cli (tests/test_lean_imports.py REPORTING)
     import trueskill
 
     return trueskill.TrueSkill(mu=mu, sigma=sigma, beta=beta, tau=tau,
@@ -127,6 +128,7 @@ def rated_games(matches: Iterable[StoredMatch], rating: str = RATE_HANDS) -> lis
 def assess_matches(matches: Iterable[StoredMatch], bots: Sequence[str] = (), confidence: float = 0.95,
                    seed: int = 0, rating: str = RATE_HANDS) -> Assessment:
     """Batch TrueSkill of the matches, with bootstrap intervals (``arena.ranking.assess``)."""
+    # lazy: arena.ranking.confidence loads numpy (tests/test_lean_imports.py REPORTING)
     from ...ranking import assess
 
     return assess(rated_games(matches, rating), bots, confidence=confidence, seed=seed)
