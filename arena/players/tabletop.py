@@ -9,9 +9,10 @@ from ..shanghai.cards import JOKER_RANK, Card
 from ..shanghai.melds import Meld, laid_off, lay_off_ends
 from ..shanghai.ruleset import SET
 from ..shanghai.view import TableMeld
+from ..shanghai.vocab import LayOffEnd
 
 
-def try_lay_off(meld: Meld, c: Card, wild_deuces: bool) -> tuple[Meld, str | None] | None:
+def try_lay_off(meld: Meld, c: Card, wild_deuces: bool) -> tuple[Meld, LayOffEnd | None] | None:
     """The meld with ``c`` added and the end used, or None if it does not fit."""
     ends = lay_off_ends(meld, c, wild_deuces)
     if not ends:

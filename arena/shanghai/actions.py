@@ -14,7 +14,7 @@ from .cards import Card, parse_card
 from .errors import MalformedInput
 from .record import record
 from .ruleset import RUN, SET
-from .vocab import DecisionKind, DrawSource
+from .vocab import DecisionKind, DrawSource, LayOffEnd, MeldKind
 
 TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
 if TYPE_CHECKING:
@@ -26,6 +26,8 @@ BUY = DecisionKind.BUY
 PLAY = DecisionKind.PLAY
 STOCK = DrawSource.STOCK
 UPCARD = DrawSource.UPCARD
+LOW = LayOffEnd.LOW
+HIGH = LayOffEnd.HIGH
 
 
 @record
@@ -49,7 +51,7 @@ class MeldCards:
     """A meld as the player lays it down; ``kind`` None lets the engine decide."""
 
     cards: tuple[Card, ...]
-    kind: str | None = None
+    kind: MeldKind | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"cards": [c.text for c in self.cards]}
@@ -70,7 +72,7 @@ class GoDown:
 class LayOff:
     meld: int
     card: Card
-    end: str | None = None  # "low" / "high" for runs; None: the engine infers
+    end: LayOffEnd | None = None  # LOW / HIGH for runs; None: the engine infers
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"meld": self.meld, "card": self.card.text}
@@ -144,9 +146,10 @@ def _meld_index(value: Any, where: str) -> int:
 def _meld_cards(obj: Any, where: str) -> MeldCards:
     if isinstance(obj, Mapping):
         _only(obj, ("cards", "kind"), where)
-        kind = obj.get("kind")
-        if kind not in (None, SET, RUN):
-            raise MalformedInput(f"{where}: 'kind' must be 'set' or 'run', got {kind!r}")
+        text = obj.get("kind")
+        if text not in (None, SET, RUN):
+            raise MalformedInput(f"{where}: 'kind' must be 'set' or 'run', got {text!r}")
+        kind = None if text is None else SET if text == SET else RUN
         cards = _need(obj, "cards", where)
     else:
         kind, cards = None, obj
@@ -172,9 +175,10 @@ def _step_from_json(obj: Any, where: str) -> Step:
     if key == "lay_off":
         _only(body, ("meld", "card", "end"), where)
         end = body.get("end")
-        if end not in (None, "low", "high"):
+        if end not in (None, LOW, HIGH):
             raise MalformedInput(f"{where}: 'end' must be 'low' or 'high', got {end!r}")
-        return LayOff(_meld_index(_need(body, "meld", where), where), parse_card(_need(body, "card", where)), end)
+        return LayOff(_meld_index(_need(body, "meld", where), where), parse_card(_need(body, "card", where)),
+                      None if end is None else LOW if end == LOW else HIGH)
     if key == "swap":
         _only(body, ("meld", "card", "take"), where)
         take = body.get("take")

@@ -24,7 +24,7 @@ True
 from __future__ import annotations
 
 from .record import fields, record, replace
-from .vocab import DrawSource, EventKind
+from .vocab import DrawSource, EventKind, HandEndReason, LayOffEnd, WireEnum
 
 TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
 if TYPE_CHECKING:
@@ -218,7 +218,7 @@ class LaidOff:
     seat: int
     meld: int
     card: str
-    end: str | None  # "low" or "high" on a run; None on a set
+    end: LayOffEnd | None  # on a run; None on a set
     result: list[str]  # the meld's cards after
 
     kind = LAY_OFF
@@ -321,7 +321,7 @@ class Reshuffled:
 class HandEnded:
     hand: int
     seat: int | None  # who went out; None if the stock ran out or the turns did
-    reason: str  # "out", "stock" or "turn_cap"
+    reason: HandEndReason
     scores: list[int]
     totals: list[int]
 
@@ -369,7 +369,12 @@ Event = (MatchStarted | Dealt | Drew | Declined | Bought | WentDown | LaidOff | 
 EVENT_TYPES: dict[str, type[Event]] = {cls.kind.value: cls for cls in (
     MatchStarted, Dealt, Drew, Declined, Bought, WentDown, LaidOff, Swapped, Discarded, WentOut,
     Reshuffled, HandEnded, MatchEnded)}
-_SOURCES = {s.value: s for s in DrawSource}
+# The fields whose texts are enum members, by class: the field's place among
+# the arguments, its members by text, and whether it may be null.
+_WIRE_FIELDS: dict[type, tuple[int, dict[str, WireEnum], bool]] = {
+    cls: (i, {m.value: m for m in enum}, nullable)
+    for cls, i, enum, nullable in ((Drew, 2, DrawSource, False), (LaidOff, 4, LayOffEnd, True),
+                                   (HandEnded, 2, HandEndReason, False))}
 # What a public form withholds, by class (a draw's card: only from the stock).
 _SECRETS: dict[type, tuple[str, ...]] = {cls: cls.secret for cls in (MatchStarted, Dealt, Bought, Reshuffled)}
 _DRAW_SECRET = ("card",)
@@ -395,8 +400,20 @@ def event_from_json(obj: Mapping[str, Any]) -> Event:
             args.append(None)
         else:
             raise ValueError(f"{cls.kind} event: missing field {name!r}")
-    if cls is Drew:
-        args[2] = _SOURCES[args[2]]
+    wire = _WIRE_FIELDS.get(cls)
+    if wire is not None:
+        i, members, nullable = wire
+        if args[i] is not None or not nullable:
+            args[i] = _member(members, args[i], f"{cls.kind} event: {names[i]!r}")
     if withheld:
         args.append(True)
     return cls(*args)
+
+
+def _member(members: dict[str, WireEnum], value: Any, what: str) -> Any:
+    """The member whose text ``value`` is; ValueError naming the texts if none."""
+    member = members.get(value) if isinstance(value, str) else None
+    if member is None:
+        *most, last = map(repr, members)
+        raise ValueError(f"{what} must be {', '.join(most)} or {last}, got {value!r}")
+    return member

@@ -43,7 +43,7 @@ from .events import (
 from .plays import Staged, check_play
 from .ruleset import Ruleset
 from .view import Decision, History, TableMeld, View, places_of
-from .vocab import DecisionKind
+from .vocab import DecisionKind, HandEndReason
 
 __all__ = ["Game", "Decision", "TableMeld", "View", "places_of", "OVER"]
 
@@ -389,7 +389,7 @@ class Game:
                 self.reshuffles += 1
                 self._emit(Reshuffled(self.hand_no, len(order), [c.text for c in order]))
             else:
-                self._end_hand(None, "stock")
+                self._end_hand(None, HandEndReason.STOCK)
                 return None
         return self.stock.pop()
 
@@ -408,7 +408,7 @@ class Game:
             self._public(e)
         if not hand:
             self._public(WentOut(self.hand_no, seat))
-            self._end_hand(seat, "out")
+            self._end_hand(seat, HandEndReason.OUT)
             return
         assert play.discard is not None
         self.pile.append(play.discard)
@@ -417,7 +417,7 @@ class Game:
         self._public(Discarded(self.hand_no, seat, play.discard.text))
         self.turns += 1
         if self.turns >= self.rules.turn_cap_per_player * self.n:
-            self._end_hand(None, "turn_cap")
+            self._end_hand(None, HandEndReason.TURN_CAP)
             return
         self.turn = (seat + 1) % self.n
         self._begin_turn()
@@ -459,7 +459,7 @@ class Game:
         self._emit(Dealt(self.hand_no, self.dealer, contract.text, size, order[k].text, [c.text for c in order]))
         self._begin_turn()
 
-    def _end_hand(self, winner: int | None, reason: str) -> None:
+    def _end_hand(self, winner: int | None, reason: HandEndReason) -> None:
         scores = [0 if s == winner else sum(c.penalty() for c in self.hands[s]) for s in range(self.n)]
         self.hand_scores.append(scores)
         self.winners.append(winner)

@@ -14,6 +14,10 @@ from .cards import JOKER_RANK, RANK_TEXT, Card, card, cards_text
 from .errors import IllegalAction
 from .record import record
 from .ruleset import RUN, SET
+from .vocab import LayOffEnd, MeldKind
+
+LOW = LayOffEnd.LOW
+HIGH = LayOffEnd.HIGH
 
 SUIT_NAMES = {"C": "club", "D": "diamond", "H": "heart", "S": "spade"}
 
@@ -27,7 +31,7 @@ class Meld:
     its suit.  ``wild`` marks, position by position, which cards are wild.
     """
 
-    kind: str
+    kind: MeldKind
     cards: tuple[Card, ...]
     rank: int
     suit: str
@@ -189,7 +193,7 @@ def make_run(cards: Sequence[Card], wild_deuces: bool = True) -> Meld:
     return _unwrap(run_or_reason(cards, wild_deuces))
 
 
-def meld_or_reason(cards: Sequence[Card], kind: str, wild_deuces: bool = True) -> Meld | str:
+def meld_or_reason(cards: Sequence[Card], kind: MeldKind | str, wild_deuces: bool = True) -> Meld | str:
     if kind == SET:
         return set_or_reason(cards, wild_deuces)
     if kind == RUN:
@@ -197,39 +201,39 @@ def meld_or_reason(cards: Sequence[Card], kind: str, wild_deuces: bool = True) -
     raise ValueError(f"unknown meld kind {kind!r}")
 
 
-def make_meld(cards: Sequence[Card], kind: str, wild_deuces: bool = True) -> Meld:
+def make_meld(cards: Sequence[Card], kind: MeldKind | str, wild_deuces: bool = True) -> Meld:
     return _unwrap(meld_or_reason(cards, kind, wild_deuces))
 
 
-def guess_kind(cards: Sequence[Card], wild_deuces: bool = True) -> str:
+def guess_kind(cards: Sequence[Card], wild_deuces: bool = True) -> MeldKind:
     """The kind a player most likely meant: a set when two natural cards share a
     rank (no run can hold that) or all share one rank, else a run."""
     naturals = [c.rank for c in cards if not _is_wild_candidate(c, wild_deuces)]
     return SET if len(set(naturals)) < len(naturals) or len(set(naturals)) <= 1 else RUN
 
 
-def lay_off_or_reason(meld: Meld, c: Card, end: str | None, wild_deuces: bool = True) -> Meld | str:
+def lay_off_or_reason(meld: Meld, c: Card, end: LayOffEnd | str | None, wild_deuces: bool = True) -> Meld | str:
     """``meld`` with ``c`` added, or the reason it cannot be; for runs ``end``
-    is "low" or "high" (inferred when clear)."""
+    is LOW or HIGH (inferred when clear)."""
     if meld.kind == SET:
         grown = set_or_reason(meld.cards + (c,), wild_deuces)
         if isinstance(grown, str):
             return f"cannot lay off {c} on {meld.describe()}: {grown.split(': ', 1)[1]}"
         return grown
     wild = _is_wild_candidate(c, wild_deuces)
-    ends = ("low", "high") if end is None else (end,)
-    if end not in (None, "low", "high"):
+    ends = (LOW, HIGH) if end is None else (end,)
+    if end not in (None, LOW, HIGH):
         return f"lay-off end must be 'low' or 'high', got {end!r}"
     fits: list[Meld] = []
     reasons: list[str] = []
     for e in ends:
-        if e == "low" and meld.low <= 1:
+        if e == LOW and meld.low <= 1:
             reasons.append(f"nothing goes below {meld.stands_for(0)}")
             continue
-        if e == "high" and meld.high >= 14:
+        if e == HIGH and meld.high >= 14:
             reasons.append(f"nothing goes above {meld.stands_for(len(meld.cards) - 1)}")
             continue
-        target = meld.low - 1 if e == "low" else meld.high + 1
+        target = meld.low - 1 if e == LOW else meld.high + 1
         needed = card(1 if target == 14 else target, meld.suit)
         if target == 1 and meld.high == 14 or target == 14 and meld.low == 1:
             reasons.append("a run cannot hold the ace both low and high")
@@ -238,10 +242,10 @@ def lay_off_or_reason(meld: Meld, c: Card, end: str | None, wild_deuces: bool = 
         if not wild and not is_natural_fit:
             reasons.append(f"the {e} end needs {needed}")
             continue
-        cards = (c,) + meld.cards if e == "low" else meld.cards + (c,)
+        cards = (c,) + meld.cards if e == LOW else meld.cards + (c,)
         flag = not is_natural_fit
-        new_wild = (flag,) + meld.wild if e == "low" else meld.wild + (flag,)
-        new_rank = meld.rank - 1 if e == "low" else meld.rank
+        new_wild = (flag,) + meld.wild if e == LOW else meld.wild + (flag,)
+        new_rank = meld.rank - 1 if e == LOW else meld.rank
         detail = _limit_detail(new_wild)
         if detail is not None:
             reasons.append(detail)
@@ -254,12 +258,12 @@ def lay_off_or_reason(meld: Meld, c: Card, end: str | None, wild_deuces: bool = 
     return fits[0]
 
 
-def lay_off(meld: Meld, c: Card, end: str | None, wild_deuces: bool = True) -> Meld:
-    """Add one card to ``meld``; for runs ``end`` is "low" or "high" (inferred when clear)."""
+def lay_off(meld: Meld, c: Card, end: LayOffEnd | str | None, wild_deuces: bool = True) -> Meld:
+    """Add one card to ``meld``; for runs ``end`` is LOW or HIGH (inferred when clear)."""
     return _unwrap(lay_off_or_reason(meld, c, end, wild_deuces))
 
 
-def laid_off(meld: Meld, c: Card, end: str | None, wild_deuces: bool = True) -> Meld:
+def laid_off(meld: Meld, c: Card, end: LayOffEnd | None, wild_deuces: bool = True) -> Meld:
     """The meld ``lay_off(meld, c, end)`` builds, for an ``end`` that
     ``lay_off_ends(meld, c)`` gave: without checking again or wording reasons.
 
@@ -271,7 +275,7 @@ def laid_off(meld: Meld, c: Card, end: str | None, wild_deuces: bool = True) -> 
         r = c.rank
         wild = not (r == meld.rank and r != JOKER_RANK)
         return Meld(SET, meld.cards + (c,), meld.rank, "", meld.wild + (wild,))
-    if end == "low":
+    if end == LOW:
         target = meld.rank - 1
         wild = not (c.suit == meld.suit and c.rank == target)
         return Meld(RUN, (c,) + meld.cards, target, meld.suit, (wild,) + meld.wild)
@@ -349,10 +353,10 @@ def swap_wild(meld: Meld, natural: Card, take: Card | None = None, wild_deuces: 
     return done
 
 
-def lay_off_ends(meld: Meld, c: Card, wild_deuces: bool = True) -> tuple[str | None, ...]:
+def lay_off_ends(meld: Meld, c: Card, wild_deuces: bool = True) -> tuple[LayOffEnd | None, ...]:
     """Where ``c`` may be laid off on ``meld``, without building anything.
 
-    ``(None,)`` for a set it fits; the fitting run ends ("low", "high");
+    ``(None,)`` for a set it fits; the fitting run ends (LOW, HIGH);
     ``()`` when it does not fit.  Players call this in their inner loops, so it
     avoids the exceptions and messages of ``lay_off``.
     """
@@ -365,9 +369,9 @@ def lay_off_ends(meld: Meld, c: Card, wild_deuces: bool = True) -> tuple[str | N
         if wild and n_wild + 1 <= n_nat:
             return (None,)
         return ()
-    ends: list[str] = []
+    ends: list[LayOffEnd] = []
     lo, hi = meld.low, meld.high
-    for end, target in (("low", lo - 1), ("high", hi + 1)):
+    for end, target in ((LOW, lo - 1), (HIGH, hi + 1)):
         if target < 1 or target > 14 or (target == 1 and hi == 14) or (target == 14 and lo == 1):
             continue
         natural = c.suit == meld.suit and c.rank == (1 if target == 14 else target)

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from .actions import GoDown, LayOff, MeldCards, Play, Swap
 from .cards import Card, cards_text, sort_key
 from .events import LaidOff, Swapped, WentDown
-from .melds import Meld, guess_kind, lay_off_or_reason, meld_or_reason, swap_or_reason
+from .melds import HIGH, LOW, Meld, guess_kind, lay_off_or_reason, meld_or_reason, swap_or_reason
 from .ruleset import RUN, SET, Ruleset
 from .view import TableMeld
 
@@ -126,7 +126,7 @@ def _lay_off(step: LayOff, hand: list[Card], melds: list[TableMeld], wd: bool, s
     if isinstance(new, str):
         return new
     melds[target.id] = TableMeld(target.id, target.owner, new)
-    end = None if new.kind == SET else ("high" if new.rank == target.meld.rank else "low")
+    end = None if new.kind == SET else (HIGH if new.rank == target.meld.rank else LOW)
     return LaidOff(hand_no, seat, target.id, step.card.text, end, [c.text for c in new.cards])
 
 

@@ -16,13 +16,15 @@ from collections.abc import Mapping
 
 from .errors import RulesetError
 from .record import field, record
+from .vocab import MeldKind
 
 TYPE_CHECKING = False  # typing's flag without loading typing, which bots never need (tests/test_botstart.py)
 if TYPE_CHECKING:
     from typing import Any
 
-SET = "set"
-RUN = "run"
+# The names the engine and its callers have always used.
+SET = MeldKind.SET
+RUN = MeldKind.RUN
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 8
@@ -32,7 +34,7 @@ MAX_PLAYERS = 8
 class MeldSpec:
     """One required meld of a contract: a set or a run of at least ``min_len``."""
 
-    kind: str
+    kind: MeldKind
     min_len: int
 
     @property

@@ -1,4 +1,5 @@
-"""The engine's vocabulary: decision kinds, draw sources and event kinds.
+"""The engine's vocabulary: decision kinds, draw sources, event kinds, meld
+kinds, lay-off ends and why a hand ended.
 
 Each is a ``str``-valued enum whose members *are* their wire texts: a member
 equals and hashes as its text, and ``json`` and ``msgspec`` write it as that
@@ -13,6 +14,10 @@ True
 True
 >>> repr(DrawSource.UPCARD)
 "'upcard'"
+>>> MeldKind("run") is MeldKind.RUN and {LayOffEnd.LOW: 1}["low"]
+1
+>>> HandEndReason.TURN_CAP + " reached"
+'turn_cap reached'
 """
 
 from __future__ import annotations
@@ -58,3 +63,26 @@ class EventKind(WireEnum):
     RESHUFFLE = "reshuffle"
     HAND_END = "hand_end"
     MATCH_END = "match_end"
+
+
+class MeldKind(WireEnum):
+    """A meld is a set (cards of one rank) or a run (one suit, in sequence)."""
+
+    SET = "set"
+    RUN = "run"
+
+
+class LayOffEnd(WireEnum):
+    """The end of a run a card is laid off at (a set has no ends)."""
+
+    LOW = "low"
+    HIGH = "high"
+
+
+class HandEndReason(WireEnum):
+    """Why a hand ended: a seat went out, the stock ran out (no reshuffle
+    left), or the turn cap was reached."""
+
+    OUT = "out"
+    STOCK = "stock"
+    TURN_CAP = "turn_cap"

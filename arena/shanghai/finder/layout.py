@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from ..cards import JOKER, SUITS, Card, card
 from ..melds import Meld, make_run, make_set
 from ..ruleset import RUN, SET
+from ..vocab import MeldKind
 from .counts import _State
 from .plan import _Plan
 from .search import _Run
@@ -43,7 +44,7 @@ class _Draft:
 
     __slots__ = ("spec", "kind", "rank", "suit", "start", "slots", "min_len", "twos")
 
-    def __init__(self, spec: int, kind: str, min_len: int, rank: int, suit: int, start: int,
+    def __init__(self, spec: int, kind: MeldKind, min_len: int, rank: int, suit: int, start: int,
                  slots: list[Card | None], twos: bool) -> None:
         self.spec = spec
         self.kind = kind
