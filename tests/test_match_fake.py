@@ -19,8 +19,8 @@ from arena.process import TimeControl
 from arena.shanghai.game import Game
 
 RULES = {"contracts": ["2S3", "S3+R4"], "turn_cap_per_player": 15}
-# Nothing waits for a fake bot that answers: only silences and late lines
-# cost their limit, so the limit is short.
+# The fake bots' time is a fake clock: no limit is slept, and a late reply
+# is late by exactly its delay.
 FAST = TimeControl(startup_seconds=1.0, per_decision_seconds=0.15)
 
 
@@ -69,6 +69,7 @@ BOTS: dict[str, Callable[[], Answer]] = {
     "silent": lambda: game_bot(lambda msg: []),
     "late": late(0.3),
     "late_once": late(0.2, once=True),
+    "late_bank": late(0.2),
     "exit_midway": exit_midway(3),
     "exit_midway_2": exit_midway(2),
     "garbage": lambda: game_bot(lambda msg: [Line("I think I will discard the seven of hearts")]),
@@ -119,6 +120,21 @@ def test_one_late_reply_is_one_timeout(tmp_path: Any) -> None:
     assert [f.kind for f in result.faults] == ["timeout"]
     assert result.forfeited == (False, False)
     assert result.stats[0].count > 5 and result.stats[0].timeouts == 1
+
+
+def test_the_bank_pays_for_late_replies_until_it_is_spent(tmp_path: Any) -> None:
+    """0.2 s replies, 0.15 s a decision and a 0.12 s bank: two draw 0.05 s
+    each from the bank, the third has 0.17 s and times out, the rest 0.15 s
+    (a late line held up the reply after it: that times out too)."""
+    tc = TimeControl(startup_seconds=1.0, per_decision_seconds=0.15, bank_seconds=0.12)
+    result = play(tmp_path, bot("late_bank"), SeatSpec.builtin("random"), time_control=tc)
+    faults = result.faults_of(0)
+    assert [f.kind for f in faults] == ["timeout"] * 3 and faults[-1].forfeit
+    stats = result.stats[0]
+    assert (stats.count, stats.timeouts) == (2, 3)
+    assert stats.mean == pytest.approx(0.2) and stats.max == pytest.approx(0.2)
+    assert [f.detail.split(" (")[0].split(";")[0] for f in faults] == [
+        "no reply within 0.170 s", "no reply within 0.150 s", "no reply within 0.150 s"]
 
 
 MISBEHAVING = [

@@ -40,6 +40,7 @@ from ..players.base import Player
 from ..players.registry import make_player
 from ..process import BotFailure, BotSpec, TimeControl
 from ..process.confine import sandbox
+from ..process.transport import PipeTransport, TransportFactory
 from ..shanghai.actions import Buy, Draw, Play
 from ..shanghai.game import View
 from .extra import ExtraLines
@@ -84,8 +85,11 @@ class _Unhurried:
 
 
 def check_bot(bot: BotSpec, *, time_control: TimeControl | None = None,
-              log_dir: str | None = None) -> CheckReport:
-    """Run every step on ``bot``; never raises for the bot's misbehaviour."""
+              log_dir: str | None = None,
+              transport_factory: TransportFactory = PipeTransport) -> CheckReport:
+    """Run every step on ``bot``; never raises for the bot's misbehaviour.
+    ``transport_factory``: how the bot is reached (``BotPool``'s; a test
+    may give a fake, so the steps run without processes)."""
     report = CheckReport(shlex.join(bot.argv))     # as typed: a word with a space stays one
     try:
         report.containment = sandbox.resolve(bot.sandbox.mode).description
@@ -104,7 +108,7 @@ def check_bot(bot: BotSpec, *, time_control: TimeControl | None = None,
         # is interrupted: the report quotes the end of each failed step's log.
         where = log_dir or stack.enter_context(
             tempfile.TemporaryDirectory(prefix="arena-check-", ignore_cleanup_errors=True))
-        with Transcript() as transcript, BotPool() as pool:
+        with Transcript() as transcript, BotPool(transport_factory) as pool:
             run = _Run(report, bot, time_control or TimeControl(), where, pool, transcript)
             if run.scenarios():
                 run.match_and_quit()

@@ -170,11 +170,11 @@ class RemoteSeat:
         try:
             reply, elapsed = proc.handshake(msg)
             limit = proc.time_control.startup_seconds
-            t_sent = time.monotonic() - elapsed
+            t_sent = proc.now() - elapsed
             # A pooled process may still answer a request of its previous
             # match late; such a line is not the answer to 'start'.
             while "type" not in reply and self.handle.is_stale_id(reply.get("id")):
-                remaining = limit - (time.monotonic() - t_sent)
+                remaining = limit - (proc.now() - t_sent)
                 if remaining <= 0:
                     raise BotTimeout(f"no 'ready' within {limit:.3f} s", bot=proc.name,
                                      limit=limit, elapsed=limit)

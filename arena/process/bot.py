@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
@@ -129,6 +128,11 @@ class BotProcess:
         clock: TurnClock | None = getattr(self.transport, "turns", None)
         return clock.off_turn if clock is not None and clock.caught else None
 
+    def now(self) -> float:
+        """The time on the clock its replies are timed by (the transport's:
+        ``time.monotonic`` for a process)."""
+        return self.transport.now()
+
     @property
     def stderr_dropped(self) -> int:
         return self.transport.stderr_dropped
@@ -163,7 +167,7 @@ class BotProcess:
         return self
 
     def send(self, obj: Any, *, timeout: float | None = None, own_time: bool = False) -> float:
-        """Write one JSON line; returns the ``time.monotonic()`` at which it was
+        """Write one JSON line; returns the time (``now()``) at which it was
         fully written.  ``timeout`` (default ``SEND_TIMEOUT``) only matters if
         the bot stops reading and the pipe fills up.  ``own_time``: the bot
         may compute on what it got until its next request (the end of a
@@ -184,9 +188,9 @@ class BotProcess:
         self._check_usable()
         limit = SEND_TIMEOUT if timeout is None else timeout
         if own_time:
-            self.transport.own_time(time.monotonic())
+            self.transport.own_time(self.transport.now())
         data = encode_lines(objs)
-        return self.transport.write(data, time.monotonic() + limit, limit)
+        return self.transport.write(data, self.transport.now() + limit, limit)
 
     def park(self) -> None:
         """No request comes until ``unpark``: a pool keeps the process for a
@@ -215,7 +219,7 @@ class BotProcess:
         """Wait for the next line (no request sent).  Elapsed time is counted
         from ``since`` (a value returned by ``send``) or from now."""
         self._check_usable()
-        t0 = time.monotonic() if since is None else since
+        t0 = self.transport.now() if since is None else since
         value: JSONObject
         value, elapsed = await_reply(self.transport, self.lines, Wait(t0, timeout, None))
         return value, elapsed
@@ -227,7 +231,7 @@ class BotProcess:
         transport = self.transport
         limit = self.time_control.startup_seconds if timeout is None else timeout
         drain_pending(transport, self.lines)
-        t_start = time.monotonic()
+        t_start = transport.now()
         transport.turn_start(t_start)     # a new process's turn goes on from its spawn
         try:
             t_sent = transport.write(encode_lines([obj]), t_start + limit, limit)
@@ -235,7 +239,7 @@ class BotProcess:
             value, elapsed = await_reply(transport, self.lines,
                                          Wait(t_sent, limit, _request_id(obj), t_start))
         finally:
-            transport.turn_end(time.monotonic())
+            transport.turn_end(transport.now())
         return value, elapsed
 
     def request(self, obj: Any, timeout: float | None = None, *,
@@ -287,7 +291,7 @@ class BotProcess:
         self._check_usable()
         transport = self.transport
         drain_pending(transport, self.lines)
-        t_start = time.monotonic()
+        t_start = transport.now()
         req = self.bank.request(expect_id, t_start, self.time_control.per_decision_seconds, timeout)
         limit = req.limit
         transport.turn_start(t_start)
@@ -299,7 +303,7 @@ class BotProcess:
             if isinstance(exc, BotTimeout):
                 self.stats.timeouts += 1
                 self.bank.timed_out(req)
-            transport.turn_end(time.monotonic())
+            transport.turn_end(transport.now())
             raise
         transport.turn_end(t_sent + elapsed)     # its turn ended when its reply came
         over = self.bank.spend(req, elapsed)

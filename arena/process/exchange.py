@@ -11,7 +11,6 @@ by the transport (``Transport.died``).
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -103,7 +102,7 @@ def await_reply(transport: Transport, ignored: IgnoredLines, wait: Wait) -> tupl
     deadline = t0 + limit
     wrong_ids = 0
     while True:
-        remaining = deadline - time.monotonic()
+        remaining = deadline - transport.now()
         event = transport.next_event(remaining)
         if event is None:
             if remaining > 0:
@@ -143,4 +142,4 @@ def _no_reply(transport: Transport, t0: float, limit: float, wrong_ids: int) -> 
         return crash
     extra = f" (ignored {wrong_ids} replies with another id)" if wrong_ids else ""
     return BotTimeout(f"no reply within {limit:.3f} s{extra}", bot=transport.name,
-                      limit=limit, elapsed=time.monotonic() - t0)
+                      limit=limit, elapsed=transport.now() - t0)

@@ -65,8 +65,12 @@ class Transport(Protocol):
 
     ``next_event`` gives ``(kind, payload, stamp)``: ``streams.LINE`` (a line,
     without its newline), ``TOOLONG``, ``EOF`` or ``EXIT``, stamped with the
-    ``time.monotonic()`` it was read.  A transport's failure is sticky:
-    ``failure`` is set by ``died`` and by a write that left half a line."""
+    ``now()`` it was read.  A transport's failure is sticky: ``failure`` is
+    set by ``died`` and by a write that left half a line.
+
+    ``now`` is the clock of those stamps and of ``write``'s return: the
+    owner reckons its deadlines and elapsed times on it, never on another
+    (a process's is ``time.monotonic``; a fake's may be a test's own)."""
 
     name: str
     label: str
@@ -87,6 +91,7 @@ class Transport(Protocol):
     def stderr_tail(self) -> str: ...
     @property
     def stderr_dropped(self) -> int: ...
+    def now(self) -> float: ...
     def start(self) -> Any: ...
     def write(self, data: bytes, deadline: float, limit: float) -> float: ...
     def next_event(self, timeout: float) -> Event | None: ...
@@ -121,6 +126,8 @@ def encode_lines(objs: Iterable[Any]) -> bytes:
 
 class PipeTransport(ProcessStart):
     """A bot program running as a subprocess in its own process group."""
+
+    now = staticmethod(time.monotonic)       # its stamps' clock (the reader's)
 
     def __init__(self, spec: BotSpec, setup: TransportSetup) -> None:
         self.spec = spec

@@ -20,4 +20,5 @@ class Bidder(Session):
         return lines
 
 
-run(Bidder("bids-with-last-id"))
+if __name__ == "__main__":
+    run(Bidder("bids-with-last-id"))

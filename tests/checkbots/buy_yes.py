@@ -9,4 +9,5 @@ class Words(Session):
         return super().lines_for(msg, reply)
 
 
-run(Words("buy-yes"))
+if __name__ == "__main__":
+    run(Words("buy-yes"))

@@ -1,13 +1,15 @@
 """The greedy bot (botkit + GreedyPlayer) with one bug of the kind students
-write, for ``arena check`` to find (tests/test_check.py).  Each bot in this
-directory overrides ``lines_for``: the lines it writes for one message."""
+write, for ``arena check`` to find (tests/test_check.py, and in-process
+tests/test_check_fake.py).  Each bot in this directory overrides
+``lines_for``: the lines it writes for one message; what it prints goes to
+stdout as well.  Run as a script, a bot plays; imported, it does not."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
@@ -16,8 +18,9 @@ from arena.players.greedy import GreedyPlayer  # noqa: E402
 
 
 class Session(botkit.BotSession):
-    def __init__(self, name: str) -> None:
-        super().__init__(make_player=lambda info: GreedyPlayer(info.rng(), name=name), name=name)
+    def __init__(self, name: str, stderr: TextIO | None = None) -> None:
+        super().__init__(make_player=lambda info: GreedyPlayer(info.rng(), name=name), name=name,
+                         stderr=stderr)
 
     def lines_for(self, msg: dict[str, Any], reply: dict[str, Any] | None) -> list[dict[str, Any]]:
         return [reply] if reply is not None else []

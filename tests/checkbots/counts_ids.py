@@ -14,4 +14,5 @@ class Counter(Session):
         return super().lines_for(msg, reply)
 
 
-run(Counter("counts-ids"))
+if __name__ == "__main__":
+    run(Counter("counts-ids"))

@@ -10,4 +10,5 @@ class Chatty(Session):
         return super().lines_for(msg, reply)
 
 
-run(Chatty("debug-stdout"))
+if __name__ == "__main__":
+    run(Chatty("debug-stdout"))

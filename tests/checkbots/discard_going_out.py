@@ -17,4 +17,5 @@ class AlwaysDiscards(Session):
         return super().lines_for(msg, reply)
 
 
-run(AlwaysDiscards("discard-going-out"))
+if __name__ == "__main__":
+    run(AlwaysDiscards("discard-going-out"))

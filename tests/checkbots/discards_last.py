@@ -18,4 +18,5 @@ class LastDiscard(Session):
         return super().lines_for(msg, reply)
 
 
-run(LastDiscard("discards-last"))
+if __name__ == "__main__":
+    run(LastDiscard("discards-last"))

@@ -7,4 +7,5 @@ class Twice(Session):
         return [reply, reply] if reply is not None else []
 
 
-run(Twice("duplicate"))
+if __name__ == "__main__":
+    run(Twice("duplicate"))

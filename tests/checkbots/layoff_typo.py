@@ -19,4 +19,5 @@ class Typo(Session):
         return super().lines_for(msg, reply)
 
 
-run(Typo("layoff-typo"))
+if __name__ == "__main__":
+    run(Typo("layoff-typo"))

@@ -11,4 +11,5 @@ class Eager(Session):
         return super().lines_for(msg, reply)
 
 
-run(Eager("lays-off-first"))
+if __name__ == "__main__":
+    run(Eager("lays-off-first"))

@@ -12,4 +12,5 @@ class Fragile(Session):
         return super()._request(msg)
 
 
-run(Fragile("quiet-crash"))
+if __name__ == "__main__":
+    run(Fragile("quiet-crash"))

@@ -29,4 +29,5 @@ class Swapper(Session):
         return reply
 
 
-run(Swapper("swap-not-down"))
+if __name__ == "__main__":
+    run(Swapper("swap-not-down"))

@@ -20,4 +20,5 @@ class Bidder(Session):
         return lines
 
 
-run(Bidder("unasked-buy"))
+if __name__ == "__main__":
+    run(Bidder("unasked-buy"))

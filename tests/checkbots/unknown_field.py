@@ -9,4 +9,5 @@ class Chatty(Session):
         return super().lines_for(msg, reply)
 
 
-run(Chatty("unknown-field"))
+if __name__ == "__main__":
+    run(Chatty("unknown-field"))

@@ -16,4 +16,5 @@ class PileReader(Session):
         return super().lines_for(msg, reply)
 
 
-run(PileReader("upcard-after-buy"))
+if __name__ == "__main__":
+    run(PileReader("upcard-after-buy"))

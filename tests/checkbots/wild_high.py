@@ -14,4 +14,5 @@ class HighWilds(Session):
         return super().lines_for(msg, reply)
 
 
-run(HighWilds("wild-high"))
+if __name__ == "__main__":
+    run(HighWilds("wild-high"))
