@@ -24,7 +24,14 @@ from ..tournament.executors.cpus import job_count
 from ..tournament.pairing.rounds import match_budget
 from ..tournament.pairing.schedule import ScheduleEntry, estimate_seconds
 from ..tournament.pairing.seating import neighbour_summary
-from ..tournament.preflight import TournamentError, db_path, hide_machine_state, hold_to_sandbox, settle_seed
+from ..tournament.preflight import (
+    TournamentError,
+    db_path,
+    hide_machine_state,
+    hold_to_sandbox,
+    settle_seed,
+    start_problems,
+)
 from ..tournament.results.database import ResultStore, StoreError, resolve_db_path
 from ..tournament.results.rows import FailedMatch
 from ..tournament.runlock import playing_now
@@ -226,6 +233,18 @@ def _dry_run(config: TournamentConfig, entries: list[ScheduleEntry], fmt: str, u
                "random seed and keeps it in the results database)")
 
 
+def _dry_run_programs(refused: list[str], forfeiting: list[str]) -> None:
+    """``--dry-run`` as a check of the programs: one line per bot whose program
+    cannot start (file:line, what to do), exit status 1 if a run would stop
+    on one; a bot that would forfeit (``--forfeit-unstartable``) is a warning."""
+    for line in forfeiting:
+        LOG.warning("%s", line)
+    for line in refused:
+        click.echo(f"error: {line}", err=True)
+    if refused:
+        raise SystemExit(1)
+
+
 def _stored_for_dry_run(config: TournamentConfig, scheduled: int) -> str | None:
     """For ``--dry-run`` over an earlier run's results: how many matches a run
     would find stored, or the ClickException a run would stop on (this file
@@ -252,7 +271,9 @@ def _stored_for_dry_run(config: TournamentConfig, scheduled: int) -> str | None:
 @click.option("--affinity/--no-affinity", default=None,
               help="Play each match, its bots included, on a CPU of its own when there are at least as many "
                    "CPUs as jobs (default: the file's 'affinity', else on); off, the system places them.")
-@click.option("--dry-run", is_flag=True, help="Print the schedule and stop.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the schedule, check that every bot program exists and can start (one error line "
+                   "per bot that cannot, exit status 1), and stop: nothing is played.")
 @click.option("--seed", type=click.IntRange(-(2**63), 2**63 - 1), default=None,
               help="Override the file's seed (a 64-bit whole number, as in the file).")
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None,
@@ -303,6 +324,10 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
         raise click.UsageError(str(err)) from None
     if rerun and dry_run:
         raise click.UsageError("--rerun sets stored matches aside, --dry-run changes nothing: give one of them")
+    # Before the estimate: a run that would stop at once says so first.
+    refused, forfeiting = start_problems(config, rerun)
+    if refused and not dry_run:
+        raise click.ClickException(refused[0] + (" (--rerun set nothing aside)" if rerun else ""))
     on_ray = config.executor.backend == RAY
     # On Ray, "auto" is one match per CPU of the cluster, known once joined.
     jobs_run = None if on_ray and config.jobs is None else job_count(config.jobs)
@@ -313,6 +338,7 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
         LOG.warning("%s", line)
     if dry_run:
         _dry_run(config, entries, fmt, unseeded)
+        _dry_run_programs(refused, forfeiting)
         return
     stream: TextIO = sys.stderr if not is_quiet() else _NoLiveLine(sys.stderr)  # type: ignore[assignment]
     try:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -234,16 +235,53 @@ def run_tournament(
     ``jobs``: matches in parallel (None: the executor's default, see ``executors.choose.make``).
     ``rerun``: bots whose stored matches are set aside first (``setaside``), hence played again."""
     check_rerun(config, rerun)
+    created = new_folders(config.output)
     config.output.mkdir(parents=True, exist_ok=True)
     with results_lock(config.output):
-        config = settle_seed(config)
-        if rerun:
-            _set_aside(config, rerun, echo)
-        finish_set_aside(db_path(config))   # what a --rerun killed after its commit left to remove
-        remember_run(config.output, config.path)
-        if config.settle is not None:
-            return run_rounds(config, jobs, echo, progress_stream)
-        return _run_schedule(config, jobs, echo, progress_stream, built=bool(rerun))
+        try:
+            config = settle_seed(config)
+            if rerun:
+                _set_aside(config, rerun, echo)
+            finish_set_aside(db_path(config))   # what a --rerun killed after its commit left to remove
+            remember_run(config.output, config.path)
+            if config.settle is not None:
+                return run_rounds(config, jobs, echo, progress_stream)
+            return _run_schedule(config, jobs, echo, progress_stream, built=bool(rerun))
+        finally:
+            # Under the lock still: no other run is playing into them.
+            remove_unused(created, db_path(config))
+
+
+def new_folders(path: Path) -> list[Path]:
+    """The folders ``path.mkdir(parents=True)`` would create, outermost first."""
+    missing: list[Path] = []
+    while not path.exists() and path != path.parent:
+        missing.insert(0, path)
+        path = path.parent
+    return missing
+
+
+def remove_unused(created: Sequence[Path], db: Path) -> None:
+    """A run that created its results folder and stopped before storing
+    anything (an error, a Ctrl-C, a bot that cannot start) leaves no empty
+    folder behind: ``created`` (``new_folders``) is removed if the database
+    in it holds no match and no failure (a stored failure's traceback is
+    worth keeping), the folders above it only if empty."""
+    if not created:
+        return
+    if db.exists():
+        try:
+            with ResultStore(db, readonly=True) as store:
+                if len(store) or store.failures():
+                    return
+        except StoreError:
+            return          # something is there, unreadable: not this run's to throw away
+    try:
+        shutil.rmtree(created[-1])
+        for folder in reversed(created[:-1]):
+            folder.rmdir()
+    except OSError:
+        pass                # the rest is not empty, or not ours to remove
 
 
 def _run_schedule(config: TournamentConfig, jobs: int | None, echo: Callable[[str], None],
