@@ -90,9 +90,9 @@ def test_a_run_stopped_by_a_failed_build_leaves_no_results_folder(tmp_path: Path
 
 
 def test_a_folder_is_removed_only_if_this_run_made_it_and_stored_nothing(tmp_path: Path) -> None:
+    from arena.tournament.newfolders import new_folders, remove_unused
     from arena.tournament.results.database import ResultStore
     from arena.tournament.results.rows import FailedMatch
-    from arena.tournament.runner import new_folders, remove_unused
 
     out = tmp_path / "a" / "b"
     created = new_folders(out)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Collection
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -20,9 +20,10 @@ from ..logsetup import is_quiet, status
 from ..tournament.config.load import load_config
 from ..tournament.config.model import EXECUTORS, RATINGS, RAY, SWISS, ConfigError, TournamentConfig
 from ..tournament.config.model import FORMATS as TOURNAMENT_FORMATS
+from ..tournament.estimate import run_seconds, unmeasured
 from ..tournament.executors.cpus import job_count
 from ..tournament.pairing.rounds import match_budget
-from ..tournament.pairing.schedule import ScheduleEntry, estimate_seconds
+from ..tournament.pairing.schedule import ScheduleEntry
 from ..tournament.pairing.seating import neighbour_summary
 from ..tournament.preflight import (
     TournamentError,
@@ -33,7 +34,7 @@ from ..tournament.preflight import (
     start_problems,
 )
 from ..tournament.results.database import ResultStore, StoreError, resolve_db_path
-from ..tournament.results.rows import FailedMatch
+from ..tournament.results.rows import FailedMatch, StoredMatch
 from ..tournament.runlock import playing_now
 from ..tournament.runner import STOP_REASONS, RunSummary, check_rerun, plan, run_tournament
 from ..tournament.sharing import shared_folder_warnings
@@ -70,11 +71,6 @@ class OutputFormat(click.Choice[str]):
 
 
 FORMAT_HELP = "Output format of the tables on stdout (not the tournament's format, a file's 'format:')."
-
-# Rough seconds per match, for the estimate printed before a run.
-SECONDS_BUILTIN_MATCH = 0.3
-SECONDS_BOT_MATCH = 2.0
-
 
 def failed_note(count: int, retry_hint: str) -> str | None:
     """The line under a leaderboard that says how many matches it leaves out;
@@ -166,17 +162,20 @@ def _parallel(jobs: int | None, on_ray: bool) -> str:
 
 
 def _announce(config: TournamentConfig, entries: list[ScheduleEntry], jobs_used: int, parallel: str,
-              stored: Collection[str] = ()) -> None:
-    """The opening line; its estimate is of the matches not ``stored`` yet."""
-    has_bots = any(not b.is_builtin for b in config.bots)
-    per_match = SECONDS_BOT_MATCH if has_bots else SECONDS_BUILTIN_MATCH
-    left = sum(e.match_id not in stored for e in entries)
-    estimate = estimate_seconds(left, per_match, jobs_used)
+              stored: Sequence[StoredMatch] = ()) -> None:
+    """The opening line; its estimate is of the matches not ``stored`` yet,
+    timed by those that are (``tournament.estimate``)."""
+    done = {m.match_id for m in stored}
+    todo = [e for e in entries if e.match_id not in done]
+    left = len(todo)
+    estimate = run_seconds(config, todo, jobs_used, stored)
+    # Bots no stored match has timed: a run times them before it plays, and says again.
+    untimed = ", its bots not timed yet" if unmeasured(config, todo, stored) else ""
     if config.settle is None:
         if left == len(entries):
-            when = f"estimated {estimate / 60:.1f} min"
+            when = f"estimated {estimate / 60:.1f} min{untimed}"
         elif left:
-            when = f"{left} left to play, estimated {estimate / 60:.1f} min"
+            when = f"{left} left to play, estimated {estimate / 60:.1f} min{untimed}"
         else:
             when = "all stored already"
         status(f"{config.name}: {plural(len(entries), 'match', 'matches')} ({config.format}, "
@@ -189,21 +188,21 @@ def _announce(config: TournamentConfig, entries: list[ScheduleEntry], jobs_used:
         status(f"{config.name}: rounds of matches ({config.format}, {config.players} players per table, "
                f"{len(config.bots)} bots), {parallel}, until every adjacent pair is separated "
                f"at {config.settle.confidence:.0%} or {budget} matches{minutes} are used; "
-               f"{first} {estimate / 60:.1f} min")
+               f"{first} {estimate / 60:.1f} min{untimed}")
 
 
-def _stored_ids(config: TournamentConfig) -> set[str]:
+def _stored(config: TournamentConfig) -> list[StoredMatch]:
     """The matches a run of ``config`` would find stored (read only); none
     when there is no database, or one the run will refuse (it says why)."""
     path = db_path(config)
     if not path.exists():
-        return set()
+        return []
     try:
         with ResultStore(path, readonly=True) as store:
             store.check_tournament(config.name, config.to_mapping(), config.seed)
-            return store.completed_ids()
+            return store.matches()
     except StoreError:
-        return set()
+        return []
 
 
 def _played_line(summary: RunSummary) -> str:
@@ -333,7 +332,8 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
     jobs_run = None if on_ray and config.jobs is None else job_count(config.jobs)
     jobs_used = job_count(config.jobs)
     again = {e.match_id for e in entries if set(e.seats) & set(rerun)}
-    _announce(config, entries, jobs_used, _parallel(jobs_run, on_ray), _stored_ids(config) - again)
+    kept = [m for m in _stored(config) if m.match_id not in again]     # --rerun's are played anew
+    _announce(config, entries, jobs_used, _parallel(jobs_run, on_ray), kept)
     for line in shared_folder_warnings(hide_machine_state(config)):
         LOG.warning("%s", line)
     if dry_run:

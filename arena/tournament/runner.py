@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -34,8 +33,10 @@ from ..words import plural
 from .changed import changed_programs
 from .config.model import SWISS, TournamentConfig
 from .earlier import remember_run
+from .estimate import time_bots
 from .executors.choose import AnyExecutor, make
 from .executors.local import MatchFailure, ProcessExecutor, SerialExecutor, WorkerError
+from .newfolders import new_folders, remove_unused
 from .pairing.rounds import StopRule, check_rounds, decide, first_rounds, match_budget, round_assessment, round_entries
 from .pairing.schedule import ScheduleEntry, build_schedule, check_schedule_size, redeal
 from .preflight import (
@@ -252,38 +253,6 @@ def run_tournament(
             remove_unused(created, db_path(config))
 
 
-def new_folders(path: Path) -> list[Path]:
-    """The folders ``path.mkdir(parents=True)`` would create, outermost first."""
-    missing: list[Path] = []
-    while not path.exists() and path != path.parent:
-        missing.insert(0, path)
-        path = path.parent
-    return missing
-
-
-def remove_unused(created: Sequence[Path], db: Path) -> None:
-    """A run that created its results folder and stopped before storing
-    anything (an error, a Ctrl-C, a bot that cannot start) leaves no empty
-    folder behind: ``created`` (``new_folders``) is removed if the database
-    in it holds no match and no failure (a stored failure's traceback is
-    worth keeping), the folders above it only if empty."""
-    if not created:
-        return
-    if db.exists():
-        try:
-            with ResultStore(db, readonly=True) as store:
-                if len(store) or store.failures():
-                    return
-        except StoreError:
-            return          # something is there, unreadable: not this run's to throw away
-    try:
-        shutil.rmtree(created[-1])
-        for folder in reversed(created[:-1]):
-            folder.rmdir()
-    except OSError:
-        pass                # the rest is not empty, or not ours to remove
-
-
 def _run_schedule(config: TournamentConfig, jobs: int | None, echo: Callable[[str], None],
                   progress_stream: TextIO | None, built: bool = False) -> RunSummary:
     entries = plan(config)
@@ -310,9 +279,11 @@ def _run_schedule(config: TournamentConfig, jobs: int | None, echo: Callable[[st
         sandbox_mode = prepare_sandbox(config)
         warn_guessable_seed(config)
         config = hide_earlier_runs(hide_machine_state(config), sandbox_mode, echo)
+        stored = store.matches()
+        time_bots(config, todo, stored, jobs, sandbox_mode, echo)
         progress = Progress(total=len(entries), done=len(entries) - len(todo),
                             stream=progress_stream or sys.stderr, rating=config.rating,
-                            games=rated_games(store.matches(), config.rating))
+                            games=rated_games(stored, config.rating))
         started = time.monotonic()
         _play(config, todo, jobs, store, log_dir, progress, sandbox_mode)
         return RunSummary(len(todo), len(entries) - len(todo), len(entries),
@@ -451,6 +422,7 @@ class _Rounds:
             self.sandbox_mode = prepare_sandbox(self.config)
             warn_guessable_seed(self.config)
             self.config = hide_earlier_runs(hide_machine_state(self.config), self.sandbox_mode, self.echo)
+            time_bots(self.config, todo, before, self.jobs, self.sandbox_mode, self.echo)
             self.progress = Progress(total=self.budget, done=done, stream=self.stream,
                                      games=rated_games(before, self.config.rating),
                                      unsettled=self.to_settle, rating=self.config.rating,
