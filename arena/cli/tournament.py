@@ -193,16 +193,23 @@ def _announce(config: TournamentConfig, entries: list[ScheduleEntry], jobs_used:
 
 def _stored(config: TournamentConfig) -> list[StoredMatch]:
     """The matches a run of ``config`` would find stored (read only); none
-    when there is no database, or one the run will refuse (it says why)."""
+    when there is no database, or one that cannot be read here (the run
+    says why).  Results of another configuration are refused at once, as
+    the run would: that line says what changed, before any other does."""
     path = db_path(config)
     if not path.exists():
         return []
     try:
-        with ResultStore(path, readonly=True) as store:
-            store.check_tournament(config.name, config.to_mapping(), config.seed)
-            return store.matches()
+        store = ResultStore(path, readonly=True)
     except StoreError:
         return []
+    try:
+        store.check_tournament(config.name, config.to_mapping(), config.seed)
+        return store.matches()
+    except StoreError as err:
+        raise click.ClickException(str(err)) from None
+    finally:
+        store.close()
 
 
 def _played_line(summary: RunSummary) -> str:
@@ -324,6 +331,7 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
     if rerun and dry_run:
         raise click.UsageError("--rerun sets stored matches aside, --dry-run changes nothing: give one of them")
     # Before the estimate: a run that would stop at once says so first.
+    stored = _stored(config)
     refused, forfeiting = start_problems(config, rerun)
     if refused and not dry_run:
         raise click.ClickException(refused[0] + (" (--rerun set nothing aside)" if rerun else ""))
@@ -332,7 +340,7 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
     jobs_run = None if on_ray and config.jobs is None else job_count(config.jobs)
     jobs_used = job_count(config.jobs)
     again = {e.match_id for e in entries if set(e.seats) & set(rerun)}
-    kept = [m for m in _stored(config) if m.match_id not in again]     # --rerun's are played anew
+    kept = [m for m in stored if m.match_id not in again]     # --rerun's are played anew
     _announce(config, entries, jobs_used, _parallel(jobs_run, on_ray), kept)
     for line in shared_folder_warnings(hide_machine_state(config)):
         LOG.warning("%s", line)

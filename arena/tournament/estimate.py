@@ -5,29 +5,37 @@ that bot spends: its decisions, and the time limits it runs into.  A bot
 that times out costs its per-decision limit at each timeout (until its
 strikes forfeit it), and one that never says 'ready' its start-up limit at
 each match (a forfeited bot's next match starts a new process).  Those
-limits, not the engine, make a class's run long: a flat guess per match
-was 9 to 14 times short on classes whose slow or unflushed bots timed out.
+limits, and slow bots, not the engine, make a class's run long: a flat 2 s
+per match was 9 to 14 times short on classes whose slow or unflushed bots
+timed out.
 
 So each figure is measured where it can be:
 
-- from the matches already stored in the same results folder (a resumed
-  run, a ``--rerun``): each bot's time per match, its timeouts and missed
-  start-ups at the limits that cost them, and the rest of a match's time
-  (the engine, the pipes, a busy machine) as it was;
-- else the engine and the decisions a seat makes from one match of the
-  built-in players at the tournament's table, timed here (a few tenths of
-  a second), with a bot program's decision at ``PROGRAM_DECISION`` and its
-  start at ``PROGRAM_START``.
+- a bot that played in the matches already stored in the same results
+  folder (a resumed run, a ``--rerun``) costs a match what it cost them:
+  its decisions as timed, each timeout at the per-decision limit, each
+  missed start at the start-up limit; the rest of a match (the engine,
+  pipes, a busy machine) is what the stored matches took beyond that;
+- a bot no stored match has timed is probed by the run before it plays
+  (``probe_bots``: its start and first decisions, in its sandbox);
+- how many decisions a match asks of a seat depends on who sits at the
+  table (a table that never goes down plays each hand to its end, 3 to 6
+  times as long as one where greedy goes out): it is counted in a match of
+  built-in players standing in for the table, timed here (hundredths of a
+  second each): a bot program by ``random``, or by ``passive`` (as long as
+  the fallback moves a forfeited seat plays) when it is slow or runs into
+  its limits.
 
 The sum is spread over the jobs (``pairing.schedule.estimate_seconds``).
 """
 
 from __future__ import annotations
 
+import random
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..match.spec import TIMEOUT
@@ -41,87 +49,66 @@ if TYPE_CHECKING:
 
 # A bot program's decision, pipes and JSON included, and its start (an
 # interpreter, once per process: shared by the matches a process plays),
-# where no stored match says otherwise: the shipped Python bots' mean
+# where nothing measured says otherwise: the shipped Python bots' mean
 # decision is about 2 ms, and such a bot starts in 0.1-0.3 s.
 PROGRAM_DECISION = 0.003
 PROGRAM_START = 0.05
-
-
-@dataclass(frozen=True)
-class MatchCosts:
-    """Seconds a match takes: ``base`` for the table (engine, pipes), and
-    ``bots[name]`` more for each seat of a bot program ``name``; a bot not
-    named costs ``default`` (a program) or nothing (a built-in player)."""
-
-    base: float
-    bots: Mapping[str, float]
-    default: float
-    programs: frozenset[str]
-    default_decisions: float = 0.0      # the decisions a seat makes in a match, as measured
-
-    def seat(self, name: str) -> float:
-        if name in self.bots:
-            return self.bots[name]
-        return self.default if name in self.programs else 0.0
-
-    def match(self, entry: ScheduleEntry) -> float:
-        return self.base + sum(self.seat(name) for name in entry.seats)
+# Of a healthy bot's start, the share a match pays: a process plays several
+# matches (a forfeited one is killed, and its next match starts a new one).
+START_SHARE = 0.25
+# A decision slower than this share of the limit makes a bot slow: its
+# matches are counted as long as a table that never goes down plays.
+SLOW_SHARE = 0.1
 
 
 def seat_seconds(stats: Mapping[str, object], faults: Sequence[Mapping[str, object]], config: TournamentConfig) -> float:
     """What one stored seat cost its match: its answered decisions as timed,
     and each timeout at the limit it ran into (a missed start-up at the
     start-up limit, a decision at the per-decision limit, the bank once)."""
-    count, mean = stats.get("count") or 0, stats.get("mean") or 0.0
-    assert isinstance(count, int) and isinstance(mean, float | int)
+    count, mean, timeouts = stats.get("count") or 0, stats.get("mean") or 0.0, stats.get("timeouts") or 0
+    assert isinstance(count, int) and isinstance(mean, float | int) and isinstance(timeouts, int)
     limits = config.time
     missed_start = sum(1 for f in faults if f.get("kind") == TIMEOUT and f.get("decision") is None)
-    timeouts = stats.get("timeouts") or 0
-    assert isinstance(timeouts, int)
     bank = (limits.bank_seconds or 0.0) if timeouts else 0.0
     return count * mean + timeouts * limits.per_decision_seconds + bank + missed_start * limits.startup_seconds
 
 
-def stored_costs(config: TournamentConfig, stored: Sequence[StoredMatch]) -> MatchCosts | None:
-    """``MatchCosts`` as the stored matches played: None if there are none."""
-    if not stored:
-        return None
-    programs = frozenset(b.name for b in config.bots if b.command is not None)
-    per_bot: dict[str, list[float]] = {}
-    rest: list[float] = []
-    decisions: list[int] = []
-    for m in stored:
-        spent = 0.0
-        for seat, name in enumerate(m.bots):
-            if name not in programs or seat >= len(m.decision_stats):
-                continue
-            faults = [f for f in m.faults if f.get("seat") == seat]
-            cost = seat_seconds(m.decision_stats[seat], faults, config)
-            per_bot.setdefault(name, []).append(cost)
-            if not m.forfeited[seat]:
-                decisions.append(int(m.decision_stats[seat].get("count") or 0))
-            spent += cost
-        rest.append(max(0.0, m.duration_seconds - spent))
-    # A forfeited seat's count says when it was forfeited, not how long a match is.
-    typical = sum(decisions) / len(decisions) if decisions else probe(config)[1]
-    return MatchCosts(base=sum(rest) / len(rest), bots={n: sum(c) / len(c) for n, c in per_bot.items()},
-                      default=typical * PROGRAM_DECISION + PROGRAM_START, programs=programs,
-                      default_decisions=typical)
+def probe_seconds(config: TournamentConfig, probe: Probe, decisions: float) -> float:
+    """What a seat of a bot costs a match of ``decisions`` per seat, from its
+    probe: a missed start its start-up limit; timeouts the per-decision
+    limit each, at the rate seen, until its strikes forfeit it; answered
+    decisions their mean time; a forfeited bot's start every match, a
+    healthy one's a share of it."""
+    limits = config.time
+    if not probe.ready:
+        return limits.startup_seconds if probe.missed_start else probe.startup_seconds
+    mean = probe.decision_seconds / probe.decisions if probe.decisions else 0.0
+    if not probe.timeouts:
+        return decisions * mean + START_SHARE * probe.startup_seconds
+    rate = probe.timeouts / (probe.decisions + probe.timeouts)
+    strikes = 1 if config.faults.strict else config.faults.max_strikes
+    played = min(decisions, strikes / rate)           # decisions until forfeited, if ever
+    each = rate * limits.per_decision_seconds + (1 - rate) * mean
+    return played * each + (limits.bank_seconds or 0.0) + probe.startup_seconds
 
 
-def probe(config: TournamentConfig, seed: int = 0) -> tuple[float, float]:
-    """One match of built-in players (greedy and random in turn) at the
-    tournament's table and rules, timed: (its seconds, the decisions a seat
-    made on average)."""
-    import random
+def _slow(config: TournamentConfig, probe: Probe) -> bool:
+    """A probe after which the bot's matches run long: it did not start, timed out, or is slow."""
+    if not probe.ready or probe.timeouts:
+        return True
+    return bool(probe.decisions) and \
+        probe.decision_seconds / probe.decisions > SLOW_SHARE * config.time.per_decision_seconds
 
-    from ..players.registry import make_player  # the engine: only when nothing stored says
+
+def table_decisions(config: TournamentConfig, roles: Sequence[str], seed: int = 0) -> tuple[float, float]:
+    """A match of the built-in players ``roles`` at the tournament's rules,
+    timed: (its seconds, the decisions a seat made on average)."""
+    from ..players.registry import make_player  # the engine: for the estimate only
     from ..shanghai.actions import BUY, DRAW
     from ..shanghai.game import Game
 
-    game = Game.seeded(config.rules, config.players, seed)
-    players = [make_player("greedy" if i % 2 == 0 else "random", random.Random(seed + i))
-               for i in range(config.players)]
+    game = Game.seeded(config.rules, len(roles), seed)
+    players = [make_player(role, random.Random(seed + i)) for i, role in enumerate(roles)]
     started = time.perf_counter()
     decisions = 0
     while (d := game.decision()) is not None:
@@ -129,16 +116,67 @@ def probe(config: TournamentConfig, seed: int = 0) -> tuple[float, float]:
         player, view = players[d.seat], game.view(d.seat)
         action = player.draw(view) if d.kind == DRAW else player.buy(view) if d.kind == BUY else player.play(view)
         game.apply(action, d.seat)
-    return time.perf_counter() - started, decisions / config.players
+    return time.perf_counter() - started, decisions / len(roles)
 
 
-def probed_costs(config: TournamentConfig, seed: int = 0) -> MatchCosts:
-    """``MatchCosts`` from ``probe``: the engine's time for the table, and
-    each bot program's decisions at ``PROGRAM_DECISION``."""
-    seconds, decisions = probe(config, seed)
-    programs = frozenset(b.name for b in config.bots if b.command is not None)
-    return MatchCosts(base=seconds, bots={}, default=decisions * PROGRAM_DECISION + PROGRAM_START,
-                      programs=programs, default_decisions=decisions)
+@dataclass
+class Estimate:
+    """The seconds of each match of a run (``match``), from what is known of
+    its bots: ``stored`` matches, and ``timed`` probes."""
+
+    config: TournamentConfig
+    stored: Sequence[StoredMatch] = ()
+    timed: Mapping[str, Probe] = field(default_factory=dict)
+    seed: int = 0
+    _tables: dict[tuple[str, ...], tuple[float, float]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.programs = {b.name for b in self.config.bots if b.command is not None}
+        self.builtin = {b.name: b.builtin for b in self.config.bots if b.builtin is not None}
+        self.measured, self.rest = self._from_stored()
+
+    def _from_stored(self) -> tuple[dict[str, float], float | None]:
+        """Each stored bot's mean cost per match, and what a match took beyond its bots'."""
+        per_bot: dict[str, list[float]] = {}
+        rest: list[float] = []
+        for m in self.stored:
+            spent = 0.0
+            for seat, name in enumerate(m.bots):
+                if name in self.programs and seat < len(m.decision_stats):
+                    faults = [f for f in m.faults if f.get("seat") == seat]
+                    cost = seat_seconds(m.decision_stats[seat], faults, self.config)
+                    per_bot.setdefault(name, []).append(cost)
+                    spent += cost
+            rest.append(max(0.0, m.duration_seconds - spent))
+        return {n: sum(c) / len(c) for n, c in per_bot.items()}, (sum(rest) / len(rest) if rest else None)
+
+    def _role(self, name: str) -> str:
+        """Who plays like bot ``name``, for how long its matches are."""
+        if name in self.builtin:
+            return self.builtin[name]
+        probe = self.timed.get(name)
+        return "passive" if probe is not None and _slow(self.config, probe) else "random"
+
+    def table(self, seats: Sequence[str]) -> tuple[float, float]:
+        """(engine seconds, decisions a seat) of a match at this table, counted once per kind of table."""
+        roles = tuple(sorted(self._role(name) for name in seats))
+        if roles not in self._tables:
+            self._tables[roles] = table_decisions(self.config, roles, self.seed)
+        return self._tables[roles]
+
+    def match(self, entry: ScheduleEntry) -> float:
+        engine, decisions = self.table(entry.seats)
+        total = engine if self.rest is None else self.rest
+        for name in entry.seats:
+            if name not in self.programs:
+                continue
+            if name in self.measured:
+                total += self.measured[name]
+            elif name in self.timed:
+                total += probe_seconds(self.config, self.timed[name], decisions)
+            else:
+                total += decisions * PROGRAM_DECISION + PROGRAM_START
+        return total
 
 
 def unmeasured(config: TournamentConfig, entries: Sequence[ScheduleEntry], stored: Sequence[StoredMatch]) -> list[str]:
@@ -151,40 +189,11 @@ def unmeasured(config: TournamentConfig, entries: Sequence[ScheduleEntry], store
 
 def run_seconds(config: TournamentConfig, entries: Sequence[ScheduleEntry], jobs: int,
                 stored: Sequence[StoredMatch] = (), timed: Mapping[str, Probe] | None = None) -> float:
-    """The wall time of playing ``entries`` with ``jobs`` in parallel; bots
-    ``timed`` by ``probe_bots`` cost what their probe says."""
+    """The wall time of playing ``entries`` with ``jobs`` in parallel."""
     if not entries:
         return 0.0
-    costs = stored_costs(config, stored) or probed_costs(config, entries[0].seed)
-    if timed:
-        decisions = costs.default_decisions
-        costs = replace(costs, bots={**costs.bots, **{name: probe_seconds(config, probe, decisions)
-                                                      for name, probe in timed.items()}})
-    return estimate_seconds(entries, costs.match, jobs)
-
-
-# Of a healthy bot's start, the share a match pays: a process plays several
-# matches (a forfeited one is killed, and its next match starts a new one).
-START_SHARE = 0.25
-
-
-def probe_seconds(config: TournamentConfig, probe: Probe, decisions: float) -> float:
-    """What a seat of a bot costs a match, from its probe: a missed start its
-    start-up limit; timeouts the per-decision limit each, at the rate seen,
-    until its strikes forfeit it; answered decisions their mean time; a
-    forfeited bot's start every match, a healthy one's a share of it."""
-    limits = config.time
-    if not probe.ready:
-        return limits.startup_seconds if probe.missed_start else probe.startup_seconds
-    asked = probe.decisions + probe.timeouts
-    mean = probe.decision_seconds / probe.decisions if probe.decisions else 0.0
-    if not probe.timeouts:
-        return decisions * mean + START_SHARE * probe.startup_seconds
-    rate = probe.timeouts / asked
-    strikes = 1 if config.faults.strict else config.faults.max_strikes
-    played = min(decisions, strikes / rate)           # decisions until forfeited, if ever
-    each = rate * limits.per_decision_seconds + (1 - rate) * mean
-    return played * each + (limits.bank_seconds or 0.0) + probe.startup_seconds
+    estimate = Estimate(config, stored, timed or {}, seed=entries[0].seed)
+    return estimate_seconds(entries, estimate.match, jobs)
 
 
 def probe_bots(config: TournamentConfig, names: Sequence[str], sandbox_mode: str, jobs: int,
@@ -218,7 +227,7 @@ def timed_line(config: TournamentConfig, timed: Mapping[str, Probe], seconds: fl
             slow.append(f"{name} sent no 'ready' within its {config.time.startup_seconds:g} s start-up")
         elif probe.timeouts:
             slow.append(f"{name} timed out {probe.timeouts} of {probe.decisions + probe.timeouts} decisions")
-        elif probe.decisions and probe.decision_seconds / probe.decisions > 0.1 * config.time.per_decision_seconds:
+        elif _slow(config, probe):
             slow.append(f"{name} took {probe.decision_seconds / probe.decisions:.2f} s a decision")
     why = f" ({'; '.join(slow)})" if slow else ""
     return f"timed each bot's start and first decisions: estimated {seconds / 60:.1f} min{why}"
@@ -227,8 +236,8 @@ def timed_line(config: TournamentConfig, timed: Mapping[str, Probe], seconds: fl
 def time_bots(config: TournamentConfig, todo: Sequence[ScheduleEntry], stored: Sequence[StoredMatch],
               jobs: int | None, sandbox_mode: str, echo: Callable[[str], None]) -> None:
     """The bot programs that no stored match has timed, timed now (their
-    start and first decisions: ``estimate.probe_bots``), and the estimate
-    said again from what they took; those that cannot start are left out."""
+    start and first decisions: ``probe_bots``), and the estimate said again
+    from what they took; those that cannot start are left out."""
     from .preflight import bot_problems
 
     unstartable = {name for name, _ in bot_problems(config)}
