@@ -225,10 +225,12 @@ def timed_line(config: TournamentConfig, timed: Mapping[str, Probe], seconds: fl
     for name, probe in timed.items():
         if probe.missed_start:
             slow.append(f"{name} sent no 'ready' within its {config.time.startup_seconds:g} s start-up")
+        elif not probe.ready:
+            slow.append(f"{name} failed its start")
         elif probe.timeouts:
             slow.append(f"{name} timed out {probe.timeouts} of {probe.decisions + probe.timeouts} decisions")
         elif _slow(config, probe):
-            slow.append(f"{name} took {probe.decision_seconds / probe.decisions:.2f} s a decision")
+            slow.append(f"{name} took {probe.decision_seconds / max(1, probe.decisions):.2f} s a decision")
     why = f" ({'; '.join(slow)})" if slow else ""
     return f"timed each bot's start and first decisions: estimated {seconds / 60:.1f} min{why}"
 
