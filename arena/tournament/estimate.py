@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import random
 import secrets
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -214,8 +215,21 @@ def probe_bots(config: TournamentConfig, names: Sequence[str], sandbox_mode: str
                                             unstartable_forfeits=True))
         return probe_bot(spec, 0)
 
-    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(names)))) as pool:
-        return dict(zip(names, pool.map(one, names)))
+    before = set(threading.enumerate())
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(names)))) as pool:
+            return dict(zip(names, pool.map(one, names)))
+    finally:
+        _threads_gone(before)
+
+
+def _threads_gone(before: set[threading.Thread], seconds: float = 5.0) -> None:
+    """Wait for the threads the probes left (a bot watchdog winding down)
+    to end: the run then forks its workers, which it does only from a
+    process with one thread (``executors.forked.can_fork``)."""
+    deadline = time.monotonic() + seconds
+    for thread in set(threading.enumerate()) - before:
+        thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def timed_line(config: TournamentConfig, timed: Mapping[str, Probe], seconds: float) -> str:
