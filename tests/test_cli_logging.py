@@ -85,8 +85,9 @@ def test_ignored_lines_go_to_the_record_the_log_and_the_summary_not_the_screen(t
     ignored = [line for line in log.read_text().splitlines()
                if re.search(r"INFO arena\.process\.exchange: seat 0 \(twice\): ignoring ", line)]
     assert ignored, log.read_text()[:2000]
-    # logged by the worker processes, which found --log-file in their environment
-    assert all(int(line.split()[2]) != proc.pid for line in ignored)
+    # logged by the worker processes, which found --log-file in their environment (the
+    # arena's own are of the probe that timed the bot before the run)
+    assert any(int(line.split()[2]) != proc.pid for line in ignored)
     shown = CliRunner().invoke(main, ["show", str(tmp_path / "out"), "t000-r0-d0", "--json"])
     warnings = json.loads(shown.stdout)["warnings"]
     assert len(warnings) == 1 and warnings[0]["seat"] == 0 and warnings[0]["count"] > 10

@@ -150,18 +150,64 @@ def test_check_interrupted_leaves_no_temporary_directory(tmp_path: Path) -> None
     assert left_behind(tmp_path) == []
 
 
-def with_tag(tag: str) -> list[int]:
-    """Live processes with ``tag`` in their command line (bwrap and the bot it runs)."""
+def with_tag(tag: str, besides: int | None = None) -> list[int]:
+    """Live processes with ``tag`` in their command line (bwrap and the bot it
+    runs), but for the arena process ``besides`` and its copies: a child it
+    has forked and not yet exec'd (the sandbox's probe, a bot being spawned)
+    has the arena's command line, tag and all, and is no bot yet."""
+    own = _cmdline(besides) if besides is not None else None
     found = []
     for pid in os.listdir("/proc"):
+        cmdline = _cmdline(int(pid)) if pid.isdigit() else None
         try:
-            cmdline = Path("/proc", pid, "cmdline").read_bytes()
             state = Path("/proc", pid, "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue
-        if tag.encode() in cmdline and state != "Z":
+        if cmdline and tag.encode() in cmdline and state != "Z" and cmdline != own and int(pid) != besides:
             found.append(int(pid))
     return found
+
+
+def _cmdline(pid: int) -> bytes | None:
+    try:
+        return Path("/proc", str(pid), "cmdline").read_bytes()
+    except OSError:
+        return None
+
+
+def caught(pid: int, signum: int) -> bool:
+    """Whether process ``pid`` has a handler for ``signum`` (/proc's SigCgt)."""
+    for line in Path("/proc", str(pid), "status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+    return False
+
+
+def test_a_sigterm_while_arena_starts_is_one_line_and_143(tmp_path: Path) -> None:
+    """A SIGTERM as soon as arena's own code runs (before that, the interpreter
+    is starting, and any Python program is killed by the signal): the handler
+    is there before the command line is imported (click, the commands: a
+    second on a busy machine), so the signal, coming while they import,
+    ends arena with the promised line and status rather than killing it."""
+    proc = subprocess.Popen([PY, "-X", "importtime", "-m", "arena", "play", "--seed", "1"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        # -X importtime writes a line as each module is imported: click's come
+        # only after arena's entry has run its first lines.
+        for line in proc.stderr:
+            if "click" in line:
+                break
+        assert caught(proc.pid, signal.SIGTERM), "no SIGTERM handler yet when click is imported"
+        os.kill(proc.pid, signal.SIGTERM)
+        err = proc.stderr.read()
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, err[-2000:]
+    # -X importtime's lines for the imports the signal cut short, and the one line
+    assert [line for line in err.splitlines() if not line.startswith("import time:")] == [
+        "Error: terminated (SIGTERM)"], err[-2000:]
 
 
 @pytest.mark.parametrize("signum, status, word", [
@@ -178,7 +224,7 @@ def test_play_interrupted_exits_130_and_leaves_no_bot(tmp_path: Path, signum: in
         # Not the arena's own process: its arguments hold the tag too, and on a
         # busy machine a signal sent once it alone is seen lands before the
         # match starts (a plain "interrupted", as two full-suite runs found).
-        assert wait_while_running(proc, lambda: set(with_tag(tag)) - {proc.pid}), "the bot never started"
+        assert wait_while_running(proc, lambda: with_tag(tag, besides=proc.pid)), "the bot never started"
         time.sleep(1)       # into the wait for 'ready'
         if signum == signal.SIGINT:
             os.killpg(proc.pid, signum)

@@ -97,6 +97,12 @@ def test_a_fixed_bot_is_rerun_and_a_still_broken_one_is_refused(tmp_path: Path) 
     refused = arena("run", "class.yaml", "--rerun", "bo", FLAG, cwd=tmp_path)
     assert refused.returncode == 1 and "bots.bo.command" in refused.stderr
     assert "--rerun set nothing aside" in refused.stderr
+    # refused before the estimate of the matches it would have re-played, as a lone line
+    assert len(refused.stderr.splitlines()) == 1, refused.stderr
+    without = arena("run", "class.yaml", "--rerun", "ann", cwd=tmp_path)
+    assert without.returncode == 1 and without.stderr.splitlines() == [
+        f"Error: class.yaml:5: bots.ann.command: script 'bot.py' not found in {tmp_path / 'ann'} "
+        f"(--rerun set nothing aside)"], without.stderr
     bot = tmp_path / "bo" / "bot.py"
     bot.write_text(f"#!{PY}\n" + (GAMEBOTS / "minimal.py").read_text())
     (tmp_path / "bo" / "common.py").write_text((GAMEBOTS / "common.py").read_text())

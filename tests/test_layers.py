@@ -28,8 +28,8 @@ ARENA = Path(__file__).resolve().parent.parent / "arena"
 
 # arena/tournament's packages, lowest first: config < pairing < results <
 # standings < the run (the modules of arena/tournament itself) < cli.
-_RUN = tuple(f"arena.tournament.{m}" for m in ("runner", "preflight", "progress", "sharing", "changed", "earlier",
-                                               "runlock"))
+_RUN = tuple(f"arena.tournament.{m}" for m in ("runner", "preflight", "progress", "estimate", "sharing", "changed",
+                                               "earlier", "runlock", "newfolders"))
 _ABOVE_STANDINGS = ("arena.tournament.executors", *_RUN, "arena.cli", "arena.report")
 _ABOVE_RESULTS = ("arena.tournament.standings", *_ABOVE_STANDINGS)
 _ABOVE_PAIRING = ("arena.tournament.results", *_ABOVE_RESULTS)

@@ -85,6 +85,22 @@ def test_the_set_up_commands_are_the_ones_ci_runs() -> None:
     assert tests.endswith("pip install -e '.[test]' && " + ci.strip().splitlines()[-1])
 
 
+def test_each_set_up_command_says_how_long_its_pip_takes() -> None:
+    """A first-time user waits minutes in pip with no output: each of the two
+    set-up commands says how long, before it is run."""
+    text = section(README.read_text(), "Set-up")
+    paragraphs = re.split(r"^```sh\n.*?^```\n", text, flags=re.S | re.M)[:2]
+    for paragraph in paragraphs:
+        assert re.search(r"about \d+ minutes? of\s+pip", paragraph), paragraph
+
+
+def test_the_protocol_links_the_minimal_bot_from_its_summary_and_warns_of_a_process_per_message() -> None:
+    text = (ROOT / "docs" / "PROTOCOL.md").read_text()
+    assert "(#a-minimal-bot)" in section(text, "In short")
+    limits = section(text, "Time limits")
+    assert "jq" in limits and re.search(r"about \d+ ms", limits), "no figure for starting a process"
+
+
 def arena(args: list[str]) -> str:
     """``arena ARGS`` in this process (as the console script would run it), in the current directory."""
     done = CliRunner().invoke(main, args)

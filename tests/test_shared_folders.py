@@ -145,3 +145,30 @@ def test_arena_play_gives_no_warning_where_no_bot_reads_another_ones_files(tmp_p
         bots[1] = bots[0]
     done = play(tmp_path, *bots, *(["--sandbox", "none"] if layout == "no sandbox" else []))
     assert done.returncode == 0 and warnings(done.stderr) == [], done.stderr
+
+
+def a_student_folder(tmp_path: Path) -> Path:
+    """A student's own folder (a bot script and its notes) beside a copy of the shipped bots."""
+    shutil.copytree(ROOT / "bots", tmp_path / "bots")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "bot.sh").write_text("#!/bin/sh\nexec python3 minimal.py\n")
+    (mine / "bot.sh").chmod(0o755)
+    for name in ("minimal.py", "common.py"):
+        shutil.copy(ROOT / "tests" / "gamebots" / name, mine / name)
+    (mine / "notes.txt").write_text("what to try next")
+    return mine
+
+
+def test_a_students_first_play_from_their_own_folder_against_the_shipped_bots_is_not_warned(tmp_path: Path) -> None:
+    """Every bot of `arena play` runs in the current folder, the student's: the
+    shipped bot can read it, as any bot could, but no other bot program lies there."""
+    done = play(a_student_folder(tmp_path), "./bot.sh", f"{PY} ../bots/greedy_bot.py")
+    assert done.returncode == 0 and warnings(done.stderr) == [], done.stderr
+
+
+def test_a_mistyped_built_in_name_is_the_only_line(tmp_path: Path) -> None:
+    done = play(a_student_folder(tmp_path), "./bot.sh", f"{PY} ../bots/greedy_bot.py", "gredy")
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "Error: cannot start 'gredy': no such file or command (built-in players are: random, greedy, passive)"]

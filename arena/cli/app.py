@@ -109,7 +109,8 @@ def _check_logs_hidden(seats: tuple[SeatSpec, ...], log_dir: Path) -> None:
 
 def _warn_shared_folders(seats: tuple[SeatSpec, ...]) -> None:
     """As ``arena run`` does: bot programs whose sandboxes let one read the
-    other's files, in a folder holding what a bot runs from."""
+    other's files, in a folder holding their programs (not merely the
+    working directory every bot of ``arena play`` runs in)."""
     programs: dict[tuple[object, ...], SharingBot] = {}
     for seat in seats:
         if seat.bot is None:
@@ -120,7 +121,8 @@ def _warn_shared_folders(seats: tuple[SeatSpec, ...]) -> None:
         # Seats of one program are one bot: its own files are its own.
         programs.setdefault((tuple(bot.argv), cwd, env),
                             SharingBot(repr(shlex.join(bot.argv)), tuple(bot.argv), cwd, env, bot.sandbox))
-    for line in folder_warnings(list(programs.values()), "put each bot's program in a folder of its own"):
+    for line in folder_warnings(list(programs.values()), "put each bot's program in a folder of its own",
+                                programs_only=True):
         LOG.warning("%s", line)
 
 
@@ -244,9 +246,7 @@ def play(bots: tuple[str, ...], players: int | None, seed: int | None, preset: s
     if seed is None:    # large and unguessable: a bot that knew the seed would see every card
         seed = secrets.randbits(63)
     if any(s.is_bot for s in seats):
-        seats = _confine(seats, _sandbox_mode(sandbox_mode), (deal_file, log_file))
-        _check_logs_hidden(seats, log_dir)
-        _warn_shared_folders(seats)
+        seats = _bot_seats(seats, sandbox_mode, (deal_file, log_file), log_dir)
     spec = MatchSpec(
         # The match name is sent to the bots: it must not carry the seed.  It
         # names the stderr logs too: two plays started in one second must not
@@ -303,16 +303,46 @@ def _ruleset(preset: str, rules_file: Path | None, players: int) -> dict[str, An
     return settings
 
 
+def _bot_seats(seats: tuple[SeatSpec, ...], mode: str, hide: tuple[Path | None, ...],
+               log_dir: Path) -> tuple[SeatSpec, ...]:
+    """The seats with their bot programs checked, then confined, and the
+    organiser warned of what the sandbox cannot hide (in that order: a
+    mistyped name is told before any warning)."""
+    _check_startable(seats)
+    seats = _confine(seats, _sandbox_mode(mode), hide)
+    _check_logs_hidden(seats, log_dir)
+    _warn_shared_folders(seats)
+    return seats
+
+
+def _builtin_hint(argv: list[str]) -> str:
+    """For a one-word command that is no file: what the built-in players are called."""
+    if len(argv) == 1 and os.sep not in argv[0] and not os.path.isfile(argv[0]):
+        return f" (built-in players are: {', '.join(BUILTIN_PLAYERS)})"
+    return ""
+
+
+def _check_startable(seats: tuple[SeatSpec, ...]) -> None:
+    """Each bot program exists and can be run, before anything is printed:
+    one line for the first that cannot, as starting it would say."""
+    for seat in seats:
+        if seat.bot is None:
+            continue
+        argv = list(seat.bot.argv)
+        cwd = os.path.abspath(seat.bot.cwd) if seat.bot.cwd is not None else os.getcwd()
+        problem = sandbox.preflight(argv, cwd, sandbox.bot_environment(os.environ, seat.bot.env))
+        if problem is not None:
+            raise click.ClickException(f"cannot start {argv[0]!r}: {sandbox.start_failure(argv, cwd, problem)}"
+                                       f"{_builtin_hint(argv)}")
+
+
 def _play_match(spec: MatchSpec) -> MatchResult:
     from ..match.runner import run_match  # the engine, the codec, the process layer: only where played
 
     try:
         return run_match(spec)
     except BotStartupError as err:
-        hint = ""
-        if len(err.argv) == 1 and os.sep not in err.argv[0] and not os.path.isfile(err.argv[0]):
-            hint = f" (built-in players are: {', '.join(BUILTIN_PLAYERS)})"
-        raise click.ClickException(f"{err}{hint}") from None
+        raise click.ClickException(f"{err}{_builtin_hint(list(err.argv))}") from None
     except (ShanghaiError, ValueError) as err:
         raise click.ClickException(str(err)) from None
     except KeyboardInterrupt as stop:

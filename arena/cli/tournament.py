@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Collection
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -20,14 +20,22 @@ from ..logsetup import is_quiet, status
 from ..tournament.config.load import load_config
 from ..tournament.config.model import EXECUTORS, RATINGS, RAY, SWISS, ConfigError, TournamentConfig
 from ..tournament.config.model import FORMATS as TOURNAMENT_FORMATS
+from ..tournament.estimate import run_seconds, unmeasured
 from ..tournament.executors.cpus import job_count
 from ..tournament.pairing.rounds import match_budget
-from ..tournament.pairing.schedule import ScheduleEntry, estimate_seconds
+from ..tournament.pairing.schedule import ScheduleEntry
 from ..tournament.pairing.seating import neighbour_summary
-from ..tournament.preflight import TournamentError, db_path, hide_machine_state, hold_to_sandbox, settle_seed
+from ..tournament.preflight import (
+    TournamentError,
+    db_path,
+    hide_machine_state,
+    hold_to_sandbox,
+    settle_seed,
+    start_problems,
+)
 from ..tournament.results.database import ResultStore, StoreError, resolve_db_path
 from ..tournament.results.hint import with_results_hint
-from ..tournament.results.rows import FailedMatch
+from ..tournament.results.rows import FailedMatch, StoredMatch
 from ..tournament.runlock import playing_now
 from ..tournament.runner import STOP_REASONS, RunSummary, check_rerun, plan, run_tournament
 from ..tournament.sharing import shared_folder_warnings
@@ -64,11 +72,6 @@ class OutputFormat(click.Choice[str]):
 
 
 FORMAT_HELP = "Output format of the tables on stdout (not the tournament's format, a file's 'format:')."
-
-# Rough seconds per match, for the estimate printed before a run.
-SECONDS_BUILTIN_MATCH = 0.3
-SECONDS_BOT_MATCH = 2.0
-
 
 def failed_note(count: int, retry_hint: str) -> str | None:
     """The line under a leaderboard that says how many matches it leaves out;
@@ -159,17 +162,20 @@ def _parallel(jobs: int | None, on_ray: bool) -> str:
 
 
 def _announce(config: TournamentConfig, entries: list[ScheduleEntry], jobs_used: int, parallel: str,
-              stored: Collection[str] = ()) -> None:
-    """The opening line; its estimate is of the matches not ``stored`` yet."""
-    has_bots = any(not b.is_builtin for b in config.bots)
-    per_match = SECONDS_BOT_MATCH if has_bots else SECONDS_BUILTIN_MATCH
-    left = sum(e.match_id not in stored for e in entries)
-    estimate = estimate_seconds(left, per_match, jobs_used)
+              stored: Sequence[StoredMatch] = ()) -> None:
+    """The opening line; its estimate is of the matches not ``stored`` yet,
+    timed by those that are (``tournament.estimate``)."""
+    done = {m.match_id for m in stored}
+    todo = [e for e in entries if e.match_id not in done]
+    left = len(todo)
+    estimate = run_seconds(config, todo, jobs_used, stored)
+    # Bots no stored match has timed: a run times them before it plays, and says again.
+    untimed = ", its bots not timed yet" if unmeasured(config, todo, stored) else ""
     if config.settle is None:
         if left == len(entries):
-            when = f"estimated {estimate / 60:.1f} min"
+            when = f"estimated {estimate / 60:.1f} min{untimed}"
         elif left:
-            when = f"{left} left to play, estimated {estimate / 60:.1f} min"
+            when = f"{left} left to play, estimated {estimate / 60:.1f} min{untimed}"
         else:
             when = "all stored already"
         status(f"{config.name}: {plural(len(entries), 'match', 'matches')} ({config.format}, "
@@ -182,21 +188,28 @@ def _announce(config: TournamentConfig, entries: list[ScheduleEntry], jobs_used:
         status(f"{config.name}: rounds of matches ({config.format}, {config.players} players per table, "
                f"{len(config.bots)} bots), {parallel}, until every adjacent pair is separated "
                f"at {config.settle.confidence:.0%} or {budget} matches{minutes} are used; "
-               f"{first} {estimate / 60:.1f} min")
+               f"{first} {estimate / 60:.1f} min{untimed}")
 
 
-def _stored_ids(config: TournamentConfig) -> set[str]:
+def _stored(config: TournamentConfig) -> list[StoredMatch]:
     """The matches a run of ``config`` would find stored (read only); none
-    when there is no database, or one the run will refuse (it says why)."""
+    when there is no database, or one that cannot be read here (the run
+    says why).  Results of another configuration are refused at once, as
+    the run would: that line says what changed, before any other does."""
     path = db_path(config)
     if not path.exists():
-        return set()
+        return []
     try:
-        with ResultStore(path, readonly=True) as store:
-            store.check_tournament(config.name, config.to_mapping(), config.seed)
-            return store.completed_ids()
+        store = ResultStore(path, readonly=True)
     except StoreError:
-        return set()
+        return []
+    try:
+        store.check_tournament(config.name, config.to_mapping(), config.seed)
+        return store.matches()
+    except StoreError as err:
+        raise click.ClickException(str(err)) from None
+    finally:
+        store.close()
 
 
 def _played_line(summary: RunSummary) -> str:
@@ -226,6 +239,18 @@ def _dry_run(config: TournamentConfig, entries: list[ScheduleEntry], fmt: str, u
                "random seed and keeps it in the results database)")
 
 
+def _dry_run_programs(refused: list[str], forfeiting: list[str]) -> None:
+    """``--dry-run`` as a check of the programs: one line per bot whose program
+    cannot start (file:line, what to do), exit status 1 if a run would stop
+    on one; a bot that would forfeit (``--forfeit-unstartable``) is a warning."""
+    for line in forfeiting:
+        LOG.warning("%s", line)
+    for line in refused:
+        click.echo(f"error: {line}", err=True)
+    if refused:
+        raise SystemExit(1)
+
+
 def _stored_for_dry_run(config: TournamentConfig, scheduled: int) -> str | None:
     """For ``--dry-run`` over an earlier run's results: how many matches a run
     would find stored, or the ClickException a run would stop on (this file
@@ -252,7 +277,9 @@ def _stored_for_dry_run(config: TournamentConfig, scheduled: int) -> str | None:
 @click.option("--affinity/--no-affinity", default=None,
               help="Play each match, its bots included, on a CPU of its own when there are at least as many "
                    "CPUs as jobs (default: the file's 'affinity', else on); off, the system places them.")
-@click.option("--dry-run", is_flag=True, help="Print the schedule and stop.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the schedule, check that every bot program exists and can start (one error line "
+                   "per bot that cannot, exit status 1), and stop: nothing is played.")
 @click.option("--seed", type=click.IntRange(-(2**63), 2**63 - 1), default=None,
               help="Override the file's seed (a 64-bit whole number, as in the file).")
 @click.option("--out", "out", type=click.Path(path_type=Path), default=None,
@@ -303,16 +330,23 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
         raise click.UsageError(str(err)) from None
     if rerun and dry_run:
         raise click.UsageError("--rerun sets stored matches aside, --dry-run changes nothing: give one of them")
+    # Before the estimate: a run that would stop at once says so first.
+    stored = _stored(config)
+    refused, forfeiting = start_problems(config, rerun)
+    if refused and not dry_run:
+        raise click.ClickException(refused[0] + (" (--rerun set nothing aside)" if rerun else ""))
     on_ray = config.executor.backend == RAY
     # On Ray, "auto" is one match per CPU of the cluster, known once joined.
     jobs_run = None if on_ray and config.jobs is None else job_count(config.jobs)
     jobs_used = job_count(config.jobs)
     again = {e.match_id for e in entries if set(e.seats) & set(rerun)}
-    _announce(config, entries, jobs_used, _parallel(jobs_run, on_ray), _stored_ids(config) - again)
+    kept = [m for m in stored if m.match_id not in again]     # --rerun's are played anew
+    _announce(config, entries, jobs_used, _parallel(jobs_run, on_ray), kept)
     for line in shared_folder_warnings(hide_machine_state(config)):
         LOG.warning("%s", line)
     if dry_run:
         _dry_run(config, entries, fmt, unseeded)
+        _dry_run_programs(refused, forfeiting)
         return
     stream: TextIO = sys.stderr if not is_quiet() else _NoLiveLine(sys.stderr)  # type: ignore[assignment]
     try:

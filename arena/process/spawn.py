@@ -292,19 +292,7 @@ class ProcessStart(ProcessExits):
         return child
 
     def _startup_error(self, exc: OSError) -> BotStartupError:
-        cmd = self.spec.argv[0]
         cwd = os.path.abspath(self.spec.cwd if self.spec.cwd is not None else os.getcwd())
-        if isinstance(exc, FileNotFoundError):
-            what = sandbox.not_on_path_hint(cmd, cwd) or "no such file or command"
-            if "/" in cmd and os.path.isfile(os.path.join(cwd, cmd)):
-                what = sandbox.crlf_hint(os.path.join(cwd, cmd)) or "its interpreter (#! line) was not found"
-        elif isinstance(exc, PermissionError):
-            path = os.path.join(cwd, cmd)
-            what = (sandbox.not_executable_hint(cmd) if "/" in cmd and os.path.isfile(path)
-                    and not os.access(path, os.X_OK) else "permission denied")
-        elif exc.errno == errno.ENOEXEC:
-            what = sandbox.no_shebang_hint(cmd)
-        else:
-            what = exc.strerror or str(exc)
-        return BotStartupError(f"cannot start {cmd!r}: {what}", argv=self.spec.argv,
+        what = sandbox.start_failure(self.spec.argv, cwd, exc)
+        return BotStartupError(f"cannot start {self.spec.argv[0]!r}: {what}", argv=self.spec.argv,
                                bot=self.name)

@@ -11,7 +11,7 @@ import secrets
 import shlex
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -51,6 +51,20 @@ def check_startable(config: TournamentConfig) -> None:
         warn(f"{problem}; {name} forfeits every match it sits in (--forfeit-unstartable)")
 
 
+def start_problems(config: TournamentConfig, rerun: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+    """Before a run prints its estimate, or as ``--dry-run``'s check: one line
+    per bot whose program cannot start, as (refused, forfeiting): those a
+    run stops on, and those that forfeit their matches (``--forfeit-unstartable``,
+    except bots ``rerun`` replays).  A bot with a ``build:`` is left to the
+    run, which builds it first."""
+    built = {bot.name for bot in config.bots if bot.build}
+    found = [(name, problem) for name, problem in bot_problems(config) if name not in built]
+    refused = [problem for name, problem in found if name in rerun or not config.forfeit_unstartable]
+    forfeiting = [f"{problem}; {name} forfeits every match it sits in (--forfeit-unstartable)"
+                  for name, problem in found if name not in rerun and config.forfeit_unstartable]
+    return refused, forfeiting
+
+
 def bot_problems(config: TournamentConfig) -> list[tuple[str, str]]:
     """(bot, one line naming it, its line of the file and what to write) for each
     bot whose program cannot be started, in the file's order."""
@@ -66,7 +80,9 @@ def _bot_problem(config: TournamentConfig, bot: BotConfig) -> str | None:
         program if (cwd / program).exists() or Path(program).exists() else None)
     where = f"{config.path}:{bot.line}" if bot.line else str(config.path)
     if found is None:
-        hint = sandbox.not_on_path_hint(program, str(cwd))
+        spaced = sandbox.spaced_hint(bot.command, str(cwd), key="command: ")
+        hint = f"not found; {spaced}" if spaced else \
+            sandbox.not_on_path_hint(program, str(cwd))
         return (f"{where}: bots.{bot.name}.command: program {program!r} "
                 + (hint if hint else f"not found (command: {shlex.join(bot.command)}, run in {cwd})"))
     # An interpreter's script is the usual typo: check it too.

@@ -33,8 +33,10 @@ from ..words import plural
 from .changed import changed_programs
 from .config.model import SWISS, TournamentConfig
 from .earlier import remember_run
+from .estimate import time_bots
 from .executors.choose import AnyExecutor, make
 from .executors.local import MatchFailure, ProcessExecutor, SerialExecutor, WorkerError
+from .newfolders import new_folders, remove_unused
 from .pairing.rounds import StopRule, check_rounds, decide, first_rounds, match_budget, round_assessment, round_entries
 from .pairing.schedule import ScheduleEntry, build_schedule, check_schedule_size, redeal
 from .preflight import (
@@ -234,16 +236,21 @@ def run_tournament(
     ``jobs``: matches in parallel (None: the executor's default, see ``executors.choose.make``).
     ``rerun``: bots whose stored matches are set aside first (``setaside``), hence played again."""
     check_rerun(config, rerun)
+    created = new_folders(config.output)
     config.output.mkdir(parents=True, exist_ok=True)
     with results_lock(config.output):
-        config = settle_seed(config)
-        if rerun:
-            _set_aside(config, rerun, echo)
-        finish_set_aside(db_path(config))   # what a --rerun killed after its commit left to remove
-        remember_run(config.output, config.path)
-        if config.settle is not None:
-            return run_rounds(config, jobs, echo, progress_stream)
-        return _run_schedule(config, jobs, echo, progress_stream, built=bool(rerun))
+        try:
+            config = settle_seed(config)
+            if rerun:
+                _set_aside(config, rerun, echo)
+            finish_set_aside(db_path(config))   # what a --rerun killed after its commit left to remove
+            remember_run(config.output, config.path)
+            if config.settle is not None:
+                return run_rounds(config, jobs, echo, progress_stream)
+            return _run_schedule(config, jobs, echo, progress_stream, built=bool(rerun))
+        finally:
+            # Under the lock still: no other run is playing into them.
+            remove_unused(created, db_path(config))
 
 
 def _run_schedule(config: TournamentConfig, jobs: int | None, echo: Callable[[str], None],
@@ -272,9 +279,11 @@ def _run_schedule(config: TournamentConfig, jobs: int | None, echo: Callable[[st
         sandbox_mode = prepare_sandbox(config)
         warn_guessable_seed(config)
         config = hide_earlier_runs(hide_machine_state(config), sandbox_mode, echo)
+        stored = store.matches()
+        time_bots(config, todo, stored, jobs, sandbox_mode, echo)
         progress = Progress(total=len(entries), done=len(entries) - len(todo),
                             stream=progress_stream or sys.stderr, rating=config.rating,
-                            games=rated_games(store.matches(), config.rating))
+                            games=rated_games(stored, config.rating))
         started = time.monotonic()
         _play(config, todo, jobs, store, log_dir, progress, sandbox_mode)
         return RunSummary(len(todo), len(entries) - len(todo), len(entries),
@@ -413,6 +422,7 @@ class _Rounds:
             self.sandbox_mode = prepare_sandbox(self.config)
             warn_guessable_seed(self.config)
             self.config = hide_earlier_runs(hide_machine_state(self.config), self.sandbox_mode, self.echo)
+            time_bots(self.config, todo, before, self.jobs, self.sandbox_mode, self.echo)
             self.progress = Progress(total=self.budget, done=done, stream=self.stream,
                                      games=rated_games(before, self.config.rating),
                                      unsettled=self.to_settle, rating=self.config.rating,

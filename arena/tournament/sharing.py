@@ -114,13 +114,26 @@ def _exposures(bots: Sequence[SharingBot]) -> Iterator[tuple[SharingBot, Sharing
                     yield owner, reader, folder, found
 
 
-def folder_warnings(bots: Sequence[SharingBot], advice: str) -> list[str]:
+def _beside(reader: SharingBot, folder: str) -> bool:
+    """Whether ``folder`` holds ``reader``'s own program, or lies in its folder."""
+    return any(_within(folder, f) or _within(f, folder) for f in _program_folders(reader))
+
+
+def folder_warnings(bots: Sequence[SharingBot], advice: str, programs_only: bool = False) -> list[str]:
     """One line per pair of sandboxed bots (distinct labels) that can read
     each other's files (or one the other's), ending with ``advice``; bots
-    without a sandbox read everything anyway (and are warned of that)."""
+    without a sandbox read everything anyway (and are warned of that).
+
+    ``programs_only`` (``arena play``): only where the programs themselves
+    share a folder, not where a bot sees another's folder because it is
+    the working directory they all run in: a student playing from their
+    own folder against the shipped bots is not told their bot's files
+    are open to the shipped ones."""
     confined = [b for b in bots if b.policy.mode != NONE]
     pairs: dict[frozenset[str], list[tuple[SharingBot, SharingBot, str, str]]] = {}
     for exposure in _exposures(confined):
+        if programs_only and not _beside(exposure[1], exposure[2]):
+            continue
         pairs.setdefault(frozenset((exposure[0].label, exposure[1].label)), []).append(exposure)
     order = {b.label: i for i, b in enumerate(confined)}
     lines = []

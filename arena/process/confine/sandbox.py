@@ -67,6 +67,8 @@ from .sandbox_policy import (
     not_on_path_hint,
     private_mounts,
     program_path,
+    spaced_hint,
+    start_failure,
     system_mounts,
     unprivileged,
     usable,
@@ -80,7 +82,8 @@ except (ImportError, RuntimeError, OSError):       # not on this platform: a sys
 __all__ = ["AUTO", "BWRAP", "NONE", "MODES", "SandboxPolicy", "SandboxUnavailable",
            "Containment", "resolve", "prepare", "bot_places", "exposed", "home_of", "private_mounts",
            "bot_environment", "command", "Gates", "GATE_LINE", "preflight", "exit_code",
-           "not_on_path_hint", "not_executable_hint", "no_shebang_hint", "crlf_hint", "bot_user", "usable"]
+           "not_on_path_hint", "not_executable_hint", "no_shebang_hint", "crlf_hint", "bot_user", "usable",
+           "spaced_hint", "start_failure"]
 
 PROBE_TIMEOUT = 10.0
 MiB = 1024 * 1024

@@ -22,9 +22,11 @@ that a bot needs is never hidden.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import functools
 import glob
 import os
+import shlex
 import shutil
 import stat
 import sys
@@ -187,6 +189,51 @@ def no_shebang_hint(program: str) -> str:
     interpreter = _interpreter(program)
     line = f"make '#!/usr/bin/env {interpreter}' its first line" if interpreter else "give it a #! line"
     return f"not a binary, and no #! line ({line}, or {_or_interpreter(program)})"
+
+
+def spaced_path(argv: Sequence[str], cwd: str) -> tuple[str, ...] | None:
+    """``argv`` as meant when its first words are one path with spaces in it
+    (``./my bot.sh``, split into ``./my`` and ``bot.sh``): the file the
+    first words name, joined, then the rest; None when no such file is
+    there or the first word is found as it is."""
+    if os.path.exists(os.path.join(cwd, argv[0])):
+        return None
+    for n in range(2, len(argv) + 1):
+        joined = " ".join(argv[:n])
+        if os.path.isfile(os.path.join(cwd, joined)):
+            # As in a shell, a name without a / would be looked up on PATH.
+            return (joined if "/" in joined else f"./{joined}", *argv[n:])
+    return None
+
+
+def spaced_hint(argv: Sequence[str], cwd: str, key: str = "") -> str | None:
+    """"did you mean the file './my bot.sh'? ..." for ``spaced_path``'s
+    case, ending with how to write it after ``key`` (``command: "'./my
+    bot.sh'"``: the command is split as a shell would, and the outer quotes
+    are the command line's, or YAML's)."""
+    meant = spaced_path(argv, cwd)
+    if meant is None:
+        return None
+    return f"did you mean the file {meant[0]!r}? quote a path that has spaces: {key}\"{shlex.join(meant)}\""
+
+
+def start_failure(argv: Sequence[str], cwd: str, exc: OSError) -> str:
+    """Why ``argv`` could not start in ``cwd`` (``exc``: what starting it
+    raised, or what ``preflight`` found), with what to do about it."""
+    cmd = argv[0]
+    path = os.path.join(cwd, cmd)
+    if isinstance(exc, FileNotFoundError):
+        if "/" in cmd and os.path.isfile(path):
+            return crlf_hint(path) or "its interpreter (#! line) was not found"
+        spaced = spaced_hint(argv, cwd)
+        return f"no such file or command; {spaced}" if spaced else \
+            not_on_path_hint(cmd, cwd) or "no such file or command"
+    if isinstance(exc, PermissionError):
+        return (not_executable_hint(cmd) if "/" in cmd and os.path.isfile(path)
+                and not os.access(path, os.X_OK) else "permission denied")
+    if exc.errno == errno.ENOEXEC:
+        return no_shebang_hint(cmd)
+    return exc.strerror or str(exc)
 
 
 def runtime_paths() -> list[str]:
