@@ -332,8 +332,8 @@ def _check_startable(seats: tuple[SeatSpec, ...]) -> None:
         cwd = os.path.abspath(seat.bot.cwd) if seat.bot.cwd is not None else os.getcwd()
         problem = sandbox.preflight(argv, cwd, sandbox.bot_environment(os.environ, seat.bot.env))
         if problem is not None:
-            raise click.ClickException(f"cannot start {argv[0]!r}: {sandbox.start_failure(argv, cwd, problem)}"
-                                       f"{_builtin_hint(argv)}")
+            raise click.ClickException(f"bot {seat.name!r}: cannot start {argv[0]!r}: "
+                                       f"{sandbox.start_failure(argv, cwd, problem)}{_builtin_hint(argv)}")
 
 
 def _play_match(spec: MatchSpec) -> MatchResult:

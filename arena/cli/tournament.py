@@ -113,6 +113,14 @@ def open_store(results: str) -> ResultStore:
         raise click.ClickException(with_results_hint(str(err), results)) from None
 
 
+def _kept_line(db: Path) -> str:
+    """What an interrupted run kept: its stored matches, or nothing at all
+    (a run stopped before its first match leaves no results folder it made)."""
+    if db.exists():
+        return f"the matches already finished are stored in {db}; run the same command again to resume"
+    return "no match had finished, so nothing was stored; run the same command again to start"
+
+
 class _NoLiveLine:
     """stderr as the progress sees it under -q: not a terminal, so no live
     line; the one-line reports of failed matches still get through."""
@@ -352,10 +360,7 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
     try:
         summary = run_tournament(config, jobs_run, echo=status, progress_stream=stream, rerun=rerun)
     except KeyboardInterrupt as stop:
-        raise Interrupted.by(
-            stop, f"the matches already finished are stored in {db_path(config)}; "
-                  f"run the same command again to resume"
-        ) from None
+        raise Interrupted.by(stop, _kept_line(db_path(config))) from None
     except (ConfigError, TournamentError, StoreError) as err:
         raise click.ClickException(str(err)) from None
     status(_played_line(summary))
