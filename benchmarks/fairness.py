@@ -188,7 +188,7 @@ def _exact(order: Sequence[str]) -> bool:
 def jobs_of(args: argparse.Namespace) -> Iterator[Job]:
     """Seed by seed (an interrupted run's outcomes are whole seeds), each
     configuration with both seatings next to each other."""
-    for seed in range(1, args.seeds + 1):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         for k in args.seats:
             for fmt in args.formats:
                 if fmt == SWISS and k not in args.swiss_seats:
@@ -280,6 +280,8 @@ def _share(group: Sequence[dict[str, object]], key: str) -> str:
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=40)
+    ap.add_argument("--first-seed", type=int, default=1,
+                    help="seeds FIRST to FIRST + SEEDS - 1: fresh seeds to check a figure fitted on others")
     ap.add_argument("--seats", type=int, nargs="+", default=[3, 4, 5], choices=sorted(OTHERS))
     ap.add_argument("--middle-seats", type=int, nargs="*", default=[3],
                     help="table sizes whose round robin also lists the twins next to each other in the middle")

@@ -188,7 +188,7 @@ def test_games_with_one_outcome_are_solved_once_and_count_as_often_as_they_occur
 
 
 def test_few_duplicate_groups_need_a_wider_margin_and_three_give_no_interval():
-    from arena.ranking.confidence import DESIGN_EFFECT, critical
+    from arena.ranking.confidence import DESIGN_EFFECT, PAIR_EFFECT, critical, pair_critical
     assert DESIGN_EFFECT > 1.0
     assert critical(0.95, None) == pytest.approx(1.95996, abs=1e-4)
     assert critical(0.95, 4) == pytest.approx(3.182 * math.sqrt(4 / 3), abs=0.01)    # t with 3 dof
@@ -203,7 +203,12 @@ def test_few_duplicate_groups_need_a_wider_margin_and_three_give_no_interval():
     four = thurstone_games({"a": 40, "b": 25, "c": 24, "d": 10}, rounds=4, seed=3)
     a = assess(four)
     assert a.groups == 4
-    assert a.separated_at(0.95) == [m >= critical(0.95, 4) for m in a.margins]
+    assert a.separated_at(0.95) == [m >= critical(0.95, 4) * PAIR_EFFECT for m in a.margins]
+    # a pair test asks more than an interval's widening: PAIR_EFFECT on top
+    assert PAIR_EFFECT > 1.0 and a.needed(0.95) == pytest.approx(critical(0.95, 4) * PAIR_EFFECT)
+    assert pair_critical(0.95, None) == critical(0.95, None)
+    between = [[critical(0.95, 4) <= m < critical(0.95, 4) * PAIR_EFFECT for m in row] for row in a.pair_margins]
+    assert all(not a.pair_separated()[i][j] for i, row in enumerate(between) for j, b in enumerate(row) if b)
     three = assess([g for g in four if g.group != four[0].group])
     assert three.groups == 3 and not any(three.separated)
     assert all(r.low == -math.inf for r in three.rows.values())
