@@ -74,7 +74,7 @@ def test_arena_play_tells_how_to_quote_a_path_with_spaces(tmp_path: Path) -> Non
     done = arena("play", "./ann/my bot.sh", "greedy", cwd=tmp_path)
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
-        "Error: cannot start './ann/my': no such file or command; did you mean the file './ann/my bot.sh'? "
+        "Error: bot 'my': cannot start './ann/my': no such file or command; did you mean the file './ann/my bot.sh'? "
         "quote a path that has spaces: \"'./ann/my bot.sh'\""], done.stderr
 
 

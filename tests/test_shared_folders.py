@@ -171,4 +171,4 @@ def test_a_mistyped_built_in_name_is_the_only_line(tmp_path: Path) -> None:
     done = play(a_student_folder(tmp_path), "./bot.sh", f"{PY} ../bots/greedy_bot.py", "gredy")
     assert done.returncode == 1
     assert done.stderr.splitlines() == [
-        "Error: cannot start 'gredy': no such file or command (built-in players are: random, greedy, passive)"]
+        "Error: bot 'gredy': cannot start 'gredy': no such file or command (built-in players are: random, greedy, passive)"]
