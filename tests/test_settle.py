@@ -362,9 +362,9 @@ def _assessment(margins: list[float], replicas: int):
 
 
 @pytest.mark.parametrize(("fmt", "matches", "margins", "asked"), [
-    ("swiss", 10, [9.0, 9.0], [50]),            # no look: the quick assessment chooses the tables
-    ("swiss", 60, [1.0, 9.0], [50]),            # a look that cannot stop: a pair far from the stop's margin
-    ("swiss", 60, [3.0, 9.0], [50, None]),      # a look that might stop: assessed again in full
+    ("swiss", 10, [9.0, 9.0], [40]),            # no look: the quick assessment chooses the tables
+    ("swiss", 60, [1.0, 9.0], [40]),            # a look that cannot stop: a pair far from the stop's margin
+    ("swiss", 60, [3.0, 9.0], [40, None]),      # a look that might stop: assessed again in full
     ("round_robin", 10, [1.0, 1.0], [None]),    # a round robin's round is always assessed in full
 ])
 def test_a_swiss_round_is_assessed_in_full_only_when_its_look_might_stop(tmp_path, fmt, matches, margins, asked):
@@ -374,7 +374,7 @@ def test_a_swiss_round_is_assessed_in_full_only_when_its_look_might_stop(tmp_pat
     config = load_config(tournament(tmp_path, bots, f"format: {fmt}\nsettle: {{max_matches: 400}}"))
     rule = StopRule(400, 0.95, next_look=50)
     needed = _assessment(margins, 1).needed(stop_confidence(0.95))
-    assert 1.0 < LOOK_SCREEN * needed < 3.0 and PAIRING_REPLICAS == 50   # the cases above straddle the screen
+    assert 1.0 < LOOK_SCREEN * needed < 3.0 and PAIRING_REPLICAS == 40   # the cases above straddle the screen
     calls: list[int | None] = []
 
     def assess_with(replicas: int | None, tolerance: float | None):

@@ -61,14 +61,15 @@ STOP_LOOKS = 10
 #: Bootstrap replicas of a Swiss round's assessment, unless its look might
 #: stop the run: the round's tables need only which neighbours are in doubt,
 #: and assessing every round of a few tables with the full replicas was most
-#: of a Swiss match's CPU (benchmarks/rounds_cost.py).
-PAIRING_REPLICAS = 50
+#: of a Swiss match's CPU (benchmarks/rounds_cost.py; 50 replicas still
+#: left a 12-bot Swiss match at 1.52 times a round robin's, against 1.5).
+PAIRING_REPLICAS = 40
 #: A look is assessed again with the full replicas when every adjacent
 #: margin of the quick one is at least this share of what the stop needs.
 #: The quick replicas are the full ones' first ``PAIRING_REPLICAS`` (same
-#: seed), whose spread is off by about 1/sqrt(2 * 50) = 10 %: a margin below
-#: 0.75 of the stop's cannot reach it in full but by a 2.5-sigma fluke.
-LOOK_SCREEN = 0.75
+#: seed), whose spread is off by about 1/sqrt(2 * 40) = 11 %: a margin below
+#: 0.72 of the stop's cannot reach it in full but by a 2.5-sigma fluke.
+LOOK_SCREEN = 0.72
 #: Solver tolerance of those quick replicas (the full ones': the default).
 #: Replicas solved to 1e-3 give the same margins to two decimals, and the
 #: intervals' coverage was measured with them (benchmarks/ranking.py);
