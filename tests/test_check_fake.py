@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from fakebot import Answer, FakeClock, Line, Reply, fakes, game_bot, minimal_reply, session_bot
 
-from arena.check import FAIL, PASS, SCENARIOS, WARN, CheckReport, CheckStep, check_bot
+from arena.check import FAIL, OPPONENT_PAUSE, PASS, SCENARIOS, WARN, CheckReport, CheckStep, check_bot
 from arena.process import BotSpec, TimeControl
 from arena.process.confine.sandbox_policy import SandboxPolicy
 
@@ -74,8 +74,10 @@ def run_check(tmp_path: Path, bot: Callable[[], Answer], tc: TimeControl = FAST,
               clock: FakeClock | None = None) -> CheckReport:
     # Nothing is started: no sandbox to look for either.
     spec = BotSpec(("bot",), sandbox=SandboxPolicy(mode="none"))
+    clock = clock or FakeClock()
+    # The match step's opponent waits on the fake clock: no real 0.6 s a check.
     return check_bot(spec, time_control=tc, log_dir=str(tmp_path),
-                     transport_factory=fakes({"bot": bot}, clock or FakeClock()))
+                     transport_factory=fakes({"bot": bot}, clock), pause=clock.sleep)
 
 
 def step(report: CheckReport, name: str) -> CheckStep:
@@ -207,8 +209,9 @@ def test_a_reply_past_the_time_limit_times_out_on_the_fake_clock(tmp_path: Path)
     first = step(report, "draw: upcard or stock")
     assert first.status == FAIL and first.summary.startswith("timeout"), first
     assert "no reply within 0.300 s" in first.summary
-    # Each scenario and the match forfeited the bot at its first request, after its 0.3 s.
-    assert clock.now() - 1000.0 == pytest.approx(0.3 * (len(SCENARIOS) + 1))
+    # Each scenario and the match forfeited the bot at its first request,
+    # after its 0.3 s; the match's first opponent paused once, on this clock.
+    assert clock.now() - 1000.0 == pytest.approx(0.3 * (len(SCENARIOS) + 1) + OPPONENT_PAUSE)
 
 
 def test_the_time_bank_pays_for_late_replies_until_it_is_spent(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ import secrets
 import shlex
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..botcommand import runs_python
@@ -61,15 +61,16 @@ class _Unhurried:
     bot then waits off its turn for a while, long enough for the watchdog to
     see whether it computes meanwhile (the ``turns`` step)."""
 
-    def __init__(self, player: Player) -> None:
+    def __init__(self, player: Player, pause: Callable[[float], None]) -> None:
         self.player = player
         self.name = player.name
+        self.pause = pause
         self._waited = False
 
     def _wait(self) -> None:
         if not self._waited:
             self._waited = True
-            time.sleep(OPPONENT_PAUSE)
+            self.pause(OPPONENT_PAUSE)
 
     def draw(self, view: View) -> Draw:
         self._wait()
@@ -86,10 +87,13 @@ class _Unhurried:
 
 def check_bot(bot: BotSpec, *, time_control: TimeControl | None = None,
               log_dir: str | None = None,
-              transport_factory: TransportFactory = PipeTransport) -> CheckReport:
+              transport_factory: TransportFactory = PipeTransport,
+              pause: Callable[[float], None] = time.sleep) -> CheckReport:
     """Run every step on ``bot``; never raises for the bot's misbehaviour.
     ``transport_factory``: how the bot is reached (``BotPool``'s; a test
-    may give a fake, so the steps run without processes)."""
+    may give a fake, so the steps run without processes); ``pause``: how the
+    match step's opponent waits once, off the bot's turn (a fake transport's
+    clock need not wait for real)."""
     report = CheckReport(shlex.join(bot.argv))     # as typed: a word with a space stays one
     try:
         report.containment = sandbox.resolve(bot.sandbox.mode).description
@@ -109,7 +113,7 @@ def check_bot(bot: BotSpec, *, time_control: TimeControl | None = None,
         where = log_dir or stack.enter_context(
             tempfile.TemporaryDirectory(prefix="arena-check-", ignore_cleanup_errors=True))
         with Transcript() as transcript, BotPool(transport_factory) as pool:
-            run = _Run(report, bot, time_control or TimeControl(), where, pool, transcript)
+            run = _Run(report, bot, time_control or TimeControl(), where, pool, transcript, pause)
             if run.scenarios():
                 run.match_and_quit()
             run.extra.word()
@@ -129,6 +133,7 @@ class _Run:
     log_dir: str
     pool: BotPool
     transcript: Transcript
+    pause: Callable[[float], None]
     # Names the matches and so the stderr logs: unique to this check, even
     # for two started in one second.
     stamp: str = field(default_factory=lambda: f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}")
@@ -173,7 +178,7 @@ class _Run:
         seats = (SeatSpec(name, bot=self.bot),) + tuple(SeatSpec.builtin(p) for p in MATCH_OPPONENTS)
         spec = MatchSpec(f"check-{self.stamp}-match", seats, MATCH_RULES, seed=7, time=self.tc,
                          faults=FaultPolicy(strict=True), log_dir=self.log_dir)
-        first = _Unhurried(make_player(MATCH_OPPONENTS[0], random.Random("7/1")))
+        first = _Unhurried(make_player(MATCH_OPPONENTS[0], random.Random("7/1")), self.pause)
         result, lines = self._play(spec, 0, {1: first})
         match_step(self.report, result, lines, MATCH_OPPONENTS, self.extra)
         turns_step(self.report, self.played)
