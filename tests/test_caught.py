@@ -123,6 +123,27 @@ def test_show_marks_the_caught_bot_and_the_forfeited_seat_in_the_final_table(run
     assert re.search(r"seat \d \(ponder\): used \d+\.\d{3} s of CPU between its turns", res.stdout)
 
 
+def test_a_kept_process_caught_before_the_match_is_said_stopped_not_to_have_used_0_000_s(
+        run, tmp_path: Path) -> None:
+    """A kept process caught in an earlier match is stopped between its turns
+    throughout the next one: that match records 0 s, which ``arena show``
+    says in words, as the replay viewer does."""
+    import shutil
+
+    _, results, _ = run
+    copy = tmp_path / "results"
+    shutil.copytree(results, copy)
+    with sqlite3.connect(copy / "results.sqlite") as db:
+        n = db.execute("UPDATE seats SET off_turn_cpu = 0.0 WHERE match_id = 't000-r0-d0' "
+                       "AND off_turn_cpu IS NOT NULL").rowcount
+    assert n == 1
+    res = arena("show", str(copy), "t000-r0-d0")
+    assert res.returncode == 0, res.stderr
+    assert re.search(r"seat \d \(ponder\): stopped between its turns throughout \(its process was caught using "
+                     r"CPU between them before this match\)", res.stdout), res.stdout
+    assert "0.000 s" not in res.stdout
+
+
 def test_show_json_has_the_cpu_per_seat(run) -> None:
     _, results, _ = run
     shown = json.loads(arena("show", str(results), "t000-r1-d0", "--json").stdout)

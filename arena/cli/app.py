@@ -39,7 +39,7 @@ from ..tournament.config.bounded import load_data
 from ..tournament.config.model import ConfigError
 from ..tournament.sharing import SharingBot, folder_warnings
 from ..words import plural
-from .common import ArenaGroup, Interrupted, UsageLine, verbosity
+from .common import ArenaGroup, Interrupted, UsageLine, off_turn_text, verbosity
 
 LOG = logging.getLogger(__name__)
 
@@ -401,8 +401,8 @@ def _print_match(result: MatchResult, seats: tuple[SeatSpec, ...], names: list[s
                    f"{plural(ignored, 'ignored line')}; stderr log: {_written(result.stderr_logs[i])}")
         cpu = result.off_turn_cpu[i] if i < len(result.off_turn_cpu) else None
         if cpu is not None:
-            click.echo(f"    used {cpu:.3f} s of CPU between its turns (measured): stopped between them "
-                       f"since (no fault; docs/PROTOCOL.md, Time limits)")
+            click.echo(f"    {off_turn_text(cpu)}: stopped between them since (no fault; docs/PROTOCOL.md, "
+                       f"Time limits)" if cpu >= 0.0005 else f"    {off_turn_text(cpu)}")
 
 
 def _written(log: str | None) -> str:

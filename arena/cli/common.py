@@ -219,3 +219,11 @@ def _set_up_logging(v: logsetup.Verbosity) -> None:
     logsetup.set_quiet(v.quiet)
 
 
+def off_turn_text(cpu: float) -> str:
+    """What a seat's bot did between its turns in a match where it was
+    caught at it: the CPU it used, or, at 0 (shown to the ms), that a kept
+    process caught in an earlier match was stopped between its turns
+    throughout this one ("used 0.000 s" would say nothing)."""
+    if cpu >= 0.0005:
+        return f"used {cpu:.3f} s of CPU between its turns (measured)"
+    return "stopped between its turns throughout (its process was caught using CPU between them before this match)"

@@ -24,7 +24,7 @@ from ..tournament.results.rows import FailedMatch, faults_with_record
 from ..tournament.results.setaside import superseded_rows
 from ..tournament.standings.leaderboard import Column, cell_text, format_table, terminal_json
 from ..tournament.standings.summary import bot_records, summary_json, summary_lines
-from .common import verbosity
+from .common import off_turn_text, verbosity
 from .tournament import FORMAT_HELP, OutputFormat, open_store, row_value
 
 LOG = logging.getLogger(__name__)
@@ -274,7 +274,7 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
         _echo("\nCPU used between turns, measured (no fault: stopped between its turns from then on):")
         for s, cpu in enumerate(m.off_turn_cpu):
             if cpu is not None:
-                _echo(f"  seat {s} ({names[s]}): used {cpu:.3f} s of CPU between its turns in this match")
+                _echo(f"  seat {s} ({names[s]}): {off_turn_text(cpu)}")
     if m.faults:
         _echo("\nFaults:")
         for f in faults_with_record(m.faults, record):
