@@ -361,18 +361,6 @@ def test_relocation_moves_every_path_under_the_shipped_directory_and_back(tmp_pa
     assert Relocation(head, here).back(f"{here}/res/logs/m-seat0-a.stderr.log") == "/srv/t/res/logs/m-seat0-a.stderr.log"
 
 
-def test_ship_root_is_the_directory_of_the_file_and_the_bots_and_never_slash(tmp_path: Path) -> None:
-    from arena.tournament.config.load import load_config
-    from arena.tournament.executors.choose import WorkerError, ship_root
-
-    config = load_config(tournament(tmp_path, deals=1, hog=False))
-    assert ship_root(config) == str(tmp_path)
-    far = tmp_path / "far.yaml"
-    far.write_text(config.path.read_text().replace("  - name: random\n", "  - name: random\n    dir: /usr\n"))
-    with pytest.raises(WorkerError, match="share no directory but /"):
-        ship_root(load_config(far))
-
-
 def test_an_actor_plays_from_its_copy_and_sends_the_logs_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """MatchActor without Ray: a spec made on the arena's paths is played from
     the copy in the actor's working directory, logs come back by value."""

@@ -43,17 +43,18 @@ from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from . import shipping
 from .assign import Assigner, PoolModel
 from .local import EXEC, ProcessExecutor, WorkerError
 from .node import LogShipper, Relocation, check_here
 from .outcome import MatchFailure, Outcome
-from .rayjoin import NOT_SHIPPED, Shipment, connect, import_ray, one_line
+from .rayjoin import Shipment, connect, import_ray, one_line
 from .worker import unplayable
 
 if TYPE_CHECKING:
     from ...match.spec import MatchSpec
 
-__all__ = ["RayExecutor", "MatchActor", "Shipment", "Relocation", "MAX_ATTEMPTS", "NOT_SHIPPED", "connect",
+__all__ = ["RayExecutor", "MatchActor", "Shipment", "Relocation", "MAX_ATTEMPTS", "connect",
            "check_on_ray"]
 
 MAX_ATTEMPTS = 3          # plays of one match whose actor is lost, before it fails
@@ -309,7 +310,11 @@ def check_on_ray(bot: Any, address: str | None, *, time_control: Any = None, shi
     are the node's own.  ``time_control``: a ``TimeControl``, or None."""
     ray = import_ray()
     root = os.path.abspath(os.fspath(bot.cwd or os.getcwd()))
-    shipment = Shipment(root, NOT_SHIPPED) if ship else None
+    shipment = None
+    if ship:
+        shipped = shipping.plan([root], [*bot.sandbox.read, *bot.sandbox.write])
+        shipped.refuse_if_large()
+        shipment = shipped.shipment
     ours = connect(address, shipment)
     try:
         task = ray.remote(num_cpus=1, max_retries=0, runtime_env=NICENESS_ENV)(check_here)

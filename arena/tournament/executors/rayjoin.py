@@ -24,7 +24,7 @@ from typing import Any
 
 from .local import WorkerError
 
-__all__ = ["connect", "import_ray", "one_line", "REACH_SECONDS", "NOT_SHIPPED", "Shipment"]
+__all__ = ["connect", "import_ray", "one_line", "REACH_SECONDS", "Shipment"]
 
 REACH_SECONDS = 10.0      # for a head's port to answer at all (_check_reachable)
 STOP_SECONDS = 30.0       # for the processes of a half-started Ray to end on a SIGTERM
@@ -32,15 +32,11 @@ STOP_ROUNDS = 5           # rounds of ending what is left (each round: orphans a
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
 
-# Never shipped to a Ray cluster: version control (which holds the tournament
-# file's history, hence the seed) and Python virtual environments.
-NOT_SHIPPED = (".git", ".hg", ".svn", ".venv", "venv", ".ci-venv", "__pycache__")
-
-
 @dataclass(frozen=True)
 class Shipment:
     """The directory Ray copies to every node (``root``, absolute), with
-    ``excludes`` (gitignore-style patterns relative to it: the results, VCS)."""
+    ``excludes`` (gitignore-style patterns relative to it: what is not
+    shipped, see ``shipping``)."""
 
     root: str
     excludes: tuple[str, ...] = ()
