@@ -63,7 +63,6 @@ def test_a_bot_on_a_node_sees_neither_the_copy_on_its_pythonpath_nor_rays_variab
     run = seen["env"]
     assert run["exit"] == 0, run["stderr"]
     assert "shipping to the Ray nodes from " in run["stderr"]
-    assert "network_util" not in run["stderr"]        # Ray's core's warning: this namespace has no default route
     assert len(run["seen"]) >= 1
     for env in run["seen"]:
         assert "working_dir_files" in env["cwd"]      # it ran from the node's copy...

@@ -19,8 +19,6 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +29,6 @@ __all__ = ["connect", "check_address", "import_ray", "one_line", "REACH_SECONDS"
 REACH_SECONDS = 10.0      # for a head's port to answer at all (_check_reachable)
 STOP_SECONDS = 30.0       # for the processes of a half-started Ray to end on a SIGTERM
 STOP_ROUNDS = 5           # rounds of ending what is left (each round: orphans adopted meanwhile)
-CORE_LOG_LEVEL = "RAY_BACKEND_LOG_LEVEL"     # of Ray's C++ core, read as ray.init starts it
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
 
@@ -86,9 +83,8 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
     try:
         try:
             try:
-                with _quiet_core(bootstrap != "local"):
-                    ray.init(address=bootstrap, runtime_env=env, include_dashboard=False, log_to_driver=False,
-                             logging_level=logging.WARNING, configure_logging=True)
+                ray.init(address=bootstrap, runtime_env=env, include_dashboard=False, log_to_driver=False,
+                         logging_level=logging.WARNING, configure_logging=True)
             finally:
                 if held is not None:
                     signal.signal(signal.SIGTERM, _after_init(held, held_int))
@@ -117,24 +113,6 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
         if adopting is not None:
             _subreaper(adopting)
     return True
-
-
-@contextmanager
-def _quiet_core(joining: bool) -> Iterator[None]:
-    """While joining a cluster, Ray's core writes only its errors to this
-    process's stderr: its warnings (such as that this machine has no default
-    route, which a cluster on a private network does not need) are not the
-    user's business, and an error becomes arena's one line anyway.  Not for
-    a Ray of our own: its daemons, started meanwhile, would log no warnings
-    in their log files either."""
-    held = os.environ.get(CORE_LOG_LEVEL)
-    if joining and held is None:
-        os.environ[CORE_LOG_LEVEL] = "error"
-    try:
-        yield
-    finally:
-        if joining and held is None:
-            os.environ.pop(CORE_LOG_LEVEL, None)
 
 
 def check_address(address: str | None) -> str | None:
