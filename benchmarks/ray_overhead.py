@@ -53,7 +53,7 @@ from arena.match import MatchSpec
 from arena.tournament.config.load import load_config
 from arena.tournament.config.model import SHARED
 from arena.tournament.executors.local import MatchFailure, ProcessExecutor
-from arena.tournament.executors.ray import NOT_SHIPPED, RayExecutor, Shipment, connect
+from arena.tournament.executors.ray import RayExecutor, Shipment, connect
 from arena.tournament.pairing.schedule import build_schedule
 from arena.tournament.preflight import prepare_sandbox
 from arena.tournament.runner import entry_spec
@@ -165,8 +165,8 @@ def main() -> None:
         specs = specs_of(Path(args.file), out, args.rounds)
         shipment = None
         if not args.shared and config.executor.files != SHARED:
-            from arena.tournament.executors.choose import ship_root
-            shipment = Shipment(ship_root(config), NOT_SHIPPED)
+            from arena.tournament.executors.choose import ship_plan
+            shipment = ship_plan(config).shipment
         connect(None, shipment)  # one Ray for every run: its start is not a per-match cost
         print(f"{args.file}: {len(specs) - args.jobs} timed matches per run, {args.jobs} in parallel, "
               f"{'shared paths' if shipment is None else 'files shipped'}")

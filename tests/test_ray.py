@@ -248,6 +248,8 @@ def test_a_head_nothing_answers_at_is_one_line_at_once(tmp_path: Path, ray_tmp: 
             f"Error: cannot join the Ray cluster at 127.0.0.1:1{named}: nothing answers there (Connection refused)"
         ), done.stderr
         assert "Traceback" not in done.stderr
+        assert "2 matches (" not in done.stderr     # issue 33: no header, no estimate, before the failure
+        assert not (tmp_path / "out").exists()
 
 
 def test_a_sigterm_while_ray_starts_ends_the_run_as_any_sigterm(tmp_path: Path, ray_tmp: Path) -> None:
@@ -359,18 +361,6 @@ def test_relocation_moves_every_path_under_the_shipped_directory_and_back(tmp_pa
     assert b.sandbox.hide == (f"{here}/t.yaml", "/srv/tother")  # a sibling with the same prefix is not inside
     assert b.sandbox.scratch == f"{here}/res/scratch/a" and b.sandbox.mode == "bwrap"
     assert Relocation(head, here).back(f"{here}/res/logs/m-seat0-a.stderr.log") == "/srv/t/res/logs/m-seat0-a.stderr.log"
-
-
-def test_ship_root_is_the_directory_of_the_file_and_the_bots_and_never_slash(tmp_path: Path) -> None:
-    from arena.tournament.config.load import load_config
-    from arena.tournament.executors.choose import WorkerError, ship_root
-
-    config = load_config(tournament(tmp_path, deals=1, hog=False))
-    assert ship_root(config) == str(tmp_path)
-    far = tmp_path / "far.yaml"
-    far.write_text(config.path.read_text().replace("  - name: random\n", "  - name: random\n    dir: /usr\n"))
-    with pytest.raises(WorkerError, match="share no directory but /"):
-        ship_root(load_config(far))
 
 
 def test_an_actor_plays_from_its_copy_and_sends_the_logs_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -591,3 +581,53 @@ def test_on_a_ray_node_holding_the_files_a_bot_sees_only_the_allow_list(visible_
     for name in PROBES:
         assert found[name]["cwd"] != str(where.subs / ("" if name == "whole" else name)).rstrip("/")  # the copy
         check_report(found[name], where)
+
+
+def test_a_cluster_that_refuses_this_machines_token_is_named_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: a head started with token authentication (a token left in
+    ~/.ray/auth_token turns it on) refused the arena with Ray's "Failed to
+    connect ..." only.  A stand-in for Ray raising what Ray raises."""
+    from arena.tournament.executors import rayjoin as ray_join
+    from arena.tournament.executors.local import WorkerError
+
+    class AuthenticationError(Exception):
+        pass
+
+    class TokenRay:
+        def is_initialized(self) -> bool:
+            return False
+
+        def init(self, **kwargs: object) -> None:
+            try:
+                raise AuthenticationError("RPC error: InvalidAuthToken: Authentication token is missing or incorrect.")
+            except AuthenticationError as exc:
+                raise RuntimeError("Failed to connect to GCS at address 10.0.0.1:6379 within 5 seconds.") from exc
+
+        def shutdown(self) -> None:
+            pass
+
+    monkeypatch.setattr(ray_join, "import_ray", TokenRay)
+    monkeypatch.setattr(ray_join, "_check_reachable", lambda address, named="": None)
+    with pytest.raises(WorkerError) as caught:
+        ray_join.connect("10.0.0.1:6379")
+    assert str(caught.value) == (
+        "cannot join the Ray cluster at 10.0.0.1:6379: its token authentication refused this machine's token, or "
+        "this machine has none: give it the cluster's (RAY_AUTH_MODE=token with RAY_AUTH_TOKEN, or "
+        "~/.ray/auth_token; docs/CLUSTER.md)")
+
+
+def test_joining_from_a_machine_that_is_no_node_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33: a driver on a machine with no Ray node got Ray's 84-line
+    traceback (the files' upload), or its core's fatal log."""
+    from arena.tournament.executors import rayjoin as ray_join
+    from arena.tournament.executors.local import WorkerError
+
+    monkeypatch.setattr(ray_join, "_check_reachable", lambda address, named="": None)
+    monkeypatch.setattr(ray_join, "_raylet_here", lambda: False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(WorkerError) as caught:
+        ray_join.connect("10.0.0.1:6379")
+    assert str(caught.value) == (
+        "cannot join the Ray cluster at 10.0.0.1:6379 from this machine: no Ray node runs here, and arena runs on a "
+        "node of the cluster: run it on the head, or run `ray start --address 10.0.0.1:6379` here first "
+        "(docs/CLUSTER.md)")

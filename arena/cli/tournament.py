@@ -344,6 +344,8 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
     if refused and not dry_run:
         raise click.ClickException(refused[0] + (" (--rerun set nothing aside)" if rerun else ""))
     on_ray = config.executor.backend == RAY
+    if on_ray and not dry_run:
+        _check_ray_address(config)
     # On Ray, "auto" is one match per CPU of the cluster, known once joined.
     jobs_run = None if on_ray and config.jobs is None else job_count(config.jobs)
     jobs_used = job_count(config.jobs)
@@ -371,6 +373,18 @@ def run(file: Path, jobs: int | None, affinity: bool | None, dry_run: bool, seed
     _echo_note(failed_note(len(failures), "re-run the same command to retry {them}"), fmt)
     if failures:
         raise SystemExit(1)  # a tournament with holes is not a success, even when shown
+
+
+def _check_ray_address(config: TournamentConfig) -> None:
+    """Before the header and its estimate: a cluster that cannot be joined
+    from here (nothing answers, or this machine is no node of it) is one line."""
+    from ..tournament.executors.local import WorkerError  # lazy: with rayjoin, a Ray run's alone
+    from ..tournament.executors.rayjoin import check_address  # lazy: a Ray run's alone (ctypes, signals)
+
+    try:
+        check_address(config.executor.address)
+    except WorkerError as err:
+        raise click.ClickException(str(err)) from None
 
 
 def _print_report(db: Path, fmt: str, sections: tuple[str, ...]) -> list[FailedMatch]:

@@ -26,7 +26,8 @@ class Probe:
     """What a bot did in its probe: ``ready`` whether it said 'ready' in
     time (``missed_start``: it did not, within its start-up limit), its
     start's seconds, and its first ``decisions`` answered in
-    ``decision_seconds`` in all, beside ``timeouts``."""
+    ``decision_seconds`` in all, beside ``timeouts``; ``problem``: why it
+    did not start (its first fault, in words)."""
 
     ready: bool
     missed_start: bool
@@ -34,6 +35,7 @@ class Probe:
     decisions: int
     decision_seconds: float
     timeouts: int
+    problem: str | None = None
 
 
 def probe_bot(spec: MatchSpec, seat: int, decisions: int = 3) -> Probe:
@@ -50,7 +52,8 @@ def probe_bot(spec: MatchSpec, seat: int, decisions: int = 3) -> Probe:
         bot = seats[seat]
         if not isinstance(bot, RemoteSeat) or bot.forfeited:
             missed = any(f.kind == TIMEOUT and f.decision is None for f in bot.faults)
-            return Probe(False, missed, startup, 0, 0.0, 0)
+            problem = bot.faults[0].detail if bot.faults else "it did not start"
+            return Probe(False, missed, startup, 0, 0.0, 0, problem)
         while (d := game.decision()) is not None and not bot.forfeited \
                 and bot.stats.count + bot.stats.timeouts < decisions:
             seats[d.seat].decide(game, d)

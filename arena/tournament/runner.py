@@ -285,7 +285,7 @@ def _run_schedule(config: TournamentConfig, jobs: int | None, echo: Callable[[st
                             stream=progress_stream or sys.stderr, rating=config.rating,
                             games=rated_games(stored, config.rating))
         started = time.monotonic()
-        _play(config, todo, jobs, store, log_dir, progress, sandbox_mode)
+        _play(config, todo, jobs, store, log_dir, progress, sandbox_mode, echo)
         return RunSummary(len(todo), len(entries) - len(todo), len(entries),
                           time.monotonic() - started, db_path(config), failed=progress.failed,
                           tally=progress.tally)
@@ -428,7 +428,7 @@ class _Rounds:
                                      unsettled=self.to_settle, rating=self.config.rating,
                                      assessed_leader=self.leader)
         if self.executor is None:
-            self.executor = self.stack.enter_context(_executor(self.config, self.jobs, self.budget))
+            self.executor = self.stack.enter_context(_executor(self.config, self.jobs, self.budget, self.echo))
         _feed(self.executor, self.config, todo, self.store, self.log_dir, self.progress, self.sandbox_mode)
         self.played += len(todo)
 
@@ -494,12 +494,14 @@ def _swiss_tables_played(round_no: int, later: Sequence[StoredMatch], k: int) ->
 
 
 @contextmanager
-def _executor(config: TournamentConfig, jobs: int | None, most: int) -> Iterator[AnyExecutor]:
-    """The tournament's executor (``jobs`` in parallel, at most ``most``), closed
+def _executor(config: TournamentConfig, jobs: int | None, most: int,
+              echo: Callable[[str], None]) -> Iterator[AnyExecutor]:
+    """The tournament's executor (``jobs`` in parallel, at most ``most``; ``echo``
+    says what a Ray run ships), closed
     after a complete run, and aborted after anything else (Ctrl-C, a store
     error, a bug here): then running matches are interrupted and their bots killed."""
     try:
-        executor = make(config, jobs, most, notice=warn)
+        executor = make(config, jobs, most, notice=warn, say=echo)
     except WorkerError as err:
         raise TournamentError(str(err)) from None
     complete = False
@@ -533,10 +535,10 @@ def _feed(executor: AnyExecutor, config: TournamentConfig, todo: list[ScheduleEn
 
 
 def _play(config: TournamentConfig, todo: list[ScheduleEntry], jobs: int | None, store: ResultStore,
-          log_dir: Path, progress: Progress, sandbox_mode: str) -> None:
+          log_dir: Path, progress: Progress, sandbox_mode: str, echo: Callable[[str], None]) -> None:
     """Run ``todo`` and store every outcome; the executor is stopped whatever happens."""
     try:
-        with _executor(config, jobs, len(todo)) as executor:
+        with _executor(config, jobs, len(todo), echo) as executor:
             _feed(executor, config, todo, store, log_dir, progress, sandbox_mode)
     finally:
         progress.finish()

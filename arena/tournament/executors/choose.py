@@ -16,41 +16,49 @@ from .local import Executor, MatchFailure, Outcome, ProcessExecutor, SerialExecu
 
 if TYPE_CHECKING:  # Ray is optional: imported when chosen
     from .ray import RayExecutor
+    from .shipping import Plan
 
 __all__ = ["Executor", "MatchFailure", "Outcome", "ProcessExecutor", "SerialExecutor", "WorkerError",
-           "make_executor", "make", "ship_root", "AnyExecutor"]
+           "make_executor", "make", "ship_plan", "AnyExecutor"]
 
 AnyExecutor = Union[SerialExecutor, ProcessExecutor, "RayExecutor"]
 
 
-def ship_root(config: TournamentConfig) -> str:
-    """The directory Ray copies to every node: the deepest one holding the
-    tournament file and every bot's directory.  WorkerError if that is ``/``."""
-    places = [os.fspath(config.dir)] + [os.fspath(b.dir or config.dir) for b in config.bots if b.command]
-    root = os.path.commonpath(places)
-    if root == os.path.sep:
-        raise WorkerError(f"{config.path}: executor: the tournament file and the bots' directories share no "
-                          f"directory but /, which cannot be shipped to a Ray cluster; move them under one "
-                          f"directory, or use 'files: shared' with the same paths on every node")
-    return root
+def ship_plan(config: TournamentConfig) -> Plan:
+    """What Ray copies to every node (``shipping``): every bot's folder and
+    what its grants name, without the results, the tournament file and what
+    the bots must not see.  WorkerError if the folders share only ``/``, or
+    the files are too large to ship."""
+    from .shipping import plan  # lazy: a Ray run's alone (it walks the bots' folders with Ray's pathspec)
+
+    bots = [b for b in config.bots if b.command]
+    folders = [os.fspath(b.dir or config.dir) for b in bots]
+    grants = [os.fspath(p) for b in bots for p in (*b.sandbox.read, *b.sandbox.write)]
+    hidden = [config.output, config.path.absolute(), config.dir / "arena-results", *config.also_hidden]
+    try:
+        shipped = plan(folders, grants, [os.fspath(p) for p in hidden])
+    except WorkerError as err:
+        raise WorkerError(f"{config.path}: executor: {err}") from None
+    shipped.refuse_if_large()
+    return shipped
 
 
 def make(config: TournamentConfig, jobs: int | None, most: int,
-         notice: Callable[[str], None] | None = None) -> AnyExecutor:
+         notice: Callable[[str], None] | None = None, say: Callable[[str], None] | None = None) -> AnyExecutor:
     """The executor of ``config``: ``jobs`` in parallel (None: the executor's
-    own default, all cores or all the cluster's CPUs), never more than ``most``."""
+    own default, all cores or all the cluster's CPUs), never more than ``most``.
+    ``notice``: the executor's warnings; ``say``: what a Ray run ships."""
     if config.executor.backend != RAY:
         return make_executor(min(jobs if jobs is not None else job_count(config.jobs), most), config.affinity)
     # lazy: executors.ray loads the match runner and the codec (tests/test_lean_imports.py PLAYING)
-    from .ray import NOT_SHIPPED, RayExecutor, Shipment
+    from .ray import RayExecutor
 
     shipment = None
-    if config.executor.files == SHIP:
-        root = ship_root(config)
-        output = os.fspath(config.output)
-        inside = os.path.commonpath([root, output]) == root
-        excludes = NOT_SHIPPED + ((os.path.relpath(output, root),) if inside else ())
-        shipment = Shipment(root, excludes)
+    if config.executor.files == SHIP and any(b.command for b in config.bots):   # built-in players need no files
+        shipped = ship_plan(config)
+        if say is not None:
+            say(shipped.line())
+        shipment = shipped.shipment
     return RayExecutor(None if jobs is None else min(jobs, most), config.executor.address, most=most,
                        shipment=shipment, notice=notice)
 

@@ -3,7 +3,8 @@ move a spec's paths to the node's copy of the shipped files (``Relocation``),
 send the stderr logs written there back with the outcome and at the end
 (``LogShipper``),
 check that the node can sandbox (``worker.unplayable``) and run ``arena
-check`` there (``check_here``).
+check`` there (``check_here``), start every bot there before the first match
+(``start_problems``), and how long a match's result may take (``bounds``).
 
 The Ray executor (``executors.ray``) calls these and knows nothing of bot
 specs, sandboxes or the game: it moves specs and outcomes as opaque values.
@@ -19,11 +20,15 @@ from typing import Any
 
 from ...check import check_bot
 from ...match import MatchResult, MatchSpec, SeatSpec
+from ...match.probe import probe_bot
 from ...process import BotSpec, TimeControl
 from ...process.confine import sandbox
 from .outcome import Outcome
 
-__all__ = ["Relocation", "LogShipper", "check_here"]
+__all__ = ["Relocation", "LogShipper", "check_here", "start_problems", "start_seconds", "bounds"]
+
+PLAY_MARGIN = 30.0      # seconds on top of a match's worst case: worker and bot processes, Ray's own calls
+ARRIVAL_FLOOR = 10.0    # seconds a result ready on its node may take to reach the arena, at least
 
 
 @dataclass(frozen=True)
@@ -135,3 +140,44 @@ def check_here(bot: BotSpec, head_root: str | None, time_control: TimeControl | 
     report = check_bot(bot, time_control=time_control)
     report.containment = f"{report.containment}; on Ray node {socket.gethostname()}".lstrip("; ")
     return report
+
+
+def start_problems(specs: list[MatchSpec], head_root: str | None) -> list[tuple[str, str]]:
+    """Runs on the node: each bot program of ``specs`` started as its first
+    match there would start it (its sandbox, limits and time to start) at a
+    table of built-in players, and asked one decision; (bot, why) for each
+    that does not start."""
+    first: dict[str, tuple[MatchSpec, SeatSpec]] = {}
+    for spec in specs:
+        for seat in spec.seats:
+            if seat.bot is not None:
+                first.setdefault(seat.name, (spec, seat))
+    relocation = None if head_root is None else Relocation(head_root, os.getcwd())
+    problems = []
+    for name, (spec, seat) in first.items():
+        others = tuple(SeatSpec.builtin("greedy") for _ in spec.seats[1:])
+        alone = dataclasses.replace(spec, match_id=f"start-check-{name}", seats=(seat, *others), log_dir=None,
+                                    faults=dataclasses.replace(spec.faults, unstartable_forfeits=True))
+        probe = probe_bot(alone if relocation is None else relocation.spec(alone), 0, decisions=1)
+        if not probe.ready:
+            problems.append((name, probe.problem or "it did not start"))
+    return problems
+
+
+def start_seconds(specs: list[MatchSpec]) -> float:
+    """How long ``start_problems`` of ``specs`` may take: each bot's start
+    and one decision, one bot after another."""
+    first = {s.name: spec.time for spec in specs for s in spec.seats if s.bot is not None}
+    return sum(tc.startup_seconds + tc.per_decision_seconds for tc in first.values())
+
+
+def bounds(spec: MatchSpec) -> tuple[float, float]:
+    """How long ``spec``'s result may take, in seconds: to be played (its
+    worst case under its time control: every bot takes its whole start-up
+    time and bank, and every hand runs to the turn cap with every decision
+    at its limit, buys included), and to reach the arena once it is ready
+    on its node (a transfer: at least ``ARRIVAL_FLOOR``, or a bot's start)."""
+    rules, tc, players = spec.ruleset(), spec.time, len(spec.seats)
+    decisions = rules.hands * players * rules.turn_cap_per_player * (players + 1)   # draw, play, the others' buys
+    worst = players * (tc.startup_seconds + (tc.bank_seconds or 0.0)) + decisions * tc.per_decision_seconds
+    return worst + PLAY_MARGIN, max(ARRIVAL_FLOOR, tc.startup_seconds)

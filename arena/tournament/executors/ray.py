@@ -36,24 +36,26 @@ actors), and with them every bot.
 from __future__ import annotations
 
 import os
-import socket
 import sys
+import time
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import shipping
 from .assign import Assigner, PoolModel
 from .local import EXEC, ProcessExecutor, WorkerError
-from .node import LogShipper, Relocation, check_here
+from .node import LogShipper, Relocation, bounds, check_here, start_seconds
 from .outcome import MatchFailure, Outcome
-from .rayjoin import NOT_SHIPPED, Shipment, connect, import_ray, one_line
+from .rayjoin import Shipment, connect, import_ray, one_line
+from .raynodes import CHECK_MARGIN, as_on_the_node, check_nodes, here, overdue
 from .worker import unplayable
 
 if TYPE_CHECKING:
     from ...match.spec import MatchSpec
 
-__all__ = ["RayExecutor", "MatchActor", "Shipment", "Relocation", "MAX_ATTEMPTS", "NOT_SHIPPED", "connect",
+__all__ = ["RayExecutor", "MatchActor", "Shipment", "Relocation", "MAX_ATTEMPTS", "connect",
            "check_on_ray"]
 
 MAX_ATTEMPTS = 3          # plays of one match whose actor is lost, before it fails
@@ -87,6 +89,7 @@ class MatchActor:
     directory, whose copy is this actor's working directory (None: shared paths)."""
 
     def __init__(self, head_root: str | None) -> None:
+        as_on_the_node()        # before its worker starts: the bots inherit the worker's environment
         self.relocation = None if head_root is None else Relocation(head_root, os.getcwd())
         self.logs = None if self.relocation is None else LogShipper(self.relocation)
         # Ray places its actors (pinned, every one would take CPU 0), and an
@@ -94,15 +97,15 @@ class MatchActor:
         self.executor = ProcessExecutor(1, pin=False, start=EXEC)
         self.checked = False
 
-    def node(self) -> str:
-        """Where this actor runs, for messages."""
-        return socket.gethostname()
+    def node(self) -> tuple[str, str]:
+        """Where this actor runs: its name for messages, its Ray id."""
+        return here()
 
     def play(self, spec: MatchSpec) -> Played | Refused:
         if not self.checked:
             reason = unplayable(spec)
             if reason is not None:
-                return Refused(f"Ray node {self.node()}: {reason}")
+                return Refused(f"Ray node {self.node()[0]}: {reason}")
             self.checked = True
         if self.relocation is not None:
             spec = self.relocation.spec(spec)
@@ -120,17 +123,24 @@ class MatchActor:
 
 @dataclass
 class _Slot:
-    """One actor; ``node`` is known once Ray has placed and started it."""
+    """One actor; ``node`` (its name) and ``node_id`` are known once Ray has placed and started it."""
 
     actor: Any
     node: str | None = None
+    node_id: str | None = None
 
 
 @dataclass
 class _Call:
+    """A match sent to an actor: when, how long its result may take
+    (``node.bounds``), and since when Ray has said it is ready on its node."""
+
     slot: _Slot
     spec: MatchSpec
     attempt: int
+    sent: float = field(default_factory=time.monotonic)
+    bounds: tuple[float, float] = (float("inf"), float("inf"))
+    ready_at: float | None = None
 
 
 def _stderr(line: str) -> None:
@@ -152,13 +162,15 @@ class RayExecutor:
         self._calls: dict[Any, _Call] = {}
         self._failed_starts = 0
         self._pool_models: dict[Hashable, PoolModel] = {}     # each actor's, for ``assign``
+        self._avoid: set[str] = set()       # nodes whose results do not arrive: no actor is placed there again
+        self._checked = False               # every node has started every bot (``check_nodes``)
         self._ours = connect(address, shipment)
         try:
             if jobs is None:
                 cpus = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
                 jobs = cpus if most is None else max(1, min(cpus, most))
             self.jobs = jobs
-            self._class = self._ray.remote(MatchActor).options(num_cpus=1, max_restarts=0, runtime_env=NICENESS_ENV)
+            self._class = self._ray.remote(MatchActor)
             for _ in range(jobs):
                 self._start()
         except WorkerError:
@@ -173,12 +185,20 @@ class RayExecutor:
 
     def _start(self) -> None:
         root = None if self.shipment is None else self.shipment.root
-        slot = _Slot(self._class.remote(root))
+        options: dict[str, Any] = {"num_cpus": 1, "max_restarts": 0, "runtime_env": NICENESS_ENV}
+        if self._avoid:     # Ray's own labels: every node has its id as one
+            options["label_selector"] = {"ray.io/node-id": f"!in({','.join(sorted(self._avoid))})"}
+        slot = _Slot(self._class.options(**options).remote(root))
         self._starting[slot.actor.node.remote()] = slot
 
     def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
         # Each actor keeps its own bot pool: as in ProcessExecutor, an idle
         # actor gets the match its pool plays with the fewest new processes.
+        specs = list(specs)
+        if not self._checked and specs:
+            root = None if self.shipment is None else self.shipment.root
+            check_nodes(specs, root, NICENESS_ENV, CHECK_MARGIN + start_seconds(specs))
+            self._checked = True
         todo = Assigner(iter(specs), self.jobs, pools=self._pool_models)
         retry: deque[tuple[MatchSpec, int]] = deque()
         more = True
@@ -194,7 +214,7 @@ class RayExecutor:
                         break
                     spec, attempt = nxt, 1
                 self._idle.popleft()
-                self._calls[slot.actor.play.remote(spec)] = _Call(slot, spec, attempt)
+                self._calls[slot.actor.play.remote(spec)] = _Call(slot, spec, attempt, bounds=bounds(spec))
             if not self._calls and not retry and not more:
                 return
             waiting = [*self._calls, *self._starting]
@@ -206,11 +226,59 @@ class RayExecutor:
                     self._started(ref)
                 else:
                     yield from self._returned(ref, retry)
+            yield from self._overdue(retry)
+
+    def _overdue(self, retry: deque[tuple[MatchSpec, int]]) -> Iterator[Outcome]:
+        """Give up the matches whose results are overdue (``node.bounds``):
+        a node that stalls, or whose result cannot reach this machine (a
+        firewalled port), would otherwise keep the run waiting for ever."""
+        if not self._calls:
+            return
+        ready, _ = self._ray.wait(list(self._calls), num_returns=len(self._calls), timeout=0, fetch_local=False)
+        now = time.monotonic()
+        for ref in ready:
+            if self._calls[ref].ready_at is None:
+                self._calls[ref].ready_at = now
+        for ref, call in list(self._calls.items()):
+            why = overdue(call.sent, call.ready_at, call.bounds)
+            if why is not None:
+                del self._calls[ref]
+                yield from self._given_up(call, why, retry)
+
+    def _given_up(self, call: _Call, why: str, retry: deque[tuple[MatchSpec, int]]) -> Iterator[Outcome]:
+        """The node of ``call`` is not used again: its actors are ended and
+        replaced elsewhere, and the match is played again on another node."""
+        if call.slot.node_id is not None:
+            self._avoid.add(call.slot.node_id)
+            usable = {n["NodeID"] for n in self._ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU")}
+            if usable <= self._avoid:
+                raise WorkerError(f"no Ray node is left whose results reach this machine: the last, "
+                                  f"{call.slot.node}, did not return match {call.spec.match_id} ({why})")
+        for slot in [call.slot, *(s for s in self._idle if s.node_id == call.slot.node_id)]:
+            self._retire(slot)
+        match_id = call.spec.match_id
+        if call.attempt >= MAX_ATTEMPTS:
+            yield MatchFailure(match_id, f"no result from Ray node {call.slot.node} ({why}), {call.attempt} times")
+            return
+        self.notice(f"{match_id}: no result from Ray node {call.slot.node}: {why}; playing the match again "
+                    f"on another node, and no more on that one")
+        retry.appendleft((call.spec, call.attempt + 1))
+
+    def _retire(self, slot: _Slot) -> None:
+        """End ``slot``'s actor (its worker then kills its bots) and start another."""
+        if slot in self._idle:
+            self._idle.remove(slot)
+        self._pool_models.pop(id(slot), None)
+        try:
+            self._ray.kill(slot.actor, no_restart=True)
+        except Exception:  # noqa: BLE001, S110 - gone already
+            pass
+        self._start()
 
     def _started(self, ref: Any) -> None:
         slot = self._starting.pop(ref)
         try:
-            slot.node = self._ray.get(ref)
+            slot.node, slot.node_id = self._ray.get(ref)
         except self._ray.exceptions.RayError as exc:
             self._failed_starts += 1
             if self._failed_starts >= MAX_FAILED_STARTS and not self._idle and not self._calls:
@@ -234,7 +302,10 @@ class RayExecutor:
             return
         if isinstance(back, Refused):
             raise WorkerError(back.reason)
-        self._idle.append(call.slot)
+        if call.slot.node_id in self._avoid:
+            self._retire(call.slot)         # its node's results may not arrive: see _given_up
+        else:
+            self._idle.append(call.slot)
         self._write_logs(back.logs)
         yield back.outcome
 
@@ -309,7 +380,11 @@ def check_on_ray(bot: Any, address: str | None, *, time_control: Any = None, shi
     are the node's own.  ``time_control``: a ``TimeControl``, or None."""
     ray = import_ray()
     root = os.path.abspath(os.fspath(bot.cwd or os.getcwd()))
-    shipment = Shipment(root, NOT_SHIPPED) if ship else None
+    shipment = None
+    if ship:
+        shipped = shipping.plan([root], [*bot.sandbox.read, *bot.sandbox.write])
+        shipped.refuse_if_large()
+        shipment = shipped.shipment
     ours = connect(address, shipment)
     try:
         task = ray.remote(num_cpus=1, max_retries=0, runtime_env=NICENESS_ENV)(check_here)

@@ -24,7 +24,7 @@ from typing import Any
 
 from .local import WorkerError
 
-__all__ = ["connect", "import_ray", "one_line", "REACH_SECONDS", "NOT_SHIPPED", "Shipment"]
+__all__ = ["connect", "check_address", "import_ray", "one_line", "REACH_SECONDS", "Shipment"]
 
 REACH_SECONDS = 10.0      # for a head's port to answer at all (_check_reachable)
 STOP_SECONDS = 30.0       # for the processes of a half-started Ray to end on a SIGTERM
@@ -32,15 +32,11 @@ STOP_ROUNDS = 5           # rounds of ending what is left (each round: orphans a
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
 
-# Never shipped to a Ray cluster: version control (which holds the tournament
-# file's history, hence the seed) and Python virtual environments.
-NOT_SHIPPED = (".git", ".hg", ".svn", ".venv", "venv", ".ci-venv", "__pycache__")
-
-
 @dataclass(frozen=True)
 class Shipment:
     """The directory Ray copies to every node (``root``, absolute), with
-    ``excludes`` (gitignore-style patterns relative to it: the results, VCS)."""
+    ``excludes`` (gitignore-style patterns relative to it: what is not
+    shipped, see ``shipping``)."""
 
     root: str
     excludes: tuple[str, ...] = ()
@@ -71,11 +67,7 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
                               f"{{'working_dir': {shipment.root!r}}}) first, or use 'files: shared'")
         return False
     env = None if shipment is None else shipment.runtime_env()
-    bootstrap = _bootstrap(address)
-    if bootstrap is None:
-        _check_reachable(os.environ.get("RAY_ADDRESS"), " (RAY_ADDRESS)")
-    else:
-        _check_reachable(bootstrap)
+    bootstrap = check_address(address)
     # ray.init puts in a SIGTERM handler of its own (sys.exit, after its core
     # has dumped a stack): the arena's goes back, so that a SIGTERM stops a
     # Ray run as a Ctrl-C does (clicommon.stop_signals; the abort ends the
@@ -96,12 +88,15 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
             finally:
                 if held is not None:
                     signal.signal(signal.SIGTERM, _after_init(held, held_int))
-        except (ConnectionError, RuntimeError, ValueError, OSError) as exc:
-            where = f" at {address}" if address else ""
-            raise WorkerError(f"cannot join the Ray cluster{where}: {one_line(exc)}") from None
         except Exception as exc:  # noqa: BLE001  Ray raises a plain Exception for a node that timed out starting
-            what = f"cannot join the Ray cluster at {address}" if address else "Ray could not start here"
-            raise WorkerError(f"{what}: {one_line(exc)}") from None
+            where = f"cannot join the Ray cluster at {address}" if address else "Ray could not start here"
+            if _authentication(exc):
+                raise WorkerError(f"{where}: its token authentication refused this machine's token, or this "
+                                  f"machine has none: give it the cluster's (RAY_AUTH_MODE=token with "
+                                  f"RAY_AUTH_TOKEN, or ~/.ray/auth_token; docs/CLUSTER.md)") from None
+            if address is None and isinstance(exc, (ConnectionError, RuntimeError, ValueError, OSError)):
+                where = "cannot join the Ray cluster"
+            raise WorkerError(f"{where}: {one_line(exc)}") from None
         except SystemExit as exc:
             # A SIGTERM while Ray started (or retried a head that does not
             # answer) met Ray's handler: its exit, with the signal's number, would
@@ -118,6 +113,18 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
         if adopting is not None:
             _subreaper(adopting)
     return True
+
+
+def check_address(address: str | None) -> str | None:
+    """What ``ray.init`` is to be given for ``address`` (``_bootstrap``),
+    once sure that a head answers there and this machine is a node of its
+    cluster (WorkerError, one line, if not): a run calls it before it says
+    anything, and ``connect`` again."""
+    bootstrap = _bootstrap(address)
+    given, named = (os.environ.get("RAY_ADDRESS"), " (RAY_ADDRESS)") if bootstrap is None else (bootstrap, "")
+    _check_reachable(given, named)
+    _check_node_here(given, named)
+    return bootstrap
 
 
 def _subreaper(on: bool) -> bool | None:
@@ -251,6 +258,52 @@ def _check_reachable(address: str | None, named: str = "") -> None:
     except OSError as exc:
         reason = exc.strerror or str(exc) or type(exc).__name__
         raise WorkerError(f"cannot join the Ray cluster at {address}{named}: nothing answers there ({reason})") from None
+
+
+def _authentication(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is Ray's token authentication
+    refusing this process: Ray's own message then starts "Failed to connect"."""
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if type(seen).__name__ == "AuthenticationError" or "InvalidAuthToken" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _check_node_here(address: str | None, named: str = "") -> None:
+    """Refuse to join a cluster from a machine that is not one of its nodes:
+    a Ray driver needs a raylet of the cluster beside it, and without one
+    Ray failed with a long traceback (shipping the files) or its core's
+    fatal log.  Ray Client's ``ray://`` addresses are left to Ray, and so
+    is a head on this machine (a loopback address): the head is a node."""
+    if not address or address in ("auto", "local") or address.startswith("ray://"):
+        return
+    host = address.rpartition(":")[0].strip("[]")
+    if host in ("localhost", "::1") or host.startswith("127.") or _raylet_here():
+        return
+    raise WorkerError(f"cannot join the Ray cluster at {address}{named} from this machine: no Ray node runs here, "
+                      f"and arena runs on a node of the cluster: run it on the head, or run `ray start --address "
+                      f"{address}` here first (docs/CLUSTER.md)")
+
+
+def _raylet_here() -> bool:
+    """Whether a Ray node's daemon (``raylet``) runs on this machine, as far
+    as /proc shows (elsewhere: assumed, and Ray says what is wrong)."""
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return True
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/comm", encoding="ascii", errors="replace") as f:
+                if f.read().strip() == "raylet":
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def one_line(exc: BaseException) -> str:

@@ -1,0 +1,115 @@
+"""Issue 33 on several Ray nodes: what is shipped, the environment a bot
+sees on a node, the start check of every bot on every node, a node with
+another arena version, and a node whose result never comes (its actor
+stopped, as behind a firewall): a bounded wait, then the match played again
+on another node, with one warning naming the node.
+
+One cluster for all of them (tests/ray_nodes.py runs the scenarios one
+after another in a private network namespace, and writes what it saw): its
+start and its daemons are most of the CPU these tests take, so the xdist
+workers share its report rather than each start one.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from filelock import FileLock
+from test_ray import in_netns, netns_env, stored
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.fixture(scope="module")
+def seen(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> dict[str, Any]:
+    """The report of tests/ray_nodes.py, run once for every xdist worker."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base if worker_id == "master" else base.parent    # the session's, shared by its workers
+    report, work = shared / "ray_nodes.json", shared / "ray-nodes"
+    with FileLock(str(report) + ".lock"):
+        if not report.exists():
+            work.mkdir()
+            ray_tmp = Path(tempfile.mkdtemp(prefix="arena-ray-", dir="/tmp"))   # short: Ray's socket paths
+            try:
+                done = subprocess.run(in_netns([sys.executable, str(HERE / "ray_nodes.py"), str(work), str(report)]),
+                                      capture_output=True, text=True, env=netns_env(ray_tmp), timeout=1200)
+            finally:
+                shutil.rmtree(ray_tmp, ignore_errors=True)
+            assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    found: dict[str, Any] = json.loads(report.read_text())
+    found["work"] = str(work)
+    return found
+
+
+def last_line(run: dict[str, Any]) -> str:
+    return str(run["stderr"]).strip().splitlines()[-1]
+
+
+def test_only_the_bots_folders_reach_the_nodes(seen: dict[str, Any]) -> None:
+    shipment = seen["shipment"]
+    assert shipment["line"].startswith("shipping to the Ray nodes from ") and ": a, b (6 files, " in shipment["line"]
+    expected = ["a/.cfg", "a/.gitignore", "a/.model/weights", "a/b.py", "a/bot.py", "b/bot.py"]
+    assert len(shipment["on_nodes"]) == 2 and all(files == expected for files in shipment["on_nodes"].values())
+
+
+def test_a_bot_on_a_node_sees_neither_the_copy_on_its_pythonpath_nor_rays_variables(seen: dict[str, Any]) -> None:
+    run = seen["env"]
+    assert run["exit"] == 0, run["stderr"]
+    assert "shipping to the Ray nodes from " in run["stderr"]
+    assert len(run["seen"]) >= 1
+    for env in run["seen"]:
+        assert "working_dir_files" in env["cwd"]      # it ran from the node's copy...
+        # ...which its PYTHONPATH does not name: it is the node's own (here the test's)
+        assert env["PYTHONPATH"] == netns_env(Path("/unused"))["PYTHONPATH"]
+        assert env["PYTHONBREAKPOINT"] is None and env["RAY_JOB_ID"] is None
+        assert env["RAY_RAYLET_PID"] is None and env["RAY_worker_niceness"] is None
+
+
+def test_a_node_that_cannot_start_a_bot_is_named_before_the_first_match(seen: dict[str, Any]) -> None:
+    run = seen["start"]
+    assert run["exit"] == 1
+    line = last_line(run)
+    assert line.startswith("Error: Ray node 127.0.0.1 (") and f", node {run['node']}): bot tool cannot start " \
+        f"there: cannot start 'arena-test-tool': not on PATH" in line, run["stderr"]
+    assert "Traceback" not in run["stderr"]
+    assert not run["out_exists"]            # nothing played, nothing stored: no results folder
+
+
+def test_a_node_with_another_arena_version_is_named(seen: dict[str, Any]) -> None:
+    run = seen["version"]
+    assert run["exit"] == 1
+    assert last_line(run).endswith(f", node {run['node']}) runs arena 0.0.1-other, Ray {ray_version()}, Python "
+                                   f"{python_version()}; this machine runs arena 0.1.0, Ray {ray_version()}, Python "
+                                   f"{python_version()}: install the same versions on every node"), run["stderr"]
+
+
+def test_a_result_that_never_comes_is_waited_for_within_a_bound_and_played_on_another_node(
+        seen: dict[str, Any]) -> None:
+    run = seen["stall"]
+    assert run["stopped"], run["stderr"]
+    assert run["exit"] == 0, run["stderr"]
+    warnings = [ln for ln in run["stderr"].splitlines() if ln.startswith("warning: ") and "no result" in ln]
+    assert len(warnings) == 1, run["stderr"]
+    assert f", node {run['node']}): it did not end within " in warnings[0]
+    assert warnings[0].endswith("playing the match again on another node, and no more on that one")
+    assert len(stored(Path(seen["work"]) / "stall-out")) == 6
+    # (Ray's kill of the stopped actor is a SIGTERM, held while it is stopped: the scenario ends it.)
+
+
+def ray_version() -> str:
+    import ray  # lazy: only these tests compare versions
+
+    return str(ray.__version__)
+
+
+def python_version() -> str:
+    import platform  # lazy: as above
+
+    return platform.python_version()
