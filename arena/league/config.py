@@ -223,7 +223,7 @@ players: 3
 
 # The rules: a preset and overrides of any setting.
 rules:
-  preset: standard
+  preset: shanghai
   # contracts: [2S3, S3+R4]
 
 # The time control of every version, in seconds.

@@ -182,6 +182,9 @@ class Register:
                       (row[0], json.dumps(list(seats)), block, now()))
         return TableRow(row[0], tuple(seats), block, now())
 
+    def table_count(self) -> int:
+        return int(self._read("SELECT count(*) FROM tables")[0][0])
+
     def tables(self, since: int = 0) -> list[TableRow]:
         return [TableRow(r[0], tuple(json.loads(r[1])), r[2], r[3])
                 for r in self._read("SELECT table_no, seats, block, created_at FROM tables WHERE table_no >= ?"

@@ -84,7 +84,7 @@ def check_waiting(config: LeagueConfig, register: Register, sandbox_mode: str | 
         failed = [f"{s.name}: {s.summary}" for s in report.steps if s.status == FAIL]
         if failed:
             register.refuse(version.name, failed)
-            echo(f"{version.name} refused: it failed {len(failed)} step(s) of arena check; first: {failed[0]}")
+            echo(f"{version.name} refused: it failed {len(failed)} step(s) of arena check")
         else:
             retired = register.admit(version.name)
             now = register.version(version.name)
