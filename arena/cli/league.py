@@ -16,6 +16,8 @@ import click
 from ..botcommand import BotCommandError, split_command
 from ..league.config import FILE_NAME, LeagueConfig, LeagueError, load_league, template
 from ..league.register import REFUSED, Register
+from ..league.versions import check_waiting
+from ..league.versions import submit as submit_version
 from ..logsetup import status
 from ..process.confine import sandbox
 from ..tournament.config.model import ConfigError
@@ -71,10 +73,6 @@ def init(directory: Path) -> None:
 def submit(directory: Path, author: str, path: Path, command: str | None, no_check: bool) -> None:
     """Hand in PATH (a folder, or one file) as AUTHOR's next version: copied into the league's store,
     then checked (arena check's scenarios); a version that fails is refused, with the reasons."""
-    # lazy: storing and checking a version loads the match runner, which no other command here needs
-    from ..league.versions import check_waiting
-    from ..league.versions import submit as submit_version
-
     config = _load(directory)
     try:
         argv = tuple(split_command(command)) if command is not None else None
