@@ -6,6 +6,9 @@
   ``confine`` (what a bot may use, what the kernel enforces and the watchdog watches)
   nothing of the rest of ``arena.process``, which talks to a bot and builds on it;
 - ``arena.ranking`` (ratings and matchmaking) nothing of games, protocol or processes;
+- ``arena.league`` (the league) only the command line imports, and of it only
+  ``arena.cli.league``'s ``serve`` the web page (``arena.league.web``: Starlette), which
+  nothing else of the league imports;
 - the executors (``arena.tournament.executors``) nothing of the game, the protocol, the players
   or bot processes: the Ray executor moves specs and outcomes as they are, and what must read
   them on a node (moving their paths to the node's copy of the files, sending the logs back,
@@ -49,6 +52,13 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "arena.tournament.pairing": _ABOVE_PAIRING,
     "arena.tournament.results": _ABOVE_RESULTS,
     "arena.tournament.standings": _ABOVE_STANDINGS,
+    # The league stands on the tournament, the checker, the ranking and the report: none of them knows it.
+    "arena.tournament": ("arena.league",),
+    "arena.check": ("arena.league", "arena.cli"),
+    "arena.report": ("arena.league", "arena.cli"),
+    "arena.match": ("arena.league", "arena.cli"),
+    "arena.players": ("arena.league", "arena.cli"),
+    "arena.league": ("arena.cli", "arena.league.web"),
 }
 # Exceptions to FORBIDDEN: a module a layer may import although its package is above it.
 ALLOWED: dict[str, tuple[str, ...]] = {
@@ -63,6 +73,7 @@ EXEMPT: dict[str, tuple[str, ...]] = {
     "arena.tournament.executors": ("arena.tournament.executors.worker", "arena.tournament.executors.node",
                                    "arena.tournament.executors.outcome"),
     "arena.tournament.config": ("arena.tournament.config.load",),     # its own rule above
+    "arena.league": ("arena.league.web", "arena.league.web.app", "arena.league.web.serve"),   # the page itself
 }
 
 

@@ -24,6 +24,8 @@ PLAYING = ("msgspec", "arena.match.runner", "arena.match.pool", "arena.match.sea
            "arena.shanghai.finder", "arena.tournament.executors.worker")
 # Loaded for a report or a fit, never by a command that does not show one.
 REPORTING = ("numpy", "trueskill", "jinja2", "altair", "arena.report.build", "arena.ranking.trueskill_batch")
+# Loaded by `arena league serve` alone: the league's page and its web stack.
+SERVING = ("starlette", "uvicorn", "sse_starlette", "anyio", "arena.league.web.app", "arena.league.standings")
 
 
 def modules_after(code: str) -> set[str]:
@@ -36,8 +38,8 @@ def modules_after(code: str) -> set[str]:
 
 def test_the_command_line_loads_nothing_of_playing_or_reporting() -> None:
     loaded = modules_after("import arena.cli")
-    assert {"click", "arena.cli.tournament", "arena.match.spec"} <= loaded
-    assert not loaded & set(PLAYING + REPORTING), sorted(loaded & set(PLAYING + REPORTING))
+    assert {"click", "arena.cli.tournament", "arena.match.spec", "arena.cli.league"} <= loaded
+    assert not loaded & set(PLAYING + REPORTING + SERVING), sorted(loaded & set(PLAYING + REPORTING + SERVING))
 
 
 def test_the_lazy_packages_still_give_every_name() -> None:

@@ -548,8 +548,9 @@ def report(results: str, out: Path | None, bot: str | None, replays: bool, ratin
 
 
 # The tournament commands live with the tournament library (arena.tournament).
+from .league import league  # noqa: E402
 from .results import matches, show, verify  # noqa: E402
 from .tournament import leaderboard, playing_note, run  # noqa: E402
 
-for _command in (run, leaderboard, matches, show, verify):
+for _command in (run, leaderboard, matches, show, verify, league):
     main.add_command(_command)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Union
 
 from ..config.model import RAY, SHIP, TournamentConfig
+from .assign import LOOKAHEAD
 from .cpus import job_count
 from .local import Executor, MatchFailure, Outcome, ProcessExecutor, SerialExecutor, WorkerError, make_executor
 
@@ -44,12 +45,15 @@ def ship_plan(config: TournamentConfig) -> Plan:
 
 
 def make(config: TournamentConfig, jobs: int | None, most: int,
-         notice: Callable[[str], None] | None = None, say: Callable[[str], None] | None = None) -> AnyExecutor:
+         notice: Callable[[str], None] | None = None, say: Callable[[str], None] | None = None,
+         lookahead: int = LOOKAHEAD) -> AnyExecutor:
     """The executor of ``config``: ``jobs`` in parallel (None: the executor's
     own default, all cores or all the cluster's CPUs), never more than ``most``.
-    ``notice``: the executor's warnings; ``say``: what a Ray run ships."""
+    ``notice``: the executor's warnings; ``say``: what a Ray run ships;
+    ``lookahead``: of how many coming matches a local worker chooses (``assign``)."""
     if config.executor.backend != RAY:
-        return make_executor(min(jobs if jobs is not None else job_count(config.jobs), most), config.affinity)
+        return make_executor(min(jobs if jobs is not None else job_count(config.jobs), most), config.affinity,
+                             lookahead)
     # lazy: executors.ray loads the match runner and the codec (tests/test_lean_imports.py PLAYING)
     from .ray import RayExecutor
 

@@ -67,7 +67,7 @@ from ...process.confine.affinity import pin as pin_cpu
 from ...process.confine.affinity import plan as plan_cpus
 from ...process.confine.affinity import unpin as unpin_cpu
 from . import channel
-from .assign import Assigner, PoolModel
+from .assign import LOOKAHEAD, Assigner, PoolModel
 from .forked import ForkedWorker, WorkerProcess, can_fork
 from .outcome import STOP, MatchFailure, Outcome
 
@@ -166,11 +166,14 @@ class ProcessExecutor:
     ``exec``, or ``auto`` (fork when ``can_fork()`` says so at that moment,
     else exec).  ``fork`` where forking is not possible is ``exec``."""
 
-    def __init__(self, jobs: int, pin: bool = True, start: str = AUTO) -> None:
+    def __init__(self, jobs: int, pin: bool = True, start: str = AUTO, lookahead: int = LOOKAHEAD) -> None:
         if start not in (AUTO, FORK, EXEC):
             raise ValueError(f"start must be {AUTO}, {FORK} or {EXEC}, not {start!r}")
         self.jobs = max(1, jobs)
         self.start = start
+        # Of how many coming matches an idle worker chooses (``assign``); a league,
+        # which decides each table from the results so far, draws few ahead.
+        self.lookahead = lookahead
         # Worker i plays on cpus[i] (with its bots) for the whole run, even
         # after a replacement: a dead worker's successor takes its CPU.
         self.cpus = plan_cpus(self.jobs) if pin else [None] * self.jobs
@@ -268,7 +271,7 @@ class ProcessExecutor:
         return _Slot(proc, ours)
 
     def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
-        todo = Assigner(iter(specs), len(self.slots), pools=self._pool_models)
+        todo = Assigner(iter(specs), len(self.slots), self.lookahead, pools=self._pool_models)
         self._more = True
         while True:
             yield from self._fill(todo)
@@ -416,6 +419,7 @@ def _wait(proc: WorkerProcess, seconds: float) -> None:
         pass  # the caller kills what is left
 
 
-def make_executor(jobs: int, pin: bool = True) -> SerialExecutor | ProcessExecutor:
-    """``jobs`` matches at once; ``pin``: each on a CPU of its own (``process.confine.affinity``)."""
-    return SerialExecutor(pin) if jobs <= 1 else ProcessExecutor(jobs, pin)
+def make_executor(jobs: int, pin: bool = True, lookahead: int = LOOKAHEAD) -> SerialExecutor | ProcessExecutor:
+    """``jobs`` matches at once; ``pin``: each on a CPU of its own (``process.confine.affinity``);
+    ``lookahead``: of how many coming matches an idle worker chooses (``assign``)."""
+    return SerialExecutor(pin) if jobs <= 1 else ProcessExecutor(jobs, pin, lookahead=lookahead)

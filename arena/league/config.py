@@ -1,0 +1,276 @@
+"""The league file, ``DIR/league.yaml``: what every match of the league is played with.
+
+A league is a directory: its file (this module), its store of versions
+(``store``), its register of versions and tables (``register``) and its
+results (``DIR/results/results.sqlite``, a tournament's results database).
+The file is read as a tournament file is, by the same reader, so every
+mistake is one line naming the file, the line and the key
+(``league.yaml:12: authors[2].command: ...``); the keys shared with a
+tournament file (``players``, ``rules``, ``time``, ``faults``, ``sandbox``,
+``seed``, ``jobs``, an author's ``command`` and ``limits``) mean what they
+mean there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from yaml.nodes import Node
+
+from ..process import TimeControl
+from ..process.confine.sandbox import AUTO
+from ..process.confine.sandbox import MODES as SANDBOX_MODES
+from ..shanghai.ruleset import MAX_PLAYERS, MIN_PLAYERS, Ruleset
+from ..tournament.config.bots import _NAME_RE
+from ..tournament.config.bounded import read_text
+from ..tournament.config.model import BotConfig, BotLimits, ConfigError, FaultSettings, TournamentConfig
+from ..tournament.config.nodes import _line
+from ..tournament.config.reader import Reader, compose
+
+__all__ = ["FILE_NAME", "LeagueConfig", "LeagueError", "load_league", "league_file", "template"]
+
+FILE_NAME = "league.yaml"
+RESULTS = "results"     # DIR/results: the results directory (results.sqlite, logs/)
+
+_TOP_KEYS = ("name", "players", "rules", "time", "faults", "sandbox", "seed", "jobs", "command", "limits",
+             "matchmaking", "authors")
+_MATCHMAKING_KEYS = ("placement_matches", "max_width")
+_AUTHOR_KEYS = ("name", "command", "builtin", "env", "limits")
+
+
+class LeagueError(Exception):
+    """A one-line, user-facing problem with a league (its directory, a version, the store)."""
+
+
+@dataclass(frozen=True)
+class Matchmaking:
+    """How tables are chosen: a new version plays its first ``placement_matches``
+    matches before anything else is played, and is "placed" once its rank range
+    is at most ``max_width`` ranks wide as well."""
+
+    placement_matches: int = 30
+    max_width: int = 3
+
+
+@dataclass(frozen=True)
+class LeagueConfig:
+    """A validated league file.  ``authors``: each author's program as a bot
+    entry (a ``command`` run in a version's own folder of the store, or a
+    ``builtin`` house player, which has one version and is never checked)."""
+
+    path: Path
+    name: str
+    authors: tuple[BotConfig, ...]
+    seed: int
+    players: int = 3
+    rules: Ruleset = field(default_factory=Ruleset)
+    time: TimeControl = field(default_factory=TimeControl)
+    faults: FaultSettings = field(default_factory=FaultSettings)
+    sandbox: str = AUTO
+    jobs: int | None = None
+    matchmaking: Matchmaking = field(default_factory=Matchmaking)
+    key_lines: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def dir(self) -> Path:
+        return self.path.parent
+
+    @property
+    def results(self) -> Path:
+        return self.dir / RESULTS
+
+    def author(self, name: str) -> BotConfig:
+        """The author ``name``: LeagueError (naming the file's authors) if there is none."""
+        for a in self.authors:
+            if a.name == name:
+                return a
+        line = dict(self.key_lines).get("authors")
+        where = f"{self.path}:{line}" if line else str(self.path)
+        known = ", ".join(a.name for a in self.authors) or "none"
+        raise LeagueError(f"{where}: authors: no author {name!r} (the authors are: {known}); "
+                          f"add '- name: {name}' under authors:")
+
+    def stored(self) -> dict[str, Any]:
+        """What the results database keeps of the league: what every match is
+        played with (not the authors, whose versions come and go)."""
+        return {"name": self.name, "format": "league", "players": self.players, "rules": self.rules.to_mapping(),
+                "time": {"startup": self.time.startup_seconds, "per_decision": self.time.per_decision_seconds,
+                         "bank": self.time.bank_seconds},
+                "faults": dataclasses.asdict(self.faults), "sandbox": self.sandbox, "seed": self.seed,
+                "rating": "hands", "duplicate": True, "seating": "balanced"}
+
+    def tournament(self, bots: tuple[BotConfig, ...]) -> TournamentConfig:
+        """The league as the tournament layer's functions take it: ``bots`` are
+        the versions (named ``author.vN``, each in its own folder)."""
+        return TournamentConfig(path=self.path, dir=self.dir, name=self.name, bots=bots, players=self.players,
+                                rules=self.rules, time=self.time, faults=self.faults, seed=self.seed,
+                                jobs=self.jobs, output=self.results, sandbox=self.sandbox)
+
+
+def league_file(directory: str | os.PathLike[str]) -> Path:
+    """``DIR/league.yaml``; LeagueError when DIR is no league."""
+    path = Path(directory) / FILE_NAME
+    if not path.is_file():
+        raise LeagueError(f"{directory}: not a league: it has no {FILE_NAME} (arena league init {directory} makes one)")
+    return path
+
+
+def load_league(directory: str | os.PathLike[str]) -> LeagueConfig:
+    """Read and check ``DIR/league.yaml``: ConfigError (one line, file:line: key: ...) on a mistake."""
+    path = league_file(directory)
+    shown = os.fspath(path)
+    root = compose(shown, read_text(shown, "a YAML file"))
+    if root is None:
+        raise ConfigError(shown, 1, None, "the file is empty; expected the league's settings with at least 'authors'")
+    return _LeagueReader(shown, Path(os.path.abspath(path.parent))).league(root, path)
+
+
+class _LeagueReader(Reader):
+    """The tournament file's reader, with the league's own top level and ``authors``."""
+
+    def league(self, root: Node, path: Path) -> LeagueConfig:
+        top = self.mapping(root, "", _TOP_KEYS, what="a mapping of league settings (name, authors, ...)",
+                           required=("authors", "seed"), extensions=True)
+        values: dict[str, Any] = {"key_lines": tuple((k, _line(kn)) for k, (kn, _) in top.items())}
+        values["name"] = self._name(top, path.parent.name or "league")
+        players_node = top["players"][1] if "players" in top else None
+        players = values["players"] = 3 if players_node is None else self.integer(
+            players_node, "players", MIN_PLAYERS, MAX_PLAYERS, "a number of players per table")
+        values["rules"] = self.rules(top.get("rules"), players, players_node)
+        if "time" in top:
+            values["time"] = self.time(top["time"][1])
+        if "faults" in top:
+            values["faults"] = self.faults(top["faults"][1])
+        if "sandbox" in top:
+            values["sandbox"] = self.choice(top["sandbox"][1], "sandbox", SANDBOX_MODES,
+                                            ", ".join(map(repr, SANDBOX_MODES)))
+        if "jobs" in top:
+            values["jobs"] = self._jobs(top["jobs"][1])
+        values["seed"] = self.integer(top["seed"][1], "seed", 0, 2 ** 63 - 1, "a seed")
+        if "matchmaking" in top:
+            values["matchmaking"] = self._matchmaking(top["matchmaking"][1])
+        values["authors"] = self._authors(top)
+        return LeagueConfig(path=path, **values)
+
+    def _matchmaking(self, node: Node) -> Matchmaking:
+        entries = self.mapping(node, "matchmaking", _MATCHMAKING_KEYS,
+                               what="a mapping (placement_matches, max_width)")
+        values = {key: self.integer(entries[key][1], f"matchmaking.{key}", lo, 10_000)
+                  for key, lo in (("placement_matches", 1), ("max_width", 1)) if key in entries}
+        return Matchmaking(**values)
+
+    def _authors(self, top: Mapping[str, tuple[Node, Node]]) -> tuple[BotConfig, ...]:
+        default = top["command"][1] if "command" in top else None
+        limits = self.limits(top["limits"][1], "limits") if "limits" in top else BotLimits()
+        items = self.sequence(top["authors"][1], "authors", "a list of authors (each a mapping with a name)")
+        authors: list[BotConfig] = []
+        first: dict[str, int] = {}
+        for i, item in enumerate(items):
+            author = self._author(item, f"authors[{i}]", default, limits)
+            if author.name in first:
+                raise self.fail(item, f"authors[{i}].name", f"duplicate author '{author.name}' "
+                                                           f"(already on line {first[author.name]})")
+            first[author.name] = _line(item)
+            authors.append(author)
+        return tuple(authors)
+
+    def _author(self, node: Node, path: str, default: Node | None, limits: BotLimits) -> BotConfig:
+        entries = self.mapping(node, path, _AUTHOR_KEYS, what="an author (a mapping with name, and command "
+                               "or builtin)", required=("name",))
+        if "command" in entries or "builtin" in entries:
+            bot, _ = self.bot(node, path)
+            return bot if bot.command is None or "limits" in entries else dataclasses.replace(bot, limits=limits)
+        if default is None:
+            raise self.fail(node, f"{path}.command", "missing; give the author a 'command' (how a version "
+                                                     "of theirs is run), or give the league one ('command:')")
+        name_node = entries["name"][1]
+        name = self.string(name_node, f"{path}.name", "an author's name (a string)")
+        if not _NAME_RE.match(name):
+            raise self.fail(name_node, f"{path}.name", f"expected a name of 1-40 letters, digits, '_', '.', '+' "
+                                                       f"or '-' (starting with a letter or digit), got {name!r}")
+        env = self.env(entries["env"][1], f"{path}.env") if "env" in entries else ()
+        own = self.limits(entries["limits"][1], f"{path}.limits") if "limits" in entries else limits
+        return BotConfig(name=name, command=self.command(default, "command"), dir=self.base, env=env,
+                         limits=own, line=_line(node))
+
+
+def template(name: str) -> str:
+    """A new league file, every key shown and explained, with a fresh seed."""
+    seed = secrets.randbits(48)
+    return _TEMPLATE.format(name=name, seed=seed)
+
+
+_TEMPLATE = """\
+# A league: a competition that runs for weeks.  Authors hand in versions
+# (arena league submit DIR AUTHOR PATH); each is checked (arena check's
+# scenarios) and, if it passes, placed by playing, and from then on the table
+# is current (arena league run DIR; arena league serve DIR --port 8000).
+# A mistake here is reported as one line: league.yaml:LINE: key: what is wrong.
+# The keys shared with a tournament file mean what they mean there
+# (tournaments/example.yaml explains each).
+
+name: {name}
+
+# Seats per table (2-8).  Every table is played in as many seatings as it has
+# seats, on one duplicate deal, so seat and card luck cancel.
+players: 3
+
+# The rules: a preset and overrides of any setting.
+rules:
+  preset: shanghai
+  # contracts: [2S3, S3+R4]
+
+# The time control of every version, in seconds.
+time:
+  startup: 10
+  per_decision: 1
+  bank: null
+
+# A version forfeits its seat in a match after this many faults (timeouts,
+# crashes, illegal or malformed replies).
+faults:
+  max_strikes: 3
+
+# The sandbox every version runs in: auto (bubblewrap where it runs), bwrap, none.
+sandbox: auto
+
+# Matches in parallel (auto: one per core); arena league run --jobs overrides it.
+jobs: auto
+
+# The seed every deal derives from: keep it secret while the league runs.
+seed: {seed}
+
+# How an author's version is run, in its own copy of the folder they handed
+# in (an author may give their own 'command').
+command: python3 bot.py
+
+# Limits of every version's processes (an author may give their own 'limits').
+limits:
+  memory_mb: 512
+  cpu_seconds: 600
+
+# How tables are chosen.  A new version plays first: placement_matches of
+# them before the others go on, and it is "placed" once its rank range is at
+# most max_width ranks wide.  Otherwise the tables go where the ratings are
+# least certain.
+matchmaking:
+  placement_matches: 30
+  max_width: 3
+
+# Who may hand in versions.  A builtin author (random, greedy, passive) is a
+# house player: always in the league, never checked.
+authors:
+  - name: house-greedy
+    builtin: greedy
+  - name: house-random
+    builtin: random
+  # - name: alice
+  # - name: bob
+  #   command: java -jar bot.jar
+"""

@@ -1,0 +1,36 @@
+"""A league table's matches, as a tournament's schedule entries.
+
+Table ``n`` (numbered as the register records them) is played in its ``k``
+seatings of one balanced block (``pairing.seating``: every version in
+every seat once, neighbours balanced over the blocks) on one duplicate
+deal, whose seed derives from the league's seed and ``n`` alone.  So a
+table's matches follow from its register row, and a run that stopped
+part-way through one plays exactly the rotations it lacks.
+
+Match ids are ``L000042-r1`` (table 42, rotation 1): the rotations of one
+table share their deal and their duplicate group (``ratings.duplicate_group``).
+A match's schedule index is ``8 n + r``, unique for tables of up to 8.
+"""
+
+from __future__ import annotations
+
+from ..shanghai.ruleset import MAX_PLAYERS
+from ..tournament.pairing.schedule import ScheduleEntry, derive_seed
+from ..tournament.pairing.seating import design, seatings
+from .register import TableRow
+
+__all__ = ["block_for", "table_entries"]
+
+
+def block_for(table_no: int, k: int) -> int:
+    """The seating block of table ``table_no``: they take turns, so that the
+    neighbours of the league's tables balance as a tournament's do."""
+    return table_no % len(design(k))
+
+
+def table_entries(table: TableRow, league_seed: int) -> list[ScheduleEntry]:
+    """Every match of ``table``, rotation 0 first."""
+    seed = derive_seed(league_seed, "league", table.table_no)
+    return [ScheduleEntry(index=MAX_PLAYERS * table.table_no + r, match_id=f"L{table.table_no:06d}-r{r}",
+                          table=table.table_no, rotation=r, deal=0, seats=seats, seed=seed)
+            for r, seats in enumerate(seatings(table.seats, table.block))]

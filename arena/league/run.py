@@ -1,0 +1,212 @@
+"""``arena league run``: play the league's tables for as long as it runs.
+
+One run at a time holds the league (the results directory's run lock).  It
+checks the versions waiting, then plays: first the matches of tables a
+stopped run left unfinished, then new tables (``matchmaking``), each match
+stored in the results database as it finishes, in one transaction, by this
+process alone, exactly as ``arena run`` stores a tournament's.  So Ctrl-C,
+a SIGTERM or a SIGKILL at any moment loses only the matches being played,
+and the next run plays those (a table's matches follow from its register
+row, ``plan``) and none that is stored.
+
+The matches are handed to the executor one table ahead (its ``lookahead``):
+each new table is chosen from the results stored so far, and a version
+handed in while the league plays is checked, and placed, within a table or
+two.  With nothing to play (fewer playing versions than seats), it waits for
+submissions.  ``max_matches`` bounds a run (tests, benchmarks, a cron job).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ..match import MatchSpec
+from ..process.confine import sandbox
+from ..ranking.live import ratings as live_ratings
+from ..ranking.model import Rating
+from ..tournament.config.model import TournamentConfig
+from ..tournament.executors.choose import AnyExecutor, make
+from ..tournament.executors.local import MatchFailure, WorkerError
+from ..tournament.pairing.schedule import ScheduleEntry
+from ..tournament.results.database import DEFAULT_DB_NAME, ResultStore, StoredMatch
+from ..tournament.runlock import results_lock
+from ..tournament.runner import entry_spec, record_failure, stored_match
+from ..tournament.standings.ratings import rated_games
+from .config import LeagueConfig, LeagueError
+from .matchmaking import next_table
+from .plan import block_for, table_entries
+from .register import PLAYING, REFUSED, SUBMITTED, Register, TableRow
+from .versions import check_waiting, league_tournament, register_house
+
+__all__ = ["LeagueRun", "run_league"]
+
+POLL_SECONDS = 2.0       # how often an idle league looks for new versions
+
+
+@dataclass
+class LeagueRun:
+    """What one run did."""
+
+    played: int = 0
+    failed: int = 0
+    tables: int = 0
+    checked: list[str] = field(default_factory=list)
+
+
+def run_league(config: LeagueConfig, jobs: int | None = None, max_matches: int | None = None,
+               echo: Callable[[str], None] = print, idle_exit: bool = False) -> LeagueRun:
+    """Play until stopped, or ``max_matches`` are played; ``idle_exit``: stop
+    instead of waiting when nothing can be played."""
+    config.results.mkdir(parents=True, exist_ok=True)
+    (config.results / "logs").mkdir(exist_ok=True)
+    with results_lock(config.results), Register(config.dir) as register:
+        register_house(config, register)
+        try:
+            mode = sandbox.prepare(config.sandbox).mode
+        except sandbox.SandboxUnavailable as exc:
+            raise LeagueError(f"{config.path}: sandbox: {exc}") from None
+        store = ResultStore(config.results / DEFAULT_DB_NAME)
+        try:
+            player = _Player(config, register, store, mode, echo)
+            return player.play(jobs, max_matches, idle_exit)
+        finally:
+            store.close()
+
+
+class _Player:
+    """The state of a run: the stored matches it knows, the matches handed out."""
+
+    def __init__(self, config: LeagueConfig, register: Register, store: ResultStore, mode: str,
+                 echo: Callable[[str], None]) -> None:
+        self.config, self.register, self.store, self.mode, self.echo = config, register, store, mode, echo
+        self.summary = LeagueRun()
+        self.rng = random.Random(f"{config.seed}/league/{time.time_ns()}")
+        self.matches: list[StoredMatch] = []
+        self.counts: Counter[str] = Counter()
+        self.fitted_at = -1
+        self.ratings: dict[str, Rating] = {}
+        # What is to be played first: the matches of the tables a stopped run left unfinished.
+        # A match that fails is not tried again by this run; the next one does.
+        self.queue: deque[ScheduleEntry] = deque()
+        self.entries: dict[str, ScheduleEntry] = {}
+        self.waiting = ""
+
+    def play(self, jobs: int | None, max_matches: int | None, idle_exit: bool) -> LeagueRun:
+        self.store.init_tournament(self.config.name, self.config.stored(), seed=self.config.seed,
+                                   bots=[v.name for v in self.register.versions() if v.status != REFUSED])
+        for m in self.store.matches():
+            self._know(m)
+        stored = self.store.completed_ids()
+        self.queue.extend(e for table in self.register.tables() for e in table_entries(table, self.config.seed)
+                          if e.match_id not in stored)
+        if self.queue:
+            self.echo(f"resuming: {len(self.queue)} match(es) of unfinished tables first")
+        budget = max_matches if max_matches is not None else 1 << 62
+        executor = self._executor(jobs, budget)
+        complete = False
+        try:
+            while self.summary.played < budget:
+                self._check()
+                played = self.summary.played
+                self._feed(executor, budget)
+                if self.summary.played == played:       # nothing to play
+                    if idle_exit:
+                        break
+                    self._say_waiting()
+                    time.sleep(POLL_SECONDS)
+            complete = True
+        finally:
+            if complete:
+                executor.close()
+            else:
+                executor.abort()
+        return self.summary
+
+    def _say_waiting(self) -> None:
+        """Once per wait: why nothing is played."""
+        playing = len(self.register.versions(PLAYING))
+        line = (f"waiting for versions: {playing} play, a table needs {self.config.players} "
+                f"(arena league submit {self.config.dir} AUTHOR FOLDER)")
+        if line != self.waiting:
+            self.echo(line)
+            self.waiting = line
+
+    def _executor(self, jobs: int | None, budget: int) -> AnyExecutor:
+        tournament = self.config.tournament(())
+        try:
+            # One table ahead: each table is chosen from the results stored before it.
+            return make(tournament, jobs, budget, lookahead=self.config.players)
+        except WorkerError as err:
+            raise LeagueError(str(err)) from None
+
+    def _check(self) -> None:
+        if self.register.versions(SUBMITTED):
+            done = check_waiting(self.config, self.register, self.mode, self.echo)
+            self.summary.checked += [v.name for v in done]
+            self.store.init_tournament(self.config.name, self.config.stored(), seed=self.config.seed,
+                                       bots=[v.name for v in done if v.status != REFUSED])
+
+    def _know(self, m: StoredMatch) -> None:
+        self.matches.append(m)
+        self.counts.update(m.bots)
+
+    def _feed(self, executor: AnyExecutor, budget: int) -> None:
+        """Play until nothing is left to play, a version waits for its check, or the budget is spent."""
+        tournament = league_tournament(self.config, [v for v in self.register.versions() if v.status != REFUSED])
+        log_dir = self.config.results / "logs"
+        for outcome in executor.run(self._specs(tournament, log_dir, budget)):
+            entry = self.entries[outcome.match_id]
+            self.summary.played += 1
+            if isinstance(outcome, MatchFailure):
+                self.summary.failed += 1
+                self.echo(record_failure(self.store, log_dir, entry, outcome))
+                continue
+            stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            m = stored_match(entry, outcome, stamp)
+            self.store.add_match(m)
+            self._know(m)
+            self.echo(f"{entry.match_id}: " + ", ".join(f"{b} {p}" for b, p in zip(m.bots, _ordinals(m.places))))
+
+    def _specs(self, tournament: TournamentConfig, log_dir: Path, budget: int) -> Iterator[MatchSpec]:
+        handed = self.summary.played
+        while handed < budget:
+            if self.register.versions(SUBMITTED):
+                return                    # checked before the next table: new versions first
+            entry = self._next_entry()
+            if entry is None:
+                return
+            self.entries[entry.match_id] = entry
+            handed += 1
+            yield entry_spec(tournament, entry, log_dir, self.mode)
+
+    def _next_entry(self) -> ScheduleEntry | None:
+        """A match of an unfinished table (one a stopped run began, or the one
+        being handed out), else the first of a new table; None: nothing to play."""
+        if not self.queue:
+            table = self._new_table()
+            if table is None:
+                return None
+            self.summary.tables += 1
+            self.queue.extend(table_entries(table, self.config.seed))
+        return self.queue.popleft()
+
+    def _new_table(self) -> TableRow | None:
+        playing = [v.name for v in self.register.versions(PLAYING)]
+        if len(self.matches) != self.fitted_at:
+            self.ratings = live_ratings(rated_games(self.matches), playing)
+            self.fitted_at = len(self.matches)
+        seats = next_table(playing, self.counts, self.ratings, self.config.players,
+                           self.config.matchmaking.placement_matches, self.rng)
+        if seats is None:
+            return None
+        return self.register.add_table(seats, block_for(self.register.table_count(), self.config.players))
+
+
+def _ordinals(places: list[int]) -> list[str]:
+    return [f"{p}{'st' if p == 1 else 'nd' if p == 2 else 'rd' if p == 3 else 'th'}" for p in places]

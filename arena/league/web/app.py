@@ -1,0 +1,157 @@
+"""The league's live page: a read-only ASGI app (Starlette).
+
+Routes: ``/`` the page; ``/fragments`` its sections as HTML (JSON of
+section -> HTML); ``/events`` server-sent events, an ``update`` each time
+what the page shows changed; ``/replay/MATCH`` a match's replay viewer,
+made by the report's own code (``arena.report``); ``/board.json`` the data.
+
+Why server-sent events rather than polling: a page learns of a stored match
+within a second without asking every second, one light ``state_key`` check
+a second serves every reader, and the browser's ``EventSource`` reconnects by
+itself (through a reverse proxy too: the response says
+``X-Accel-Buffering: no``, and keep-alive comments every 15 s keep idle
+proxies from closing it).  The sections themselves are fetched once per
+change, rendered once per change whoever asks (``_Cache``): the bootstrap fit
+behind the intervals takes a while, and runs in a worker thread, never in
+the event loop.
+
+Every value is rendered by Jinja2 with autoescape, through the report's
+``visible`` (bidi controls and the like shown as escapes), so no name or
+reason from a version can write markup; the page's script only moves those
+rendered fragments into place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import asdict
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+from sse_starlette import EventSourceResponse
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from ...report.html import replay_page, visible
+from ...report.replay import ReplayError
+from ...tournament.results.database import DEFAULT_DB_NAME, ResultStore, StoreError
+from ..config import LeagueConfig
+from ..register import Register
+from ..standings import Board, board, state_key
+
+__all__ = ["SECTIONS", "make_app"]
+
+SECTIONS = ("leaderboard", "health", "recent", "authors")
+CHECK_SECONDS = 1.0       # how often /events looks for a change
+
+
+def _finalize(value: Any) -> Any:
+    # As the report's pages: text shown with its invisible characters escaped; the templates' own Markup as is.
+    return visible(value) if isinstance(value, str) and not isinstance(value, Markup) else value
+
+
+def _asset(name: str) -> str:
+    return (resources.files(__package__) / "templates" / name).read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FunctionLoader(_asset), autoescape=True, undefined=jinja2.StrictUndefined,
+                              trim_blocks=True, lstrip_blocks=True, finalize=_finalize)
+
+
+class _Cache:
+    """The league's stores, opened read-only once they exist, and the page's
+    sections rendered once per state of the league."""
+
+    def __init__(self, config: LeagueConfig) -> None:
+        self.config = config
+        self.lock = threading.Lock()
+        self.store: ResultStore | None = None
+        self.register: Register | None = None
+        self.key: str | None = None
+        self.fragments: dict[str, str] = {}
+        self.board: Board | None = None
+
+    def _open(self) -> tuple[ResultStore | None, Register | None]:
+        db = self.config.results / DEFAULT_DB_NAME
+        if self.store is None and db.exists():
+            self.store = ResultStore(db, readonly=True)
+        if self.register is None and (self.config.dir / "league.sqlite").exists():
+            self.register = Register(self.config.dir, readonly=True)
+        return self.store, self.register
+
+    def current_key(self) -> str:
+        with self.lock:
+            store, register = self._open()
+            return "empty" if register is None else state_key(store, register)
+
+    def sections(self) -> tuple[str, dict[str, str], Board | None]:
+        with self.lock:
+            store, register = self._open()
+            key = "empty" if register is None else state_key(store, register)
+            if key != self.key:
+                self.board = None if register is None else board(self.config, store, register)
+                shown = self.board or Board(self.config.name)
+                self.fragments = {s: _env().get_template(f"{s}.html").render(board=shown) for s in SECTIONS}
+                self.key = key
+            return key, self.fragments, self.board
+
+    def replay(self, match_id: str) -> str | None:
+        # lazy: a replay loads the engine to replay the record; most readers never open one
+        from ...report.data import stored_replay
+
+        with self.lock:
+            store, _ = self._open()
+            if store is None:
+                return None
+            try:
+                return replay_page(stored_replay(store, match_id, back="../"))
+            except (StoreError, ReplayError, KeyError):
+                return None
+
+
+def make_app(config: LeagueConfig) -> Starlette:
+    cache = _Cache(config)
+
+    async def page(request: Request) -> Response:
+        key, fragments, _ = await run_in_threadpool(cache.sections)
+        html = _env().get_template("league.html").render(name=config.name, key=key,
+                                                         sections={s: Markup(fragments[s]) for s in SECTIONS})
+        return HTMLResponse(html)
+
+    async def fragments(request: Request) -> Response:
+        key, parts, _ = await run_in_threadpool(cache.sections)
+        return JSONResponse({"key": key, "sections": parts})
+
+    async def board_json(request: Request) -> Response:
+        key, _, shown = await run_in_threadpool(cache.sections)
+        return JSONResponse({"key": key, "board": None if shown is None else asdict(shown)})
+
+    async def events(request: Request) -> Response:
+        async def changes() -> AsyncIterator[dict[str, str]]:
+            last = request.query_params.get("key")
+            while True:
+                key = await run_in_threadpool(cache.current_key)
+                if key != last:
+                    last = key
+                    yield {"event": "update", "data": key}
+                await asyncio.sleep(CHECK_SECONDS)
+        return EventSourceResponse(changes(), ping=15)
+
+    async def replay(request: Request) -> Response:
+        html = await run_in_threadpool(cache.replay, request.path_params["match_id"])
+        if html is None:
+            return HTMLResponse("<!doctype html><title>no such match</title><p>No such match.</p>", status_code=404)
+        return HTMLResponse(html)
+
+    return Starlette(routes=[Route("/", page), Route("/fragments", fragments), Route("/board.json", board_json),
+                             Route("/events", events), Route("/replay/{match_id}", replay)])

@@ -1,0 +1,139 @@
+"""``arena league serve``'s page: its routes (over HTTP, httpx), that
+what a version brings is escaped, and in a real headless Chromium (the
+system's, driven by Playwright, as tests/test_report_browser.py) that the
+table updates without a reload when a match is stored.
+
+One league of built-in players for the module; the server binds 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from arena.league.config import LeagueConfig, load_league
+from arena.league.register import Register
+from arena.league.run import run_league
+from arena.league.web.app import SECTIONS, make_app
+
+LEAGUE = """\
+name: web-league
+players: 3
+rules: {contracts: [2S3]}
+sandbox: none
+seed: 5
+authors:
+  - {name: house-greedy, builtin: greedy}
+  - {name: house-random, builtin: random}
+  - {name: house-passive, builtin: passive}
+  - {name: alice, command: python3 bot.py}
+"""
+HOSTILE = "<script>alert(1)</script> \u202eevil"
+
+
+def quiet(line: str) -> None:
+    pass
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory: pytest.TempPathFactory) -> LeagueConfig:
+    where = tmp_path_factory.mktemp("league")
+    (where / "league.yaml").write_text(LEAGUE)
+    config = load_league(where)
+    run_league(config, jobs=1, max_matches=3, echo=quiet, idle_exit=True)
+    with Register(where) as register:       # a refused version whose reasons quote what its bot wrote
+        version = register.add_version("alice", "0" * 64, ("python3", "bot.py"))
+        register.refuse(version.name, [f"draw: malformed: {HOSTILE}"])
+    return config
+
+
+def test_the_page_shows_the_leaderboard_history_health_and_recent_matches(served: str) -> None:
+    with httpx.Client(base_url=served) as client:
+        page = client.get("/")
+        assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+        html = page.text
+        for name in ("house-greedy.v1", "house-random.v1", "house-passive.v1", "alice.v1", "L000000-r0"):
+            assert name in html
+        assert 'href="replay/L000000-r1"' in html and 'id="matches-stored">' in html
+        parts = client.get("/fragments").json()
+        assert set(parts["sections"]) == set(SECTIONS) and parts["key"] in html
+        board = client.get("/board.json").json()["board"]
+        assert board["health"]["matches"] >= 3 and len(board["leaderboard"]) == 3    # (the browser's test plays more)
+        assert all(r["ranks"] and r["stage"] == "placement" for r in board["leaderboard"])
+        replay = client.get("/replay/L000000-r1")
+        assert replay.status_code == 200 and "replay-data" in replay.text
+        assert client.get("/replay/L999999-r0").status_code == 404
+        assert client.post("/").status_code == 405                     # read-only
+
+
+def test_what_a_version_brings_is_escaped(served: str) -> None:
+    with httpx.Client(base_url=served) as client:
+        html = client.get("/").text
+    assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "\u202e" not in html and "\\u202eevil" in html
+
+
+# -- in a real browser ---------------------------------------------------------------
+
+BROWSERS = ("chromium", "chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("playwright is not installed; CI must run the browser tests")
+        pytest.skip("playwright is not installed (pip install -e '.[test]')")
+    path = next((p for p in map(shutil.which, BROWSERS) if p), None)
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("no system Chromium; CI must run the browser tests (.ci/run installs chromium)")
+        pytest.skip("no system Chromium (apt-get install chromium)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def served(league: LeagueConfig) -> Iterator[str]:
+    """The page under uvicorn on 127.0.0.1, a free port, in a thread of this process."""
+    server = uvicorn.Server(uvicorn.Config(make_app(league), host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert server.started
+    port = server.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}/"
+    server.should_exit = True
+    thread.join(10)
+
+
+def test_the_browser_sees_the_table_update_without_a_reload(league: LeagueConfig, served: str, browser: Any) -> None:
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(served)
+    before = int(page.inner_text("#matches-stored"))
+    page.evaluate("window.notReloaded = true")
+    page.wait_for_timeout(300)            # the event stream is open
+    run_league(league, jobs=1, max_matches=3, echo=quiet, idle_exit=True)
+    page.wait_for_function(f"Number(document.getElementById('matches-stored').textContent) === {before + 3}",
+                           timeout=20_000)
+    assert page.evaluate("window.notReloaded === true")
+    assert "L000001-r0" in page.inner_text("#recent")
+    assert not errors, errors
+    page.close()
