@@ -137,3 +137,34 @@ def test_the_browser_sees_the_table_update_without_a_reload(league: LeagueConfig
     assert "L000001-r0" in page.inner_text("#recent")
     assert not errors, errors
     page.close()
+
+
+def test_a_sigterm_ends_serve_as_any_command(league: LeagueConfig) -> None:
+    """uvicorn stops gracefully on SIGTERM; then arena ends as every command
+    does, status 143 and one line, not silently with 0."""
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:          # a free port on loopback, for the server to take
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "arena", "league", "serve", str(league.path.parent),
+                             "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60    # bounds the wait for the server to answer; times nothing
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/board.json", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, (out, err)
+    assert [line for line in err.splitlines() if line.strip()] == [
+        "Error: terminated (SIGTERM): the page is no longer served; the league's files are as they were"], err

@@ -161,4 +161,7 @@ def serve(directory: Path, host: str, port: int) -> None:
     except ImportError as err:
         raise click.ClickException(f"arena league serve needs the league extra: pip install 'arena[league]' "
                                    f"({err})") from None
-    serve_page(config, host, port)
+    try:
+        serve_page(config, host, port)
+    except KeyboardInterrupt as stop:
+        raise Interrupted.by(stop, "the page is no longer served; the league's files are as they were") from None

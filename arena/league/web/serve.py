@@ -11,6 +11,10 @@ __all__ = ["serve"]
 
 
 def serve(config: LeagueConfig, host: str, port: int) -> None:
-    """Serve until Ctrl-C or SIGTERM (uvicorn stops gracefully, then the signal ends arena as any command)."""
-    uvicorn.run(make_app(config), host=host, port=port, log_level="warning", proxy_headers=True,
-                server_header=False)
+    """Serve until Ctrl-C or SIGTERM: uvicorn stops gracefully, then raises
+    the signal again, which ends arena as any command (``KeyboardInterrupt``).
+    ``Server.run``, not ``uvicorn.run``: that one swallows the
+    KeyboardInterrupt, so a SIGTERM ended the command silently with status 0."""
+    settings = uvicorn.Config(make_app(config), host=host, port=port, log_level="warning", proxy_headers=True,
+                              server_header=False)
+    uvicorn.Server(settings).run()
