@@ -5,7 +5,9 @@ The match runner forgives a bot that writes lines nobody asked for (they are
 thrown away) and replies carrying an earlier request's id (taken for late
 answers).  A tournament must, but a conformance check must not: a reply sent
 twice, a buy nobody asked for or ids the bot counts itself are bugs, and the
-transcript is where they show.
+transcript is where they show.  So is a line answering a notice: a JSON object
+with neither an id nor a choice, after notices that no such line answered yet
+(one line a notice, in their order; the arena may have taken it for a reply).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ NOTICES = {"event": "an event notice", "error": "an 'error' notice", "end": "the
 
 @dataclass(frozen=True)
 class Issue:
-    """A line the arena ignored, and what it means."""
+    """A line the arena ignored (or took for a reply it was not), and what it means."""
 
     what: str           # DUPLICATE, UNASKED, SECOND, WRONG_ID, UNSOLICITED, NOTICE or BEHIND
     detail: str         # one sentence naming the rule
