@@ -256,6 +256,28 @@ def test_transcript_tells_duplicates_unasked_buys_and_wrong_ids_apart() -> None:
     assert "request 5 was waiting" in issues[1].detail
 
 
+def test_transcript_tells_a_notice_answered_from_a_reply_without_its_id() -> None:
+    """A line with neither an id nor a choice after notices answers one of
+    them, also when it was taken for the reply; one with a choice is a reply
+    that forgot its id; the reply read after a notice's answer is no second
+    reply."""
+    lines = [
+        (OUT, '{"type":"event","event":{"type":"deal","hand":1}}'),
+        (OUT, '{"type":"request","id":1,"kind":"draw","options":["stock"]}'),
+        (IN, '{"ok":true}'), (IN, '{"id":1,"draw":"stock"}'),
+        (OUT, '{"type":"error","id":1,"fault":"malformed"}'), (IN, '{"ok":true}'),
+        (OUT, '{"type":"event","event":{"type":"draw","hand":1,"seat":0}}'),
+        (OUT, '{"type":"request","id":2,"kind":"play","options":["QH"]}'),
+        (IN, '{"discard":"QH"}'),
+    ]
+    exchanges, issues = read(lines)
+    assert [(e.reply, e.noticed) for e in exchanges] == [
+        ('{"ok":true}', True), ('{"discard":"QH"}', False)]
+    assert [(i.what, i.taken) for i in issues] == [
+        ("notice reply", True), ("reply behind a notice reply", False), ("notice reply", False)]
+    assert "an event notice" in issues[0].detail and "an 'error' notice" in issues[2].detail
+
+
 def test_a_reply_with_a_later_id_is_the_arenas_to_judge() -> None:
     """An id that was never sent is a wrong_id fault the runner records; the
     transcript does not report it a second time."""

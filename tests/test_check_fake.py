@@ -119,6 +119,8 @@ BUGGY = [
     ("discards_last", "one card left", "discarding your last card is not going out"),
     ("debug_stdout", "draw: upcard or stock", "stdout is for protocol lines only; write logs to stderr"),
     ("buy_yes", "draw: upcard or stock", "'buy' must be true or false, got 'no'"),
+    ("answers_notices", "draw: upcard or stock", "notice reply: it replied to an event notice, which "
+                                                 "bots must never answer"),
 ]
 
 
@@ -176,10 +178,11 @@ def test_a_traceback_behind_a_legal_reply_warns(tmp_path: Path) -> None:
     assert any("AttributeError" in d for d in warned.details)
 
 
-def test_a_line_answering_an_event_notice_fails(tmp_path: Path) -> None:
+def test_a_bot_that_answers_notices_is_told_so_not_that_its_reply_has_no_id(tmp_path: Path) -> None:
     """A bot that acknowledges every notice: the notices come in the write of
-    the request, so its acknowledgement is read as the reply, and the
-    report says that notices are never answered."""
+    the request, so its acknowledgement is read as the reply.  The FAIL line
+    names that bug, not the missing id; the copies of it in later steps are
+    'again', not replies sent twice."""
     inner = game_bot()
 
     def acknowledges(msg: dict[str, Any]) -> list[Reply]:
@@ -188,10 +191,20 @@ def test_a_line_answering_an_event_notice_fails(tmp_path: Path) -> None:
         return inner(msg)
 
     report = run_check(tmp_path, lambda: acknowledges)
-    first = next(s for s in report.steps if s.status == FAIL)
+    failed = [s for s in report.steps if s.status == FAIL]
+    first = failed[0]
     assert first.name == "draw: upcard or stock" and first.reply == '{"ok": true}', first
-    assert first.summary.startswith('malformed at its draw reply: the reply has no "id"'), first
-    assert "only 'start' and 'request' are answered, never an event, error or end notice" in first.summary
+    assert first.summary.startswith("notice reply: it replied to an event notice, which bots must "
+                                    "never answer: only 'start' and 'request' are answered"), first
+    assert "such lines in" in first.summary and "has no" not in first.summary
+    # The tournament's fault (the 'then:' line) names the bug too.
+    (then,) = [d for d in first.details if d.startswith("then: ")]
+    assert then.startswith("then: malformed: it replied to an event notice"), then
+    # Its own reply, read after, is no 'second reply' to an answered request.
+    assert 'also: reply behind a notice reply: {"id": 1, "draw": "stock"}' in first.details
+    assert {s.summary for s in failed[1:]} == {
+        "again: it replies to notices (first at 'draw: upcard or stock')"}, report.lines()
+    assert not [s for s in failed if "sent twice" in s.summary]
 
 
 def late_by(delay: float, first: int = 1) -> Callable[[], Answer]:

@@ -9,13 +9,29 @@ numbers; the one real probe times a bot that sleeps past its limit.
 
 from __future__ import annotations
 
+import random
 import sys
 from pathlib import Path
 
-from arena.match.probe import Probe
+import pytest
+
+from arena.match.probe import Lookalike, Probe
+from arena.players.registry import make_player
+from arena.process import DecisionStats
+from arena.shanghai.game import Decision, Game
+from arena.shanghai.ruleset import Ruleset
 from arena.tournament.config.load import load_config
 from arena.tournament.config.model import TournamentConfig
-from arena.tournament.estimate import probe_bots, probe_seconds, run_seconds, seat_seconds, unmeasured
+from arena.tournament.estimate import (
+    DEALS,
+    Estimate,
+    probe_bots,
+    probe_seconds,
+    run_seconds,
+    seat_seconds,
+    table_decisions,
+    unmeasured,
+)
 from arena.tournament.pairing.schedule import build_schedule
 from arena.tournament.results.rows import StoredMatch
 
@@ -92,5 +108,99 @@ def test_a_bot_that_sleeps_past_its_limit_is_probed_as_timing_out(tmp_path: Path
     config = a_class(tmp_path, per_decision=0.2)           # late.py sleeps 0.5 s a decision
     timed = probe_bots(config, ["late", "p0"], "none", jobs=2, seed=7)
     assert timed["late"].ready and timed["late"].timeouts >= 1, timed
-    assert timed["p0"].ready and timed["p0"].timeouts == 0 and timed["p0"].decisions == 3, timed
+    assert timed["p0"].ready and timed["p0"].timeouts == 0 and 3 <= timed["p0"].decisions <= 6, timed
+    # minimal.py draws from the stock, never buys and discards its first card: as passive does
+    assert timed["p0"].plays_like == "passive", timed
     assert probe_seconds(config, timed["late"], decisions=150) >= 3 * 0.2
+
+
+def slow(plays_like: str | None, timeouts: int = 0) -> Probe:
+    """A probe of a bot that answers in 0.7 of its 1 s limit."""
+    return Probe(ready=True, missed_start=False, startup_seconds=0.1, decisions=3, decision_seconds=3 * 0.7,
+                 timeouts=timeouts, plays_like=plays_like)
+
+
+def test_a_slow_bot_that_answers_in_time_is_counted_as_the_player_it_plays_like(tmp_path: Path) -> None:
+    """How slow a bot is says nothing of how it plays: a slow bot whose probed
+    moves were greedy's goes out as greedy does, one whose moves were
+    passive's plays its hands to the turn cap; neither, random's.  Only a bot
+    that runs into its limits plays the fallback moves (passive's)."""
+    config = a_class(tmp_path)
+    seats = ("late", "p0", "p1")
+    counts = {}
+    for like in ("greedy", "passive", None):
+        estimate = Estimate(config, (), {"late": slow(like)}, seed=11)
+        counts[like] = estimate.table(seats)[1]
+        stand_in = like or "random"
+        expected = sum(table_decisions(config, sorted((stand_in, "random", "random")), 11 + d)[1]
+                       for d in range(DEALS)) / DEALS
+        assert counts[like] == pytest.approx(expected)
+    assert counts["greedy"] < counts[None] < counts["passive"], counts
+    entries = build_schedule(config)
+    runs = {like: run_seconds(config, entries, 2, (), {"late": slow(like)}) for like in ("greedy", "passive")}
+    assert runs["greedy"] < runs["passive"], runs
+    timed_out = Estimate(config, (), {"late": slow("greedy", timeouts=1)}, seed=11)
+    assert timed_out.table(seats)[1] == pytest.approx(counts["passive"])
+
+
+def test_a_kind_of_table_is_counted_on_several_deals(tmp_path: Path) -> None:
+    """One deal's count of a greedy table is 0.7 to 1.5 times their mean: the mean of DEALS deals."""
+    config = a_class(tmp_path)
+    estimate = Estimate(config, seed=5)
+    engine, decisions = estimate.table(("g", "g", "g"))
+    one = [table_decisions(config, ("greedy",) * 3, 5 + d) for d in range(DEALS)]
+    assert DEALS >= 3 and decisions == pytest.approx(sum(d for _, d in one) / DEALS)
+
+
+class Scripted:
+    """A bot's seat for ``Lookalike``: it answers each decision with
+    ``role``'s move (a built-in player's), or lets one time out."""
+
+    def __init__(self, role: str, seed: int, timeout_at: int = -1) -> None:
+        self.player = make_player(role, random.Random(seed))
+        self.stats, self.faults = DecisionStats(), []
+        self.asked, self.timeout_at = 0, timeout_at
+
+    def decide(self, game: Game, d: Decision) -> None:
+        view = game.view(d.seat)
+        # A timeout's fallback is passive's move, which the arena makes for it.
+        player = make_player("passive", random.Random(0)) if self.asked == self.timeout_at else self.player
+        move = player.draw(view) if d.kind == "draw" else player.buy(view) if d.kind == "buy" else player.play(view)
+        if self.asked == self.timeout_at:
+            self.stats.timeouts += 1
+            self.faults.append("timeout")
+        else:
+            self.stats.record(0.1)
+        self.asked += 1
+        game.apply(move, d.seat)
+
+
+def lookalike_of(role: str, seed: int = 0, timeout_at: int = -1) -> tuple[str | None, int]:
+    """What ``Lookalike`` makes of seat 0 answering as ``role`` through a
+    probe's decisions (the other seats random), and how many it was asked."""
+    game = Game.seeded(Ruleset.from_mapping({"contracts": ["2S3", "2R4"]}), 3, 99)
+    others = [make_player("random", random.Random(i)) for i in range(3)]
+    bot, like = Scripted(role, seed, timeout_at), Lookalike(99)
+    while (d := game.decision()) is not None and not like.enough(bot.asked, 3):
+        if d.seat == 0:
+            like.watch(game, d, bot)      # type: ignore[arg-type]
+        else:
+            view = game.view(d.seat)
+            p = others[d.seat]
+            game.apply(p.draw(view) if d.kind == "draw" else p.buy(view) if d.kind == "buy" else p.play(view),
+                       d.seat)
+    return like.plays_like(), bot.asked
+
+
+def test_a_probe_tells_which_built_in_player_the_bot_plays_like() -> None:
+    """passive and greedy are told every time; random's moves are neither's
+    (by chance, as on 3 of 20 of its seeds here, it made greedy's moves
+    only; a bot taken for greedy is counted as going out a little early)."""
+    seeds = range(10)
+    assert {lookalike_of("passive", seed)[0] for seed in seeds} == {"passive"}
+    assert {lookalike_of("greedy", seed)[0] for seed in seeds} == {"greedy"}
+    assert sum(lookalike_of("random", seed)[0] is None for seed in seeds) >= 7
+    # a move the arena made for it (a timeout's fallback) is no move of its own
+    assert lookalike_of("greedy", timeout_at=0)[0] == "greedy"
+    assert lookalike_of("greedy", timeout_at=1)[0] == "greedy"
+    assert all(3 <= lookalike_of(role)[1] <= 6 for role in ("passive", "greedy", "random"))

@@ -177,6 +177,24 @@ def test_fault_details(tmp_path: Any) -> None:
     assert "1001" in wrong.detail
 
 
+def test_a_bot_that_answers_notices_is_told_so_in_its_fault(tmp_path: Any) -> None:
+    """Its answer to the notices sent with a request is read as the reply: the
+    fault line names that bug, not only the id the line lacks."""
+    def acknowledges() -> Answer:
+        inner = game_bot()
+        return lambda msg: [Line('{"ok":true}')] if msg.get("type") == "event" else inner(msg)
+
+    spec = MatchSpec("t5", (bot("acks"), SeatSpec.builtin("random")), RULES, seed=5, time=FAST,
+                     log_dir=str(tmp_path / "logs"))
+    with BotPool(fakes({"acks": acknowledges})) as pool:
+        result = run_match(spec, pool)
+    first = result.faults_of(0)[0]
+    assert (first.kind, first.decision_kind, first.excerpt) == ("malformed", "draw", '{"ok":true}')
+    assert first.describe().startswith(
+        "malformed at hand 1, request id 1 (draw): it replied to an event notice, which bots must "
+        "never answer"), first.describe()
+
+
 def test_handshake_timeout(tmp_path: Any) -> None:
     result = play(tmp_path, bot("silent_start"), SeatSpec.builtin("random"),
                   time_control=TimeControl(startup_seconds=0.2, per_decision_seconds=0.1))

@@ -321,6 +321,18 @@ BAD_REPLIES = [
 ]
 
 
+def test_a_line_without_id_or_choice_after_notices_is_named_their_answer() -> None:
+    """Notices came with the request: the bug leads, not the missing id; a
+    reply that lacks only its id is still told to echo it."""
+    with pytest.raises(ProtocolError) as info:
+        parse_reply({"ok": True}, 5, "draw", after_notices=True)
+    assert str(info.value).startswith("it replied to an event notice, which bots must never answer: "
+                                      "the line read as the reply to request 5, {\"ok\": true}, has neither")
+    assert info.value.fault == "malformed"
+    with pytest.raises(ProtocolError, match="^the reply has no \"id\"; it must echo the request's id 5$"):
+        parse_reply({"draw": "stock"}, 5, "draw", after_notices=True)
+
+
 @pytest.mark.parametrize("kind,reply,reason,fault", BAD_REPLIES, ids=[f"{k}-{i}" for i, (k, _, _, _) in enumerate(BAD_REPLIES)])
 def test_parse_reply_refuses_malformed_replies(kind: str, reply: Any, reason: str | None, fault: str | None) -> None:
     with pytest.raises(MalformedInput) as info:

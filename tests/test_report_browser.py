@@ -1,6 +1,7 @@
 """The report and the replay viewer in a real headless Chromium (the system's
 ``chromium``, driven by Playwright): what the pages show is checked against
-the stored record and the engine, and no page may log a console error.
+the stored record and the engine, and no page may log a console error or
+warning (Vega-Lite logs its complaints about a chart's spec as warnings).
 
 In CI (CI set) a missing Chromium or Playwright fails these tests; elsewhere
 they are skipped with the reason.
@@ -60,12 +61,13 @@ def results(tmp_path_factory) -> Path:
 
 
 class Page:
-    """A page that records console errors and uncaught exceptions."""
+    """A page that records console errors and warnings, and uncaught exceptions."""
 
     def __init__(self, browser: Any, width: int = 1300) -> None:
         self.page = browser.new_page(viewport={"width": width, "height": 900})
         self.errors: list[str] = []
-        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("console", lambda m: self.errors.append(f"{m.type}: {m.text}")
+                     if m.type in ("error", "warning") else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
 
     def __enter__(self) -> Any:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from ..match import TIMEOUT
 from ..words import plural
 from .report import AGAIN, CheckStep
-from .transcript import DUPLICATE, SECOND, UNASKED, UNSOLICITED, WRONG_ID, Exchange, Issue, read
+from .transcript import BEHIND, DUPLICATE, NOTICE, SECOND, UNASKED, UNSOLICITED, WRONG_ID, Exchange, Issue, read
 
 # What each kind of extra line is, in a few words, for the steps after the first.
 HEADLINES = {
@@ -27,6 +27,8 @@ HEADLINES = {
     SECOND: "a second reply to a request",
     WRONG_ID: "a reply with the wrong id",
     UNSOLICITED: "a line written while no request was waiting",
+    NOTICE: "it replies to notices",
+    BEHIND: "a reply read after its answer to a notice",
 }
 EVERY_REPLY_TWICE = "every reply is sent twice"
 ADVICE_ONCE = "write exactly one line per request (docs/PROTOCOL.md, 'Lines, streams and processes')"

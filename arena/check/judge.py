@@ -68,7 +68,7 @@ def judge_scenario(report: CheckReport, scenario: Scenario, spec: MatchSpec,
                    result: MatchResult, lines: list[tuple[str, str]], extra: ExtraLines) -> None:
     exchanges, issues = extra.read(lines)
     requests = [e for e in exchanges if e.kind != "start"]
-    report.ignored_lines += len(issues)
+    report.ignored_lines += sum(1 for i in issues if not i.taken)
     decisions = _replay(scenario, spec, result)
     faults = result.faults_of(scenario.seat)
     rule = scenario.rule
@@ -204,7 +204,7 @@ def match_step(report: CheckReport, result: MatchResult, lines: list[tuple[str, 
     hands = len(result.hand_scores)
     what = f"{hands} hands against {' and '.join(opponents)}, strict"
     _exchanges, issues = extra.read(lines)
-    report.ignored_lines += len(issues)
+    report.ignored_lines += sum(1 for i in issues if not i.taken)
     faults = result.faults_of(0)
     if issues and (not faults or caused_by(faults[0].kind, faults[0].excerpt, issues)):
         step = report.add("match", FAIL, f"{what}: {issues[0].what}: {issues[0].detail}",

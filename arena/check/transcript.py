@@ -5,7 +5,9 @@ The match runner forgives a bot that writes lines nobody asked for (they are
 thrown away) and replies carrying an earlier request's id (taken for late
 answers).  A tournament must, but a conformance check must not: a reply sent
 twice, a buy nobody asked for or ids the bot counts itself are bugs, and the
-transcript is where they show.
+transcript is where they show.  So is a line answering a notice: a JSON object
+with neither an id nor a choice, after notices that no such line answered yet
+(one line a notice, in their order; the arena may have taken it for a reply).
 """
 
 from __future__ import annotations
@@ -28,17 +30,21 @@ UNASKED_BUY = ("a buy nobody asked for: buy only in answer to a buy request, whi
 
 
 # What an extra line is (Issue.what).
-DUPLICATE, UNASKED, SECOND, WRONG_ID, UNSOLICITED = (
-    "duplicate", "unasked buy", "second reply", "wrong id", "unsolicited")
+DUPLICATE, UNASKED, SECOND, WRONG_ID, UNSOLICITED, NOTICE, BEHIND = (
+    "duplicate", "unasked buy", "second reply", "wrong id", "unsolicited", "notice reply",
+    "reply behind a notice reply")
+# The messages a bot must never answer, as a notice answered is named.
+NOTICES = {"event": "an event notice", "error": "an 'error' notice", "end": "the 'end' notice"}
 
 
 @dataclass(frozen=True)
 class Issue:
-    """A line the arena ignored, and what it means."""
+    """A line the arena ignored (or took for a reply it was not), and what it means."""
 
-    what: str           # DUPLICATE, UNASKED, SECOND, WRONG_ID or UNSOLICITED
+    what: str           # DUPLICATE, UNASKED, SECOND, WRONG_ID, UNSOLICITED, NOTICE or BEHIND
     detail: str         # one sentence naming the rule
     line: str           # the line, shortened
+    taken: bool = False  # the arena took it for a reply (a notice's answer can be): not ignored
 
 
 class Transcript(logging.Handler):
@@ -119,6 +125,7 @@ class Exchange:
     request: str
     reply: str | None = None
     copied: bool = False            # the reply was a copy of an earlier one
+    noticed: bool = False           # the line taken for its reply answered a notice
 
 
 def read(lines: list[tuple[str, str]], earlier: set[str] | None = None
@@ -130,9 +137,13 @@ def read(lines: list[tuple[str, str]], earlier: set[str] | None = None
     exchanges: list[Exchange] = []
     extra: list[_Extra] = []
     pending: Exchange | None = None
+    owed: list[str] = []            # the notices written, not yet answered by a line without an id
     for direction, text in lines:
         if direction == OUT:
-            pending = _sent(text, exchanges) or pending
+            head = _head(text)
+            if head.get("type") in NOTICES:
+                owed.append(str(head["type"]))
+            pending = _sent(head, text, exchanges) or pending
             continue
         if not text.strip():
             continue
@@ -141,23 +152,25 @@ def read(lines: list[tuple[str, str]], earlier: set[str] | None = None
         judged = pending is not None and not _stale(reply, pending) and (
             pending.request_id is None or rid == pending.request_id or not isinstance(rid, int)
             or isinstance(rid, bool) or rid >= pending.request_id)
-        copy = text.strip() in seen and _copy(reply, rid, pending)
-        if copy or not judged:
-            extra.append(_Extra(text, reply, rid, copy, pending))
+        # A bot that answers notices writes one line for each, in their order.
+        notice = owed.pop(0) if owed and _answers_notice(text, reply) else None
+        copy = notice is None and text.strip() in seen and _copy(reply, rid, pending)
+        if copy or not judged or notice is not None:
+            extra.append(_Extra(text, reply, rid, copy, pending, notice, judged))
         if judged and pending is not None:
             # The arena took this line for the answer (a fault if it is wrong).
-            pending.reply, pending.copied = text, copy
+            pending.reply, pending.copied, pending.noticed = text, copy, notice is not None
             seen.add(text.strip())
             pending = None
     # Told apart once every reply is known: a wrong id followed by the right
     # answer was an extra line, one never followed by it a miscounted answer.
     kinds = {e.request_id: e.kind for e in exchanges if e.request_id is not None}
-    return exchanges, [x.issue(kinds) for x in extra]
+    behind = {e.request_id for e in exchanges if e.noticed}
+    return exchanges, [x.issue(kinds, behind) for x in extra]
 
 
-def _sent(text: str, exchanges: list[Exchange]) -> Exchange | None:
+def _sent(head: dict[str, Any], text: str, exchanges: list[Exchange]) -> Exchange | None:
     """The exchange a line written to the bot opens ('start' or a request), if any."""
-    head = _head(text)
     if head.get("type") == "start":
         exchanges.append(Exchange(None, "start", text))
     elif head.get("type") == "request" and isinstance(head.get("id"), int):
@@ -184,6 +197,15 @@ def _stale(reply: dict[str, Any], pending: Exchange) -> bool:
             and ("id" in reply or any(_answers(reply, kind) for kind in ("draw", "buy", "play"))))
 
 
+def _answers_notice(text: str, reply: dict[str, Any]) -> bool:
+    """Whether a line can be the answer to a notice: a JSON object (a debug
+    print is no answer) with no id, no 'ready' and no choice (a reply that
+    lacks only its id is a reply)."""
+    return (text.lstrip().startswith("{") and reply.get("id") is None
+            and reply.get("type") != "ready"
+            and not any(_answers(reply, kind) for kind in ("draw", "buy", "play")))
+
+
 def _answered(exchange: Exchange) -> bool:
     """Whether the request got a reply carrying its own id."""
     return exchange.reply is not None and _head(exchange.reply).get("id") == exchange.request_id
@@ -198,10 +220,21 @@ class _Extra:
     rid: Any
     copy: bool                      # the same text as a reply sent before
     pending: Exchange | None        # the request waiting when it came
+    notice: str | None = None       # the type of the notice it answered
+    taken: bool = False             # taken for the reply to ``pending``
 
-    def issue(self, kinds: dict[int, str]) -> Issue:
+    def issue(self, kinds: dict[int, str], behind: set[int | None]) -> Issue:
+        """What the line was; ``kinds`` of the requests by id, ``behind``:
+        the ids of those whose reply was taken from a notice's answer."""
         line, rid, pending = _short(self.text), self.rid, self.pending
         number = isinstance(rid, int) and not isinstance(rid, bool)
+        if self.notice is not None:
+            return Issue(NOTICE, f"it replied to {NOTICES[self.notice]}, which bots must never "
+                         "answer: only 'start' and 'request' are answered (docs/PROTOCOL.md, "
+                         "'event')", line, self.taken)
+        if number and rid in behind and not self.copy:
+            return Issue(BEHIND, f"its reply to request {rid}, read after its answer to a notice "
+                         "had been taken for it", line)
         if (pending is not None and number and _answers(self.reply, pending.kind)
                 and not _answered(pending)):
             return Issue(WRONG_ID, f"a {pending.kind} reply carried id {rid} while request "

@@ -216,12 +216,14 @@ class RemoteSeat:
         try:
             req_id = entry[1] = handle.next_id
             handle.next_id = req_id + 1
-            data, self._notified = self.encoder.request_data(self._notified, req_id, d, self.protocol)
+            since = self._notified
+            data, self._notified = self.encoder.request_data(since, req_id, d, self.protocol)
             reply, elapsed = proc.request_data(data, req_id, None, self._is_stale_id, decode_reply_line)
             if proc.ignored_since:
                 self.note_ignored(game.hand_no, index)
             entry[2] = int(elapsed * 1_000_000 + 0.5) / 1000      # _ms, inline
-            action = reply_action(reply, req_id, d.kind)
+            # Notices in the same write: a line without an id answers one of them.
+            action = reply_action(reply, req_id, d.kind, self._notified > since)
             game.apply(action, d.seat)      # IllegalAction leaves the game unchanged
             return
         except (BotFailure, MalformedInput, IllegalAction) as exc:

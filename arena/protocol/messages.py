@@ -178,7 +178,7 @@ def quit_message() -> dict[str, Any]:
     return {"type": "quit"}
 
 
-def parse_reply(obj: Any, req_id: int, kind: str) -> Action:
+def parse_reply(obj: Any, req_id: int, kind: str, after_notices: bool = False) -> Action:
     """Turn a bot's reply to request ``req_id`` of ``kind`` into an action.
 
     Every kind is checked the same way: the ``id`` must be a JSON integer
@@ -186,18 +186,14 @@ def parse_reply(obj: Any, req_id: int, kind: str) -> Action:
     to ``req_id`` (else "wrong_id"); ``type``, if present, a string; no field
     beyond those of the kind.  Raises ProtocolError (fault "wrong_id" or
     "malformed") or MalformedInput from the engine's action decoder; neither
-    says anything about legality, which the game judges.
+    says anything about legality, which the game judges.  ``after_notices``:
+    event notices came in the same write as the request, so a line with
+    neither an id nor a choice is named as the answer to one of them.
     """
     if not isinstance(obj, Mapping):
         raise ProtocolError(f"a reply must be a JSON object, got {type(obj).__name__}")
     if "id" not in obj:
-        hint = ""
-        if kind in REPLY_FIELDS and not any(field in obj for field in REPLY_FIELDS[kind]):
-            # Neither an id nor a choice: most often a line the bot wrote for
-            # a notice, which arrived while this request waited.
-            hint = (f" (the line, {_text(dict(obj))}, holds no {kind} choice either: only 'start' "
-                    f"and 'request' are answered, never an event, error or end notice)")
-        raise ProtocolError(f"the reply has no \"id\"; it must echo the request's id {req_id}{hint}")
+        raise ProtocolError(_no_id(obj, req_id, kind, after_notices))
     reply_id = obj["id"]
     if type(reply_id) is not int:          # bool is an int subclass; 3.0 == 3
         raise ProtocolError(f"the reply's \"id\" must be a whole number (the request's id {req_id}), "
@@ -239,10 +235,27 @@ _UNSET_BEYOND_BUY = (UNSET,) * 5            # go_down .. discard
 _UNSET_BEFORE_DISCARD = (UNSET,) * 6        # draw .. steps
 
 
-def reply_action(line: ReplyLine, req_id: int, kind: str) -> Action:
+def _no_id(obj: Mapping[str, Any], req_id: int, kind: str, after_notices: bool) -> str:
+    """Why a reply without an id is refused, the bug first where it is told."""
+    if kind in REPLY_FIELDS and not any(field in obj for field in REPLY_FIELDS[kind]):
+        # Neither an id nor a choice: most often a line the bot wrote for a
+        # notice, read while this request waited.
+        if after_notices:
+            return (f"it replied to an event notice, which bots must never answer: the line read as "
+                    f"the reply to request {req_id}, {_text(dict(obj))}, has neither an \"id\" nor a "
+                    f"{kind} choice, and came after the notices sent with the request; only 'start' "
+                    f"and 'request' are answered (docs/PROTOCOL.md, 'event')")
+        return (f"the reply has no \"id\"; it must echo the request's id {req_id} (the line, "
+                f"{_text(dict(obj))}, holds no {kind} choice either: only 'start' and 'request' are "
+                f"answered, never an event, error or end notice)")
+    return f"the reply has no \"id\"; it must echo the request's id {req_id}"
+
+
+def reply_action(line: ReplyLine, req_id: int, kind: str, after_notices: bool = False) -> Action:
     """The action of a decoded reply line; the same outcome as ``parse_reply``
     on the strictly decoded object, which judges every reply the fast path
-    does not accept whole (so the reasons and fault kinds are its own)."""
+    does not accept whole (so the reasons and fault kinds are its own).
+    ``after_notices``: as for ``parse_reply``."""
     typed = line.typed
     if typed is not None and typed.id == req_id:
         f = line.fields
@@ -272,7 +285,7 @@ def reply_action(line: ReplyLine, req_id: int, kind: str) -> Action:
             obj = decode_object(line.raw)
         except JSONLineError as exc:     # accepted by the fast path: not expected
             raise ProtocolError(exc.reason) from None
-    return parse_reply(obj, req_id, kind)
+    return parse_reply(obj, req_id, kind, after_notices)
 
 
 _ALLOWED = {k: frozenset(v) for k, v in REPLY_FIELDS.items()}

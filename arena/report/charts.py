@@ -107,8 +107,12 @@ def _write_bundle(path: Path | None, text: str) -> None:
 
 # Vega-Lite's autosize for a chart as wide as its box: the width holds the
 # plot, its axes and legend (a phone's too); the height is the plot's own
-# (the ratings' 300 px, a step per bot of the box plot) plus the rest.
+# (the ratings' 300 px, BOX_STEP a bot of the box plot) plus the rest.
 FIT = {"type": "fit-x", "contains": "padding"}
+# The box plot's height a bot, Vega-Lite's own step for a discrete axis.  Given
+# as a height in pixels, not as a step: with a step in y, any "fit" autosize
+# makes Vega-Lite log 'Dropping "fit-y" because spec has discrete height'.
+BOX_STEP = 20
 
 
 def ratings_chart(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -140,7 +144,8 @@ def times_chart(points: Sequence[dict[str, Any]]) -> dict[str, Any]:
         x=alt.X("ms:Q", title="milliseconds per decision (log scale)", scale=alt.Scale(type="log"),
                 axis=alt.Axis(labelFlush=True)),
         color=alt.Color("bot:N", legend=None),
-    ).properties(width="container", autosize=FIT).to_dict()
+    ).properties(width="container", height=BOX_STEP * max(1, len({p["bot"] for p in points})),
+                 autosize=FIT).to_dict()
     return _with_data(spec, "times", points)
 
 

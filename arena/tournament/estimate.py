@@ -20,11 +20,16 @@ So each figure is measured where it can be:
   (``probe_bots``: its start and first decisions, in its sandbox);
 - how many decisions a match asks of a seat depends on who sits at the
   table (a table that never goes down plays each hand to its end, 3 to 6
-  times as long as one where greedy goes out): it is counted in a match of
-  built-in players standing in for the table, timed here (hundredths of a
-  second each): a bot program by ``random``, or by ``passive`` (as long as
-  the fallback moves a forfeited seat plays) when it is slow or runs into
-  its limits.
+  times as long as one where greedy goes out): it is counted in matches of
+  built-in players standing in for the table, on ``DEALS`` deals (one deal's
+  count of a table of greedy players is anywhere from 0.7 to 1.5 times
+  their mean), timed here (hundredths of a second each).  A bot program
+  is stood in for by ``passive`` (the fallback moves a forfeited seat
+  plays) when it runs into its limits; else by the built-in player that
+  made every move it made in its probe (``passive`` or ``greedy``), if one
+  did; else by ``random``.  How slow a bot is says nothing of how it plays:
+  a class's slow bots that went down and out were counted as never going
+  down, and their run estimated at 1.3 times what it took.
 
 The sum is spread over the jobs (``pairing.schedule.estimate_seconds``).
 """
@@ -58,9 +63,11 @@ PROGRAM_START = 0.05
 # Of a healthy bot's start, the share a match pays: a process plays several
 # matches (a forfeited one is killed, and its next match starts a new one).
 START_SHARE = 0.25
-# A decision slower than this share of the limit makes a bot slow: its
-# matches are counted as long as a table that never goes down plays.
+# A decision slower than this share of the limit makes a bot slow: the
+# timed line names it as one that makes the run long.
 SLOW_SHARE = 0.1
+# The deals a kind of table is played on to count its decisions.
+DEALS = 3
 
 
 def seat_seconds(stats: Mapping[str, object], faults: Sequence[Mapping[str, object]], config: TournamentConfig) -> float:
@@ -158,13 +165,19 @@ class Estimate:
         if name in self.builtin:
             return self.builtin[name]
         probe = self.timed.get(name)
-        return "passive" if probe is not None and _slow(self.config, probe) else "random"
+        if probe is None:
+            return "random"
+        if not probe.ready or probe.timeouts:
+            return "passive"            # forfeited, its seat plays the fallback moves
+        return probe.plays_like or "random"
 
     def table(self, seats: Sequence[str]) -> tuple[float, float]:
-        """(engine seconds, decisions a seat) of a match at this table, counted once per kind of table."""
+        """(engine seconds, decisions a seat) of a match at this table, the
+        mean of ``DEALS`` deals, counted once per kind of table."""
         roles = tuple(sorted(self._role(name) for name in seats))
         if roles not in self._tables:
-            self._tables[roles] = table_decisions(self.config, roles, self.seed)
+            counts = [table_decisions(self.config, roles, self.seed + deal) for deal in range(DEALS)]
+            self._tables[roles] = (sum(c[0] for c in counts) / DEALS, sum(c[1] for c in counts) / DEALS)
         return self._tables[roles]
 
     def match(self, entry: ScheduleEntry) -> float:
