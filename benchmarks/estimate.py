@@ -12,12 +12,16 @@ so ``arena run`` probes the bots before it plays, and prints its estimate
 ('timed each bot's start and first decisions: estimated 7.1 min'); printed
 here: that estimate, the time the matches took ('played 12 matches in
 401.9 s'), and their ratio.  On a busy machine a bot at 70 % of a 0.5 s
-limit can time out and forfeit, which no estimate foresees.
+limit can time out and forfeit, which no estimate foresees.  With
+``--unflushed`` the last bot never flushes its output, so it misses its
+start-up limit and forfeits every match, as a student's bot that forgets to
+flush does: the estimate counts that from its probe.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -37,7 +41,8 @@ sys.path.insert(0, {repo!r})
 from arena.botkit import BotSession  # noqa: E402
 from arena.players.registry import make_player  # noqa: E402
 
-role, fraction, spin = sys.argv[1], float(sys.argv[2]), sys.argv[3:] == ["spin"]
+role, fraction = sys.argv[1], float(sys.argv[2])
+spin, flush = "spin" in sys.argv[3:], "noflush" not in sys.argv[3:]
 limit = 1.0
 session = BotSession(make_player=lambda info: make_player(role, info.rng()), name="slow-" + role)
 for line in sys.stdin:
@@ -55,7 +60,8 @@ for line in sys.stdin:
     reply = session.handle(msg)
     if reply is not None:
         sys.stdout.write(json.dumps(reply) + "\\n")
-        sys.stdout.flush()
+        if flush:
+            sys.stdout.flush()
     if session.done:
         break
 '''
@@ -63,11 +69,12 @@ for line in sys.stdin:
 BOTS = (("g70", "greedy", 0.7), ("g60", "greedy", 0.6), ("p70", "passive", 0.7), ("p60", "passive", 0.6))
 
 
-def write_class(folder: Path, per_decision: float, spin: bool) -> Path:
+def write_class(folder: Path, per_decision: float, spin: bool, unflushed: bool = False) -> Path:
     (folder / "slow_bot.py").write_text(BOT.format(repo=str(REPO)))
     mode = ", spin" if spin else ""
-    bots = "\n".join(f"  - {{name: {name}, command: [{sys.executable}, slow_bot.py, {role}, '{share}'{mode}], "
-                     f"sandbox: {{read: [{REPO / 'arena'}]}}}}" for name, role, share in BOTS)
+    bots = "\n".join(f"  - {{name: {name}, command: [{sys.executable}, slow_bot.py, {role}, '{share}'{mode}"
+                     f"{', noflush' if unflushed and i == len(BOTS) - 1 else ''}], "
+                     f"sandbox: {{read: [{REPO / 'arena'}]}}}}" for i, (name, role, share) in enumerate(BOTS))
     path = folder / "slow.yaml"
     path.write_text(textwrap.dedent(f"""\
         name: slow
@@ -85,12 +92,17 @@ def main() -> None:
     parser.add_argument("--per-decision", type=float, default=0.5)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--spin", action="store_true", help="compute in a busy loop instead of sleeping")
+    parser.add_argument("--unflushed", action="store_true",
+                        help="the last bot never flushes its output (a student's usual bug): it never says "
+                             "'ready' in time, and forfeits every match at its start-up limit")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="arena-estimate-") as tmp:
-        config = write_class(Path(tmp), args.per_decision, args.spin)
+        config = write_class(Path(tmp), args.per_decision, args.spin, args.unflushed)
         run = subprocess.run([sys.executable, "-m", "arena", "run", str(config), "--jobs", str(args.jobs),
                               "--out", str(Path(tmp) / "results")],
-                             cwd=REPO, capture_output=True, text=True, check=False)
+                             cwd=REPO, capture_output=True, text=True, check=False,
+                             # a bot that never flushes would pass where PYTHONUNBUFFERED is set
+                             env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"})
     said = re.search(r"timed each bot's start and first decisions: estimated ([\d.]+) min", run.stderr)
     took = re.search(r"played (\d+) matches in ([\d.]+) s", run.stderr)
     if said is None or took is None:
