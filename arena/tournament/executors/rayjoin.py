@@ -19,6 +19,7 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,23 +158,30 @@ def _after_init(held: Any, held_int: Any) -> Any:
     return held
 
 
-def _children() -> set[int]:
-    """This process's children (Linux's /proc; elsewhere none are known)."""
-    me = str(os.getpid())
-    found: set[int] = set()
+def _proc(name: str) -> Iterator[tuple[str, str]] | None:
+    """Each process's pid and its /proc/PID/``name`` file (Linux's /proc;
+    None where there is none); processes gone meanwhile are skipped."""
     try:
         pids = [p for p in os.listdir("/proc") if p.isdigit()]
     except OSError:
-        return found
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[1] == me:
-            found.add(int(pid))
-    return found
+        return None
+
+    def read() -> Iterator[tuple[str, str]]:
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/{name}", encoding="ascii", errors="replace") as f:
+                    yield pid, f.read()
+            except OSError:
+                continue
+    return read()
+
+
+def _children() -> set[int]:
+    """This process's children (Linux's /proc; elsewhere none are known)."""
+    me = str(os.getpid())
+    stats = _proc("stat")
+    return set() if stats is None else {int(pid) for pid, stat in stats
+                                        if stat.rsplit(")", 1)[1].split()[1] == me}
 
 
 def _end_half_started(ray: Any, before: set[int]) -> None:
@@ -292,18 +300,8 @@ def _check_node_here(address: str | None, named: str = "") -> None:
 def _raylet_here() -> bool:
     """Whether a Ray node's daemon (``raylet``) runs on this machine, as far
     as /proc shows (elsewhere: assumed, and Ray says what is wrong)."""
-    try:
-        pids = [p for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
-        return True
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/comm", encoding="ascii", errors="replace") as f:
-                if f.read().strip() == "raylet":
-                    return True
-        except OSError:
-            continue
-    return False
+    names = _proc("comm")
+    return names is None or any(comm.strip() == "raylet" for _, comm in names)
 
 
 def one_line(exc: BaseException) -> str:
