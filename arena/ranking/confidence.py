@@ -236,7 +236,7 @@ def _replicas(problem: Problem, replicas: int, seed: int, prior: Prior, draw_p: 
     # tournament (about 150 bytes each); a batch's stay near REPLICA_ROWS.
     outcomes = sum(len(b.order) for b in problem.buckets)
     batch = max(1, REPLICA_ROWS // max(outcomes, 1))
-    mus = [solve(problem, counts[lo:lo + batch][:, of_game], prior, draw_p, tolerance, start=start)[0]
+    mus = [solve(problem, counts[lo:lo + batch], prior, draw_p, tolerance, start=start, groups=of_game)[0]
            for lo in range(0, replicas, batch)]
     return np.concatenate(mus)
 
