@@ -82,25 +82,21 @@ class Problem:
     def __init__(self, games: Sequence[Game], players: Sequence[str] = ()) -> None:
         self.games = canonical(games)
         self.players = players_of(self.games, players)
-        index = {p: i for i, p in enumerate(self.players)}
-        by_size: dict[int, list[int]] = {}
-        for n, g in enumerate(self.games):
-            by_size.setdefault(len(g.players), []).append(n)
-        self.buckets: list[_Bucket] = []
-        for k, members in sorted(by_size.items()):
-            if k < 2:
-                continue
-            rows = np.empty((len(members), 2 * k - 1), dtype=np.int64)
-            for row, n in enumerate(members):
-                g = self.games[n]
-                seats = sorted(range(k), key=lambda s: (g.ranks[s], s))
-                ranks = [g.ranks[s] for s in seats]
-                rows[row, :k] = [index[g.players[s]] for s in seats]
-                rows[row, k:] = [ranks[j] == ranks[j + 1] for j in range(k - 1)]
-            # np.unique sorts the outcomes, so their order is the data's, not the input's.
-            distinct, outcome = np.unique(rows, axis=0, return_inverse=True)
-            self.buckets.append(_Bucket(distinct[:, :k], distinct[:, k:].astype(bool),
-                                        np.asarray(members, dtype=np.int64), outcome.reshape(-1)))
+        self.buckets = _buckets(encoded(self.games, self.players))
+
+    @classmethod
+    def prefix(cls, games: Sequence[Game], players: Sequence[str], coded: Encoded, n: int) -> Problem:
+        """The problem of ``games[:n]``, ``coded`` being ``encoded(games, players)``
+        and ``players`` those of ``games[:n]`` too (``players_of``): the same
+        buckets as ``Problem(games[:n], players)``, without encoding the games
+        again.  Its games are in the order given, not the keys' (the weights,
+        all one, and the outcomes' order do not depend on it)."""
+        problem = cls.__new__(cls)
+        problem.games = list(games[:n])
+        problem.players = list(players)
+        problem.buckets = _buckets({k: (members[:cut], rows[:cut]) for k, (members, rows) in coded.items()
+                                    if (cut := int(np.searchsorted(members, n))) > 0})
+        return problem
 
     def outcomes(self) -> tuple[tuple[Outcome, ...], ...]:
         """Per bucket, each distinct outcome as (players by rank, ties): by
@@ -110,6 +106,41 @@ class Problem:
                      for b in self.buckets)
 
 
+# Per table size: the position of each of its games in the list, and each game's
+# outcome as a row (player index by rank position, then which neighbours tied).
+Encoded = dict[int, tuple[NDArray[np.int64], NDArray[np.int64]]]
+
+
+def encoded(games: Sequence[Game], players: Sequence[str]) -> Encoded:
+    """Each game of two seats or more as its outcome's row, by table size (see ``Encoded``)."""
+    index = {p: i for i, p in enumerate(players)}
+    by_size: dict[int, list[int]] = {}
+    for n, g in enumerate(games):
+        by_size.setdefault(len(g.players), []).append(n)
+    out: Encoded = {}
+    for k, members in sorted(by_size.items()):
+        if k < 2:
+            continue
+        rows = np.empty((len(members), 2 * k - 1), dtype=np.int64)
+        for row, n in enumerate(members):
+            g = games[n]
+            seats = sorted(range(k), key=lambda s: (g.ranks[s], s))
+            ranks = [g.ranks[s] for s in seats]
+            rows[row, :k] = [index[g.players[s]] for s in seats]
+            rows[row, k:] = [ranks[j] == ranks[j + 1] for j in range(k - 1)]
+        out[k] = (np.asarray(members, dtype=np.int64), rows)
+    return out
+
+
+def _buckets(coded: Encoded) -> list[_Bucket]:
+    buckets = []
+    for k, (members, rows) in sorted(coded.items()):
+        # np.unique sorts the outcomes, so their order is the data's, not the input's.
+        distinct, outcome = np.unique(rows, axis=0, return_inverse=True)
+        buckets.append(_Bucket(distinct[:, :k], distinct[:, k:].astype(bool), members, outcome.reshape(-1)))
+    return buckets
+
+
 def fit(games: Sequence[Game], players: Sequence[str] = (), prior: Prior = Prior(),
         draw_p: float | None = None, warm: Fit | None = None) -> Fit:
     """Ratings of every player of ``games`` (and of ``players``, who keep the
@@ -117,7 +148,12 @@ def fit(games: Sequence[Game], players: Sequence[str] = (), prior: Prior = Prior
     shorter prefix of the same tournament): the outcomes they share start
     from its messages, so the fit takes fewer sweeps to the same tolerance
     (the same fixed point, to within that tolerance, not to the bit)."""
-    problem = Problem(games, players)
+    return fit_problem(Problem(games, players), prior, draw_p, warm)
+
+
+def fit_problem(problem: Problem, prior: Prior = Prior(), draw_p: float | None = None,
+                warm: Fit | None = None) -> Fit:
+    """``fit`` of a problem already made (``Problem.prefix``)."""
     p = draw_probability(problem.games) if draw_p is None else draw_p
     outcomes = problem.outcomes()
     start = None if warm is None or not warm.outcomes else _carried(warm, problem, outcomes)
