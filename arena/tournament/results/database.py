@@ -465,6 +465,18 @@ class ResultStore:
         except (OSError, ValueError, EOFError) as exc:
             raise StoreError(f"{p}: cannot read the record of match {match_id!r} ({_one_line(exc)})") from None
 
+    def record_bytes(self, match_id: str) -> bytes | None:
+        """The JSON text of a match's record kept in the database, decompressed;
+        None when it is kept in a file, or cannot be decompressed (``record``
+        says what is wrong).  For readers that decode only part of it."""
+        rows = self._read("SELECT record FROM matches WHERE match_id = ?", (match_id,))
+        if not rows or rows[0][0] is None:
+            return None
+        try:
+            return zlib.decompress(rows[0][0])
+        except zlib.error:
+            return None
+
     def verify(self) -> list[str]:
         """Problems found: SQLite integrity and foreign keys, and matches missing rows. Empty is good."""
         problems = [r[0] for r in self._read("PRAGMA integrity_check") if r[0] != "ok"]
