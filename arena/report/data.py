@@ -248,9 +248,11 @@ def _deals_shared(matches: Sequence[StoredMatch]) -> dict[tuple[str, str], int]:
 def collect(store: ResultStore, rating: str | None = None,
             cache: dict[str, dict[str, Any]] | None = None, *, history: bool = True,
             shown: str | None = None, digests: dict[str, Digest | None] | None = None) -> ReportData:
-    """Everything the report shows, from ``store``; the replays it had to make go into ``cache``.
+    """Everything the report shows, from ``store``; the replays it had to make go into ``cache``
+    (if one is given: a replay is a few MB).
     ``digests``: of the matches whose pages were written first (``writers``):
-    their records are not read again, their matches not replayed again.
+    their records are not read again, their matches not replayed again; the
+    digests of the replays made here are added to it.
     ``history``: False leaves the ratings over the tournament out (a fit per
     point of the chart; one bot's page has no charts).  ``shown``: only this
     bot's section is shown (``--bot``), so only its rows get the requests and
@@ -287,7 +289,6 @@ def collect(store: ResultStore, rating: str | None = None,
         "seats": [{"bot": b, "total": m.totals[s], "place": m.places[s], "forfeited": m.forfeited[s],
                    "caught": m.caught[s]} for s, b in enumerate(m.bots)],
         "faults": len(m.faults), "seconds": m.duration_seconds} for m in matches]
-    cache = {} if cache is None else cache
     sections = [_bot_section(b, matches, h2h.get(b, {}), faults.get(b, {}), times.get(b, BotTimes(SLOWEST)), store, cache,
                              digests, detail=shown is None or b == shown)
                 for b in order]
@@ -312,7 +313,7 @@ def _neighbours(matches: Sequence[StoredMatch]) -> dict[str, Any]:
 
 def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[str, Any]],
                  faults: dict[str, int], times: BotTimes, store: ResultStore,
-                 cache: dict[str, dict[str, Any]], digests: dict[str, Digest | None], *,
+                 cache: dict[str, dict[str, Any]] | None, digests: dict[str, Digest | None], *,
                  detail: bool = True) -> BotSection:
     mine = [(m, m.bots.index(bot)) for m in matches if bot in m.bots]
     # What the bot scored itself: not the arena's stand-in moves after a forfeit.
@@ -372,7 +373,7 @@ def _failures(mine: Sequence[tuple[StoredMatch, int]]) -> list[dict[str, Any]]:
 
 
 def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, StoredMatch],
-                  cache: dict[str, dict[str, Any]], digests: dict[str, Digest | None]) -> None:
+                  cache: dict[str, dict[str, Any]] | None, digests: dict[str, Digest | None]) -> None:
     """The request of each refused reply shown (and the reply, the request id
     if the database has none), and the hand and kind of each slow decision:
     from the digests of those matches' replays, made here if need be."""
@@ -386,6 +387,9 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
                 digest = _digest(m, m.record or {}, replay, every=True)
             except (ReplayError, StoreError):
                 continue        # a damaged record: the rows stay, without request and hand
+            # Another bot's rows may name this match too: its digest (of every
+            # decision) serves them, a few KB where a replay kept is a few MB.
+            digests[mid] = digest
         shown = {(f["decision"], f["seat"]): f for f in digest.faults}
         seat = m.bots.index(section.bot)
         for e in section.failures:
