@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from .database import ResultStore
 
-__all__ = ["MIN_PER_WORKER", "CHUNK", "in_workers", "usable_cpus"]
+__all__ = ["MIN_PER_WORKER", "CHUNK", "Results", "in_workers", "usable_cpus"]
 
 # Below this many items per worker, starting the workers (each imports what
 # the work needs: the engine) costs more than it saves.
@@ -51,21 +51,46 @@ def _call(job: tuple[Callable[[Any, Any], Any], Any]) -> Any:
     return work(_store, item)
 
 
+class Results(Iterator[Result]):
+    """The results of ``in_workers``, in the order of its items.  ``close``
+    stops the workers: for a caller that stops reading them (an error of its
+    own), so that no worker is left working for nobody."""
+
+    def __init__(self, results: Iterator[Result], executor: Executor | None = None) -> None:
+        self._results, self._executor = results, executor
+
+    def __next__(self) -> Result:
+        try:
+            return next(self._results)
+        except BaseException:        # the end (StopIteration) or a worker's error: the pool is done
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+
+
 def in_workers(store: ResultStore, work: Callable[[Any, Item], Result], items: Sequence[Item], workers: int, *,
                pool: Callable[..., Executor] | None = None, min_per_worker: int | None = None,
-               chunk: int | None = None) -> Iterator[Result]:
+               chunk: int | None = None) -> Results[Result]:
     """``work(store, item)`` of each item, in the order of ``items``: by up to
     ``workers`` processes (each with a read-only store of its own; ``work``
     a module-level function, as it is sent to them by name), or here with
-    ``store`` when the items are too few to share.  ``pool``: the executor
-    class; it and the sizes default to this module's, read at the call (so
-    that tests can count the pools and start them for a few items)."""
+    ``store`` when the items are too few to share.  The workers start at
+    once, so the caller can do other work meanwhile; here, each item is
+    worked on as the results reach it.  ``pool``: the executor class; it and
+    the sizes default to this module's, read at the call (so that tests can
+    count the pools and start them for a few items)."""
     workers = min(workers, len(items) // (MIN_PER_WORKER if min_per_worker is None else min_per_worker))
     if workers <= 1:
-        for item in items:
-            yield work(store, item)
-        return
+        return Results(work(store, item) for item in items)
     # spawn: a fresh interpreter, not a fork of this one and of its open database.
-    with (pool or ProcessPoolExecutor)(workers, mp_context=multiprocessing.get_context("spawn"),
-                                       initializer=_open_store, initargs=(str(store.path),)) as executor:
-        yield from executor.map(_call, [(work, item) for item in items], chunksize=chunk or CHUNK)
+    executor = (pool or ProcessPoolExecutor)(workers, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_open_store, initargs=(str(store.path),))
+    try:
+        return Results(executor.map(_call, [(work, item) for item in items], chunksize=chunk or CHUNK), executor)
+    except BaseException:
+        executor.shutdown(cancel_futures=True)
+        raise

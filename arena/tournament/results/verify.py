@@ -155,25 +155,35 @@ def verify_results(store: ResultStore, progress: Callable[[int, int], None] | No
     the module); ``progress(done, total)`` after each match.  ``jobs``:
     processes replaying the matches (None: the usable CPUs); the problems
     come in the matches' order however many there are."""
-    problems = [f"database: {p}" for p in store.verify()]
     rules = _tournament_rules(store)
     matches = store.matches()
-    failures = store.failures()
-    try:
-        expected = _expected(store, {m.match_id for m in matches} | {f.match_id for f in failures})
-    except (ValueError, TypeError, ArithmeticError) as exc:     # a description edited beyond what a file allows
-        problems.append(f"database: the tournament's schedule does not follow from its stored description "
-                        f"({type(exc).__name__}: {exc})")
-        expected = _Expected()
-    problems += _off_schedule(expected, matches)
+    # The workers replay the matches while this process checks the database and the schedule.
     checked = in_workers(store, _check, [(m, rules) for m in matches], usable_cpus() if jobs is None else jobs)
-    for done, found in enumerate(checked, 1):
-        problems += found
-        if progress is not None:
-            progress(done, len(matches))
+    try:
+        problems = [f"database: {p}" for p in store.verify()]
+        failures = store.failures()
+        expected = _expected_or_problem(store, {m.match_id for m in matches} | {f.match_id for f in failures},
+                                        problems)
+        problems += _off_schedule(expected, matches)
+        for done, found in enumerate(checked, 1):
+            problems += found
+            if progress is not None:
+                progress(done, len(matches))
+    finally:
+        checked.close()
     absent, missing, failed = _absent(expected, {m.match_id for m in matches}, failures)
     return Verified(len(matches), tuple(problems), tuple(absent), missing, failed, expected.scheduled,
                     expected.rounds)
+
+
+def _expected_or_problem(store: ResultStore, known: set[str], problems: list[str]) -> _Expected:
+    """``_expected``, or nothing expected and a line in ``problems`` saying why."""
+    try:
+        return _expected(store, known)
+    except (ValueError, TypeError, ArithmeticError) as exc:     # a description edited beyond what a file allows
+        problems.append(f"database: the tournament's schedule does not follow from its stored description "
+                        f"({type(exc).__name__}: {exc})")
+        return _Expected()
 
 
 def _check(store: ResultStore, job: tuple[StoredMatch, Mapping[str, Any] | None]) -> list[str]:
