@@ -13,6 +13,7 @@ before, whole (``data._trace_times``), so what it gives is the same.
 from __future__ import annotations
 
 from collections import Counter
+from operator import itemgetter
 from typing import Any
 
 import msgspec
@@ -76,7 +77,9 @@ class BotTimes:
 
     def add(self, match_id: str, entries: list[tuple[Any, int]]) -> None:
         """A seat's (ms, decision) of one match, in order."""
-        self.counts.update(ms for ms, _ in entries)
+        self.counts.update(map(itemgetter(0), entries))
+        if not entries or (len(self.slowest) == self._keep and max(map(itemgetter(0), entries)) <= self.slowest[-1][0]):
+            return          # none slower than the slowest kept (an equal time: the earlier stays)
         # The slowest of all: the slowest so far, then this match's (sorted is stable).
         mine = sorted((e for e in entries if e[1] >= 0), key=lambda e: -e[0])[:self._keep]
         if mine and (len(self.slowest) < self._keep or mine[0][0] > self.slowest[-1][0]):
