@@ -82,7 +82,7 @@ class Problem:
     def __init__(self, games: Sequence[Game], players: Sequence[str] = ()) -> None:
         self.games = canonical(games)
         self.players = players_of(self.games, players)
-        self.buckets = _buckets(encoded(self.games, self.players))
+        self.buckets = [b for c in encoded(self.games, self.players).values() if (b := c.bucket(len(c.members)))]
 
     @classmethod
     def prefix(cls, games: Sequence[Game], players: Sequence[str], coded: Encoded, n: int) -> Problem:
@@ -94,8 +94,7 @@ class Problem:
         problem = cls.__new__(cls)
         problem.games = list(games[:n])
         problem.players = list(players)
-        problem.buckets = _buckets({k: (members[:cut], rows[:cut]) for k, (members, rows) in coded.items()
-                                    if (cut := int(np.searchsorted(members, n))) > 0})
+        problem.buckets = [b for c in coded.values() if (b := c.bucket(int(np.searchsorted(c.members, n))))]
         return problem
 
     def outcomes(self) -> tuple[tuple[Outcome, ...], ...]:
@@ -106,13 +105,39 @@ class Problem:
                      for b in self.buckets)
 
 
-# Per table size: the position of each of its games in the list, and each game's
-# outcome as a row (player index by rank position, then which neighbours tied).
-Encoded = dict[int, tuple[NDArray[np.int64], NDArray[np.int64]]]
+@dataclass
+class _Coded:
+    """The games of one table size: the position of each in the list
+    (``members``), the distinct outcomes as rows (player index by rank
+    position, then which neighbours tied), sorted as ``np.unique`` sorts
+    them, and each game's row among them (``inverse``)."""
+    k: int
+    members: NDArray[np.int64]
+    distinct: NDArray[np.int64]
+    inverse: NDArray[np.int64]
+
+    def bucket(self, cut: int) -> _Bucket | None:
+        """The bucket of the first ``cut`` games: the outcomes they have, in
+        the same order (a subset of a sorted list is sorted), as if they
+        alone had been encoded; None if there are none."""
+        if cut <= 0:
+            return None
+        ids = self.inverse[:cut]
+        if cut == len(self.members):
+            present, outcome = np.arange(len(self.distinct)), ids
+        else:
+            present = np.unique(ids)
+            outcome = np.searchsorted(present, ids)
+        rows = self.distinct[present]
+        return _Bucket(rows[:, :self.k], rows[:, self.k:].astype(bool), self.members[:cut], outcome)
+
+
+# Per table size (ascending), its games' outcomes.
+Encoded = dict[int, _Coded]
 
 
 def encoded(games: Sequence[Game], players: Sequence[str]) -> Encoded:
-    """Each game of two seats or more as its outcome's row, by table size (see ``Encoded``)."""
+    """Each game of two seats or more as its outcome, by table size (see ``_Coded``)."""
     index = {p: i for i, p in enumerate(players)}
     by_size: dict[int, list[int]] = {}
     for n, g in enumerate(games):
@@ -128,17 +153,10 @@ def encoded(games: Sequence[Game], players: Sequence[str]) -> Encoded:
             ranks = [g.ranks[s] for s in seats]
             rows[row, :k] = [index[g.players[s]] for s in seats]
             rows[row, k:] = [ranks[j] == ranks[j + 1] for j in range(k - 1)]
-        out[k] = (np.asarray(members, dtype=np.int64), rows)
-    return out
-
-
-def _buckets(coded: Encoded) -> list[_Bucket]:
-    buckets = []
-    for k, (members, rows) in sorted(coded.items()):
         # np.unique sorts the outcomes, so their order is the data's, not the input's.
-        distinct, outcome = np.unique(rows, axis=0, return_inverse=True)
-        buckets.append(_Bucket(distinct[:, :k], distinct[:, k:].astype(bool), members, outcome.reshape(-1)))
-    return buckets
+        distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
+        out[k] = _Coded(k, np.asarray(members, dtype=np.int64), distinct, inverse.reshape(-1))
+    return out
 
 
 def fit(games: Sequence[Game], players: Sequence[str] = (), prior: Prior = Prior(),
