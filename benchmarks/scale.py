@@ -29,8 +29,8 @@ and the issue's aims where it has one (20,000 matches: leaderboard <= 10
 CPU-s and <= 200 MB, ``report --no-replays`` <= 60 CPU-s and <= 400 MB,
 verify on 2 cores at least 1.8x as fast as on 1, by wall time).
 
-``--ref REF`` times ``arena/`` of that commit instead of this tree's (its
-``verify`` may have no ``--jobs``: that line then says it failed).
+``--ref REF`` times ``arena/`` of that commit instead of this tree's, and
+its ``verify`` without ``--jobs`` (which it may not have).
 """
 
 from __future__ import annotations
@@ -131,6 +131,9 @@ def resume(results: Path, tree: Path) -> Sample:
         return sample(["run", str(spec), "--jobs", "1", "-q"], tree)
 
 
+KINDS_TIMED = ("leaderboard", "report", "replays", "verify", "resume")
+
+
 def commands(results: Path, tree: Path, out: Path, replays: bool) -> dict[str, Callable[[], Sample]]:
     r = str(results)
     timed: dict[str, Callable[[], Sample]] = {
@@ -139,20 +142,28 @@ def commands(results: Path, tree: Path, out: Path, replays: bool) -> dict[str, C
     }
     if replays:
         timed["report (replays)"] = lambda: sample(["report", r, "--out", str(out / "b"), "-q"], tree)
-    timed["verify --jobs 1"] = lambda: sample(["verify", r, "--jobs", "1"], tree)
-    timed["verify --jobs 2"] = lambda: sample(["verify", r, "--jobs", "2"], tree)
+    if tree == HERE:
+        timed["verify --jobs 1"] = lambda: sample(["verify", r, "--jobs", "1"], tree)
+        timed["verify --jobs 2"] = lambda: sample(["verify", r, "--jobs", "2"], tree)
+    else:                   # another commit's verify may have no --jobs
+        timed["verify"] = lambda: sample(["verify", r], tree)
     timed["resume"] = lambda: resume(results, tree)
     return timed
 
 
-def measure(results: Path, tree: Path, repeats: int, replays: bool) -> dict[str, list[Sample]]:
-    """Every command ``repeats`` times, interleaved; verify's two in alternating order."""
+def _kind(name: str) -> str:
+    return "replays" if name == "report (replays)" else name.split()[0]
+
+
+def measure(results: Path, tree: Path, repeats: int, replays: bool,
+            only: tuple[str, ...] = KINDS_TIMED) -> dict[str, list[Sample]]:
+    """Every command (of the kinds ``only``) ``repeats`` times, interleaved; verify's two in alternating order."""
     got: dict[str, list[Sample]] = {}
     with tempfile.TemporaryDirectory(prefix="scale-report-") as tmp:
-        timed = commands(results, tree, Path(tmp), replays)
+        timed = {n: f for n, f in commands(results, tree, Path(tmp), replays).items() if _kind(n) in only}
         for i in range(repeats):
             names = list(timed)
-            if i % 2:
+            if i % 2 and "verify --jobs 1" in names:
                 a, b = names.index("verify --jobs 1"), names.index("verify --jobs 2")
                 names[a], names[b] = names[b], names[a]
             for name in names:
@@ -192,6 +203,7 @@ def main() -> None:
     ap.add_argument("--no-replays", dest="replays", action="store_false", help="skip the report with replays")
     ap.add_argument("--make-only", action="store_true", help="make the cached results, time nothing")
     ap.add_argument("--ref", help="time arena/ of this git commit instead of this tree's")
+    ap.add_argument("--only", nargs="+", choices=KINDS_TIMED, default=KINDS_TIMED, help="time these commands only")
     args = ap.parse_args()
     if any(s <= 0 or s % PER_DEAL for s in args.sizes):
         ap.error(f"--sizes must be positive multiples of {PER_DEAL}")
@@ -199,7 +211,7 @@ def main() -> None:
     for size in args.sizes:
         results = made(args.cache, size)
         if not args.make_only:
-            show(size, measure(results, tree, args.repeats, args.replays))
+            show(size, measure(results, tree, args.repeats, args.replays, tuple(args.only)))
 
 
 if __name__ == "__main__":
