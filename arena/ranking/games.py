@@ -46,8 +46,12 @@ def forfeit_ranks(scores: Sequence[float], forfeited: Sequence[bool]) -> tuple[i
     arena's stand-in play (or a place stored by an earlier version, which
     ordered forfeited seats by it), never its bot's: it orders nothing, so
     forfeited seats tie, and a game every seat forfeited is a draw."""
-    clean = sorted({s for s, f in zip(scores, forfeited) if not f})
-    ranks = tuple(len(clean) if f else clean.index(s) for s, f in zip(scores, forfeited))
+    if not any(forfeited):          # most hands: the same ranks, without a generator's cost per seat
+        clean = sorted(set(scores))
+        ranks = tuple(map({s: i for i, s in enumerate(clean)}.__getitem__, scores))
+    else:
+        clean = sorted({s for s, f in zip(scores, forfeited) if not f})
+        ranks = tuple(len(clean) if f else clean.index(s) for s, f in zip(scores, forfeited))
     shared = _SHARED_RANKS.get(ranks)
     if shared is None and len(_SHARED_RANKS) < SHARED_RANKS:
         shared = _SHARED_RANKS[ranks] = ranks
