@@ -323,3 +323,53 @@ def test_at_most_twenty_absent_matches_are_named_then_a_count() -> None:
     assert lines[21:] == ["and 5 more matches not stored as results"]
     assert checked.summary("R").startswith("26 problems in R (100 stored matches replayed); 25 of the schedule's "
                                            "125 matches are not stored")
+
+
+def _counted_pools(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The worker count of every pool started from now on, started however few matches it gets."""
+    from concurrent.futures import ProcessPoolExecutor
+    from typing import Any
+
+    from arena.tournament.results import parallel
+
+    pools: list[int] = []
+
+    class Counted(ProcessPoolExecutor):
+        def __init__(self, workers: int, **kw: Any) -> None:
+            pools.append(workers)
+            super().__init__(workers, **kw)
+
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", Counted)
+    monkeypatch.setattr(parallel, "MIN_PER_WORKER", 1)
+    return pools
+
+
+def test_verify_on_two_processes_says_what_it_says_on_one(results: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--jobs 2 replays the matches in two worker processes: the same lines, in
+    the same order, the same summary and exit status as --jobs 1, untouched
+    and with a match missing, a total changed and a record that cannot be read."""
+    pools = _counted_pools(monkeypatch)
+
+    def both() -> tuple[tuple[int, str, str], ...]:
+        one, two = (arena("verify", str(results), "--jobs", jobs, cwd=results.parent) for jobs in ("1", "2"))
+        return tuple((d.returncode, d.stdout, d.stderr) for d in (one, two))
+
+    untouched = both()
+    assert untouched[0] == untouched[1] and untouched[0][0] == 0
+    ids = [m for (m,) in sql(results, "SELECT match_id FROM matches ORDER BY schedule_index")]
+    delete_match(results, ids[1])
+    sql(results, "UPDATE seats SET total = total + 3 WHERE match_id = ? AND seat = 1", ids[3])
+    sql(results, "UPDATE matches SET record = ? WHERE match_id = ?", b"not zlib", ids[4])
+    tampered = both()
+    assert tampered[0] == tampered[1]
+    code, out, err = tampered[0]
+    assert code == 1 and "Traceback" not in err
+    lines = out.splitlines()
+    assert [line.split(":")[0] for line in lines] == [f"match {ids[3]}", f"match {ids[4]}", f"match {ids[1]}"]
+    assert pools == [2, 2]
+
+
+def test_verify_jobs_must_be_a_positive_number(played: Path) -> None:
+    done = arena("verify", str(played), "--jobs", "0", cwd=played.parent)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "Invalid value for '--jobs': 0 is not in the range x>=1." in done.stderr

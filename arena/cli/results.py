@@ -307,7 +307,9 @@ def _print_account(m: StoredMatch, record: dict[str, Any]) -> None:
 
 @click.command()
 @click.argument("results")
-def verify(results: str) -> None:
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Processes replaying the matches (default: the usable CPUs).")
+def verify(results: str, jobs: int | None) -> None:
     """Re-derive every stored result of RESULTS from its record, with no bot:
     the deals from each match's seed, every recorded action legal under the
     tournament's rules, and the totals, hand scores, places and forfeits
@@ -324,7 +326,7 @@ def verify(results: str) -> None:
 
     store = open_store(results)
     try:
-        checked = verify_results(store)
+        checked = verify_results(store, jobs=jobs)
     except StoreError as err:
         raise click.ClickException(str(err)) from None
     finally:

@@ -41,7 +41,7 @@ from statistics import NormalDist
 import numpy as np
 
 from .games import Game
-from .trueskill_batch import REPLICA_TOLERANCE, Prior, Problem, fit, solve
+from .trueskill_batch import REPLICA_TOLERANCE, Prior, Problem, fit_problem, solve
 
 __all__ = ["Assessment", "Row", "assess", "rank_ranges", "sign_test"]
 
@@ -188,8 +188,8 @@ def assess(games: Sequence[Game], players: Sequence[str] = (), confidence: float
     replicas = REPLICAS if replicas is None else replicas
     if not 0.5 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0.5 and 1, got {confidence}")
-    full = fit(games, players, prior)
-    problem = Problem(games, players)
+    problem = Problem(games, players)          # once: indexing 200,000 hands takes a few CPU-s
+    full = fit_problem(problem, prior)
     seen = {p for g in problem.games for p in g.players}
     # Players without a game have no rating to speak of: after the others.
     order = sorted(full.ratings, key=lambda n: (n not in seen, -full.ratings[n].mu, n))
@@ -236,7 +236,7 @@ def _replicas(problem: Problem, replicas: int, seed: int, prior: Prior, draw_p: 
     # tournament (about 150 bytes each); a batch's stay near REPLICA_ROWS.
     outcomes = sum(len(b.order) for b in problem.buckets)
     batch = max(1, REPLICA_ROWS // max(outcomes, 1))
-    mus = [solve(problem, counts[lo:lo + batch][:, of_game], prior, draw_p, tolerance, start=start)[0]
+    mus = [solve(problem, counts[lo:lo + batch], prior, draw_p, tolerance, start=start, groups=of_game)[0]
            for lo in range(0, replicas, batch)]
     return np.concatenate(mus)
 

@@ -15,7 +15,7 @@ from statistics import NormalDist
 
 from .games import Game, draw_rate
 
-__all__ = ["Rating", "Prior", "draw_probability", "draw_margin", "ERFC_COEFFS", "FIT_TOLERANCE", "FIT_SWEEPS",
+__all__ = ["Rating", "Prior", "draw_probability", "shrunk_draw_rate", "draw_margin", "ERFC_COEFFS", "FIT_TOLERANCE", "FIT_SWEEPS",
            "PASSES", "FIRST_PASSES", "DAMPING"]
 
 # Per-sweep changes below which a fit is done.  Most fits converge in 15-25
@@ -51,7 +51,11 @@ class Prior:
 def draw_probability(games: Sequence[Game]) -> float:
     """The share of pairs of seats that tie, shrunk towards 1 % by 100 pseudo-pairs
     (so a handful of games cannot make draws impossible or common)."""
-    ties, pairs = draw_rate(games)
+    return shrunk_draw_rate(*draw_rate(games))
+
+
+def shrunk_draw_rate(ties: int, pairs: int) -> float:
+    """``draw_probability`` of games with ``ties`` tied pairs of seats out of ``pairs``."""
     return min(max((ties + 1.0) / (pairs + 100.0), 1e-4), 0.5)
 
 

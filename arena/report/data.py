@@ -33,6 +33,7 @@ from ..tournament.standings.neighbours import CELL_NOTE, neighbour_effect, neigh
 from ..tournament.standings.ratings import duplicate_group, rated_games
 from ..tournament.standings.summary import unfinished_size
 from .replay import ReplayError, build_replay
+from .traces import BotTimes, stored_times
 
 __all__ = ["ReportData", "BotSection", "Digest", "collect", "replay_and_digest", "GRADEBOOK_COLUMNS", "gradebook_rows"]
 
@@ -107,24 +108,21 @@ def _history(matches: Sequence[StoredMatch], bots: Sequence[str], unit: str,
         out.extend({"matches": n, "bot": bot, "rating": round(mu, 3),
                     "low": round(mu - 2 * sigma, 3), "high": round(mu + 2 * sigma, 3)} for bot, mu, sigma in ratings)
 
-    warm = None
-    for n in cuts[:-1]:
-        games = rated_games(ordered[:n], unit)
-        if not games:
-            continue
-        warm = ranking.fit(games, bots, warm=warm)
-        add(n, ((bot, r.mu, r.sigma) for bot, r in warm.ratings.items()))
+    # The games once, in schedule order; a prefix of the matches is a prefix of them.
+    games: list[ranking.Game] = []
+    ends = []
+    for m in ordered:
+        games += rated_games([m], unit)
+        ends.append(len(games))
+    kept = [(n, ends[n - 1]) for n in cuts[:-1] if ends[n - 1] > 0]     # a prefix without a game has no point
+    # lazy: numpy; arena show --html loads this module and fits nothing (see above)
+    from ..ranking.history import fit_prefixes
+
+    for (n, _), (_, fitted) in zip(kept, fit_prefixes(games, [g for _, g in kept], bots)):
+        add(n, ((bot, r.mu, r.sigma) for bot, r in fitted.ratings.items()))
     # The leaderboard's rows are in rank order; the fits' are by name.
     add(cuts[-1], sorted((r.bot, r.rating, r.sigma) for r in final))
     return out
-
-
-def _spread(values: list[float], k: int) -> list[float]:
-    """At most ``k`` evenly spaced order statistics: the same distribution, fewer points."""
-    values = sorted(values)
-    if len(values) <= k:
-        return values
-    return [values[round(i * (len(values) - 1) / (k - 1))] for i in range(k)]
 
 
 @dataclass(frozen=True)
@@ -152,15 +150,17 @@ def _trace_times(record: dict[str, Any], seats: int) -> list[list[tuple[float, i
 
 
 def _decision_times(store: ResultStore, matches: Sequence[StoredMatch],
-                    digests: dict[str, Digest | None]) -> tuple[dict[str, list[tuple[float, str, int]]], bool]:
-    """Per bot: (ms, match id, decision index) of every decision; and whether
-    some matches had no trace (their per-match mean stands in)."""
-    out: dict[str, list[tuple[float, str, int]]] = {}
+                    digests: dict[str, Digest | None]) -> tuple[dict[str, BotTimes], bool]:
+    """Per bot: its decision times (``BotTimes``); and whether some matches
+    had no trace (their per-match mean stands in)."""
+    out: dict[str, BotTimes] = {}
     fallback = False
     for m in matches:
         digest = digests.get(m.match_id)
         if digest is not None:
             times = digest.times
+        elif (stored := stored_times(store, m.match_id, len(m.bots))) is not None:
+            times = stored
         else:
             try:
                 record = store.record(m.match_id)
@@ -173,9 +173,9 @@ def _decision_times(store: ResultStore, matches: Sequence[StoredMatch],
                 fallback = True
                 mean = m.decision_stats[s].get("mean")
                 if mean is not None:
-                    out.setdefault(bot, []).append((mean * 1000, m.match_id, -1))
+                    out.setdefault(bot, BotTimes(SLOWEST)).add_mean(mean * 1000)
                 continue
-            out.setdefault(bot, []).extend((ms, m.match_id, k) for ms, k in entries)
+            out.setdefault(bot, BotTimes(SLOWEST)).add(m.match_id, entries)
     return out, fallback
 
 
@@ -248,9 +248,11 @@ def _deals_shared(matches: Sequence[StoredMatch]) -> dict[tuple[str, str], int]:
 def collect(store: ResultStore, rating: str | None = None,
             cache: dict[str, dict[str, Any]] | None = None, *, history: bool = True,
             shown: str | None = None, digests: dict[str, Digest | None] | None = None) -> ReportData:
-    """Everything the report shows, from ``store``; the replays it had to make go into ``cache``.
+    """Everything the report shows, from ``store``; the replays it had to make go into ``cache``
+    (if one is given: a replay is a few MB).
     ``digests``: of the matches whose pages were written first (``writers``):
-    their records are not read again, their matches not replayed again.
+    their records are not read again, their matches not replayed again; the
+    digests of the replays made here are added to it.
     ``history``: False leaves the ratings over the tournament out (a fit per
     point of the chart; one bot's page has no charts).  ``shown``: only this
     bot's section is shown (``--bot``), so only its rows get the requests and
@@ -276,7 +278,7 @@ def collect(store: ResultStore, rating: str | None = None,
     times, fallback = _decision_times(store, matches if shown is None else [m for m in matches if shown in m.bots],
                                       digests)
     time_points = [{"bot": b, "ms": max(ms, 0.001)}      # a log scale has no 0
-                   for b in order for ms in _spread([t[0] for t in times.get(b, [])], TIMES_PER_BOT)]
+                   for b in order for ms in (times[b].spread(TIMES_PER_BOT) if b in times else [])]
     note = ("one point per decision" if not fallback
             else "matches stored without a decision trace count once each, with their mean time")
     faults: dict[str, dict[str, int]] = {b: {k: 0 for k in FAULT_KINDS} for b in order}
@@ -287,8 +289,7 @@ def collect(store: ResultStore, rating: str | None = None,
         "seats": [{"bot": b, "total": m.totals[s], "place": m.places[s], "forfeited": m.forfeited[s],
                    "caught": m.caught[s]} for s, b in enumerate(m.bots)],
         "faults": len(m.faults), "seconds": m.duration_seconds} for m in matches]
-    cache = {} if cache is None else cache
-    sections = [_bot_section(b, matches, h2h.get(b, {}), faults.get(b, {}), times.get(b, []), store, cache,
+    sections = [_bot_section(b, matches, h2h.get(b, {}), faults.get(b, {}), times.get(b, BotTimes(SLOWEST)), store, cache,
                              digests, detail=shown is None or b == shown)
                 for b in order]
     return ReportData(
@@ -311,8 +312,8 @@ def _neighbours(matches: Sequence[StoredMatch]) -> dict[str, Any]:
 
 
 def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[str, Any]],
-                 faults: dict[str, int], times: list[tuple[float, str, int]], store: ResultStore,
-                 cache: dict[str, dict[str, Any]], digests: dict[str, Digest | None], *,
+                 faults: dict[str, int], times: BotTimes, store: ResultStore,
+                 cache: dict[str, dict[str, Any]] | None, digests: dict[str, Digest | None], *,
                  detail: bool = True) -> BotSection:
     mine = [(m, m.bots.index(bot)) for m in matches if bot in m.bots]
     # What the bot scored itself: not the arena's stand-in moves after a forfeit.
@@ -329,8 +330,7 @@ def _bot_section(bot: str, matches: Sequence[StoredMatch], h2h: dict[str, dict[s
         opponents=[{"opponent": o, **cell} for o, cell in sorted(h2h.items())],
         caught=[m.match_id for m, s in mine if m.caught[s]],
         off_turn_cpu=round(sum(m.off_turn_cpu[s] or 0.0 for m, s in mine), 3))
-    slow = sorted((t for t in times if t[2] >= 0), key=lambda t: -t[0])[:SLOWEST]
-    section.slowest = [{"match_id": mid, "decision": k, "ms": ms} for ms, mid, k in slow]
+    section.slowest = [{"match_id": mid, "decision": k, "ms": ms} for ms, mid, k in times.slowest]
     refused = [(m, s, f) for m, s in mine for f in m.faults if f["seat"] == s and f["kind"] in REFUSED]
     section.refused = [{"fault": f["kind"], "match_id": m.match_id, "decision": f["decision"], "hand": f["hand"],
                         "decision_kind": f["decision_kind"], "detail": f["detail"], "reply": f["excerpt"],
@@ -373,7 +373,7 @@ def _failures(mine: Sequence[tuple[StoredMatch, int]]) -> list[dict[str, Any]]:
 
 
 def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, StoredMatch],
-                  cache: dict[str, dict[str, Any]], digests: dict[str, Digest | None]) -> None:
+                  cache: dict[str, dict[str, Any]] | None, digests: dict[str, Digest | None]) -> None:
     """The request of each refused reply shown (and the reply, the request id
     if the database has none), and the hand and kind of each slow decision:
     from the digests of those matches' replays, made here if need be."""
@@ -387,6 +387,9 @@ def _add_requests(section: BotSection, store: ResultStore, matches: dict[str, St
                 digest = _digest(m, m.record or {}, replay, every=True)
             except (ReplayError, StoreError):
                 continue        # a damaged record: the rows stay, without request and hand
+            # Another bot's rows may name this match too: its digest (of every
+            # decision) serves them, a few KB where a replay kept is a few MB.
+            digests[mid] = digest
         shown = {(f["decision"], f["seat"]): f for f in digest.faults}
         seat = m.bots.index(section.bot)
         for e in section.failures:

@@ -14,14 +14,13 @@ requests of faulty decisions), so the report reads no record twice.
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from ..tournament.results.database import ResultStore, StoreError
+from ..tournament.results.parallel import in_workers, usable_cpus
 from .data import Digest, replay_and_digest
 from .files import ReportError, write_file
 from .html import replay_page
@@ -33,20 +32,6 @@ __all__ = ["usable_cpus", "write_replay_and_digest", "write_replays"]
 # the engine) costs more than it saves.
 MIN_PER_WORKER = 16
 CHUNK = 4               # replays per task sent to a worker
-
-_store: Any = None      # a worker's own connection, opened once
-
-
-def usable_cpus() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
-def _open_store(db: str) -> None:
-    global _store
-    _store = ResultStore(Path(db), readonly=True)
 
 
 def write_replay_and_digest(store: ResultStore, match_id: str, path: Path, back: str) -> Digest | None:
@@ -69,10 +54,10 @@ def _attempt(store: Any, match_id: str, path: Path, back: str) -> tuple[str | No
         return str(exc), None
 
 
-def _write_one(job: tuple[str, str, str]) -> tuple[str | None, Any]:
-    """In a worker: one replay, with the worker's own connection."""
+def _write_one(store: Any, job: tuple[str, str, str]) -> tuple[str | None, Any]:
+    """One replay (in a worker: with the worker's own connection)."""
     match_id, path, back = job
-    return _attempt(_store, match_id, Path(path), back)
+    return _attempt(store, match_id, Path(path), back)
 
 
 def write_replays(store: Any, jobs: Sequence[tuple[str, Path]], *, back: str, workers: int,
@@ -82,18 +67,10 @@ def write_replays(store: Any, jobs: Sequence[tuple[str, Path]], *, back: str, wo
     ``progress``, not an error: one bad record loses its replay, not the report.
     Written by up to ``workers`` processes; what the report's sections read
     of each match written (``data.Digest``) goes into ``digests``."""
-    results: dict[str, tuple[str | None, Any]] = {}
     rest = [(match_id, str(path), back) for match_id, path in jobs]
-    workers = min(workers, len(rest) // MIN_PER_WORKER)
-    if workers > 1:
-        # spawn: a fresh interpreter, not a fork of this one and of its open database.
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=_open_store, initargs=(str(store.path),)) as pool:
-            for job, result in zip(rest, pool.map(_write_one, rest, chunksize=CHUNK)):
-                results[job[0]] = result
-    else:
-        for match_id, path_text, _ in rest:
-            results[match_id] = _attempt(store, match_id, Path(path_text), back)
+    results = dict(zip((mid for mid, _ in jobs),
+                       in_workers(store, _write_one, rest, workers, pool=ProcessPoolExecutor,
+                                  min_per_worker=MIN_PER_WORKER, chunk=CHUNK)))
     written = []
     for match_id, path in jobs:
         warning, digest = results[match_id]

@@ -50,7 +50,7 @@ import json
 import sqlite3
 import threading
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,7 @@ __all__ = [
 ]
 
 DEFAULT_DB_NAME = "results.sqlite"
+MATCH_BATCH = 500       # matches read at once by iter_matches (tests lower it)
 
 
 def resolve_db_path(path: str | Path) -> Path:
@@ -423,7 +424,21 @@ class ResultStore:
 
         Records are not loaded (``record`` is None): use :meth:`record`.
         """
+        if bot is None:     # a batch of rows at a time: all of them at once doubled the peak
+            return list(self.iter_matches())
         return self._load(bot=bot, match_id=None, with_record=False)
+
+    def iter_matches(self) -> Iterator[StoredMatch]:
+        """``matches()``, read ``MATCH_BATCH`` matches at a time: for a reader
+        that needs each match once, so that a tournament of any size is never
+        held whole (a match loaded is about 5 KB, and twice that while its rows are read)."""
+        after = None
+        while True:
+            batch = self._load(bot=None, match_id=None, with_record=False, after=after, limit=MATCH_BATCH)
+            yield from batch
+            if len(batch) < MATCH_BATCH:
+                return
+            after = batch[-1].schedule_index
 
     def match(self, match_id: str) -> StoredMatch:
         """One stored match, with its record; StoreError if there is no such match."""
@@ -465,6 +480,18 @@ class ResultStore:
         except (OSError, ValueError, EOFError) as exc:
             raise StoreError(f"{p}: cannot read the record of match {match_id!r} ({_one_line(exc)})") from None
 
+    def record_bytes(self, match_id: str) -> bytes | None:
+        """The JSON text of a match's record kept in the database, decompressed;
+        None when it is kept in a file, or cannot be decompressed (``record``
+        says what is wrong).  For readers that decode only part of it."""
+        rows = self._read("SELECT record FROM matches WHERE match_id = ?", (match_id,))
+        if not rows or rows[0][0] is None:
+            return None
+        try:
+            return zlib.decompress(rows[0][0])
+        except zlib.error:
+            return None
+
     def verify(self) -> list[str]:
         """Problems found: SQLite integrity and foreign keys, and matches missing rows. Empty is good."""
         problems = [r[0] for r in self._read("PRAGMA integrity_check") if r[0] != "ok"]
@@ -483,12 +510,19 @@ class ResultStore:
                                 f"{scores}/{players * hands} hand scores, {faults}/{nfaults} faults")
         return problems
 
-    def _load(self, bot: str | None, match_id: str | None, with_record: bool) -> list[StoredMatch]:
-        params: tuple[str, ...]
+    def _load(self, bot: str | None, match_id: str | None, with_record: bool, after: int | None = None,
+              limit: int | None = None) -> list[StoredMatch]:
+        """The matches selected (one, ``bot``'s, or all), or with ``limit`` the
+        first ``limit`` in schedule order after schedule index ``after``."""
+        params: tuple[Any, ...]
         if match_id is not None:
             sel, params = "m.match_id = ?", (match_id,)
         elif bot is not None:
             sel, params = "m.match_id IN (SELECT match_id FROM seats WHERE bot = ?)", (bot,)
+        elif limit is not None:
+            sel = ("m.match_id IN (SELECT match_id FROM matches WHERE schedule_index > ?"
+                   " ORDER BY schedule_index LIMIT ?)")
+            params = (-(1 << 63) if after is None else after, limit)
         else:
             sel, params = "1", ()
         record_col = "m.record" if with_record else "NULL"

@@ -51,6 +51,11 @@ holds (``standings.summary.unfinished_size``): a run stopped part-way and a matc
 taken out of the database look alike, so the summary says the tournament
 is not finished and that running it again plays what is missing.
 
+The matches are replayed by worker processes (``--jobs``, by default one a
+usable CPU; ``parallel.in_workers``, as ``arena report`` writes its replays),
+each match's problems in the matches' order, so the output is the same on
+one core as on many.
+
 Also SQLite's own integrity and the store's consistency checks
 (``ResultStore.verify``).  Each problem is one line naming the match, in the
 words of the engine where it refuses an action; ``arena verify`` escapes
@@ -81,6 +86,7 @@ from ..pairing.rounds import match_budget, round_entries
 from ..pairing.schedule import ScheduleEntry, build_schedule, redeal
 from ..pairing.seating import ROTATE
 from .database import FailedMatch, ResultStore, StoreError
+from .parallel import in_workers, usable_cpus
 from .rows import StoredMatch
 from .setaside import times_set_aside
 
@@ -143,32 +149,51 @@ class Verified:
         return line
 
 
-def verify_results(store: ResultStore, progress: Callable[[int, int], None] | None = None) -> Verified:
+def verify_results(store: ResultStore, progress: Callable[[int, int], None] | None = None,
+                   jobs: int | None = None) -> Verified:
     """Replay every stored match of ``store`` and look for the absent ones (see
-    the module); ``progress(done, total)`` after each match."""
-    problems = [f"database: {p}" for p in store.verify()]
+    the module); ``progress(done, total)`` after each match.  ``jobs``:
+    processes replaying the matches (None: the usable CPUs); the problems
+    come in the matches' order however many there are."""
     rules = _tournament_rules(store)
     matches = store.matches()
-    failures = store.failures()
+    # The workers replay the matches while this process checks the database and the schedule.
+    checked = in_workers(store, _check, [(m, rules) for m in matches], usable_cpus() if jobs is None else jobs)
     try:
-        expected = _expected(store, {m.match_id for m in matches} | {f.match_id for f in failures})
-    except (ValueError, TypeError, ArithmeticError) as exc:     # a description edited beyond what a file allows
-        problems.append(f"database: the tournament's schedule does not follow from its stored description "
-                        f"({type(exc).__name__}: {exc})")
-        expected = _Expected()
-    problems += _off_schedule(expected, matches)
-    for done, m in enumerate(matches, 1):
-        try:
-            record = store.record(m.match_id)
-        except StoreError as err:
-            problems.append(f"match {m.match_id}: {err}")
-        else:
-            problems += [f"match {m.match_id}: {p}" for p in verify_match(m, record, rules)]
-        if progress is not None:
-            progress(done, len(matches))
+        problems = [f"database: {p}" for p in store.verify()]
+        failures = store.failures()
+        expected = _expected_or_problem(store, {m.match_id for m in matches} | {f.match_id for f in failures},
+                                        problems)
+        problems += _off_schedule(expected, matches)
+        for done, found in enumerate(checked, 1):
+            problems += found
+            if progress is not None:
+                progress(done, len(matches))
+    finally:
+        checked.close()
     absent, missing, failed = _absent(expected, {m.match_id for m in matches}, failures)
     return Verified(len(matches), tuple(problems), tuple(absent), missing, failed, expected.scheduled,
                     expected.rounds)
+
+
+def _expected_or_problem(store: ResultStore, known: set[str], problems: list[str]) -> _Expected:
+    """``_expected``, or nothing expected and a line in ``problems`` saying why."""
+    try:
+        return _expected(store, known)
+    except (ValueError, TypeError, ArithmeticError) as exc:     # a description edited beyond what a file allows
+        problems.append(f"database: the tournament's schedule does not follow from its stored description "
+                        f"({type(exc).__name__}: {exc})")
+        return _Expected()
+
+
+def _check(store: ResultStore, job: tuple[StoredMatch, Mapping[str, Any] | None]) -> list[str]:
+    """The problems of one stored match, each naming it (in a worker: with its own connection)."""
+    m, rules = job
+    try:
+        record = store.record(m.match_id)
+    except StoreError as err:
+        return [f"match {m.match_id}: {err}"]
+    return [f"match {m.match_id}: {p}" for p in verify_match(m, record, rules)]
 
 
 def verify_match(m: StoredMatch, record: Mapping[str, Any], rules: Mapping[str, Any] | None = None) -> list[str]:

@@ -41,7 +41,7 @@ from ..config.model import RATE_HANDS, RATE_MATCHES, RATINGS
 from ..results.database import ResultStore, StoredMatch
 from .formats import FORMATS, Column, cell_text, csv_cell, format_table, name_cell, tabulate, terminal_json
 from .neighbours import NEIGHBOUR_TITLE, format_neighbours, neighbour_note, neighbour_summary
-from .ratings import assess_matches, duplicate_group, match_ranks
+from .ratings import assess_matches, duplicate_group, match_ranks, rated_games
 
 if TYPE_CHECKING:  # numpy and tabulate load when a table is computed, not with the tournament runner
     from ...ranking import Assessment
@@ -164,19 +164,46 @@ class SeatStat:
 def leaderboard(source: Source, confidence: float | None = None) -> list[LeaderboardRow]:
     """Rows sorted by rating (then name), with intervals and groups of ranks
     at ``confidence`` (default: the tournament's, see ``_confidence``)."""
-    matches, bots = _matches_and_bots(source)
     level = _confidence(source) if confidence is None else confidence
+    if isinstance(source, ResultStore):
+        return streamed_leaderboard(source, level, _rating(source))
+    matches, bots = _matches_and_bots(source)
     return leaderboard_rows(matches, assess_matches(matches, bots, level, seed=_seed(source),
                                                     rating=_rating(source)))
 
 
+def streamed_leaderboard(store: ResultStore, level: float, rating: str) -> list[LeaderboardRow]:
+    """``leaderboard`` of a store, read a batch of matches at a time
+    (``iter_matches``): each match gives its ranked games and its counts, and
+    is let go, so only the games are held (issue 34: the matches as well
+    were 10 KB each at their peak)."""
+    # lazy: arena.ranking.confidence loads numpy (tests/test_lean_imports.py REPORTING)
+    from ...ranking import assess
+
+    tally = _Tally()
+    games = []
+    for m in store.iter_matches():
+        tally.add(m)
+        games += rated_games([m], rating)
+    return tally.rows(assess(games, store.bots(), confidence=level, seed=_seed(store)))
+
+
 def leaderboard_rows(matches: Sequence[StoredMatch], assessment: Assessment) -> list[LeaderboardRow]:
-    acc: dict[str, dict[str, int]] = {
-        b: {"matches": 0, "wins": 0, "places": 0, "hands": 0, "hand_score": 0, "hands_won": 0, "faults": 0}
-        for b in assessment.order}
+    tally = _Tally()
     for m in matches:
+        tally.add(m)
+    return tally.rows(assessment)
+
+
+class _Tally:
+    """Each bot's counts over the matches added, for its leaderboard row."""
+
+    def __init__(self) -> None:
+        self.acc: dict[str, dict[str, int]] = {}
+
+    def add(self, m: StoredMatch) -> None:
         for s, b in enumerate(m.bots):
-            a = acc[b]
+            a = self._of(b)
             a["matches"] += 1
             a["places"] += m.places[s]
             a["wins"] += _won(m, s)
@@ -185,23 +212,32 @@ def leaderboard_rows(matches: Sequence[StoredMatch], assessment: Assessment) -> 
             a["hand_score"] += sum(row[s] for row in m.hand_scores[:own])
             a["hands_won"] += sum(1 for w in m.hand_winners[:own] if w == s)
         for f in m.faults:
-            acc[m.bots[f["seat"]]]["faults"] += 1
-    rows = []
-    ranges = assessment.rank_ranges()
-    apart = assessment.pair_separated()
-    for i, b in enumerate(assessment.order):
-        r, a = assessment.rows[b], acc[b]
-        first, last = ranges[i]
-        known = r.low > float("-inf") and a["matches"] > 0
-        rows.append(LeaderboardRow(
-            rank=i + 1, ranks=str(first) if first == last else f"{first}-{last}", bot=b, rating=r.mu,
-            low=r.low if known else None, high=r.high if known else None, sigma=r.sigma,
-            matches=a["matches"], wins=a["wins"],
-            mean_place=a["places"] / a["matches"] if a["matches"] else None,
-            mean_hand_score=a["hand_score"] / a["hands"] if a["hands"] else None,
-            hands_won=a["hands_won"], faults=a["faults"],
-            apart_from_next=apart[i][i + 1] if i + 1 < len(assessment.order) else None))
-    return rows
+            self._of(m.bots[f["seat"]])["faults"] += 1
+
+    def _of(self, bot: str) -> dict[str, int]:
+        a = self.acc.get(bot)
+        if a is None:
+            a = self.acc[bot] = {"matches": 0, "wins": 0, "places": 0, "hands": 0, "hand_score": 0, "hands_won": 0,
+                                 "faults": 0}
+        return a
+
+    def rows(self, assessment: Assessment) -> list[LeaderboardRow]:
+        rows = []
+        ranges = assessment.rank_ranges()
+        apart = assessment.pair_separated()
+        for i, b in enumerate(assessment.order):
+            r, a = assessment.rows[b], self._of(b)
+            first, last = ranges[i]
+            known = r.low > float("-inf") and a["matches"] > 0
+            rows.append(LeaderboardRow(
+                rank=i + 1, ranks=str(first) if first == last else f"{first}-{last}", bot=b, rating=r.mu,
+                low=r.low if known else None, high=r.high if known else None, sigma=r.sigma,
+                matches=a["matches"], wins=a["wins"],
+                mean_place=a["places"] / a["matches"] if a["matches"] else None,
+                mean_hand_score=a["hand_score"] / a["hands"] if a["hands"] else None,
+                hands_won=a["hands_won"], faults=a["faults"],
+                apart_from_next=apart[i][i + 1] if i + 1 < len(assessment.order) else None))
+        return rows
 
 
 def _won(m: StoredMatch, seat: int) -> bool:
@@ -377,12 +413,16 @@ def report(source: Source, fmt: str = "plain", confidence: float | None = None,
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if fmt == "csv" and len(sections) != 1:
         raise ValueError("csv output holds one table: choose one section")
-    matches, bots = _matches_and_bots(source)
     level = _confidence(source) if confidence is None else confidence
     unit = rating or _rating(source)
     if unit not in RATINGS:
         raise ValueError(f"unknown rating {unit!r}; expected one of {', '.join(RATINGS)}")
-    rows = leaderboard(_Fixed(matches, bots, _seed(source), unit), level)
+    matches: list[StoredMatch] = []
+    if isinstance(source, ResultStore) and set(sections) == {"leaderboard"}:
+        rows = streamed_leaderboard(source, level, unit)     # no other table: no match held
+    else:
+        matches, bots = _matches_and_bots(source)
+        rows = leaderboard(_Fixed(matches, bots, _seed(source), unit), level)
     parts: dict[str, str] = {}
     if "leaderboard" in sections:
         parts["leaderboard"] = format_leaderboard(rows, fmt, level)

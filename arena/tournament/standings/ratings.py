@@ -95,9 +95,10 @@ def hand_games_of(match_id: str, deal: int, bots: Sequence[str], forfeited: Sequ
     """One ranked game per hand of a match: lower hand score first, equal
     scores tie, forfeited seats last, tied with each other."""
     group = duplicate_group(match_id, deal)
+    players = tuple(bots)           # one tuple for the match's hands: a big tournament holds them all
     games = []
     for h, scores in enumerate(hand_scores, start=1):
-        games.append(Game(tuple(bots), forfeit_ranks(scores, forfeited), group, f"{match_id}-h{h:02d}"))
+        games.append(Game(players, forfeit_ranks(scores, forfeited), group, f"{match_id}-h{h:02d}"))
     return games
 
 
