@@ -608,6 +608,9 @@ def test_a_cluster_that_refuses_this_machines_token_is_named_as_such(monkeypatch
 
     monkeypatch.setattr(ray_join, "import_ray", TokenRay)
     monkeypatch.setattr(ray_join, "_check_reachable", lambda address, named="": None)
+    # a node of the cluster (else refused before joining: whether another
+    # test's raylet runs on this machine meanwhile must not decide it)
+    monkeypatch.setattr(ray_join, "_raylet_here", lambda: True)
     with pytest.raises(WorkerError) as caught:
         ray_join.connect("10.0.0.1:6379")
     assert str(caught.value) == (
@@ -622,6 +625,18 @@ def test_joining_from_a_machine_that_is_no_node_is_one_line(monkeypatch: pytest.
     from arena.tournament.executors import rayjoin as ray_join
     from arena.tournament.executors.local import WorkerError
 
+    class NoRayYet:
+        """This process has joined no Ray (a Ray an earlier test of this
+        worker joined would make connect return at once), and is never
+        asked to: the refusal comes first."""
+
+        def is_initialized(self) -> bool:
+            return False
+
+        def init(self, **kwargs: object) -> None:
+            raise AssertionError("ray.init called from a machine that is no node")
+
+    monkeypatch.setattr(ray_join, "import_ray", NoRayYet)
     monkeypatch.setattr(ray_join, "_check_reachable", lambda address, named="": None)
     monkeypatch.setattr(ray_join, "_raylet_here", lambda: False)
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
