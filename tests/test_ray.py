@@ -583,12 +583,26 @@ def test_on_a_ray_node_holding_the_files_a_bot_sees_only_the_allow_list(visible_
         check_report(found[name], where)
 
 
+def _joining_head(monkeypatch: pytest.MonkeyPatch, ray: type, node_here: bool) -> str:
+    """The one line of joining a head at 10.0.0.1:6379 (its port answers)
+    with ``ray`` standing in for Ray, from a machine that is a node of a
+    cluster or not."""
+    from arena.tournament.executors import rayjoin as ray_join
+    from arena.tournament.executors.local import WorkerError
+
+    monkeypatch.setattr(ray_join, "import_ray", ray)
+    monkeypatch.setattr(ray_join, "_check_reachable", lambda address, named="": None)
+    monkeypatch.setattr(ray_join, "_raylet_here", lambda: node_here)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(WorkerError) as caught:
+        ray_join.connect("10.0.0.1:6379")
+    return str(caught.value)
+
+
 def test_a_cluster_that_refuses_this_machines_token_is_named_as_such(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 33: a head started with token authentication (a token left in
     ~/.ray/auth_token turns it on) refused the arena with Ray's "Failed to
     connect ..." only.  A stand-in for Ray raising what Ray raises."""
-    from arena.tournament.executors import rayjoin as ray_join
-    from arena.tournament.executors.local import WorkerError
 
     class AuthenticationError(Exception):
         pass
@@ -606,14 +620,9 @@ def test_a_cluster_that_refuses_this_machines_token_is_named_as_such(monkeypatch
         def shutdown(self) -> None:
             pass
 
-    monkeypatch.setattr(ray_join, "import_ray", TokenRay)
-    monkeypatch.setattr(ray_join, "_check_reachable", lambda address, named="": None)
     # a node of the cluster (else refused before joining: whether another
     # test's raylet runs on this machine meanwhile must not decide it)
-    monkeypatch.setattr(ray_join, "_raylet_here", lambda: True)
-    with pytest.raises(WorkerError) as caught:
-        ray_join.connect("10.0.0.1:6379")
-    assert str(caught.value) == (
+    assert _joining_head(monkeypatch, TokenRay, node_here=True) == (
         "cannot join the Ray cluster at 10.0.0.1:6379: its token authentication refused this machine's token, or "
         "this machine has none: give it the cluster's (RAY_AUTH_MODE=token with RAY_AUTH_TOKEN, or "
         "~/.ray/auth_token; docs/CLUSTER.md)")
@@ -622,8 +631,6 @@ def test_a_cluster_that_refuses_this_machines_token_is_named_as_such(monkeypatch
 def test_joining_from_a_machine_that_is_no_node_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 33: a driver on a machine with no Ray node got Ray's 84-line
     traceback (the files' upload), or its core's fatal log."""
-    from arena.tournament.executors import rayjoin as ray_join
-    from arena.tournament.executors.local import WorkerError
 
     class NoRayYet:
         """This process has joined no Ray (a Ray an earlier test of this
@@ -636,13 +643,7 @@ def test_joining_from_a_machine_that_is_no_node_is_one_line(monkeypatch: pytest.
         def init(self, **kwargs: object) -> None:
             raise AssertionError("ray.init called from a machine that is no node")
 
-    monkeypatch.setattr(ray_join, "import_ray", NoRayYet)
-    monkeypatch.setattr(ray_join, "_check_reachable", lambda address, named="": None)
-    monkeypatch.setattr(ray_join, "_raylet_here", lambda: False)
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    with pytest.raises(WorkerError) as caught:
-        ray_join.connect("10.0.0.1:6379")
-    assert str(caught.value) == (
+    assert _joining_head(monkeypatch, NoRayYet, node_here=False) == (
         "cannot join the Ray cluster at 10.0.0.1:6379 from this machine: no Ray node runs here, and arena runs on a "
         "node of the cluster: run it on the head, or run `ray start --address 10.0.0.1:6379` here first "
         "(docs/CLUSTER.md)")

@@ -31,7 +31,7 @@ from ..process.confine import sandbox
 from ..ranking.live import ratings as live_ratings
 from ..ranking.model import Rating
 from ..tournament.config.model import TournamentConfig
-from ..tournament.executors.choose import AnyExecutor, make
+from ..tournament.executors.choose import AnyExecutor, closed_after, make
 from ..tournament.executors.local import MatchFailure, WorkerError
 from ..tournament.pairing.schedule import ScheduleEntry
 from ..tournament.results.database import DEFAULT_DB_NAME, ResultStore, StoredMatch
@@ -108,9 +108,7 @@ class _Player:
         if self.queue:
             self.echo(f"resuming: {len(self.queue)} match(es) of unfinished tables first")
         budget = max_matches if max_matches is not None else 1 << 62
-        executor = self._executor(jobs, budget)
-        complete = False
-        try:
+        with closed_after(self._executor(jobs, budget)) as executor:
             while self.summary.played < budget:
                 self._check()
                 played = self.summary.played
@@ -120,12 +118,6 @@ class _Player:
                         break
                     self._say_waiting()
                     time.sleep(POLL_SECONDS)
-            complete = True
-        finally:
-            if complete:
-                executor.close()
-            else:
-                executor.abort()
         return self.summary
 
     def _say_waiting(self) -> None:

@@ -34,7 +34,7 @@ from .changed import changed_programs
 from .config.model import SWISS, TournamentConfig
 from .earlier import remember_run
 from .estimate import time_bots
-from .executors.choose import AnyExecutor, make
+from .executors.choose import AnyExecutor, closed_after, make
 from .executors.local import MatchFailure, ProcessExecutor, SerialExecutor, WorkerError
 from .newfolders import new_folders, remove_unused
 from .pairing.rounds import StopRule, check_rounds, decide, first_rounds, match_budget, round_assessment, round_entries
@@ -497,22 +497,13 @@ def _swiss_tables_played(round_no: int, later: Sequence[StoredMatch], k: int) ->
 def _executor(config: TournamentConfig, jobs: int | None, most: int,
               echo: Callable[[str], None]) -> Iterator[AnyExecutor]:
     """The tournament's executor (``jobs`` in parallel, at most ``most``; ``echo``
-    says what a Ray run ships), closed
-    after a complete run, and aborted after anything else (Ctrl-C, a store
-    error, a bug here): then running matches are interrupted and their bots killed."""
+    says what a Ray run ships), ``closed_after`` the run."""
     try:
         executor = make(config, jobs, most, notice=warn, say=echo)
     except WorkerError as err:
         raise TournamentError(str(err)) from None
-    complete = False
-    try:
+    with closed_after(executor):
         yield executor
-        complete = True
-    finally:
-        if complete:
-            executor.close()
-        else:
-            executor.abort()
 
 
 def _feed(executor: AnyExecutor, config: TournamentConfig, todo: list[ScheduleEntry],

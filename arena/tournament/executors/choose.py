@@ -7,7 +7,8 @@ load the configuration nor the executors."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Union
 
 from ..config.model import RAY, SHIP, TournamentConfig
@@ -20,7 +21,7 @@ if TYPE_CHECKING:  # Ray is optional: imported when chosen
     from .shipping import Plan
 
 __all__ = ["Executor", "MatchFailure", "Outcome", "ProcessExecutor", "SerialExecutor", "WorkerError",
-           "make_executor", "make", "ship_plan", "AnyExecutor"]
+           "make_executor", "make", "ship_plan", "AnyExecutor", "closed_after"]
 
 AnyExecutor = Union[SerialExecutor, ProcessExecutor, "RayExecutor"]
 
@@ -66,3 +67,18 @@ def make(config: TournamentConfig, jobs: int | None, most: int,
     return RayExecutor(None if jobs is None else min(jobs, most), config.executor.address, most=most,
                        shipment=shipment, notice=notice)
 
+
+@contextmanager
+def closed_after(executor: AnyExecutor) -> Iterator[AnyExecutor]:
+    """``executor``, closed after a complete run and aborted after anything
+    else (Ctrl-C, a store error, a bug): then running matches are interrupted
+    and their bots killed."""
+    complete = False
+    try:
+        yield executor
+        complete = True
+    finally:
+        if complete:
+            executor.close()
+        else:
+            executor.abort()
