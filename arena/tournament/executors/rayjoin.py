@@ -28,7 +28,7 @@ from .local import WorkerError
 __all__ = ["connect", "check_address", "import_ray", "one_line", "REACH_SECONDS", "Shipment"]
 
 REACH_SECONDS = 10.0      # for a head's port to answer at all (_check_reachable)
-STOP_SECONDS = 30.0       # for the processes of a half-started Ray to end on a SIGTERM
+STOP_SECONDS = 10.0       # for each process of a half-started Ray to end on a SIGTERM
 STOP_ROUNDS = 5           # rounds of ending what is left (each round: orphans adopted meanwhile)
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
@@ -208,20 +208,31 @@ def _end_half_started(ray: Any, before: set[int]) -> None:
 
 
 def _stop(pids: set[int]) -> None:
-    """SIGTERM to each of ``pids`` (children of this process), then a SIGKILL
-    to any not ended within ``STOP_SECONDS``; all of them reaped."""
-    left = set(pids)
-    try:
-        for pid in left:
-            _signal(pid, signal.SIGTERM)
+    """End each of ``pids`` (children of this process), the newest first:
+    a SIGTERM, then a SIGKILL if it has not ended within ``STOP_SECONDS``;
+    each reaped.  Newest first because a Ray process needs those started
+    before it to end cleanly: a raylet or the autoscaler's monitor whose GCS
+    has gone waits 30 s or more for it (measured), and a GCS whose raylet
+    is still up does not end on a SIGTERM either."""
+    for pid in sorted(pids, key=_started, reverse=True):
+        _signal(pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_SECONDS
-        while left and time.monotonic() < deadline:
-            left = {pid for pid in left if not _reaped(pid)}
-            time.sleep(0.05)
-    finally:
-        for pid in left:
-            _signal(pid, signal.SIGKILL)
-            _reaped(pid, wait=True)
+        while not _reaped(pid):
+            if time.monotonic() > deadline:
+                _signal(pid, signal.SIGKILL)
+                _reaped(pid, wait=True)
+                break
+            time.sleep(0.02)
+
+
+def _started(pid: int) -> tuple[int, int]:
+    """When ``pid`` started, in clock ticks since boot (/proc/PID/stat's
+    22nd field; 0 once it has gone), then the pid itself."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19]), pid
+    except (OSError, ValueError, IndexError):
+        return 0, pid
 
 
 def _signal(pid: int, signum: int) -> None:
