@@ -561,6 +561,38 @@ def test_a_half_started_ray_leaves_no_orphan_of_its_daemons(monkeypatch: pytest.
     assert state == "gone", f"the orphaned 'agent' {agent} outlived the half-started Ray (state {state})"
 
 
+def test_a_half_started_ray_is_ended_newest_process_first(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A half-started Ray's processes are ended newest first, each given its
+    SIGTERM once those started after it have gone: a raylet whose GCS was
+    ended before it waited 30 s or more for it, and so did the run.  Stand-ins:
+    the older ignores a SIGTERM while the newer runs, and says that it ended
+    by its SIGTERM; ended in the other order it would be SIGKILLed after its
+    grace (shortened here), and say nothing."""
+    from arena.tournament.executors import rayjoin
+
+    monkeypatch.setattr(rayjoin, "STOP_SECONDS", 3.0)
+    said, newer_pid = tmp_path / "older-ended", tmp_path / "newer-pid"
+    older = subprocess.Popen([sys.executable, "-c", (
+        "import os, signal, sys, time\n"
+        "def term(signum, frame):\n"
+        f"    newer = int(open({str(newer_pid)!r}).read())\n"
+        "    if not os.path.exists(f'/proc/{newer}') or open(f'/proc/{newer}/stat').read().split()[2] == 'Z':\n"
+        f"        open({str(said)!r}, 'w').write('by SIGTERM')\n"
+        "        sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, term)\n"
+        "while True: time.sleep(0.05)\n")])
+    time.sleep(0.05)       # a later start time (clock ticks of 10 ms) for the newer
+    newer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    newer_pid.write_text(str(newer.pid))
+    try:
+        rayjoin._stop({older.pid, newer.pid})
+    finally:
+        for proc in (older, newer):
+            if proc.poll() is None:
+                proc.kill()
+    assert said.exists(), "the older process was ended before the newer one"
+
+
 def test_on_a_ray_node_holding_the_files_a_bot_sees_only_the_allow_list(visible_dir: Path, ray_tmp: Path) -> None:
     """Issue 30: on a node that holds the tournament's files (this machine),
     a bot read the seed in the tournament file and in results.sqlite, and
