@@ -30,6 +30,7 @@ from arena.tournament.estimate import (
     run_seconds,
     seat_seconds,
     table_decisions,
+    timed_line,
     unmeasured,
 )
 from arena.tournament.pairing.schedule import build_schedule
@@ -204,3 +205,17 @@ def test_a_probe_tells_which_built_in_player_the_bot_plays_like() -> None:
     assert lookalike_of("greedy", timeout_at=0)[0] == "greedy"
     assert lookalike_of("greedy", timeout_at=1)[0] == "greedy"
     assert all(3 <= lookalike_of(role)[1] <= 6 for role in ("passive", "greedy", "random"))
+
+
+def test_the_timed_line_says_which_bots_answer_near_their_limit(tmp_path: Path) -> None:
+    """A bot at 70 % of its limit can time out on a busy machine, and its
+    matches then end sooner than its probe foresaw: the line says so, of it
+    and not of a bot that is slow but far from its limit."""
+    config = a_class(tmp_path)                              # a 1 s limit
+    near = slow("greedy")                                   # 0.7 s a decision
+    far = Probe(ready=True, missed_start=False, startup_seconds=0.1, decisions=3, decision_seconds=3 * 0.2,
+                timeouts=0, plays_like="greedy")
+    line = timed_line(config, {"late": near, "p0": far}, 600.0)
+    assert line == ("timed each bot's start and first decisions: estimated 10.0 min (late took 0.70 s a "
+                    "decision, 70% of its 1 s limit: on a busy machine it can time out and the run end "
+                    "sooner; p0 took 0.20 s a decision)"), line

@@ -66,6 +66,11 @@ START_SHARE = 0.25
 # A decision slower than this share of the limit makes a bot slow: the
 # timed line names it as one that makes the run long.
 SLOW_SHARE = 0.1
+# A decision slower than this share of the limit is near it: on a busy
+# machine such a bot times out and forfeits, and its matches end sooner
+# than any estimate from its probe (benchmarks/estimate.py: 7 times sooner,
+# bots at 60-70 % of their limit beside the suite).  The line says so.
+NEAR_SHARE = 0.5
 # The deals a kind of table is played on to count its decisions.
 DEALS = 3
 
@@ -259,9 +264,18 @@ def timed_line(config: TournamentConfig, timed: Mapping[str, Probe], seconds: fl
         elif probe.timeouts:
             slow.append(f"{name} timed out {probe.timeouts} of {probe.decisions + probe.timeouts} decisions")
         elif _slow(config, probe):
-            slow.append(f"{name} took {probe.decision_seconds / max(1, probe.decisions):.2f} s a decision")
+            slow.append(_slow_words(config, name, probe.decision_seconds / max(1, probe.decisions)))
     why = f" ({'; '.join(slow)})" if slow else ""
     return f"timed each bot's start and first decisions: estimated {seconds / 60:.1f} min{why}"
+
+
+def _slow_words(config: TournamentConfig, name: str, mean: float) -> str:
+    limit = config.time.per_decision_seconds
+    words = f"{name} took {mean:.2f} s a decision"
+    if mean >= NEAR_SHARE * limit:
+        words += (f", {mean / limit:.0%} of its {limit:g} s limit: on a busy machine it can time out "
+                  f"and the run end sooner")
+    return words
 
 
 def time_bots(config: TournamentConfig, todo: Sequence[ScheduleEntry], stored: Sequence[StoredMatch],
