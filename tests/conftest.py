@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import shutil
 import signal
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -35,6 +37,30 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     plays in those waits.  PYTEST_XDIST_AUTO_NUM_WORKERS still decides."""
     given = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "")
     return int(given) if given.isdigit() else 2 * len(os.sched_getaffinity(0))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    """With ``ARENA_TEST_CPU=DIR``: each test's CPU seconds (its worker's and
+    its reaped children's: bots, arenas, Ray's daemons once ended) and wall
+    seconds, setup to teardown, one line each in DIR/WORKER.tsv.  On two
+    cores CPU, not wall time, is what a faster suite has to cut, and it is
+    what a loaded machine does not change (benchmarks/test_cpu.py sums it)."""
+    where = os.environ.get("ARENA_TEST_CPU")
+    if not where:
+        yield
+        return
+    before, wall = _cpu(), time.monotonic()
+    yield
+    own, kids = (a - b for a, b in zip(_cpu(), before))
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(Path(where) / f"{worker}.tsv", "a", encoding="utf-8") as out:
+        out.write(f"{item.nodeid}\t{own:.3f}\t{kids:.3f}\t{time.monotonic() - wall:.3f}\n")
+
+
+def _cpu() -> tuple[float, float]:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
 
 
 @pytest.fixture(autouse=True)
