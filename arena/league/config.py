@@ -40,9 +40,10 @@ FILE_NAME = "league.yaml"
 RESULTS = "results"     # DIR/results: the results directory (results.sqlite, logs/)
 
 _TOP_KEYS = ("name", "players", "rules", "time", "faults", "sandbox", "seed", "jobs", "command", "limits",
-             "matchmaking", "submissions", "authors")
+             "matchmaking", "submissions", "build", "authors")
 _MATCHMAKING_KEYS = ("placement_matches", "max_width")
-_AUTHOR_KEYS = ("name", "command", "builtin", "env", "limits", "token")
+_AUTHOR_KEYS = ("name", "command", "builtin", "env", "limits", "token", "build")
+_BUILD_KEYS = ("command", "seconds", "memory_mb")
 # Each limit of ``submissions``: its least and greatest value.
 _SUBMISSION_LIMITS = {"max_upload_mb": (1, 1024), "max_unpacked_mb": (1, 4096), "max_files": (1, 100_000),
                       "max_ratio": (1, 10_000), "per_hour": (1, 10_000)}
@@ -80,6 +81,17 @@ class Submissions:
 
 
 @dataclass(frozen=True)
+class Build:
+    """A version's build step: ``command`` run by ``/bin/sh -c`` in a writable
+    copy of the version's folder, in the sandbox its matches have, within
+    ``seconds`` (wall-clock, and CPU seconds per process) and ``memory_mb``."""
+
+    command: str
+    seconds: float = 300.0
+    memory_mb: int = 2048
+
+
+@dataclass(frozen=True)
 class LeagueConfig:
     """A validated league file.  ``authors``: each author's program as a bot
     entry (a ``command`` run in a version's own folder of the store, or a
@@ -98,6 +110,8 @@ class LeagueConfig:
     matchmaking: Matchmaking = field(default_factory=Matchmaking)
     submissions: Submissions = field(default_factory=Submissions)
     tokens: tuple[tuple[str, str], ...] = ()     # (author, the SHA-256 of their token: "sha256:HEX")
+    build: Build | None = None                  # every version's build step, unless its author has their own
+    builds: tuple[tuple[str, Build], ...] = ()   # (author, their own build step)
     key_lines: tuple[tuple[str, int], ...] = ()
 
     @property
@@ -118,6 +132,10 @@ class LeagueConfig:
         known = ", ".join(a.name for a in self.authors) or "none"
         raise LeagueError(f"{where}: authors: no author {name!r} (the authors are: {known}); "
                           f"add '- name: {name}' under authors:")
+
+    def build_of(self, author: str) -> Build | None:
+        """The build step of the author's versions (None: used as handed in)."""
+        return dict(self.builds).get(author, self.build)
 
     def stored(self) -> dict[str, Any]:
         """What the results database keeps of the league: what every match is
@@ -184,7 +202,9 @@ class _LeagueReader(Reader):
             values["matchmaking"] = self._matchmaking(top["matchmaking"][1])
         if "submissions" in top:
             values["submissions"] = self._submissions(top["submissions"][1])
-        values["authors"], values["tokens"] = self._authors(top)
+        if "build" in top:
+            values["build"] = self._build(top["build"][1], "build")
+        values["authors"], values["tokens"], values["builds"] = self._authors(top)
         return LeagueConfig(path=path, **values)
 
     def _matchmaking(self, node: Node) -> Matchmaking:
@@ -203,6 +223,26 @@ class _LeagueReader(Reader):
             values["http"] = self.boolean(entries["http"][1], "submissions.http")
         return Submissions(**values)
 
+    def _build(self, node: Node, path: str) -> Build:
+        """A shell command (the limits' defaults), or a mapping: command, seconds, memory_mb."""
+        if isinstance(node, ScalarNode):
+            return Build(self._shell(node, path))
+        entries = self.mapping(node, path, _BUILD_KEYS, what="a shell command, or a mapping (command, seconds, "
+                               "memory_mb)", required=("command",))
+        values: dict[str, Any] = {"command": self._shell(entries["command"][1], f"{path}.command")}
+        if "seconds" in entries:
+            values["seconds"] = self.number(entries["seconds"][1], f"{path}.seconds", positive=True, hi=24 * 3600)
+        if "memory_mb" in entries:
+            values["memory_mb"] = self.integer(entries["memory_mb"][1], f"{path}.memory_mb", 16, 1 << 20,
+                                               "a number of megabytes")
+        return Build(**values)
+
+    def _shell(self, node: Node, path: str) -> str:
+        command = self.string(node, path, "a shell command (a string)")
+        if not command.strip():
+            raise self.fail(node, path, "expected a shell command, got an empty string")
+        return command
+
     def _token(self, node: Node, path: str) -> str:
         value = self.string(node, path, "a token's hash (a string)")
         if not TOKEN_HASH.match(value):
@@ -210,34 +250,42 @@ class _LeagueReader(Reader):
                                         "token' writes it (never the token itself)")
         return value
 
-    def _authors(self, top: Mapping[str, tuple[Node, Node]]) -> tuple[tuple[BotConfig, ...], tuple[tuple[str, str], ...]]:
+    def _authors(self, top: Mapping[str, tuple[Node, Node]]) -> tuple[tuple[BotConfig, ...],
+                                                                   tuple[tuple[str, str], ...],
+                                                                   tuple[tuple[str, Build], ...]]:
         default = top["command"][1] if "command" in top else None
         limits = self.limits(top["limits"][1], "limits") if "limits" in top else BotLimits()
         items = self.sequence(top["authors"][1], "authors", "a list of authors (each a mapping with a name)")
         authors: list[BotConfig] = []
         tokens: list[tuple[str, str]] = []
+        builds: list[tuple[str, Build]] = []
         first: dict[str, int] = {}
         for i, item in enumerate(items):
-            author, token = self._author(item, f"authors[{i}]", default, limits)
+            author, token, build = self._author(item, f"authors[{i}]", default, limits)
             if token is not None:
                 tokens.append((author.name, token))
+            if build is not None:
+                builds.append((author.name, build))
             if author.name in first:
                 raise self.fail(item, f"authors[{i}].name", f"duplicate author '{author.name}' "
                                                            f"(already on line {first[author.name]})")
             first[author.name] = _line(item)
             authors.append(author)
-        return tuple(authors), tuple(tokens)
+        return tuple(authors), tuple(tokens), tuple(builds)
 
     def _author(self, node: Node, path: str, default: Node | None,
-                limits: BotLimits) -> tuple[BotConfig, str | None]:
-        """The author's entry, and the hash of their token for submissions over HTTP (if they have one)."""
+                limits: BotLimits) -> tuple[BotConfig, str | None, Build | None]:
+        """The author's entry, the hash of their token for submissions over HTTP
+        and their own build step (each None if they have none)."""
         entries = self.mapping(node, path, _AUTHOR_KEYS, what="an author (a mapping with name, and command "
                                "or builtin)", required=("name",))
-        token = self._token(entries["token"][1], f"{path}.token") if "token" in entries else None
-        if "builtin" in entries and token is not None:
-            raise self.fail(entries["token"][0], f"{path}.token", "not used with 'builtin' (a house player "
+        for key in ("token", "build"):
+            if "builtin" in entries and key in entries:
+                raise self.fail(entries[key][0], f"{path}.{key}", "not used with 'builtin' (a house player "
                                                                   "hands nothing in); remove it")
-        return self._program(node, entries, path, default, limits), token
+        token = self._token(entries["token"][1], f"{path}.token") if "token" in entries else None
+        build = self._build(entries["build"][1], f"{path}.build") if "build" in entries else None
+        return self._program(node, entries, path, default, limits), token, build
 
     def _program(self, node: Node, entries: Mapping[str, tuple[Node, Node]], path: str, default: Node | None,
                  limits: BotLimits) -> BotConfig:
@@ -245,7 +293,7 @@ class _LeagueReader(Reader):
             assert isinstance(node, MappingNode)
             # The tournament's bot entry, read without the league's own key.
             plain = MappingNode(node.tag, [(k, v) for k, v in node.value
-                                           if not (isinstance(k, ScalarNode) and k.value == "token")],
+                                           if not (isinstance(k, ScalarNode) and k.value in ("token", "build"))],
                                 node.start_mark, node.end_mark, node.flow_style)
             bot, _ = self.bot(plain, path)
             return bot if bot.command is None or "limits" in entries else dataclasses.replace(bot, limits=limits)
@@ -339,6 +387,16 @@ submissions:
   max_files: 1000
   max_ratio: 100
   per_hour: 10
+
+# A build step for every version (an author may give their own 'build'):
+# a shell command run in a writable copy of the version's folder, in the
+# sandbox its matches have, before its check; the version then plays from
+# what the build left.  A build that fails or runs over its time refuses the
+# version, with the last lines it wrote.  Off unless given.
+# build:
+#   command: make bot
+#   seconds: 300
+#   memory_mb: 2048
 
 # Who may hand in versions.  A builtin author (random, greedy, passive) is a
 # house player: always in the league, never checked.
