@@ -125,3 +125,24 @@ def test_a_build_step_in_the_league_file_is_checked(tmp_path: Path) -> None:
         "  - {name: house-random, builtin: random}", "  - {name: house-random, builtin: random, build: make}"))
     done = arena_here("league", "status", str(league))
     assert done.returncode == 1 and "authors[1].build: not used with 'builtin'" in done.stderr
+
+
+def test_a_register_from_before_builds_is_read_and_then_given_the_column(tmp_path: Path) -> None:
+    import sqlite3
+
+    conn = sqlite3.connect(tmp_path / "league.sqlite")
+    conn.executescript("""
+        CREATE TABLE versions (name TEXT PRIMARY KEY, author TEXT NOT NULL, number INTEGER NOT NULL, digest TEXT,
+            builtin TEXT, command TEXT, status TEXT NOT NULL, reasons TEXT NOT NULL DEFAULT '[]',
+            submitted_at TEXT NOT NULL, checked_at TEXT, retired_at TEXT, UNIQUE (author, number));
+        INSERT INTO versions VALUES ('alice.v1', 'alice', 1, 'ab', NULL, '["python3", "bot.py"]', 'playing', '[]',
+                                     '2026-01-01T00:00:00', NULL, NULL);
+    """)
+    conn.commit()
+    conn.close()
+    with Register(tmp_path, readonly=True) as page:        # the page, before any writer opened it
+        [old] = page.versions()
+    assert (old.name, old.built, old.played) == ("alice.v1", None, "ab")
+    with Register(tmp_path) as register:
+        register.set_built("alice.v1", "cd")
+        assert register.version("alice.v1").played == "cd"

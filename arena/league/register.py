@@ -110,11 +110,16 @@ class Register:
                 self._conn = connect(str(self.path))
                 self._conn.execute("PRAGMA journal_mode=WAL")
                 self._conn.executescript(_SCHEMA)
-                columns = {r[1] for r in self._conn.execute("PRAGMA table_info(versions)")}
-                if "built" not in columns:          # a league begun before builds
+                if not self._has_built():          # a league begun before builds
                     self._conn.execute("ALTER TABLE versions ADD COLUMN built TEXT")
+            # Read by the page before any writer added it: none was built then.
+            self._columns = _VERSION_COLUMNS if self._has_built() else _VERSION_COLUMNS[:-len("built")] + "NULL"
         except sqlite3.Error as exc:
             raise LeagueError(f"{self.path}: cannot open the league's register ({one_line(exc)})") from None
+
+    def _has_built(self) -> bool:
+        columns = {r[1] for r in self._conn.execute("PRAGMA table_info(versions)")}
+        return "built" in columns or not columns       # no table yet: made with it
 
     def close(self) -> None:
         self._conn.close()
@@ -146,18 +151,19 @@ class Register:
         with self._writing(f"add a version of {author}") as c:
             row = c.execute("SELECT max(number) FROM versions WHERE author = ?", (author,)).fetchone()
             number = (row[0] or 0) + 1
-            c.execute(f"INSERT INTO versions ({_VERSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?, NULL, NULL, NULL)",
+            c.execute(f"INSERT INTO versions ({_VERSION_COLUMNS})"
+                      f" VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?, NULL, NULL, NULL)",
                       (f"{author}.v{number}", author, number, digest, builtin,
                        None if command is None else json.dumps(list(command)), status, now()))
         return self.version(f"{author}.v{number}")
 
     def versions(self, status: str | None = None) -> list[Version]:
         where, params = ("WHERE status = ?", (status,)) if status else ("", ())
-        return [_version(r) for r in self._read(f"SELECT {_VERSION_COLUMNS} FROM versions {where}"
+        return [_version(r) for r in self._read(f"SELECT {self._columns} FROM versions {where}"
                                                 f" ORDER BY author, number", params)]
 
     def version(self, name: str) -> Version:
-        rows = self._read(f"SELECT {_VERSION_COLUMNS} FROM versions WHERE name = ?", (name,))
+        rows = self._read(f"SELECT {self._columns} FROM versions WHERE name = ?", (name,))
         if not rows:
             raise LeagueError(f"{self.path}: no version {name!r}")
         return _version(rows[0])
