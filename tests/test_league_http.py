@@ -18,11 +18,13 @@ import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import uvicorn
 from inproc import arena_here
+from test_league_web import browser  # noqa: F401  (the headless Chromium fixture)
 
 from arena.league.config import load_league
 from arena.league.register import PLAYING, REFUSED, SUBMITTED, Register
@@ -242,7 +244,8 @@ def test_a_hostile_archive_is_refused_with_its_line_and_nothing_is_written(leagu
             assert done.status_code == status, (what, done.text)
             assert done.text.startswith("Error: ") and line in done.text, (what, done.text)
             assert done.text.count("\n") == 1 and "Traceback" not in done.text, (what, done.text)
-        wrong = client.post("submit", content=zipped({"bot.py": b"x"}), headers=bearer(alice[:-1] + "A"))
+        other = alice[:-1] + ("B" if alice.endswith("A") else "A")       # one character off
+        wrong = client.post("submit", content=zipped({"bot.py": b"x"}), headers=bearer(other))
         assert wrong.status_code == 401 and wrong.text.startswith("Error: no author has this token")
         assert client.post("submit", content=b"x").status_code == 401
         after = everything(tmp_path)
@@ -269,3 +272,31 @@ def test_submissions_are_off_unless_the_file_says_and_limited_per_author_and_hou
         assert client.post("submit", content=archive, headers=bearer(bob)).status_code == 202   # per author
     with Register(league) as register:
         assert [v.name for v in register.versions()] == ["alice.v1", "alice.v2", "bob.v1"]
+
+
+# -- the author's page, in a real browser --------------------------------------------------
+
+def test_an_author_hands_in_and_sees_their_versions_in_the_browser(league: Path, tmp_path: Path,
+                                                                   browser: Any) -> None:  # noqa: F811
+    alice, bob = make_token(league, "alice"), make_token(league, "bob")
+    archive = tmp_path / "bot.zip"
+    archive.write_bytes(zipped(bot_files(GAMEBOTS / "minimal.py", GAMEBOTS)))
+    with served(league) as client:
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"{client.base_url}mine")
+        page.fill("#token", alice)
+        page.set_input_files("#archive", str(archive))
+        page.click("#upload-form button")
+        page.wait_for_function("document.getElementById('answer').textContent.startsWith('stored as alice.v1')",
+                               timeout=20_000)
+        page.wait_for_function("document.getElementById('mine').textContent.includes('alice.v1')", timeout=20_000)
+        assert "submitted" in page.inner_text("#mine")
+        page.fill("#token", bob)
+        page.click("#token-form button")
+        page.wait_for_function("document.getElementById('mine').textContent.includes('No version handed in')",
+                               timeout=20_000)
+        assert "alice" not in page.inner_text("#mine") and not errors, errors
+        assert alice not in page.url
+        page.close()
