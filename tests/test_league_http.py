@@ -106,8 +106,11 @@ def zipped(entries: dict[str, bytes], top: str = "", modes: dict[str, int] | Non
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, data in entries.items():
+            if modes is None or name not in modes:
+                archive.writestr(top + name, data)      # mode 0600 and no file type, as many tools write it
+                continue
             info = zipfile.ZipInfo(top + name)
-            info.external_attr = (modes or {}).get(name, 0o100644) << 16
+            info.external_attr = modes[name] << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, data)
     return out.getvalue()
@@ -212,6 +215,7 @@ def hostile(outside: Path) -> list[tuple[str, Callable[[], bytes], int, str]]:
         ("tar hardlink", lambda: tarred([(member("hard", tarfile.LNKTYPE, "/etc/passwd"), b"")]), 422,
          "'hard': a hard link"),
         ("tar device", lambda: tarred([(member("dev", tarfile.CHRTYPE), b"")]), 422, "'dev': a device"),
+        ("zip pipe", lambda: zipped({"fifo": b""}, modes={"fifo": 0o010644}), 422, "'fifo': a device, pipe"),
         ("zip bomb", lambda: zipped({"bot.py": zeros}), 422, "a bomb: unpacks to more than 50 times"),
         ("tar.gz bomb", lambda: tarred([(member("bot.py"), zeros)]), 422, "a bomb: decompresses to more than 50"),
         ("zip too big unpacked", lambda: zipped({"data": two_letters}), 422, "unpacks to more than 4 MB"),

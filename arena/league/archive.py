@@ -185,11 +185,13 @@ def _unzip(data: bytes, into: Path, limits: Submissions) -> None:
 def _zip_entry(info: zipfile.ZipInfo) -> PurePosixPath | None:
     name = info.filename.replace("\\", "/")     # some Windows tools write '\'
     path = _checked(name)
-    mode = info.external_attr >> 16
-    if stat.S_ISLNK(mode):
+    # The file's type, where the tool that made the zip wrote one (Unix tools do; Windows tools and
+    # Python's writestr leave it 0: a file).
+    kind = stat.S_IFMT(info.external_attr >> 16)
+    if kind == stat.S_IFLNK:
         raise ArchiveError(f"archive: {_shown(info.filename)}: a symbolic link; a version holds files and "
                            f"folders only")
-    if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+    if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
         raise ArchiveError(f"archive: {_shown(info.filename)}: a device, pipe or other special file; remove it")
     if info.flag_bits & 0x1:
         raise ArchiveError(f"archive: {_shown(info.filename)}: encrypted; send it unencrypted")
