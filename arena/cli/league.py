@@ -171,8 +171,9 @@ def run(directory: Path, jobs: int | None, max_matches: int | None, idle_exit: b
               help="Address to listen on (behind a reverse proxy: keep 127.0.0.1).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
 def serve(directory: Path, host: str, port: int) -> None:
-    """Serve the league's live page, read-only: the leaderboard, each author's versions, recent matches
-    with their replays, and the league's health; it updates itself as matches are stored."""
+    """Serve the league's live page: the leaderboard, each author's versions, recent matches with their
+    replays, and the league's health; it updates itself as matches are stored.  Read-only, unless the
+    league file takes versions over HTTP (submissions: http: true; docs/LEAGUE.md)."""
     config = _load(directory)
     try:
         # lazy: the web stack (Starlette, uvicorn) loads for this command alone (tests/test_lean_imports.py)

@@ -95,6 +95,13 @@ class Submissions:
         self.stamp = self._stamp()
         self.lock = threading.Lock()
         self.limit = RateLimit()
+        self.unpacking = threading.Lock()
+
+    def _store(self, config: LeagueConfig, author: str, body: bytes) -> Version:
+        # One archive unpacked at a time: what unpacking holds in memory (a
+        # tar's decompressed bytes, up to max_unpacked_mb) is one archive's at most.
+        with self.unpacking:
+            return store_archive(config, author, body)
 
     def _stamp(self) -> tuple[int, int]:
         try:
@@ -138,7 +145,7 @@ class Submissions:
         if body is None:
             return refusal(413, f"the archive is over {limits.max_upload_mb} MB (submissions: max_upload_mb)")
         try:
-            version = await run_in_threadpool(store_archive, config, author, body)
+            version = await run_in_threadpool(self._store, config, author, body)
         except LeagueError as err:
             return refusal(422, str(err))
         LOG.info("%s stored over HTTP (%s)", version.name, version.digest)
