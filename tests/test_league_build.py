@@ -112,8 +112,9 @@ def test_a_build_over_its_time_is_stopped_and_refuses_the_version(tmp_path: Path
     with Register(league) as register:
         [checked] = check_waiting(config, register, mode, echo=quiet)
     assert checked.status == REFUSED
-    assert checked.reasons == ("build: ran over its 1 s and was stopped: echo compiling bob; sleep 30; echo never",
-                               "build output: compiling bob")
+    assert checked.reasons[0] == "build: ran over its 1 s and was stopped: echo compiling bob; sleep 30; echo never"
+    # what it printed by then (on a loaded machine, perhaps not yet its first line): never its last
+    assert checked.reasons[1:] in ((), ("build output: compiling bob",))
     assert not [p for p in (league / "store").iterdir() if p.name.startswith(".")]
 
 
