@@ -25,6 +25,7 @@ from arena.league.config import load_league
 from arena.league.register import PLAYING, REFUSED, RETIRED, Register
 from arena.league.run import run_league
 from arena.league.versions import check_waiting, submit
+from arena.league.watch import SETTLE_SECONDS, Watcher
 from arena.tournament.results.database import ResultStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -191,3 +192,60 @@ def test_a_sigkill_loses_only_the_matches_in_progress(tmp_path: Path) -> None:
     assert len(ids) == len(set(ids)) == killed_at + 6                   # nor stored twice
     verify = arena_here("verify", str(league / "results"))
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+# -- the watched submissions folder ------------------------------------------------------
+
+def test_a_folder_dropped_in_submissions_is_handed_in_once_complete(tmp_path: Path) -> None:
+    """Complete: unchanged between two looks SETTLE_SECONDS apart (a clock of the test's, not the wall's)."""
+    league = make_league(tmp_path / "lg")
+    config = load_league(league)
+    now = [0.0]
+    lines: list[str] = []
+    watcher = Watcher(config, lines.append, clock=lambda: now[0])
+    folder = league / "submissions" / "alice"
+    folder.mkdir(parents=True)
+    shutil.copy(GAMEBOTS / "minimal.py", folder / "bot.py")
+    with Register(league) as register:
+        assert watcher.scan(register) == []                     # first seen
+        shutil.copy(GAMEBOTS / "common.py", folder / "common.py")   # the copy goes on
+        now[0] = SETTLE_SECONDS + 1
+        assert watcher.scan(register) == []                     # changed since: seen anew
+        now[0] += SETTLE_SECONDS / 2
+        assert watcher.scan(register) == []                     # unchanged, but not for long enough
+        now[0] += SETTLE_SECONDS
+        [version] = watcher.scan(register)
+        assert version.name == "alice.v1" and lines == [f"submissions/alice: handed in as alice.v1 "
+                                                        f"({str(version.digest)[:12]})"]
+        stored = league / "store" / str(version.digest)
+        assert sorted(p.name for p in stored.iterdir()) == ["bot.py", "common.py"]
+        now[0] += SETTLE_SECONDS * 2
+        assert watcher.scan(register) == []                     # handled: nothing more until it changes
+
+
+def test_the_watched_folder_never_hands_in_the_same_content_twice(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("arena.league.watch.SETTLE_SECONDS", 0.0)     # complete when unchanged between two looks
+    league = make_league(tmp_path / "lg")
+    config = load_league(league)
+    drop = league / "submissions"
+    bot_folder(drop / "alice", GAMEBOTS / "minimal.py", GAMEBOTS)
+    bot_folder(drop / "carol", GAMEBOTS / "minimal.py", GAMEBOTS)            # no such author
+    bot_folder(drop / ".bob-copying", CHECKBOTS / "debug_stdout.py", CHECKBOTS)   # not yet renamed into place
+    lines: list[str] = []
+    run_league(config, jobs=1, max_matches=3, echo=lines.append, idle_exit=True)
+    with Register(league) as register:
+        assert [(v.name, v.status) for v in register.versions() if v.builtin is None] == [("alice.v1", PLAYING)]
+    # said once in the run (which looked at the folder before each of its tables), until it changes
+    assert sum("submissions/carol: not handed in:" in line and "no author 'carol'" in line for line in lines) == 1
+    with ResultStore(league / "results" / "results.sqlite", readonly=True) as store:
+        assert all("alice.v1" in m.bots for m in store.matches())        # new versions first
+    for path in (drop / "alice").iterdir():         # the same files copied again: new times, same content
+        path.write_bytes(path.read_bytes())
+    run_league(load_league(league), jobs=1, max_matches=3, echo=lines.append, idle_exit=True)   # a restarted run
+    (drop / ".bob-copying").rename(drop / "bob")
+    (drop / "alice" / "bot.py").write_bytes((CHECKBOTS / "debug_stdout.py").read_bytes())     # a new version
+    run_league(load_league(league), jobs=1, max_matches=3, echo=lines.append, idle_exit=True)
+    with Register(league) as register:
+        assert [(v.name, v.status) for v in register.versions() if v.builtin is None] == [
+            ("alice.v1", PLAYING), ("alice.v2", REFUSED), ("bob.v1", REFUSED)]

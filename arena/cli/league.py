@@ -1,4 +1,4 @@
-"""``arena league``: init, submit, status, run, serve (``arena.league``).
+"""``arena league``: init, submit, token, status, run, serve (``arena.league``).
 
 Every mistake of the user's (the league file, a folder handed in, a league
 another run holds) is one line; ``run`` stopped by Ctrl-C or SIGTERM says
@@ -16,6 +16,7 @@ import click
 from ..botcommand import BotCommandError, split_command
 from ..league.config import FILE_NAME, LeagueConfig, LeagueError, load_league, template
 from ..league.register import REFUSED, Register
+from ..league.tokens import set_token
 from ..league.versions import check_waiting
 from ..league.versions import submit as submit_version
 from ..logsetup import status
@@ -108,6 +109,24 @@ def _reasons(reasons: tuple[str, ...], indent: str = "  ") -> None:
         click.echo(f"{indent}and {len(reasons) - SHOWN_REASONS} more step(s)", err=True)
 
 
+@league.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("author")
+def token(directory: Path, author: str) -> None:
+    """Make AUTHOR a new token for handing in versions over HTTP (submissions: http: true): printed once,
+    here; the league file keeps only its hash, under the author (an earlier token stops working)."""
+    config = _load(directory)
+    try:
+        made = set_token(config, author)
+    except (ConfigError, LeagueError) as err:
+        raise click.ClickException(str(err)) from None
+    except OSError as exc:
+        raise click.ClickException(f"{config.path}: cannot write: {exc.strerror or exc}") from None
+    click.echo(made)
+    status(f"{author}'s token: give it to them alone; {config.path} keeps only its hash"
+           + ("" if config.submissions.http else " (submissions: http is false: turn it on to take versions)"))
+
+
 @league.command(name="status")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 def status_command(directory: Path) -> None:
@@ -152,8 +171,9 @@ def run(directory: Path, jobs: int | None, max_matches: int | None, idle_exit: b
               help="Address to listen on (behind a reverse proxy: keep 127.0.0.1).")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
 def serve(directory: Path, host: str, port: int) -> None:
-    """Serve the league's live page, read-only: the leaderboard, each author's versions, recent matches
-    with their replays, and the league's health; it updates itself as matches are stored."""
+    """Serve the league's live page: the leaderboard, each author's versions, recent matches with their
+    replays, and the league's health; it updates itself as matches are stored.  Read-only, unless the
+    league file takes versions over HTTP (submissions: http: true; docs/LEAGUE.md)."""
     config = _load(directory)
     try:
         # lazy: the web stack (Starlette, uvicorn) loads for this command alone (tests/test_lean_imports.py)

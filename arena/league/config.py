@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from yaml.nodes import Node
+from yaml.nodes import MappingNode, Node, ScalarNode
 
 from ..process import TimeControl
 from ..process.confine.sandbox import AUTO
@@ -33,15 +34,20 @@ from ..tournament.config.model import BotConfig, BotLimits, ConfigError, FaultSe
 from ..tournament.config.nodes import _line
 from ..tournament.config.reader import Reader, compose
 
-__all__ = ["FILE_NAME", "LeagueConfig", "LeagueError", "load_league", "league_file", "template"]
+__all__ = ["FILE_NAME", "LeagueConfig", "LeagueError", "load_league", "league_file", "read_league", "template"]
 
 FILE_NAME = "league.yaml"
 RESULTS = "results"     # DIR/results: the results directory (results.sqlite, logs/)
 
 _TOP_KEYS = ("name", "players", "rules", "time", "faults", "sandbox", "seed", "jobs", "command", "limits",
-             "matchmaking", "authors")
+             "matchmaking", "submissions", "build", "authors")
 _MATCHMAKING_KEYS = ("placement_matches", "max_width")
-_AUTHOR_KEYS = ("name", "command", "builtin", "env", "limits")
+_AUTHOR_KEYS = ("name", "command", "builtin", "env", "limits", "token", "build")
+_BUILD_KEYS = ("command", "seconds", "memory_mb")
+# Each limit of ``submissions``: its least and greatest value.
+_SUBMISSION_LIMITS = {"max_upload_mb": (1, 1024), "max_unpacked_mb": (1, 4096), "max_files": (1, 100_000),
+                      "max_ratio": (1, 10_000), "per_hour": (1, 10_000)}
+TOKEN_HASH = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 
 class LeagueError(Exception):
@@ -56,6 +62,33 @@ class Matchmaking:
 
     placement_matches: int = 30
     max_width: int = 3
+
+
+@dataclass(frozen=True)
+class Submissions:
+    """Versions handed in over HTTP (``POST /submit`` of ``arena league serve``):
+    off unless ``http``.  An archive's body is at most ``max_upload_mb``; what
+    it unpacks to at most ``max_unpacked_mb`` and ``max_files`` files, and at
+    most ``max_ratio`` times the archive's size (a bomb is refused before it
+    is written); an author hands in at most ``per_hour`` archives an hour."""
+
+    http: bool = False
+    max_upload_mb: int = 8
+    max_unpacked_mb: int = 64
+    max_files: int = 1000
+    max_ratio: int = 100
+    per_hour: int = 10
+
+
+@dataclass(frozen=True)
+class Build:
+    """A version's build step: ``command`` run by ``/bin/sh -c`` in a writable
+    copy of the version's folder, in the sandbox its matches have, within
+    ``seconds`` (wall-clock, and CPU seconds per process) and ``memory_mb``."""
+
+    command: str
+    seconds: float = 300.0
+    memory_mb: int = 2048
 
 
 @dataclass(frozen=True)
@@ -75,6 +108,10 @@ class LeagueConfig:
     sandbox: str = AUTO
     jobs: int | None = None
     matchmaking: Matchmaking = field(default_factory=Matchmaking)
+    submissions: Submissions = field(default_factory=Submissions)
+    tokens: tuple[tuple[str, str], ...] = ()     # (author, the SHA-256 of their token: "sha256:HEX")
+    build: Build | None = None                  # every version's build step, unless its author has their own
+    builds: tuple[tuple[str, Build], ...] = ()   # (author, their own build step)
     key_lines: tuple[tuple[str, int], ...] = ()
 
     @property
@@ -95,6 +132,10 @@ class LeagueConfig:
         known = ", ".join(a.name for a in self.authors) or "none"
         raise LeagueError(f"{where}: authors: no author {name!r} (the authors are: {known}); "
                           f"add '- name: {name}' under authors:")
+
+    def build_of(self, author: str) -> Build | None:
+        """The build step of the author's versions (None: used as handed in)."""
+        return dict(self.builds).get(author, self.build)
 
     def stored(self) -> dict[str, Any]:
         """What the results database keeps of the league: what every match is
@@ -123,7 +164,11 @@ def league_file(directory: str | os.PathLike[str]) -> Path:
 
 def load_league(directory: str | os.PathLike[str]) -> LeagueConfig:
     """Read and check ``DIR/league.yaml``: ConfigError (one line, file:line: key: ...) on a mistake."""
-    path = league_file(directory)
+    return read_league(league_file(directory))
+
+
+def read_league(path: Path) -> LeagueConfig:
+    """Read and check the league file at ``path``, whatever its name."""
     shown = os.fspath(path)
     root = compose(shown, read_text(shown, "a YAML file"))
     if root is None:
@@ -155,7 +200,11 @@ class _LeagueReader(Reader):
         values["seed"] = self.integer(top["seed"][1], "seed", 0, 2 ** 63 - 1, "a seed")
         if "matchmaking" in top:
             values["matchmaking"] = self._matchmaking(top["matchmaking"][1])
-        values["authors"] = self._authors(top)
+        if "submissions" in top:
+            values["submissions"] = self._submissions(top["submissions"][1])
+        if "build" in top:
+            values["build"] = self._build(top["build"][1], "build")
+        values["authors"], values["tokens"], values["builds"] = self._authors(top)
         return LeagueConfig(path=path, **values)
 
     def _matchmaking(self, node: Node) -> Matchmaking:
@@ -165,26 +214,88 @@ class _LeagueReader(Reader):
                   for key, lo in (("placement_matches", 1), ("max_width", 1)) if key in entries}
         return Matchmaking(**values)
 
-    def _authors(self, top: Mapping[str, tuple[Node, Node]]) -> tuple[BotConfig, ...]:
+    def _submissions(self, node: Node) -> Submissions:
+        entries = self.mapping(node, "submissions", ("http", *_SUBMISSION_LIMITS),
+                               what="a mapping (http, max_upload_mb, max_unpacked_mb, max_files, max_ratio, per_hour)")
+        values: dict[str, Any] = {key: self.integer(entries[key][1], f"submissions.{key}", lo, hi)
+                                  for key, (lo, hi) in _SUBMISSION_LIMITS.items() if key in entries}
+        if "http" in entries:
+            values["http"] = self.boolean(entries["http"][1], "submissions.http")
+        return Submissions(**values)
+
+    def _build(self, node: Node, path: str) -> Build:
+        """A shell command (the limits' defaults), or a mapping: command, seconds, memory_mb."""
+        if isinstance(node, ScalarNode):
+            return Build(self._shell(node, path))
+        entries = self.mapping(node, path, _BUILD_KEYS, what="a shell command, or a mapping (command, seconds, "
+                               "memory_mb)", required=("command",))
+        values: dict[str, Any] = {"command": self._shell(entries["command"][1], f"{path}.command")}
+        if "seconds" in entries:
+            values["seconds"] = self.number(entries["seconds"][1], f"{path}.seconds", positive=True, hi=24 * 3600)
+        if "memory_mb" in entries:
+            values["memory_mb"] = self.integer(entries["memory_mb"][1], f"{path}.memory_mb", 16, 1 << 20,
+                                               "a number of megabytes")
+        return Build(**values)
+
+    def _shell(self, node: Node, path: str) -> str:
+        command = self.string(node, path, "a shell command (a string)")
+        if not command.strip():
+            raise self.fail(node, path, "expected a shell command, got an empty string")
+        return command
+
+    def _token(self, node: Node, path: str) -> str:
+        value = self.string(node, path, "a token's hash (a string)")
+        if not TOKEN_HASH.match(value):
+            raise self.fail(node, path, "expected a token's hash, sha256: and 64 hex digits, as 'arena league "
+                                        "token' writes it (never the token itself)")
+        return value
+
+    def _authors(self, top: Mapping[str, tuple[Node, Node]]) -> tuple[tuple[BotConfig, ...],
+                                                                   tuple[tuple[str, str], ...],
+                                                                   tuple[tuple[str, Build], ...]]:
         default = top["command"][1] if "command" in top else None
         limits = self.limits(top["limits"][1], "limits") if "limits" in top else BotLimits()
         items = self.sequence(top["authors"][1], "authors", "a list of authors (each a mapping with a name)")
         authors: list[BotConfig] = []
+        tokens: list[tuple[str, str]] = []
+        builds: list[tuple[str, Build]] = []
         first: dict[str, int] = {}
         for i, item in enumerate(items):
-            author = self._author(item, f"authors[{i}]", default, limits)
+            author, token, build = self._author(item, f"authors[{i}]", default, limits)
+            if token is not None:
+                tokens.append((author.name, token))
+            if build is not None:
+                builds.append((author.name, build))
             if author.name in first:
                 raise self.fail(item, f"authors[{i}].name", f"duplicate author '{author.name}' "
                                                            f"(already on line {first[author.name]})")
             first[author.name] = _line(item)
             authors.append(author)
-        return tuple(authors)
+        return tuple(authors), tuple(tokens), tuple(builds)
 
-    def _author(self, node: Node, path: str, default: Node | None, limits: BotLimits) -> BotConfig:
+    def _author(self, node: Node, path: str, default: Node | None,
+                limits: BotLimits) -> tuple[BotConfig, str | None, Build | None]:
+        """The author's entry, the hash of their token for submissions over HTTP
+        and their own build step (each None if they have none)."""
         entries = self.mapping(node, path, _AUTHOR_KEYS, what="an author (a mapping with name, and command "
                                "or builtin)", required=("name",))
+        for key in ("token", "build"):
+            if "builtin" in entries and key in entries:
+                raise self.fail(entries[key][0], f"{path}.{key}", "not used with 'builtin' (a house player "
+                                                                  "hands nothing in); remove it")
+        token = self._token(entries["token"][1], f"{path}.token") if "token" in entries else None
+        build = self._build(entries["build"][1], f"{path}.build") if "build" in entries else None
+        return self._program(node, entries, path, default, limits), token, build
+
+    def _program(self, node: Node, entries: Mapping[str, tuple[Node, Node]], path: str, default: Node | None,
+                 limits: BotLimits) -> BotConfig:
         if "command" in entries or "builtin" in entries:
-            bot, _ = self.bot(node, path)
+            assert isinstance(node, MappingNode)
+            # The tournament's bot entry, read without the league's own key.
+            plain = MappingNode(node.tag, [(k, v) for k, v in node.value
+                                           if not (isinstance(k, ScalarNode) and k.value in ("token", "build"))],
+                                node.start_mark, node.end_mark, node.flow_style)
+            bot, _ = self.bot(plain, path)
             return bot if bot.command is None or "limits" in entries else dataclasses.replace(bot, limits=limits)
         if default is None:
             raise self.fail(node, f"{path}.command", "missing; give the author a 'command' (how a version "
@@ -263,6 +374,30 @@ matchmaking:
   placement_matches: 30
   max_width: 3
 
+# Versions handed in over HTTP (POST /submit to arena league serve): off
+# unless http is true.  An author needs a token: arena league token DIR AUTHOR
+# prints a new one, once, and writes only its hash under the author here.
+# The limits of one archive (zip or tar, gzipped or not): its size, what it
+# unpacks to (size, files, and size over the archive's: a bomb is refused),
+# and how many an author may hand in an hour.
+submissions:
+  http: false
+  max_upload_mb: 8
+  max_unpacked_mb: 64
+  max_files: 1000
+  max_ratio: 100
+  per_hour: 10
+
+# A build step for every version (an author may give their own 'build'):
+# a shell command run in a writable copy of the version's folder, in the
+# sandbox its matches have, before its check; the version then plays from
+# what the build left.  A build that fails or runs over its time refuses the
+# version, with the last lines it wrote.  Off unless given.
+# build:
+#   command: make bot
+#   seconds: 300
+#   memory_mb: 2048
+
 # Who may hand in versions.  A builtin author (random, greedy, passive) is a
 # house player: always in the league, never checked.
 authors:
@@ -271,6 +406,7 @@ authors:
   - name: house-random
     builtin: random
   # - name: alice
+  #   token: sha256:...            # written by arena league token, for submissions over HTTP
   # - name: bob
   #   command: java -jar bot.jar
 """

@@ -48,6 +48,7 @@ CREATE TABLE IF NOT EXISTS versions (
     submitted_at TEXT NOT NULL,
     checked_at   TEXT,
     retired_at   TEXT,
+    built        TEXT,                      -- the store's folder its build left, which is played
     UNIQUE (author, number)
 );
 CREATE TABLE IF NOT EXISTS tables (
@@ -72,6 +73,12 @@ class Version:
     submitted_at: str
     checked_at: str | None
     retired_at: str | None
+    built: str | None = None       # what its build step left, in the store (None: played as handed in)
+
+    @property
+    def played(self) -> str | None:
+        """Its folder in the store that is played."""
+        return self.built or self.digest
 
 
 @dataclass(frozen=True)
@@ -83,12 +90,12 @@ class TableRow:
 
 
 _VERSION_COLUMNS = ("name, author, number, digest, builtin, command, status, reasons, submitted_at, checked_at,"
-                    " retired_at")
+                    " retired_at, built")
 
 
 def _version(row: tuple) -> Version:
     return Version(row[0], row[1], row[2], row[3], row[4], None if row[5] is None else tuple(json.loads(row[5])),
-                   row[6], tuple(json.loads(row[7])), row[8], row[9], row[10])
+                   row[6], tuple(json.loads(row[7])), row[8], row[9], row[10], row[11])
 
 
 class Register:
@@ -103,8 +110,16 @@ class Register:
                 self._conn = connect(str(self.path))
                 self._conn.execute("PRAGMA journal_mode=WAL")
                 self._conn.executescript(_SCHEMA)
+                if not self._has_built():          # a league begun before builds
+                    self._conn.execute("ALTER TABLE versions ADD COLUMN built TEXT")
+            # Read by the page before any writer added it: none was built then.
+            self._columns = _VERSION_COLUMNS if self._has_built() else _VERSION_COLUMNS[:-len("built")] + "NULL"
         except sqlite3.Error as exc:
             raise LeagueError(f"{self.path}: cannot open the league's register ({one_line(exc)})") from None
+
+    def _has_built(self) -> bool:
+        columns = {r[1] for r in self._conn.execute("PRAGMA table_info(versions)")}
+        return "built" in columns or not columns       # no table yet: made with it
 
     def close(self) -> None:
         self._conn.close()
@@ -136,21 +151,27 @@ class Register:
         with self._writing(f"add a version of {author}") as c:
             row = c.execute("SELECT max(number) FROM versions WHERE author = ?", (author,)).fetchone()
             number = (row[0] or 0) + 1
-            c.execute(f"INSERT INTO versions ({_VERSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?, NULL, NULL)",
+            c.execute(f"INSERT INTO versions ({_VERSION_COLUMNS})"
+                      f" VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?, NULL, NULL, NULL)",
                       (f"{author}.v{number}", author, number, digest, builtin,
                        None if command is None else json.dumps(list(command)), status, now()))
         return self.version(f"{author}.v{number}")
 
     def versions(self, status: str | None = None) -> list[Version]:
         where, params = ("WHERE status = ?", (status,)) if status else ("", ())
-        return [_version(r) for r in self._read(f"SELECT {_VERSION_COLUMNS} FROM versions {where}"
+        return [_version(r) for r in self._read(f"SELECT {self._columns} FROM versions {where}"
                                                 f" ORDER BY author, number", params)]
 
     def version(self, name: str) -> Version:
-        rows = self._read(f"SELECT {_VERSION_COLUMNS} FROM versions WHERE name = ?", (name,))
+        rows = self._read(f"SELECT {self._columns} FROM versions WHERE name = ?", (name,))
         if not rows:
             raise LeagueError(f"{self.path}: no version {name!r}")
         return _version(rows[0])
+
+    def set_built(self, name: str, digest: str) -> None:
+        """``name``'s build step left the store's folder ``digest``: that is played."""
+        with self._writing(f"record the build of {name}") as c:
+            c.execute("UPDATE versions SET built = ? WHERE name = ?", (digest, name))
 
     def refuse(self, name: str, reasons: Sequence[str]) -> None:
         with self._writing(f"refuse {name}") as c:

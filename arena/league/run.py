@@ -13,7 +13,9 @@ The matches are handed to the executor one table ahead (its ``lookahead``):
 each new table is chosen from the results stored so far, and a version
 handed in while the league plays is checked, and placed, within a table or
 two.  With nothing to play (fewer playing versions than seats), it waits for
-submissions.  ``max_matches`` bounds a run (tests, benchmarks, a cron job).
+submissions: ``arena league submit``, over HTTP, or a folder dropped in
+``DIR/submissions/AUTHOR`` (``watch``).  ``max_matches`` bounds a run
+(tests, benchmarks, a cron job).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from .matchmaking import next_table
 from .plan import block_for, table_entries
 from .register import PLAYING, REFUSED, SUBMITTED, Register, TableRow
 from .versions import check_waiting, league_tournament, register_house
+from .watch import SUBMISSIONS, Watcher
 
 __all__ = ["LeagueRun", "run_league"]
 
@@ -96,6 +99,7 @@ class _Player:
         self.queue: deque[ScheduleEntry] = deque()
         self.entries: dict[str, ScheduleEntry] = {}
         self.waiting = ""
+        self.watcher = Watcher(config, echo)
 
     def play(self, jobs: int | None, max_matches: int | None, idle_exit: bool) -> LeagueRun:
         self.store.init_tournament(self.config.name, self.config.stored(), seed=self.config.seed,
@@ -113,7 +117,7 @@ class _Player:
                 self._check()
                 played = self.summary.played
                 self._feed(executor, budget)
-                if self.summary.played == played:       # nothing to play
+                if self.summary.played == played and not self.register.versions(SUBMITTED):   # nothing to play
                     if idle_exit:
                         break
                     self._say_waiting()
@@ -124,7 +128,8 @@ class _Player:
         """Once per wait: why nothing is played."""
         playing = len(self.register.versions(PLAYING))
         line = (f"waiting for versions: {playing} play, a table needs {self.config.players} "
-                f"(arena league submit {self.config.dir} AUTHOR FOLDER)")
+                f"(arena league submit {self.config.dir} AUTHOR FOLDER, or a folder in "
+                f"{self.config.dir / SUBMISSIONS}/AUTHOR)")
         if line != self.waiting:
             self.echo(line)
             self.waiting = line
@@ -138,6 +143,7 @@ class _Player:
             raise LeagueError(str(err)) from None
 
     def _check(self) -> None:
+        self.watcher.scan(self.register)
         if self.register.versions(SUBMITTED):
             done = check_waiting(self.config, self.register, self.mode, self.echo)
             self.summary.checked += [v.name for v in done]
@@ -168,6 +174,8 @@ class _Player:
     def _specs(self, tournament: TournamentConfig, log_dir: Path, budget: int) -> Iterator[MatchSpec]:
         handed = self.summary.played
         while handed < budget:
+            if not self.queue:
+                self.watcher.scan(self.register)      # before a new table: a folder dropped meanwhile
             if self.register.versions(SUBMITTED):
                 return                    # checked before the next table: new versions first
             entry = self._next_entry()

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .config import LeagueError
 
-__all__ = ["MAX_BYTES", "MAX_FILES", "STORE", "store_version"]
+__all__ = ["MAX_BYTES", "MAX_FILES", "STORE", "digest_of", "files_of", "store_version"]
 
 STORE = "store"
 MAX_FILES = 10_000
@@ -33,7 +33,7 @@ MAX_BYTES = 256 * 1024 * 1024
 SKIPPED = (".git", "__pycache__")
 
 
-def _files(source: Path) -> list[tuple[str, Path]]:
+def files_of(source: Path) -> list[tuple[str, Path]]:
     """Every file to copy, as (path relative to the folder, with '/', its path); LeagueError on what is refused."""
     if source.is_symlink():
         raise LeagueError(f"{source}: a symbolic link; hand in the folder (or file) itself")
@@ -76,7 +76,7 @@ def digest_of(files: list[tuple[str, Path]]) -> str:
 def store_version(league_dir: Path, source: Path) -> tuple[str, Path]:
     """Copy ``source`` (a folder, or one file) into the store: its digest and its folder there."""
     try:
-        files = _files(source)
+        files = files_of(source)
         digest = digest_of(files)
     except OSError as exc:
         raise LeagueError(f"{source}: cannot read: {exc.strerror or exc}") from None

@@ -54,17 +54,20 @@ def version_bot(config: LeagueConfig, version: Version) -> BotConfig:
         entry = config.author(version.author)
     except LeagueError:      # an author since taken out of the file: their versions still play as handed in
         entry = BotConfig(name=version.author)
-    assert version.digest is not None
+    assert version.played is not None
     return dataclasses.replace(entry, name=version.name, command=version.command, builtin=None,
-                               dir=config.dir / STORE / version.digest)
+                               dir=config.dir / STORE / version.played)
 
 
 def league_tournament(config: LeagueConfig, versions: list[Version]) -> TournamentConfig:
     """The league as a tournament of ``versions``: every stored version's folder
     is hidden from every other version's sandbox (``sandbox_policy``), and the
-    register is hidden from all."""
+    register, and what a built version was built from, are hidden from all."""
     bots = tuple(version_bot(config, v) for v in versions)
-    return dataclasses.replace(config.tournament(bots), also_hidden=(config.dir / "league.sqlite",))
+    played = {v.played for v in versions}
+    sources = sorted({v.digest for v in versions if v.built and v.digest and v.digest not in played})
+    hidden = (config.dir / "league.sqlite", *(config.dir / STORE / d for d in sources))
+    return dataclasses.replace(config.tournament(bots), also_hidden=hidden)
 
 
 def check_waiting(config: LeagueConfig, register: Register, sandbox_mode: str | None = None,
@@ -75,16 +78,18 @@ def check_waiting(config: LeagueConfig, register: Register, sandbox_mode: str | 
 
     done = []
     for version in register.versions(SUBMITTED):
-        everyone = [v for v in register.versions() if v.builtin is None]
-        tournament = league_tournament(config, everyone)
-        spec = tournament.bot_spec(version.name, sandbox_mode)
         log_dir = config.results / "logs" / "checks" / version.name
         log_dir.mkdir(parents=True, exist_ok=True)
-        report = check_bot(spec, time_control=config.time, log_dir=str(log_dir))
-        failed = [f"{s.name}: {s.summary}" for s in report.steps if s.status == FAIL]
+        failed = _built(config, register, version, sandbox_mode, log_dir)
+        if not failed:
+            everyone = [v for v in register.versions() if v.builtin is None]
+            spec = league_tournament(config, everyone).bot_spec(version.name, sandbox_mode)
+            report = check_bot(spec, time_control=config.time, log_dir=str(log_dir))
+            failed = [f"{s.name}: {s.summary}" for s in report.steps if s.status == FAIL]
         if failed:
             register.refuse(version.name, failed)
-            echo(f"{version.name} refused: it failed {len(failed)} step(s) of arena check")
+            echo(f"{version.name} refused: " + (failed[0] if failed[0].startswith("build: ") else
+                                                f"it failed {len(failed)} step(s) of arena check"))
         else:
             retired = register.admit(version.name)
             now = register.version(version.name)
@@ -95,3 +100,23 @@ def check_waiting(config: LeagueConfig, register: Register, sandbox_mode: str | 
                      (f"; retired {', '.join(retired)}" if retired else ""))
         done.append(register.version(version.name))
     return done
+
+
+def _built(config: LeagueConfig, register: Register, version: Version, sandbox_mode: str | None,
+           log_dir: Path) -> list[str]:
+    """Run the version's build step, if its author has one: the reasons it
+    refuses the version (none: built, and what it left is recorded to be played)."""
+    build = config.build_of(version.author)
+    if build is None or version.digest is None:
+        return []
+    # lazy: a build starts a process (the process layer), which only a league with builds needs
+    from .build import BuildFailed, build_version
+
+    everyone = [v for v in register.versions() if v.builtin is None]
+    spec = league_tournament(config, everyone).bot_spec(version.name, sandbox_mode)
+    try:
+        built = build_version(config, version, build, spec, log_dir)
+    except BuildFailed as failed:
+        return failed.reasons
+    register.set_built(version.name, built)
+    return []

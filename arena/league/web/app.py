@@ -3,7 +3,9 @@
 Routes: ``/`` the page; ``/fragments`` its sections as HTML (JSON of
 section -> HTML); ``/events`` server-sent events, an ``update`` each time
 what the page shows changed; ``/replay/MATCH`` a match's replay viewer,
-made by the report's own code (``arena.report``); ``/board.json`` the data.
+made by the report's own code (``arena.report``); ``/board.json`` the data;
+``/submit`` and ``/mine``: versions handed in over HTTP, when the league
+takes them (``submit``), the only routes that write.
 
 Why server-sent events rather than polling: a page learns of a stored match
 within a second without asking every second, one light ``state_key`` check
@@ -46,6 +48,7 @@ from ...tournament.results.database import DEFAULT_DB_NAME, ResultStore, StoreEr
 from ..config import LeagueConfig
 from ..register import Register
 from ..standings import Board, board, state_key
+from .submit import submission_routes
 
 __all__ = ["SECTIONS", "make_app"]
 
@@ -153,5 +156,9 @@ def make_app(config: LeagueConfig) -> Starlette:
             return HTMLResponse("<!doctype html><title>no such match</title><p>No such match.</p>", status_code=404)
         return HTMLResponse(html)
 
+    def render(template: str, values: dict[str, Any]) -> str:
+        return _env().get_template(template).render(**values)
+
     return Starlette(routes=[Route("/", page), Route("/fragments", fragments), Route("/board.json", board_json),
-                             Route("/events", events), Route("/replay/{match_id}", replay)])
+                             Route("/events", events), Route("/replay/{match_id}", replay),
+                             *submission_routes(config, render)])
