@@ -37,8 +37,9 @@ ratios (aim: <= 1.0) and the absolute figures (no aim) to
 
 ``--idle N`` starts N sleeping processes first and keeps them for the run:
 the arena's CPU per decision must not depend on what else runs on the host
-(compare ``--idle 100`` with ``--idle 1000``; ``--idle-pairs`` alternates
-the two within one run).
+(compare ``--idle 100`` with ``--idle 1000``; ``--idle-pairs 100 1000``
+alternates the two within one run, the arena alone: issue 34's aim is a
+ratio within 10 %).
 """
 
 from __future__ import annotations
@@ -333,12 +334,39 @@ def idle_processes(n: int) -> Iterator[None]:
     """``n`` sleeping processes for the duration: a busier host."""
     idle = [subprocess.Popen(["sleep", "3600"]) for _ in range(n)]
     try:
+        if idle:
+            time.sleep(1.0)       # let them load and settle: a busy host, not one starting up
         yield
     finally:
         for proc in idle:
             proc.kill()
         for proc in idle:
             proc.wait()
+
+
+def measure_idle(pairs_n: int, matches: int, low: int, high: int) -> list[tuple[str, list[float], list[float]]]:
+    """Per language: the arena's CPU per decision beside ``low`` and beside
+    ``high`` sleeping processes, interleaved (the extra ones started and
+    ended outside the samples)."""
+    found = []
+    with tempfile.TemporaryDirectory(prefix="bench-peer-") as name, idle_processes(low):
+        tmp = Path(name)
+        meter = WatchdogMeter()
+
+        def sample(i: int, bot: list[str]) -> float:
+            decisions, cpu, _scans = arena_sample(bot, matches, 1 + i * matches, tmp, meter)
+            return cpu / decisions * 1e6
+
+        def busier(i: int, bot: list[str]) -> float:
+            with idle_processes(high - low):
+                return sample(i, bot)
+
+        for players in build(tmp):
+            sample(-1, players.bot)
+            beside_high, beside_low = pairs(lambda i: busier(i, players.bot),
+                                            lambda i: sample(i, players.bot), pairs_n)
+            found.append((players.language, beside_low, beside_high))
+    return found
 
 
 def main() -> None:
@@ -349,6 +377,8 @@ def main() -> None:
     ap.add_argument("--plies", type=int, help="plies per fastchess game (default: the decisions of a match)")
     ap.add_argument("--idle", type=int, default=0, help="sleeping processes started first, kept for the run")
     ap.add_argument("--make-line", action="store_true", help=f"write {LINE.name} again (needs python-chess)")
+    ap.add_argument("--idle-pairs", nargs=2, type=int, metavar=("LOW", "HIGH"),
+                    help="no peer: the arena beside LOW and beside HIGH sleeping processes, interleaved")
     args = ap.parse_args()
     if args.make_line:
         LINE.write_text(" ".join(make_line(1000)) + "\n")
@@ -359,6 +389,15 @@ def main() -> None:
         ap.error(f"--fastchess {args.fastchess}: not an executable file")
     if args.plies is not None and not 2 <= args.plies <= len(LINE.read_text().split()):
         ap.error(f"--plies: 2 to the {len(LINE.read_text().split())} of {LINE.name}")
+    if args.idle_pairs is not None:
+        low, high = sorted(args.idle_pairs)
+        print(f"the arena alone beside {low} and beside {high} sleeping processes started here, "
+              f"{args.pairs} pairs of {args.matches} matches", flush=True)
+        for language, beside_low, beside_high in measure_idle(args.pairs, args.matches, low, high):
+            print(f"{language}: arena {spread(beside_low)} us per decision beside {low}, "
+                  f"{spread(beside_high)} beside {high}; ratio {high} / {low}: "
+                  f"{spread([h / lo for h, lo in zip(beside_high, beside_low)], '.3f')}")
+        return
     peer = "fastchess" if args.fastchess else "the arena's echo floor (no --fastchess binary given)"
     with idle_processes(args.idle):
         processes = sum(1 for name in os.listdir("/proc") if name.isdigit())
