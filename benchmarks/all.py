@@ -2,7 +2,7 @@
 measured median [min .. max], met, and the command that measures it alone.
 
 Not a test.  Run:
-    python benchmarks/all.py [--pairs 5] [--quick] [--json FILE]
+    python benchmarks/all.py [--pairs 5] [--quick] [--json FILE] [--fastchess PATH]
 
 The benchmarks run one after another, never two at once (they would slow each
 other down), each with its floor and subject interleaved in ``--pairs`` pairs:
@@ -31,7 +31,11 @@ other down), each with its floor and subject interleaved in ``--pairs`` pairs:
 - benchmarks/botstart.py: the CPU of a shipped Python bot's start (to its
   ``ready`` line, then quit) against the same interpreter answering
   ``start`` with only the standard json module (information; no aim): what
-  every bot process a tournament starts costs before it plays.
+  every bot process a tournament starts costs before it plays;
+- benchmarks/peer.py, with ``--fastchess PATH`` (a fastchess binary built
+  from its public source): the arena's CPU per decision against fastchess's
+  per move, trivial C and Python players on both sides, 2 seats, no sandbox,
+  unpinned (issue 34: <= 1.0x), with each one's CPU (information).
 
 "measured" is the median over the pairs with the min and max; "met" compares
 the median with the target.  Each script's own ``main()`` prints more (the
@@ -51,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -95,12 +100,14 @@ def quick_tournament(directory: Path, source: Path = DEMO) -> Path:
 Bench = tuple[str, Callable[[], list[Figure]]]
 
 
-def benches(pairs: int, quick: bool, tmp: Path) -> list[Bench]:
-    """(name, the call that measures it), in the order they run."""
+def benches(pairs: int, quick: bool, tmp: Path, fastchess: str | None = None) -> list[Bench]:
+    """(name, the call that measures it), in the order they run; the peer
+    (``benchmarks/peer.py``) only with a fastchess binary."""
     import affinity
     import botstart
     import decision_floor
     import engine
+    import peer
     import protocol
     import tournament
     import workers
@@ -130,15 +137,16 @@ def benches(pairs: int, quick: bool, tmp: Path) -> list[Bench]:
         ("engine", lambda: engine.results(pairs, matches)),
         ("tournament", on(tournament.results)),
         ("botstart", lambda: botstart.results(pairs, starts=3 if quick else 10)),
-    ]
+    ] + ([("peer", lambda: peer.results(pairs, fastchess, matches=2 if quick else 8))] if fastchess else [])
 
 
-def run_all(pairs: int, quick: bool, echo: Callable[[str], None] = print) -> tuple[list[Figure], list[str]]:
+def run_all(pairs: int, quick: bool, echo: Callable[[str], None] = print,
+            fastchess: str | None = None) -> tuple[list[Figure], list[str]]:
     """The figures, and a line for each benchmark that failed (the others still run)."""
     figures: list[Figure] = []
     failed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="bench-all-") as tmp:
-        for name, measure in benches(pairs, quick, Path(tmp)):
+        for name, measure in benches(pairs, quick, Path(tmp), fastchess):
             t0 = time.perf_counter()
             try:
                 got = measure()
@@ -157,15 +165,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pairs", type=int, default=5, help="interleaved floor/subject pairs per benchmark (at least 5)")
     ap.add_argument("--quick", action="store_true", help="smaller workloads: a smoke run, not figures to quote")
     ap.add_argument("--json", type=Path, metavar="FILE", help="also write every figure, with its samples, here")
+    ap.add_argument("--fastchess", metavar="PATH", help="a fastchess binary: also the arena against it (peer.py)")
     args = ap.parse_args(argv)
     if args.pairs < 5:
         ap.error("--pairs must be at least 5")
     if args.json is not None and not args.json.parent.is_dir():   # say so now, not after the run
         ap.error(f"--json {args.json}: no directory {args.json.parent}")
+    if args.fastchess is not None and not os.access(args.fastchess, os.X_OK):
+        ap.error(f"--fastchess {args.fastchess}: not an executable file")
     start = time.perf_counter()
     print(f"issue 9's figures: {args.pairs} pairs per benchmark{', quick workloads' if args.quick else ''}; "
           "run the benchmarks on a quiet machine", flush=True)
-    figures, failed = run_all(args.pairs, args.quick, echo=lambda line: print(line, flush=True))
+    figures, failed = run_all(args.pairs, args.quick, echo=lambda line: print(line, flush=True),
+                              fastchess=args.fastchess)
     print(table(figures))
     missed = [f.name for f in figures if f.met is False]
     print(f"{sum(f.met is True for f in figures)} of {sum(f.met is not None for f in figures)} targets met"

@@ -50,6 +50,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,8 +95,10 @@ for line in sys.stdin:
 Batch = tuple[int, bytes, int]    # (seat, the bytes written at once, size of the request line)
 
 
-def spec_for(bot: Path, seed: int, seats: int, protocol: int, log_dir: str) -> MatchSpec:
-    argv = [sys.executable, str(bot)] + (["--protocol-1"] if protocol == 1 else [])
+def spec_for(bot: Path | Sequence[str], seed: int, seats: int, protocol: int, log_dir: str) -> MatchSpec:
+    """A match of ``bot`` (a Python script, or a whole command) against itself."""
+    argv = [sys.executable, str(bot)] if isinstance(bot, Path) else list(bot)
+    argv += ["--protocol-1"] if protocol == 1 else []
     # No sandbox: the bot's pid is then the Python process that reports its CPU.
     bots = tuple(SeatSpec.command(argv, name=f"bot{i}", sandbox=SandboxPolicy(mode="none"))
                  for i in range(seats))
@@ -128,8 +131,9 @@ def record(spec: MatchSpec) -> list[Batch]:
 class EchoFloor:
     """Warm echo children and the bare loop that feeds them."""
 
-    def __init__(self, bot: Path, seats: int) -> None:
-        self.children = [subprocess.Popen([sys.executable, str(bot)], stdin=subprocess.PIPE,
+    def __init__(self, bot: Path | Sequence[str], seats: int) -> None:
+        argv = [sys.executable, str(bot)] if isinstance(bot, Path) else list(bot)
+        self.children = [subprocess.Popen(argv, stdin=subprocess.PIPE,
                                           stdout=subprocess.PIPE, bufsize=0) for _ in range(seats)]
         self.fds = [p.stdin.fileno() for p in self.children]  # type: ignore[union-attr]
         self.readers = [os.fdopen(os.dup(p.stdout.fileno()), "rb") for p in self.children]  # type: ignore[union-attr]
@@ -147,15 +151,21 @@ class EchoFloor:
     def run(self, batches: list[Batch]) -> tuple[float, float, float]:
         """(parent CPU, children CPU, wall seconds) for one replay."""
         child0 = self.children_cpu()
-        t0, w0 = time.process_time(), time.perf_counter()
+        w0 = time.perf_counter()
+        parent = self.replay(batches)
+        wall = time.perf_counter() - w0
+        return parent, self.children_cpu() - child0, wall
+
+    def replay(self, batches: list[Batch]) -> float:
+        """The parent's CPU seconds for one replay (children that cannot report theirs too)."""
+        t0 = time.process_time()
         fds, readers = self.fds, self.readers
         for seat, data, _ in batches:
             view = memoryview(data)
             while view:
                 view = view[os.write(fds[seat], view):]
             readers[seat].readline()
-        parent, wall = time.process_time() - t0, time.perf_counter() - w0
-        return parent, self.children_cpu() - child0, wall
+        return time.process_time() - t0
 
     def close(self) -> None:
         for p, reader in zip(self.children, self.readers):

@@ -63,7 +63,7 @@ def test_main_prints_the_table_and_writes_every_sample_to_json(monkeypatch: pyte
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     canned = [fig("fast", (10.0, 12.0, 11.0, 9.0, 30.0), 20.0, higher=False),
               fig("slow", (0.5, 0.6, 0.7, 0.4, 0.55), 0.8, higher=True, unit="x")]
-    monkeypatch.setattr(bench_all, "benches", lambda pairs, quick, tmp: [("canned", lambda: canned)])
+    monkeypatch.setattr(bench_all, "benches", lambda pairs, quick, tmp, fastchess=None: [("canned", lambda: canned)])
     out = tmp_path / "figures.json"
     assert bench_all.main(["--json", str(out)]) == 0
     printed = capsys.readouterr().out
@@ -85,7 +85,7 @@ def test_a_failing_benchmark_is_one_line_and_the_others_still_reach_the_table(
         raise RuntimeError("no CPU report in /tmp/x.log")
 
     after = [fig("after", (1.0, 2.0, 3.0), 5.0, higher=False)]
-    monkeypatch.setattr(bench_all, "benches", lambda pairs, quick, tmp: [
+    monkeypatch.setattr(bench_all, "benches", lambda pairs, quick, tmp, fastchess=None: [
         ("workers", broken), ("protocol", buggy), ("engine", lambda: after)])
     assert bench_all.main([]) == 1
     out, err = capsys.readouterr()

@@ -112,6 +112,18 @@ def group_members(pgid: int, *, include_zombies: bool = False) -> list[int]:
                   if p.pgid == pgid and (include_zombies or p.state not in "ZX"))
 
 
+def group_exists(pgid: int) -> bool:
+    """Whether group ``pgid`` has any process, zombies included: a signal 0
+    to it, where ``group_members`` reads every process of the host."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:       # someone else's group: it exists
+        return True
+    return True
+
+
 def kill_group(pgid: int, sig: int = signal.SIGKILL) -> bool:
     """Signal a whole process group; False if it no longer exists."""
     try:
