@@ -15,6 +15,7 @@ from inproc import arena_here
 from arena.league.config import load_league
 from arena.league.register import PLAYING, REFUSED, Register
 from arena.league.run import run_league
+from arena.league.standings import board
 from arena.league.versions import check_waiting, submit
 from arena.process.confine import sandbox
 from arena.tournament.results.database import ResultStore
@@ -103,6 +104,10 @@ def test_a_build_that_fails_refuses_the_version_with_its_last_lines(tmp_path: Pa
     assert version.reasons[1:] == ("build output: compiling", "build output: error: no bot.c")
     status = arena_here("league", "status", str(league))
     assert "build output: error: no bot.c" in status.stderr
+    # the public page says why, but not what the build printed (a compiler's errors quote the source)
+    with Register(league) as register:
+        [author] = [a for a in board(config, None, register).authors if a["author"] == "alice"]
+    assert author["versions"][0]["reasons"] == [version.reasons[0]]
 
 
 def test_a_build_over_its_time_is_stopped_and_refuses_the_version(tmp_path: Path, mode: str) -> None:

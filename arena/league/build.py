@@ -30,7 +30,7 @@ from ..process.confine.sandbox import BWRAP, bot_user, resolve
 from ..process.errors import BotStartupError
 from ..process.transport import TransportSetup
 from .config import Build, LeagueConfig, LeagueError
-from .register import Version
+from .register import BUILD_OUTPUT, Version
 from .store import STORE, store_version
 
 __all__ = ["BUILD_LOG", "BuildFailed", "build_version"]
@@ -118,4 +118,4 @@ def _tail(log: Path) -> list[str]:
     except OSError:
         return []
     lines = [line.rstrip() for line in text.splitlines() if line.strip()]
-    return [f"build output: {line}" for line in lines[-TAIL_LINES:]]
+    return [f"{BUILD_OUTPUT}{line}" for line in lines[-TAIL_LINES:]]

@@ -59,6 +59,10 @@ CREATE TABLE IF NOT EXISTS tables (
 );
 """
 
+# How a reason quoting a build's output starts: its author's page shows it,
+# the public page does not (a compiler's errors quote the author's source).
+BUILD_OUTPUT = "build output: "
+
 
 @dataclass(frozen=True)
 class Version:

@@ -23,7 +23,7 @@ from ..tournament.results.database import ResultStore, StoredMatch
 from ..tournament.standings.leaderboard import LeaderboardRow, leaderboard_rows
 from ..tournament.standings.ratings import assess_matches
 from .config import LeagueConfig
-from .register import PLAYING, SUBMITTED, Register, Version
+from .register import BUILD_OUTPUT, PLAYING, SUBMITTED, Register, Version
 
 __all__ = ["Board", "board", "state_key"]
 
@@ -118,12 +118,16 @@ def _span(ranks: str) -> tuple[int, int]:
 
 
 def _authors(versions: list[Version], rows: dict[str, LeaderboardRow]) -> list[dict[str, Any]]:
-    """Each author's versions, newest first, with the rating each earned."""
+    """Each author's versions, newest first, with the rating each earned, and
+    why a refused one was refused, but not its build's output: on a public page
+    a compiler's errors would show the author's source (its author sees them
+    on ``/mine``)."""
     by_author: dict[str, list[dict[str, Any]]] = {}
     for v in versions:
         row = rows.get(v.name)
         by_author.setdefault(v.author, []).append({
-            "version": v.name, "status": v.status, "submitted_at": v.submitted_at, "reasons": list(v.reasons),
+            "version": v.name, "status": v.status, "submitted_at": v.submitted_at,
+            "reasons": [r for r in v.reasons if not r.startswith(BUILD_OUTPUT)],
             "rating": None if row is None else row.rating, "low": None if row is None else row.low,
             "high": None if row is None else row.high, "matches": 0 if row is None else row.matches})
     return [{"author": a, "versions": list(reversed(vs))} for a, vs in sorted(by_author.items())]
