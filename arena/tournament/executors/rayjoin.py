@@ -13,21 +13,30 @@ raylet is gone becomes its child, and is ended with the rest.
 from __future__ import annotations
 
 import ctypes
-import logging
 import os
 import signal
 import socket
+import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from ... import logsetup
 from .local import WorkerError
 
-__all__ = ["connect", "check_address", "import_ray", "one_line", "REACH_SECONDS", "Shipment"]
+__all__ = ["connect", "check_address", "import_ray", "one_line", "REACH_SECONDS", "Shipment", "HeadWatch",
+           "HEAD_LOST_SECONDS", "leave", "rays_output_aside"]
 
 REACH_SECONDS = 10.0      # for a head's port to answer at all (_check_reachable)
+# The head's port silent this long, the head is lost.  Well under Ray's own
+# bound (gcs_rpc_server_reconnect_timeout_s, 60 s by default), after which
+# Ray's core ends this process with a log line of its own: by then the run
+# must have stopped and said why (its clean-up, ``ray.shutdown``, took 5 s).
+HEAD_LOST_SECONDS = 5.0
+PROBE_SECONDS = 1.0       # how often the head's port is tried, and for how long at most
 STOP_SECONDS = 10.0       # for each process of a half-started Ray to end on a SIGTERM
 STOP_ROUNDS = 5           # rounds of ending what is left (each round: orphans adopted meanwhile)
 PR_SET_CHILD_SUBREAPER = 36
@@ -52,7 +61,36 @@ def import_ray() -> Any:
         import ray
     except ImportError:
         raise WorkerError("the ray executor needs Ray on this machine: pip install 'arena[ray]'") from None
+    logsetup.divert("ray")      # its warnings (a working_dir's .git, a token's set-up) into the log file
     return ray
+
+
+@contextmanager
+def rays_output_aside() -> Iterator[None]:
+    """What Ray's C++ core writes on this process's stderr meanwhile (its
+    log lines as it joins or leaves: "Failed to determine local IP via
+    external connectivity" on a machine without a default route, a token's
+    warnings) goes into the arena's log file if there is one, else nowhere.
+    Only around Ray's calls that write so (``ray.init``, ``ray.shutdown``):
+    stderr itself (file descriptor 2) is moved, and the arena's lines take
+    the same way."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        target = os.open(logsetup.log_file() or os.devnull, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        os.dup2(target, 2)
+        os.close(target)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def leave(ray: Any) -> None:
+    """``ray.shutdown``, its own lines aside."""
+    with rays_output_aside():
+        ray.shutdown()
 
 
 def connect(address: str | None, shipment: Shipment | None = None) -> bool:
@@ -84,8 +122,9 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
     try:
         try:
             try:
-                ray.init(address=bootstrap, runtime_env=env, include_dashboard=False, log_to_driver=False,
-                         logging_level=logging.WARNING, configure_logging=True)
+                with rays_output_aside():
+                    ray.init(address=bootstrap, runtime_env=env, include_dashboard=False, log_to_driver=False,
+                             configure_logging=False)
             finally:
                 if held is not None:
                     signal.signal(signal.SIGTERM, _after_init(held, held_int))
@@ -126,6 +165,50 @@ def check_address(address: str | None) -> str | None:
     _check_reachable(given, named)
     _check_node_here(given, named)
     return bootstrap
+
+
+class HeadWatch:
+    """Whether the head of the cluster this process joined still answers.
+    Its GCS gone, Ray's driver waits in silence, then ends this process
+    from its C++ core (exit status 1, a line of Ray's log, no word from the
+    arena): the run loop asks ``check`` instead, which tries the head's
+    port (a TCP connection, at most every ``PROBE_SECONDS``) and, once
+    nothing has answered for ``HEAD_LOST_SECONDS``, raises a WorkerError
+    naming it."""
+
+    def __init__(self, address: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.address, self._clock = address, clock
+        self._tried = float("-inf")
+        self._silent_since: float | None = None
+
+    def check(self) -> None:
+        now = self._clock()
+        if now - self._tried < PROBE_SECONDS:
+            return
+        self._tried = now
+        failed = _unanswered(self.address, PROBE_SECONDS)
+        if failed is None:
+            self._silent_since = None
+            return
+        if self._silent_since is None:
+            self._silent_since = now
+        if now - self._silent_since >= HEAD_LOST_SECONDS:
+            raise WorkerError(f"lost the Ray cluster's head at {self.address}: nothing has answered there for "
+                              f"{HEAD_LOST_SECONDS:.0f} s ({failed}); the matches already finished are stored: "
+                              f"run the same command again to resume once the head is up")
+
+
+def _unanswered(address: str, seconds: float) -> str | None:
+    """Why nothing answers at ``address`` (HOST:PORT, or ray://HOST:PORT)
+    within ``seconds``, or None if something does (or it is not HOST:PORT)."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return None
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=seconds).close()
+    except OSError as exc:
+        return exc.strerror or str(exc) or type(exc).__name__
+    return None
 
 
 def _subreaper(on: bool) -> bool | None:
@@ -195,7 +278,7 @@ def _end_half_started(ray: Any, before: set[int]) -> None:
     process adopted meanwhile (an agent whose raylet ``ray.shutdown`` killed),
     until no new one is left."""
     try:
-        ray.shutdown()
+        leave(ray)
     except Exception:  # noqa: BLE001, S110 - a half-made Ray; what is left is ended below
         pass
     ended: set[int] = set()
@@ -269,13 +352,8 @@ def _check_reachable(address: str | None, named: str = "") -> None:
     "auto" and "local" are Ray's to find.  ``named``: where the address was given."""
     if not address or address in ("auto", "local"):
         return
-    host, sep, port = address.removeprefix("ray://").rpartition(":")
-    if not sep or not port.isdigit():
-        return  # not HOST:PORT: Ray says what is wrong with it
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_SECONDS).close()
-    except OSError as exc:
-        reason = exc.strerror or str(exc) or type(exc).__name__
+    reason = _unanswered(address, REACH_SECONDS)     # None for what is not HOST:PORT: Ray says what is wrong
+    if reason is not None:
         raise WorkerError(f"cannot join the Ray cluster at {address}{named}: nothing answers there ({reason})") from None
 
 
