@@ -16,6 +16,7 @@ import ctypes
 import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -131,9 +132,7 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
         except Exception as exc:  # noqa: BLE001  Ray raises a plain Exception for a node that timed out starting
             where = f"cannot join the Ray cluster at {address}" if address else "Ray could not start here"
             if _authentication(exc):
-                raise WorkerError(f"{where}: its token authentication refused this machine's token, or this "
-                                  f"machine has none: give it the cluster's (RAY_AUTH_MODE=token with "
-                                  f"RAY_AUTH_TOKEN, or ~/.ray/auth_token; docs/CLUSTER.md)") from None
+                raise WorkerError(_refused_token(where)) from None
             if address is None and isinstance(exc, (ConnectionError, RuntimeError, ValueError, OSError)):
                 where = "cannot join the Ray cluster"
             raise WorkerError(f"{where}: {one_line(exc)}") from None
@@ -164,7 +163,55 @@ def check_address(address: str | None) -> str | None:
     given, named = (os.environ.get("RAY_ADDRESS"), " (RAY_ADDRESS)") if bootstrap is None else (bootstrap, "")
     _check_reachable(given, named)
     _check_node_here(given, named)
+    _check_token(given, named, bootstrap)
     return bootstrap
+
+
+def _refused_token(where: str) -> str:
+    return (f"{where}: its token authentication refused this machine's token, or this machine has none: give it "
+            f"the cluster's (RAY_AUTH_MODE=token with RAY_AUTH_TOKEN, or ~/.ray/auth_token; docs/CLUSTER.md)")
+
+
+def _check_token(address: str | None, named: str, bootstrap: str | None) -> None:
+    """Refuse a head whose token authentication refuses this machine, before
+    the run says anything: ``ray.init`` finds it out 25 s later (measured),
+    once the run has printed its header.  Ray's own GCS client asks the head
+    once, with this machine's token as ``ray.init`` would find it, in a child
+    process: it blocks uninterruptibly (40 s for a head that takes
+    connections and never answers), so the child is given ``REACH_SECONDS``
+    and then left to ``ray.init``; so is anything but a refused token."""
+    if not address or address in ("auto", "local") or address.startswith("ray://"):
+        return
+    probe = [sys.executable, "-c", f"import sys; from {__name__} import token_refused; "
+             "sys.exit(3 if token_refused(sys.argv[1], sys.argv[2] == 'auto') else 0)",
+             address, "auto" if bootstrap in (None, "auto") else "given"]
+    try:
+        refused = subprocess.run(probe, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, timeout=REACH_SECONDS).returncode == 3
+    except (subprocess.TimeoutExpired, OSError):
+        return
+    if refused:
+        raise WorkerError(_refused_token(f"cannot join the Ray cluster at {address}{named}"))
+
+
+def token_refused(address: str, found: bool) -> bool:
+    """(In ``_check_token``'s child.)  Whether the head at ``address`` refuses
+    this machine's token; ``found``: the address was found, not given, and (as
+    in ``ray.init``) a token on file then turns authentication on."""
+    try:
+        from ray._private.authentication.authentication_token_setup import (  # lazy: Ray is optional
+            maybe_enable_token_auth_if_token_available,
+        )
+        from ray._raylet import GcsClient  # type: ignore[attr-defined]
+    except ImportError:
+        return False    # another Ray: ray.init says it
+    try:
+        if found:
+            maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+        GcsClient(address=address)
+    except Exception as exc:  # noqa: BLE001 - Ray's own errors: only a refused token is ours to name
+        return _authentication(exc)
+    return False
 
 
 class HeadWatch:
