@@ -728,3 +728,35 @@ def test_joining_from_a_machine_that_is_no_node_is_one_line(monkeypatch: pytest.
         "cannot join the Ray cluster at 10.0.0.1:6379 from this machine: no Ray node runs here, and arena runs on a "
         "node of the cluster: run it on the head, or run `ray start --address 10.0.0.1:6379` here first "
         "(docs/CLUSTER.md)")
+
+
+def test_the_head_is_lost_once_its_port_has_been_silent_for_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HeadWatch without Ray: a port that refuses (nothing listens) is not
+    yet a lost head; silent for HEAD_LOST_SECONDS (a clock of the test's),
+    it is, named; an answer in between starts the count again."""
+    import socket
+
+    from arena.tournament.executors import rayjoin
+    from arena.tournament.executors.local import WorkerError
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]      # nothing listens there once closed
+    address, now = f"127.0.0.1:{port}", [0.0]
+    watch = rayjoin.HeadWatch(address, clock=lambda: now[0])
+
+    def silent_for(seconds: int, start: float) -> None:
+        for second in range(seconds):
+            now[0] = start + second
+            watch.check()
+
+    silent_for(int(rayjoin.HEAD_LOST_SECONDS), 0.0)      # silent since 0, up to 4: not yet
+    with socket.create_server(("127.0.0.1", port)):
+        now[0] = 5.0
+        watch.check()                                   # it answers: the count starts again
+    silent_for(int(rayjoin.HEAD_LOST_SECONDS), 6.0)      # silent since 6, up to 10: not yet
+    now[0] = 11.0
+    with pytest.raises(WorkerError) as lost:
+        watch.check()
+    assert str(lost.value).startswith(f"lost the Ray cluster's head at {address}: nothing has answered there for "
+                                      f"5 s (Connection refused); the matches already finished are stored")
