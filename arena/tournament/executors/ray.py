@@ -171,7 +171,7 @@ class RayExecutor:
         self._checked = False               # every node has started every bot (``check_nodes``)
         self._ours = connect(address, shipment)
         try:
-            self._head = HeadWatch(self._ray.get_runtime_context().gcs_address)
+            self._head = self._head_watch()
             if jobs is None:
                 cpus = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
                 jobs = cpus if most is None else max(1, min(cpus, most))
@@ -188,6 +188,13 @@ class RayExecutor:
         except BaseException:
             self.abort()
             raise
+
+    def _head_watch(self) -> HeadWatch | None:
+        """The watch of the head's port; None where Ray does not say it (Ray Client's ``ray://``)."""
+        try:
+            return HeadWatch(self._ray.get_runtime_context().gcs_address)
+        except Exception:  # noqa: BLE001 - a driver without a GCS client of its own: Ray's to watch
+            return None
 
     def _start(self) -> None:
         root = None if self.shipment is None else self.shipment.root
@@ -227,7 +234,8 @@ class RayExecutor:
             if not waiting:
                 raise WorkerError("no Ray actor is left to play the remaining matches")
             done, _ = self._ray.wait(waiting, num_returns=1, timeout=POLL_SECONDS)
-            self._head.check()      # a lost head: one line, before Ray's core ends this process
+            if self._head is not None:
+                self._head.check()      # a lost head: one line, before Ray's core ends this process
             for ref in done:
                 if ref in self._starting:
                     self._started(ref)

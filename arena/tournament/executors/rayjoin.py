@@ -32,6 +32,10 @@ __all__ = ["connect", "check_address", "import_ray", "one_line", "REACH_SECONDS"
            "HEAD_LOST_SECONDS", "leave", "rays_output_aside"]
 
 REACH_SECONDS = 10.0      # for a head's port to answer at all (_check_reachable)
+# For the token check's child (_check_token): Ray's client gives up on a head
+# that takes connections and never answers after 40 s, and the child's start
+# (importing Ray, 1.4 s of CPU) took 13-15 s on a loaded 2-core machine.
+TOKEN_SECONDS = 60.0
 # The head's port silent this long, the head is lost.  Well under Ray's own
 # bound (gcs_rpc_server_reconnect_timeout_s, 60 s by default), after which
 # Ray's core ends this process with a log line of its own: by then the run
@@ -41,6 +45,7 @@ PROBE_SECONDS = 1.0       # how often the head's port is tried, and for how long
 STOP_SECONDS = 10.0       # for each process of a half-started Ray to end on a SIGTERM
 STOP_ROUNDS = 5           # rounds of ending what is left (each round: orphans adopted meanwhile)
 PR_SET_CHILD_SUBREAPER = 36
+_TOKEN_ASKED: set[str] = set()    # heads asked already, and not refusing (``_check_token``)
 PR_GET_CHILD_SUBREAPER = 37
 
 @dataclass(frozen=True)
@@ -178,20 +183,22 @@ def _check_token(address: str | None, named: str, bootstrap: str | None) -> None
     once the run has printed its header.  Ray's own GCS client asks the head
     once, with this machine's token as ``ray.init`` would find it, in a child
     process: it blocks uninterruptibly (40 s for a head that takes
-    connections and never answers), so the child is given ``REACH_SECONDS``
-    and then left to ``ray.init``; so is anything but a refused token."""
-    if not address or address in ("auto", "local") or address.startswith("ray://"):
+    connections and never answers), and a Ctrl-C must still stop the run.
+    Past ``TOKEN_SECONDS``, and for anything but a refused token, what is
+    wrong is left to ``ray.init`` to say."""
+    if not address or address in ("auto", "local") or address.startswith("ray://") or address in _TOKEN_ASKED:
         return
     probe = [sys.executable, "-c", f"import sys; from {__name__} import token_refused; "
              "sys.exit(3 if token_refused(sys.argv[1], sys.argv[2] == 'auto') else 0)",
              address, "auto" if bootstrap in (None, "auto") else "given"]
     try:
         refused = subprocess.run(probe, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, timeout=REACH_SECONDS).returncode == 3
+                                 stderr=subprocess.DEVNULL, timeout=TOKEN_SECONDS).returncode == 3
     except (subprocess.TimeoutExpired, OSError):
-        return
+        refused = False
     if refused:
         raise WorkerError(_refused_token(f"cannot join the Ray cluster at {address}{named}"))
+    _TOKEN_ASKED.add(address)       # connect checks the address again: asking once is enough
 
 
 def token_refused(address: str, found: bool) -> bool:
