@@ -1,5 +1,9 @@
 """Joining a Ray cluster, or starting one of our own (``connect``), for
-``RayExecutor`` and ``arena check --executor ray``.
+``RayExecutor`` and ``arena check --executor ray``; what a run checks
+before it says anything (``check_address``: a head answers, this machine is
+a node, the head takes its token); watching the head while a run plays
+(``HeadWatch``); and keeping Ray's own output off the user's terminal
+(``rays_output_aside``, and Ray's logger diverted by ``import_ray``).
 
 A Ray of our own that fails or is interrupted half started (a SIGTERM or a
 Ctrl-C while ``ray.init`` runs) is ended here, all of it: ``ray.init`` only
@@ -45,8 +49,8 @@ PROBE_SECONDS = 1.0       # how often the head's port is tried, and for how long
 STOP_SECONDS = 10.0       # for each process of a half-started Ray to end on a SIGTERM
 STOP_ROUNDS = 5           # rounds of ending what is left (each round: orphans adopted meanwhile)
 PR_SET_CHILD_SUBREAPER = 36
-_TOKEN_ASKED: set[str] = set()    # heads asked already, and not refusing (``_check_token``)
 PR_GET_CHILD_SUBREAPER = 37
+_TOKEN_ASKED: set[str] = set()    # heads asked already, and not refusing (``_check_token``)
 
 @dataclass(frozen=True)
 class Shipment:
