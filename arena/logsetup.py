@@ -37,6 +37,7 @@ ENV_FILE = "ARENA_LOG_FILE"
 FILE_FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
 
 _HANDLERS: list[logging.Handler] = []   # those set up here, removed when set up again
+_DIVERTED: dict[str, list[logging.Handler]] = {}    # a library's logger: the handlers it had (``divert``)
 _SAVED: dict[str, Any] = {}             # what ``reset`` restores
 
 
@@ -123,9 +124,31 @@ def configure(verbosity: Verbosity, stream: IO[str] | None = None, *, export: bo
             os.environ.pop(ENV_FILE, None)
 
 
+def divert(name: str) -> None:
+    """The library logger ``name`` (Ray's) writes into the arena's log file
+    if there is one, else nowhere, and never on the console: its warnings
+    (a package's size, a token's set-up) are about its own workings, and
+    would break into the arena's lines and its progress."""
+    logger = logging.getLogger(name)
+    _DIVERTED.setdefault(name, list(logger.handlers))
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+    logger.propagate = False
+    files: list[logging.Handler] = [h for h in _HANDLERS if isinstance(h, logging.FileHandler)]
+    for handler in files or [logging.NullHandler()]:
+        logger.addHandler(handler)
+
+
 def reset() -> None:
-    """Undo ``configure`` (a command that ran in a longer-lived process, such
-    as a test, leaves no handler or environment behind)."""
+    """Undo ``configure`` and ``divert`` (a command that ran in a longer-lived
+    process, such as a test, leaves no handler or environment behind)."""
+    for name, handlers in _DIVERTED.items():
+        diverted = logging.getLogger(name)
+        for handler in list(diverted.handlers):
+            diverted.removeHandler(handler)
+        for handler in handlers:
+            diverted.addHandler(handler)
+    _DIVERTED.clear()
     logger = logging.getLogger(LOGGER)
     for handler in _HANDLERS:
         logger.removeHandler(handler)

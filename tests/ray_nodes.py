@@ -16,7 +16,20 @@ Starts a ``ray.cluster_utils.Cluster`` (a head without CPUs, nodes "a" and
   ``sitecustomize`` on its PYTHONPATH), runs a tournament, removes the node;
 - stall: runs a tournament of a slow bot and, once node "b" plays a match,
   stops its actor's process (SIGSTOP): its result never comes, as from a
-  node behind a firewall; the run must play that match again on "a".
+  node behind a firewall; the run must play that match again on "a";
+- blocked: adds node "e" whose object-transfer port (its object manager's)
+  drops every packet (iptables, in the namespace), as behind a firewall that
+  lets only the head's port through, and whose results are too large to
+  travel with their call (``RAY_max_direct_call_object_size`` on the node):
+  each waits there for the arena to fetch it, which never gets it; runs a
+  tournament, which must play that match again elsewhere; removes the node;
+- head: runs a tournament of a slow bot and, once two matches are stored,
+  kills the head's GCS (SIGKILL); then starts a new cluster whose head has
+  the same address, runs the same command again (the bot no longer slow),
+  and ``arena verify`` of the results.
+
+The head's GCS listens on ``HEAD_PORT``: the command run again after the head
+is lost names the same address.
 
 It writes REPORT (JSON): what each step saw, for the tests to assert.
 """
@@ -25,7 +38,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -37,6 +52,8 @@ from ray.cluster_utils import Cluster
 from test_ray_shipping import home
 
 DEADLINE = 300.0
+HEAD_PORT = 6390
+BLOCKED_PORT = 47001        # node "e"'s object manager
 PYTHON = sys.executable
 HERE = Path(__file__).resolve().parent
 
@@ -185,11 +202,88 @@ def stall(cluster: Cluster, node: Any, work: Path) -> dict[str, Any]:
             "stopped": stopped is not None, "actor_after": stopped_state, "node": node.node_id[:8]}
 
 
+def blocked(cluster: Cluster, work: Path) -> dict[str, Any]:
+    """Node "e", whose results never reach the arena (see the module)."""
+    if shutil.which("iptables") is None:
+        return {"skipped": "no iptables on this machine"}
+    node = cluster.add_node(num_cpus=1, object_manager_port=BLOCKED_PORT,
+                            env_vars={"RAY_max_direct_call_object_size": "2048"})
+    cluster.wait_for_nodes()
+    rule = ["INPUT", "-p", "tcp", "--dport", str(BLOCKED_PORT), "-j", "DROP"]
+    subprocess.run(["iptables", "-A", *rule], check=True)
+    try:
+        path = tournament(work / "blocked.yaml", "  - {name: greedy, builtin: greedy}\n"
+                                                 "  - {name: random, builtin: random}\n",
+                          "rules: {contracts: [2S3], turn_cap_per_player: 5}\ndeals: 4\n")
+        run = arena("run", str(path), "--address", cluster.address, "--out", str(work / "blocked-out"))
+    finally:
+        subprocess.run(["iptables", "-D", *rule], check=False)
+        cluster.remove_node(node)
+        cluster.wait_for_nodes()
+    return {**run, "node": node.node_id[:8], "stored": stored_count(work / "blocked-out" / "results.sqlite")}
+
+
+def stored_count(db: Path) -> int:
+    try:
+        with sqlite3.connect(db) as conn:
+            return int(conn.execute("select count(*) from matches").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+
+
+def new_cluster() -> Cluster:
+    """A head without CPUs at ``HEAD_PORT``, nodes "a" and "b" of one CPU each."""
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False,
+                                                            "gcs_server_port": HEAD_PORT})
+    cluster.add_node(num_cpus=1)
+    cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    return cluster
+
+
+def head_lost(cluster: Cluster, work: Path) -> tuple[dict[str, Any], Cluster]:
+    """The head's GCS killed while a run plays; the same command again on a
+    new cluster at the same address; the report, and the new cluster."""
+    bot = work / "slowish"
+    bot.mkdir()
+    (bot / "common.py").write_text((HERE / "gamebots" / "common.py").read_text())
+    (bot / "slow").write_text("")      # shipped with the bot: slow while it is there
+    (bot / "slowish.py").write_text("import os, time, common\n"
+                                    "def slow(msg):\n    time.sleep(0.2 if os.path.exists('slow') else 0)\n"
+                                    "    return common.minimal_reply(msg)\n"
+                                    "common.run(on_request=slow)\n")
+    path = tournament(work / "head.yaml", f"  - {{name: slowish, command: [{PYTHON}, slowish.py], dir: slowish}}\n"
+                                          "  - {name: greedy, builtin: greedy}\n  - {name: random, builtin: random}\n",
+                      "rules: {contracts: [2S3], turn_cap_per_player: 5}\ndeals: 8\n")
+    out = work / "head-out"
+    command = [PYTHON, "-m", "arena", "run", str(path), "--address", cluster.address, "--out", str(out)]
+    report: dict[str, Any] = {"address": cluster.address}
+    with (work / "head.stderr").open("wb") as err:
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+        end = time.monotonic() + DEADLINE
+        while stored_count(out / "results.sqlite") < 2 and proc.poll() is None and time.monotonic() < end:
+            time.sleep(0.05)
+        report["playing_at_kill"] = proc.poll() is None
+        cluster.head_node.all_processes[ray_constants.PROCESS_TYPE_GCS_SERVER][0].process.kill()
+        report["exit"] = proc.wait(timeout=DEADLINE)
+    report["stderr"] = (work / "head.stderr").read_text()[-4000:]
+    report["stored"] = stored_count(out / "results.sqlite")
+    cluster.shutdown()
+    cluster = new_cluster()
+    (bot / "slow").unlink()
+    again = subprocess.run(command, capture_output=True, text=True, timeout=DEADLINE)
+    report["again"] = {"exit": again.returncode, "stderr": again.stderr[-4000:]}
+    report["stored_again"] = stored_count(out / "results.sqlite")
+    report["verify"] = arena("verify", str(out))
+    return report, cluster
+
+
 def main(workdir: str, report_path: str) -> None:
     work = Path(workdir)
     report: dict[str, Any] = {}
     without_tools = tools_on_path(work)
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False,
+                                                            "gcs_server_port": HEAD_PORT})
     try:
         cluster.add_node(num_cpus=1)
         b = cluster.add_node(num_cpus=1)
@@ -199,6 +293,8 @@ def main(workdir: str, report_path: str) -> None:
         report["start"] = start_check(cluster, work, without_tools)
         report["version"] = version(cluster, work)
         report["stall"] = stall(cluster, b, work)
+        report["blocked"] = blocked(cluster, work)
+        report["head"], cluster = head_lost(cluster, work)
     finally:
         cluster.shutdown()
         Path(report_path).write_text(json.dumps(report), encoding="utf-8")

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
@@ -146,3 +147,32 @@ def test_play_reports_ignored_lines_in_its_summary() -> None:
     assert done.exit_code == 0, done.output
     assert re.search(r"seat 0 \(\S+\): \d+ ignored lines, the first at hand 1", done.stdout), done.stdout
     assert "ignoring" not in done.stderr
+
+
+def test_rays_own_output_goes_to_the_log_file_never_to_the_console(tmp_path: Path,
+                                                                    capfd: pytest.CaptureFixture[str]) -> None:
+    """Issue 33: Ray's warnings (its loggers', and its C++ core's written
+    straight to file descriptor 2) reached the user's terminal.  Without Ray:
+    a logger diverted as Ray's is, and a write to descriptor 2 while Ray's
+    output is set aside."""
+    import logging
+
+    from arena import logsetup
+    from arena.tournament.executors.rayjoin import rays_output_aside
+
+    log = tmp_path / "arena.log"
+    logsetup.configure(logsetup.Verbosity(log_file=log))
+    try:
+        library = logging.getLogger("arena-test-library")
+        library.addHandler(logging.StreamHandler(sys.stderr))   # as Ray's own, at its import
+        logsetup.divert("arena-test-library")
+        library.warning("a working_dir holds .git")
+        with rays_output_aside():
+            os.write(2, b"[core] Failed to determine local IP\n")
+        print("arena's own line", file=sys.stderr)
+    finally:
+        logsetup.reset()
+    assert capfd.readouterr().err == "arena's own line\n"
+    text = log.read_text()
+    assert "a working_dir holds .git" in text and "[core] Failed to determine local IP" in text
+    assert logging.getLogger("arena-test-library").handlers[0].__class__ is logging.StreamHandler  # reset put it back

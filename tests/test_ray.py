@@ -252,6 +252,42 @@ def test_a_head_nothing_answers_at_is_one_line_at_once(tmp_path: Path, ray_tmp: 
         assert not (tmp_path / "out").exists()
 
 
+def test_a_head_that_refuses_this_machines_token_is_one_line_before_the_header(tmp_path: Path,
+                                                                            ray_tmp: Path) -> None:
+    """Issue 33: the head's port answered, and ray.init found the token
+    refused 25 s later, after the header and its estimate."""
+    out, report_path = tmp_path / "out", tmp_path / "report.json"
+    done = subprocess.run(in_netns([sys.executable, str(HERE / "ray_token.py"), str(two_builtins(tmp_path)),
+                                    str(out), str(report_path)]),
+                          capture_output=True, text=True, env=netns_env(ray_tmp), timeout=300)
+    assert report_path.exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    run = json.loads(report_path.read_text())
+    assert run["exit"] == 1, run["stderr"]
+    assert run["stderr"].strip().splitlines() == [      # the one line: no header, nothing of Ray's
+        f"Error: cannot join the Ray cluster at {run['address']}: its token authentication refused this machine's "
+        f"token, or this machine has none: give it the cluster's (RAY_AUTH_MODE=token with RAY_AUTH_TOKEN, or "
+        f"~/.ray/auth_token; docs/CLUSTER.md)"], run["stderr"]
+    assert not run["out_exists"]
+
+
+def test_from_a_machine_that_is_no_node_one_line_before_the_header(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The head's port answers (a stand-in), and no Ray node runs here."""
+    from arena.tournament.executors import rayjoin
+
+    monkeypatch.setattr(rayjoin, "_check_reachable", lambda address, named="": None)
+    monkeypatch.setattr(rayjoin, "_raylet_here", lambda: False)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    out = tmp_path / "out"
+    result = cli("run", str(two_builtins(tmp_path)), "--address", "10.0.0.1:6379", "--out", str(out))
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        "Error: cannot join the Ray cluster at 10.0.0.1:6379 from this machine: no Ray node runs here, and arena "
+        "runs on a node of the cluster: run it on the head, or run `ray start --address 10.0.0.1:6379` here "
+        "first (docs/CLUSTER.md)"], result.output
+    assert not out.exists()
+
+
 def test_a_sigterm_while_ray_starts_ends_the_run_as_any_sigterm(tmp_path: Path, ray_tmp: Path) -> None:
     # Ray's handler is in place while ray.init runs: here for as long as it
     # retries the head RAY_ADDRESS names, which takes connections and never answers
@@ -259,10 +295,22 @@ def test_a_sigterm_while_ray_starts_ends_the_run_as_any_sigterm(tmp_path: Path, 
     command = [sys.executable, str(HERE / "netns.py"), "--listen", "6390", sys.executable, "-m", "arena", "run",
                str(two_builtins(tmp_path)), "--executor", "ray", "--out", str(tmp_path / "out")]
     log = tmp_path / "output"
-    status = sigterm_when(command, env, log, lambda _pid: "127.0.0.1:6390" in log.read_text())  # Ray retries
+    status = sigterm_when(command, env, log, lambda pid: connected(pid, 6390))  # Ray retries the head
     output = log.read_text()
     assert status == 143, output
     assert "terminated (SIGTERM)" in output and "Traceback" not in output
+
+
+def connected(pid: int, port: int) -> bool:
+    """Whether process ``pid`` itself (not a child) holds a TCP connection to
+    ``port`` (its network namespace's /proc/PID/net, its own descriptors)."""
+    try:
+        mine = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+        rows = [line.split() for table in ("tcp", "tcp6")
+                for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]]
+    except OSError:
+        return False
+    return any(int(row[2].rsplit(":", 1)[1], 16) == port and f"socket:[{row[9]}]" in mine for row in rows)
 
 
 def ray_processes(ray_tmp: Path, but: int = 0) -> list[int]:
@@ -625,6 +673,7 @@ def _joining_head(monkeypatch: pytest.MonkeyPatch, ray: type, node_here: bool) -
     monkeypatch.setattr(ray_join, "import_ray", ray)
     monkeypatch.setattr(ray_join, "_check_reachable", lambda address, named="": None)
     monkeypatch.setattr(ray_join, "_raylet_here", lambda: node_here)
+    monkeypatch.setattr(ray_join, "_check_token", lambda address, named, bootstrap: None)
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     with pytest.raises(WorkerError) as caught:
         ray_join.connect("10.0.0.1:6379")
@@ -679,3 +728,35 @@ def test_joining_from_a_machine_that_is_no_node_is_one_line(monkeypatch: pytest.
         "cannot join the Ray cluster at 10.0.0.1:6379 from this machine: no Ray node runs here, and arena runs on a "
         "node of the cluster: run it on the head, or run `ray start --address 10.0.0.1:6379` here first "
         "(docs/CLUSTER.md)")
+
+
+def test_the_head_is_lost_once_its_port_has_been_silent_for_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HeadWatch without Ray: a port that refuses (nothing listens) is not
+    yet a lost head; silent for HEAD_LOST_SECONDS (a clock of the test's),
+    it is, named; an answer in between starts the count again."""
+    import socket
+
+    from arena.tournament.executors import rayjoin
+    from arena.tournament.executors.local import WorkerError
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]      # nothing listens there once closed
+    address, now = f"127.0.0.1:{port}", [0.0]
+    watch = rayjoin.HeadWatch(address, clock=lambda: now[0])
+
+    def silent_for(seconds: int, start: float) -> None:
+        for second in range(seconds):
+            now[0] = start + second
+            watch.check()
+
+    silent_for(int(rayjoin.HEAD_LOST_SECONDS), 0.0)      # silent since 0, up to 4: not yet
+    with socket.create_server(("127.0.0.1", port)):
+        now[0] = 5.0
+        watch.check()                                   # it answers: the count starts again
+    silent_for(int(rayjoin.HEAD_LOST_SECONDS), 6.0)      # silent since 6, up to 10: not yet
+    now[0] = 11.0
+    with pytest.raises(WorkerError) as lost:
+        watch.check()
+    assert str(lost.value).startswith(f"lost the Ray cluster's head at {address}: nothing has answered there for "
+                                      f"5 s (Connection refused); the matches already finished are stored")

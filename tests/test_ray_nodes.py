@@ -1,8 +1,10 @@
 """Issue 33 on several Ray nodes: what is shipped, the environment a bot
 sees on a node, the start check of every bot on every node, a node with
-another arena version, and a node whose result never comes (its actor
+another arena version, a node whose result never comes (its actor
 stopped, as behind a firewall): a bounded wait, then the match played again
-on another node, with one warning naming the node.
+on another node, with one warning naming the node; the head lost while a
+run plays: one line, the stored matches kept, the same command resumes; and
+none of Ray's own log lines on the user's stderr.
 
 One cluster for all of them (tests/ray_nodes.py runs the scenarios one
 after another in a private network namespace, and writes what it saw): its
@@ -13,6 +15,7 @@ workers share its report rather than each start one.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +28,10 @@ from filelock import FileLock
 from test_ray import in_netns, netns_env, stored
 
 HERE = Path(__file__).resolve().parent
+# Ray's log lines: its C++ core's ("[2026-12-07 16:31:30,992 W 10477 10477] network_util.cc:330: ...")
+# and its Python loggers' ("2026-12-07 16:35:30,911\tINFO worker.py:1841 -- ...")
+RAY_LOG_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d [\d:,]+ [DIWEF] \d+ \d+\]|"
+                          r"^\d{4}-\d\d-\d\d [\d:,]+\s+(DEBUG|INFO|WARNING|ERROR|CRITICAL) \S+:\d+ --", re.MULTILINE)
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +108,50 @@ def test_a_result_that_never_comes_is_waited_for_within_a_bound_and_played_on_an
     assert warnings[0].endswith("playing the match again on another node, and no more on that one")
     assert len(stored(Path(seen["work"]) / "stall-out")) == 6
     # (Ray's kill of the stopped actor is a SIGTERM, held while it is stopped: the scenario ends it.)
+
+
+def test_a_node_whose_object_port_is_blocked_has_its_match_played_again_after_a_bounded_wait(
+        seen: dict[str, Any]) -> None:
+    """Issue 33: with only the head's port open, one match's result never
+    came back, and the run waited for ever (8 minutes seen)."""
+    run = seen["blocked"]
+    if "skipped" in run:
+        pytest.skip(run["skipped"])
+    assert run["exit"] == 0, run["stderr"]
+    warnings = [ln for ln in run["stderr"].splitlines() if ln.startswith("warning: ") and "no result" in ln]
+    assert len(warnings) == 1, run["stderr"]
+    assert f", node {run['node']}): its result, ready there, did not arrive within 10 s; playing the match " \
+        f"again on another node, and no more on that one" in warnings[0], run["stderr"]
+    assert run["stored"] == 8
+
+
+def test_losing_the_head_is_one_line_and_the_same_command_resumes(seen: dict[str, Any]) -> None:
+    """Ray's core ended the run a minute after its head, with a log line of its own."""
+    run = seen["head"]
+    assert run["playing_at_kill"], run["stderr"]
+    assert run["exit"] == 1, run["stderr"]
+    assert last_line(run) == (
+        f"Error: lost the Ray cluster's head at {run['address']}: nothing has answered there for 5 s (Connection "
+        f"refused); the matches already finished are stored: run the same command again to resume once the head "
+        f"is up"), run["stderr"]
+    assert "Traceback" not in run["stderr"]
+    assert run["stored"] >= 2
+    again = run["again"]
+    assert again["exit"] == 0, again["stderr"]
+    assert f"resuming: {run['stored']} of 48 matches already stored" in again["stderr"]
+    assert run["stored_again"] == 48
+    assert run["verify"]["exit"] == 0, run["verify"]["stderr"] + run["verify"]["stdout"]
+
+
+def test_no_line_of_rays_own_log_reaches_the_users_stderr(seen: dict[str, Any]) -> None:
+    """Ray's core warned that it found no local IP (a network namespace has
+    no route out), and its loggers about a working_dir's contents: the
+    arena's stderr has its own lines only."""
+    runs = {name: seen[name] for name in ("env", "start", "version", "stall", "blocked", "head")
+            if "stderr" in seen[name]}
+    runs["head again"] = seen["head"]["again"]
+    for name, run in runs.items():
+        assert not RAY_LOG_LINE.search(run["stderr"]), f"{name}: {run['stderr']}"
 
 
 def ray_version() -> str:

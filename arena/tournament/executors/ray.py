@@ -14,6 +14,11 @@ actor, up to ``MAX_ATTEMPTS`` times in all, and a replacement actor is
 started, which takes work once Ray has placed it.  Every match depends on
 its seed only, so the re-run gives what the lost run would have.
 
+The head lost (its GCS), the nodes play on without it for a while, then
+Ray's core ends this process with a log line of its own: the loop watches
+the head's port (``rayjoin.HeadWatch``) and ends the run first, in one
+line naming the head; what was stored stays, and the same command resumes.
+
 The bot programs reach the nodes by a ``Shipment``: Ray uploads its
 ``root`` (the runtime environment's ``working_dir``; files matched by a
 ``.gitignore`` or ``.rayignore`` are left out) and each actor runs in the
@@ -48,7 +53,7 @@ from .assign import Assigner, PoolModel
 from .local import EXEC, ProcessExecutor, WorkerError
 from .node import LogShipper, Relocation, bounds, check_here, start_seconds
 from .outcome import MatchFailure, Outcome
-from .rayjoin import Shipment, connect, import_ray, one_line
+from .rayjoin import HeadWatch, Shipment, connect, import_ray, leave, one_line
 from .raynodes import CHECK_MARGIN, as_on_the_node, check_nodes, here, overdue
 from .worker import unplayable
 
@@ -166,6 +171,7 @@ class RayExecutor:
         self._checked = False               # every node has started every bot (``check_nodes``)
         self._ours = connect(address, shipment)
         try:
+            self._head = self._head_watch()
             if jobs is None:
                 cpus = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
                 jobs = cpus if most is None else max(1, min(cpus, most))
@@ -182,6 +188,13 @@ class RayExecutor:
         except BaseException:
             self.abort()
             raise
+
+    def _head_watch(self) -> HeadWatch | None:
+        """The watch of the head's port; None where Ray does not say it (Ray Client's ``ray://``)."""
+        try:
+            return HeadWatch(self._ray.get_runtime_context().gcs_address)
+        except Exception:  # noqa: BLE001 - a driver without a GCS client of its own: Ray's to watch
+            return None
 
     def _start(self) -> None:
         root = None if self.shipment is None else self.shipment.root
@@ -221,6 +234,8 @@ class RayExecutor:
             if not waiting:
                 raise WorkerError("no Ray actor is left to play the remaining matches")
             done, _ = self._ray.wait(waiting, num_returns=1, timeout=POLL_SECONDS)
+            if self._head is not None:
+                self._head.check()      # a lost head: one line, before Ray's core ends this process
             for ref in done:
                 if ref in self._starting:
                     self._started(ref)
@@ -368,7 +383,7 @@ class RayExecutor:
         finally:
             if self._ours:
                 self._ours = False
-                self._ray.shutdown()
+                leave(self._ray)
 
 
 # -- arena check on a node ------------------------------------------------------
@@ -396,4 +411,4 @@ def check_on_ray(bot: Any, address: str | None, *, time_control: Any = None, shi
         raise WorkerError(f"the check could not run on Ray: {one_line(exc)}") from None
     finally:
         if ours:
-            ray.shutdown()
+            leave(ray)

@@ -1,5 +1,9 @@
 """Joining a Ray cluster, or starting one of our own (``connect``), for
-``RayExecutor`` and ``arena check --executor ray``.
+``RayExecutor`` and ``arena check --executor ray``; what a run checks
+before it says anything (``check_address``: a head answers, this machine is
+a node, the head takes its token); watching the head while a run plays
+(``HeadWatch``); and keeping Ray's own output off the user's terminal
+(``rays_output_aside``, and Ray's logger diverted by ``import_ray``).
 
 A Ray of our own that fails or is interrupted half started (a SIGTERM or a
 Ctrl-C while ``ray.init`` runs) is ended here, all of it: ``ray.init`` only
@@ -13,25 +17,40 @@ raylet is gone becomes its child, and is ended with the rest.
 from __future__ import annotations
 
 import ctypes
-import logging
 import os
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from ... import logsetup
 from .local import WorkerError
 
-__all__ = ["connect", "check_address", "import_ray", "one_line", "REACH_SECONDS", "Shipment"]
+__all__ = ["connect", "check_address", "import_ray", "one_line", "REACH_SECONDS", "Shipment", "HeadWatch",
+           "HEAD_LOST_SECONDS", "leave", "rays_output_aside"]
 
 REACH_SECONDS = 10.0      # for a head's port to answer at all (_check_reachable)
+# For the token check's child (_check_token): Ray's client gives up on a head
+# that takes connections and never answers after 40 s, and the child's start
+# (importing Ray, 1.4 s of CPU) took 13-15 s on a loaded 2-core machine.
+TOKEN_SECONDS = 60.0
+# The head's port silent this long, the head is lost.  Well under Ray's own
+# bound (gcs_rpc_server_reconnect_timeout_s, 60 s by default), after which
+# Ray's core ends this process with a log line of its own: by then the run
+# must have stopped and said why (its clean-up, ``ray.shutdown``, took 5 s).
+HEAD_LOST_SECONDS = 5.0
+PROBE_SECONDS = 1.0       # how often the head's port is tried, and for how long at most
 STOP_SECONDS = 10.0       # for each process of a half-started Ray to end on a SIGTERM
 STOP_ROUNDS = 5           # rounds of ending what is left (each round: orphans adopted meanwhile)
 PR_SET_CHILD_SUBREAPER = 36
 PR_GET_CHILD_SUBREAPER = 37
+_TOKEN_ASKED: set[str] = set()    # heads asked already, and not refusing (``_check_token``)
 
 @dataclass(frozen=True)
 class Shipment:
@@ -52,7 +71,36 @@ def import_ray() -> Any:
         import ray
     except ImportError:
         raise WorkerError("the ray executor needs Ray on this machine: pip install 'arena[ray]'") from None
+    logsetup.divert("ray")      # its warnings (a working_dir's .git, a token's set-up) into the log file
     return ray
+
+
+@contextmanager
+def rays_output_aside() -> Iterator[None]:
+    """What Ray's C++ core writes on this process's stderr meanwhile (its
+    log lines as it joins or leaves: "Failed to determine local IP via
+    external connectivity" on a machine without a default route, a token's
+    warnings) goes into the arena's log file if there is one, else nowhere.
+    Only around Ray's calls that write so (``ray.init``, ``ray.shutdown``):
+    stderr itself (file descriptor 2) is moved, and the arena's lines take
+    the same way."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        target = os.open(logsetup.log_file() or os.devnull, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        os.dup2(target, 2)
+        os.close(target)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def leave(ray: Any) -> None:
+    """``ray.shutdown``, its own lines aside."""
+    with rays_output_aside():
+        ray.shutdown()
 
 
 def connect(address: str | None, shipment: Shipment | None = None) -> bool:
@@ -84,17 +132,16 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
     try:
         try:
             try:
-                ray.init(address=bootstrap, runtime_env=env, include_dashboard=False, log_to_driver=False,
-                         logging_level=logging.WARNING, configure_logging=True)
+                with rays_output_aside():
+                    ray.init(address=bootstrap, runtime_env=env, include_dashboard=False, log_to_driver=False,
+                             configure_logging=False)
             finally:
                 if held is not None:
                     signal.signal(signal.SIGTERM, _after_init(held, held_int))
         except Exception as exc:  # noqa: BLE001  Ray raises a plain Exception for a node that timed out starting
             where = f"cannot join the Ray cluster at {address}" if address else "Ray could not start here"
             if _authentication(exc):
-                raise WorkerError(f"{where}: its token authentication refused this machine's token, or this "
-                                  f"machine has none: give it the cluster's (RAY_AUTH_MODE=token with "
-                                  f"RAY_AUTH_TOKEN, or ~/.ray/auth_token; docs/CLUSTER.md)") from None
+                raise WorkerError(_refused_token(where)) from None
             if address is None and isinstance(exc, (ConnectionError, RuntimeError, ValueError, OSError)):
                 where = "cannot join the Ray cluster"
             raise WorkerError(f"{where}: {one_line(exc)}") from None
@@ -125,7 +172,101 @@ def check_address(address: str | None) -> str | None:
     given, named = (os.environ.get("RAY_ADDRESS"), " (RAY_ADDRESS)") if bootstrap is None else (bootstrap, "")
     _check_reachable(given, named)
     _check_node_here(given, named)
+    _check_token(given, named, bootstrap)
     return bootstrap
+
+
+def _refused_token(where: str) -> str:
+    return (f"{where}: its token authentication refused this machine's token, or this machine has none: give it "
+            f"the cluster's (RAY_AUTH_MODE=token with RAY_AUTH_TOKEN, or ~/.ray/auth_token; docs/CLUSTER.md)")
+
+
+def _check_token(address: str | None, named: str, bootstrap: str | None) -> None:
+    """Refuse a head whose token authentication refuses this machine, before
+    the run says anything: ``ray.init`` finds it out 25 s later (measured),
+    once the run has printed its header.  Ray's own GCS client asks the head
+    once, with this machine's token as ``ray.init`` would find it, in a child
+    process: it blocks uninterruptibly (40 s for a head that takes
+    connections and never answers), and a Ctrl-C must still stop the run.
+    Past ``TOKEN_SECONDS``, and for anything but a refused token, what is
+    wrong is left to ``ray.init`` to say."""
+    if not address or address in ("auto", "local") or address.startswith("ray://") or address in _TOKEN_ASKED:
+        return
+    probe = [sys.executable, "-c", f"import sys; from {__name__} import token_refused; "
+             "sys.exit(3 if token_refused(sys.argv[1], sys.argv[2] == 'auto') else 0)",
+             address, "auto" if bootstrap in (None, "auto") else "given"]
+    try:
+        refused = subprocess.run(probe, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, timeout=TOKEN_SECONDS).returncode == 3
+    except (subprocess.TimeoutExpired, OSError):
+        refused = False
+    if refused:
+        raise WorkerError(_refused_token(f"cannot join the Ray cluster at {address}{named}"))
+    _TOKEN_ASKED.add(address)       # connect checks the address again: asking once is enough
+
+
+def token_refused(address: str, found: bool) -> bool:
+    """(In ``_check_token``'s child.)  Whether the head at ``address`` refuses
+    this machine's token; ``found``: the address was found, not given, and (as
+    in ``ray.init``) a token on file then turns authentication on."""
+    try:
+        from ray._private.authentication.authentication_token_setup import (  # lazy: Ray is optional
+            maybe_enable_token_auth_if_token_available,
+        )
+        from ray._raylet import GcsClient  # type: ignore[attr-defined]
+    except ImportError:
+        return False    # another Ray: ray.init says it
+    try:
+        if found:
+            maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+        GcsClient(address=address)
+    except Exception as exc:  # noqa: BLE001 - Ray's own errors: only a refused token is ours to name
+        return _authentication(exc)
+    return False
+
+
+class HeadWatch:
+    """Whether the head of the cluster this process joined still answers.
+    Its GCS gone, Ray's driver waits in silence, then ends this process
+    from its C++ core (exit status 1, a line of Ray's log, no word from the
+    arena): the run loop asks ``check`` instead, which tries the head's
+    port (a TCP connection, at most every ``PROBE_SECONDS``) and, once
+    nothing has answered for ``HEAD_LOST_SECONDS``, raises a WorkerError
+    naming it."""
+
+    def __init__(self, address: str, clock: Callable[[], float] = time.monotonic) -> None:
+        self.address, self._clock = address, clock
+        self._tried = float("-inf")
+        self._silent_since: float | None = None
+
+    def check(self) -> None:
+        now = self._clock()
+        if now - self._tried < PROBE_SECONDS:
+            return
+        self._tried = now
+        failed = _unanswered(self.address, PROBE_SECONDS)
+        if failed is None:
+            self._silent_since = None
+            return
+        if self._silent_since is None:
+            self._silent_since = now
+        if now - self._silent_since >= HEAD_LOST_SECONDS:
+            raise WorkerError(f"lost the Ray cluster's head at {self.address}: nothing has answered there for "
+                              f"{HEAD_LOST_SECONDS:.0f} s ({failed}); the matches already finished are stored: "
+                              f"run the same command again to resume once the head is up")
+
+
+def _unanswered(address: str, seconds: float) -> str | None:
+    """Why nothing answers at ``address`` (HOST:PORT, or ray://HOST:PORT)
+    within ``seconds``, or None if something does (or it is not HOST:PORT)."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return None
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=seconds).close()
+    except OSError as exc:
+        return exc.strerror or str(exc) or type(exc).__name__
+    return None
 
 
 def _subreaper(on: bool) -> bool | None:
@@ -195,7 +336,7 @@ def _end_half_started(ray: Any, before: set[int]) -> None:
     process adopted meanwhile (an agent whose raylet ``ray.shutdown`` killed),
     until no new one is left."""
     try:
-        ray.shutdown()
+        leave(ray)
     except Exception:  # noqa: BLE001, S110 - a half-made Ray; what is left is ended below
         pass
     ended: set[int] = set()
@@ -269,13 +410,8 @@ def _check_reachable(address: str | None, named: str = "") -> None:
     "auto" and "local" are Ray's to find.  ``named``: where the address was given."""
     if not address or address in ("auto", "local"):
         return
-    host, sep, port = address.removeprefix("ray://").rpartition(":")
-    if not sep or not port.isdigit():
-        return  # not HOST:PORT: Ray says what is wrong with it
-    try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_SECONDS).close()
-    except OSError as exc:
-        reason = exc.strerror or str(exc) or type(exc).__name__
+    reason = _unanswered(address, REACH_SECONDS)     # None for what is not HOST:PORT: Ray says what is wrong
+    if reason is not None:
         raise WorkerError(f"cannot join the Ray cluster at {address}{named}: nothing answers there ({reason})") from None
 
 
