@@ -760,3 +760,22 @@ def test_the_head_is_lost_once_its_port_has_been_silent_for_the_bound(monkeypatc
         watch.check()
     assert str(lost.value).startswith(f"lost the Ray cluster's head at {address}: nothing has answered there for "
                                       f"5 s (Connection refused); the matches already finished are stored")
+
+
+def test_a_head_that_does_not_answer_at_all_is_given_longer_than_one_that_refuses(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A head whose port refuses connections has lost its GCS; one that does
+    not answer at all may be behind a network that comes back, within Ray's
+    own 60 s: it is lost only after HEAD_SILENT_SECONDS (a clock of the test's)."""
+    from arena.tournament.executors import rayjoin
+    from arena.tournament.executors.local import WorkerError
+
+    monkeypatch.setattr(rayjoin, "_unanswered", lambda address, seconds: TimeoutError("timed out"))
+    now = [0.0]
+    watch = rayjoin.HeadWatch("10.0.0.1:6379", clock=lambda: now[0])
+    for second in range(int(rayjoin.HEAD_SILENT_SECONDS)):
+        now[0] = float(second)
+        watch.check()                                   # silent since 0, up to 29: not yet
+    now[0] = rayjoin.HEAD_SILENT_SECONDS
+    with pytest.raises(WorkerError, match=r"at 10\.0\.0\.1:6379: nothing has answered there for 30 s \(timed out\)"):
+        watch.check()

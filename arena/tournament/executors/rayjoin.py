@@ -40,11 +40,15 @@ REACH_SECONDS = 10.0      # for a head's port to answer at all (_check_reachable
 # that takes connections and never answers after 40 s, and the child's start
 # (importing Ray, 1.4 s of CPU) took 13-15 s on a loaded 2-core machine.
 TOKEN_SECONDS = 60.0
-# The head's port silent this long, the head is lost.  Well under Ray's own
-# bound (gcs_rpc_server_reconnect_timeout_s, 60 s by default), after which
-# Ray's core ends this process with a log line of its own: by then the run
-# must have stopped and said why (its clean-up, ``ray.shutdown``, took 5 s).
+# The head's port refusing connections this long, the head is lost (its host
+# answers: its GCS has gone); not answering at all (the network, or the
+# host), after longer, as a network can come back within Ray's own bound.
+# Both well under that bound (gcs_rpc_server_reconnect_timeout_s, 60 s by
+# default), after which Ray's core ends this process with a log line of its
+# own: by then the run must have stopped and said why (its clean-up,
+# ``ray.shutdown``, took 5 s).
 HEAD_LOST_SECONDS = 5.0
+HEAD_SILENT_SECONDS = 30.0
 PROBE_SECONDS = 1.0       # how often the head's port is tried, and for how long at most
 STOP_SECONDS = 10.0       # for each process of a half-started Ray to end on a SIGTERM
 STOP_ROUNDS = 5           # rounds of ending what is left (each round: orphans adopted meanwhile)
@@ -230,9 +234,9 @@ class HeadWatch:
     Its GCS gone, Ray's driver waits in silence, then ends this process
     from its C++ core (exit status 1, a line of Ray's log, no word from the
     arena): the run loop asks ``check`` instead, which tries the head's
-    port (a TCP connection, at most every ``PROBE_SECONDS``) and, once
-    nothing has answered for ``HEAD_LOST_SECONDS``, raises a WorkerError
-    naming it."""
+    port (a TCP connection, at most every ``PROBE_SECONDS``) and, once it
+    has refused connections for ``HEAD_LOST_SECONDS`` (or not answered at
+    all for ``HEAD_SILENT_SECONDS``), raises a WorkerError naming it."""
 
     def __init__(self, address: str, clock: Callable[[], float] = time.monotonic) -> None:
         self.address, self._clock = address, clock
@@ -250,13 +254,18 @@ class HeadWatch:
             return
         if self._silent_since is None:
             self._silent_since = now
-        if now - self._silent_since >= HEAD_LOST_SECONDS:
+        bound = HEAD_LOST_SECONDS if isinstance(failed, ConnectionRefusedError) else HEAD_SILENT_SECONDS
+        if now - self._silent_since >= bound:
             raise WorkerError(f"lost the Ray cluster's head at {self.address}: nothing has answered there for "
-                              f"{HEAD_LOST_SECONDS:.0f} s ({failed}); the matches already finished are stored: "
+                              f"{bound:.0f} s ({_why(failed)}); the matches already finished are stored: "
                               f"run the same command again to resume once the head is up")
 
 
-def _unanswered(address: str, seconds: float) -> str | None:
+def _why(failed: OSError) -> str:
+    return failed.strerror or str(failed) or type(failed).__name__
+
+
+def _unanswered(address: str, seconds: float) -> OSError | None:
     """Why nothing answers at ``address`` (HOST:PORT, or ray://HOST:PORT)
     within ``seconds``, or None if something does (or it is not HOST:PORT)."""
     host, sep, port = address.removeprefix("ray://").rpartition(":")
@@ -265,7 +274,7 @@ def _unanswered(address: str, seconds: float) -> str | None:
     try:
         socket.create_connection((host.strip("[]"), int(port)), timeout=seconds).close()
     except OSError as exc:
-        return exc.strerror or str(exc) or type(exc).__name__
+        return exc
     return None
 
 
@@ -412,7 +421,8 @@ def _check_reachable(address: str | None, named: str = "") -> None:
         return
     reason = _unanswered(address, REACH_SECONDS)     # None for what is not HOST:PORT: Ray says what is wrong
     if reason is not None:
-        raise WorkerError(f"cannot join the Ray cluster at {address}{named}: nothing answers there ({reason})") from None
+        raise WorkerError(f"cannot join the Ray cluster at {address}{named}: nothing answers there "
+                          f"({_why(reason)})") from None
 
 
 def _authentication(exc: BaseException) -> bool:
