@@ -779,3 +779,22 @@ def test_a_head_that_does_not_answer_at_all_is_given_longer_than_one_that_refuse
     now[0] = rayjoin.HEAD_SILENT_SECONDS
     with pytest.raises(WorkerError, match=r"at 10\.0\.0\.1:6379: nothing has answered there for 30 s \(timed out\)"):
         watch.check()
+
+
+def test_a_ray_of_our_own_leaves_no_token_file_in_the_home_folder(tmp_path: Path, ray_tmp: Path) -> None:
+    """Ray starts a local Ray with token authentication and writes its token
+    to ~/.ray/auth_token, which then turns token authentication on for any
+    later 'ray start --head' on the machine (issue 33: its workers could not
+    join).  arena's own Ray runs with a token of the run's instead: the
+    run completes, and the home folder stays empty."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**netns_env(ray_tmp), "HOME": str(home)}
+    for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        env.pop(name, None)
+    command = in_netns([sys.executable, "-m", "arena", "run", str(two_builtins(tmp_path)), "--executor", "ray",
+                        "--out", str(tmp_path / "out")])
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len({row[0] for row in match_rows(tmp_path / "out")}) == 2
+    assert list(home.rglob("*")) == [], list(home.rglob("*"))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -27,6 +28,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ... import logsetup
@@ -102,9 +104,37 @@ def rays_output_aside() -> Iterator[None]:
 
 
 def leave(ray: Any) -> None:
-    """``ray.shutdown``, its own lines aside."""
+    """``ray.shutdown``, its own lines aside; the token of a Ray of our own
+    (``_own_token``) gone with it."""
     with rays_output_aside():
         ray.shutdown()
+    _drop_own_token()
+
+
+TOKEN_VARIABLE = "RAY_AUTH_TOKEN"
+_OWN_TOKEN: list[str] = []      # the token ``_own_token`` put in the environment, while it is there
+
+
+def _own_token() -> None:
+    """A Ray of our own runs with token authentication, as Ray starts a local
+    one by default, but with a token of this run's in the environment (its
+    daemons and workers inherit it; the bots' environment is an allow-list
+    without it), not one Ray writes to ~/.ray/auth_token: that file, left
+    behind, turns token authentication on for any later ``ray start --head``
+    on this machine, whose workers then cannot join (issue 33).  Unless the
+    user has chosen: RAY_AUTH_MODE, a token given, or that file there."""
+    if any(os.environ.get(v) for v in ("RAY_AUTH_MODE", TOKEN_VARIABLE, "RAY_AUTH_TOKEN_PATH")):
+        return
+    if (Path.home() / ".ray" / "auth_token").exists():
+        return
+    _OWN_TOKEN[:] = [secrets.token_hex(32)]
+    os.environ[TOKEN_VARIABLE] = _OWN_TOKEN[0]
+
+
+def _drop_own_token() -> None:
+    if _OWN_TOKEN and os.environ.get(TOKEN_VARIABLE) == _OWN_TOKEN[0]:
+        del os.environ[TOKEN_VARIABLE]
+    _OWN_TOKEN.clear()
 
 
 def connect(address: str | None, shipment: Shipment | None = None) -> bool:
@@ -132,6 +162,8 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
     # processes are this one's children, started from here on, and while it
     # starts so are its daemons' orphans (see the module).
     before = _children() if bootstrap == "local" else None
+    if before is not None:
+        _own_token()
     adopting = _subreaper(True) if before is not None else None
     try:
         try:
@@ -160,6 +192,7 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
     except BaseException:
         if before is not None:
             _end_half_started(ray, before)
+            _drop_own_token()
         raise
     finally:
         if adopting is not None:
