@@ -168,3 +168,22 @@ def test_a_sigterm_ends_serve_as_any_command(league: LeagueConfig) -> None:
     assert proc.returncode == 143, (out, err)
     assert [line for line in err.splitlines() if line.strip()] == [
         "Error: terminated (SIGTERM): the page is no longer served; the league's files are as they were"], err
+
+
+def test_a_version_links_to_its_diagnostics_page_from_the_report(served: str, browser: Any) -> None:
+    page = browser.new_page()
+    page.goto(served)
+    page.click("#leaderboard a.diagnostics >> text=house-random.v1")
+    page.wait_for_url("**/bot/house-random.v1", timeout=20_000)
+    assert page.title() == "house-random.v1 in web-league — arena report"     # the report's --bot page
+    assert "Diagnostics" in page.inner_text("h2#bots")
+    replay = page.locator("a.replay").first
+    href = replay.get_attribute("href")
+    assert href is not None and href.startswith("../replay/L0")
+    replay.click()                                                       # its matches open in the page's viewer
+    page.wait_for_url("**/replay/L0*", timeout=20_000)
+    assert page.locator("#replay-data").count() == 1
+    page.close()
+    with httpx.Client(base_url=served) as client:
+        assert client.get("/bot/nobody.v1").status_code == 404
+        assert client.get("/bot/alice.v1").status_code == 404             # refused: it played nothing

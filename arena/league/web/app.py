@@ -3,7 +3,8 @@
 Routes: ``/`` the page; ``/fragments`` its sections as HTML (JSON of
 section -> HTML); ``/events`` server-sent events, an ``update`` each time
 what the page shows changed; ``/replay/MATCH`` a match's replay viewer,
-made by the report's own code (``arena.report``); ``/board.json`` the data.
+made by the report's own code (``arena.report``); ``/bot/VERSION`` a
+version's diagnostics page, the report's too (``diagnostics``); ``/board.json`` the data.
 
 Why server-sent events rather than polling: a page learns of a stored match
 within a second without asking every second, one light ``state_key`` check
@@ -46,6 +47,7 @@ from ...tournament.results.database import DEFAULT_DB_NAME, ResultStore, StoreEr
 from ..config import LeagueConfig
 from ..register import Register
 from ..standings import Board, board, state_key
+from .diagnostics import BotPages
 
 __all__ = ["SECTIONS", "make_app"]
 
@@ -153,5 +155,20 @@ def make_app(config: LeagueConfig) -> Starlette:
             return HTMLResponse("<!doctype html><title>no such match</title><p>No such match.</p>", status_code=404)
         return HTMLResponse(html)
 
+    pages = BotPages()
+
+    async def diagnostics(request: Request) -> Response:
+        version = request.path_params["version"]
+
+        def made() -> str | None:
+            key = cache.current_key()
+            return pages.page(cache.store, key, version)
+        html = await run_in_threadpool(made)
+        if html is None:
+            return HTMLResponse("<!doctype html><title>no such version</title><p>No match of that version.</p>",
+                                status_code=404)
+        return HTMLResponse(html)
+
     return Starlette(routes=[Route("/", page), Route("/fragments", fragments), Route("/board.json", board_json),
-                             Route("/events", events), Route("/replay/{match_id}", replay)])
+                             Route("/events", events), Route("/replay/{match_id}", replay),
+                             Route("/bot/{version}", diagnostics)])
