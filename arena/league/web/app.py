@@ -25,9 +25,11 @@ rendered fragments into place.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
+import time
 from collections.abc import AsyncIterator
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -53,6 +55,7 @@ __all__ = ["SECTIONS", "make_app"]
 
 SECTIONS = ("leaderboard", "health", "recent", "authors")
 CHECK_SECONDS = 1.0       # how often /events looks for a change
+FRESH_SECONDS = 0.5       # a request within this long of the last look at the league's state is served without one
 
 
 def _finalize(value: Any) -> Any:
@@ -70,6 +73,18 @@ def _env() -> jinja2.Environment:
                               trim_blocks=True, lstrip_blocks=True, finalize=_finalize)
 
 
+@dataclass(frozen=True)
+class _Shown:
+    """One rendering of the league: its state's key, the sections, the data, and
+    the two answers most requests get, encoded once."""
+
+    key: str
+    fragments: dict[str, str]
+    board: Board | None
+    page: bytes
+    fragments_json: bytes
+
+
 class _Cache:
     """The league's stores, opened read-only once they exist, and the page's
     sections rendered once per state of the league."""
@@ -80,8 +95,9 @@ class _Cache:
         self.store: ResultStore | None = None
         self.register: Register | None = None
         # What is shown, as one value (replaced whole by the thread that renders it): key, sections, board.
-        self.shown: tuple[str, dict[str, str], Board | None] | None = None
+        self.shown: _Shown | None = None
         self.rendering = False
+        self.checked = 0.0           # time.monotonic() of the last look at the league's state
 
     def _open(self) -> tuple[ResultStore | None, Register | None]:
         db = self.config.results / DEFAULT_DB_NAME
@@ -101,22 +117,32 @@ class _Cache:
             shown_board = None if register is None else board(self.config, store, register)
             view = shown_board or Board(self.config.name)
             fragments = {s: _env().get_template(f"{s}.html").render(board=view) for s in SECTIONS}
-            self.shown = (key, fragments, shown_board)
+            page = _env().get_template("league.html").render(name=self.config.name, key=key,
+                                                             sections={s: Markup(fragments[s]) for s in SECTIONS})
+            self.shown = _Shown(key, fragments, shown_board, page.encode(),
+                                json.dumps({"key": key, "sections": fragments}).encode())
         finally:
             with self.lock:
                 self.rendering = False
 
     def current_key(self) -> str:
         """The key of what is shown (what the event stream announces once it is ready to fetch)."""
-        return self.sections()[0]
+        return self.sections().key
 
-    def sections(self) -> tuple[str, dict[str, str], Board | None]:
+    def fresh(self) -> _Shown | None:
+        """What is shown, if the league's state was looked at less than FRESH_SECONDS ago
+        (no database read: for the event loop itself); else None."""
+        shown = self.shown
+        return shown if shown is not None and time.monotonic() - self.checked < FRESH_SECONDS else None
+
+    def sections(self) -> _Shown:
         """What is shown.  The first request renders it; after that, a change of
         the league is rendered by one thread in the background while every
         reader gets the last rendering at once: with matches stored every few
         tenths of a second, a fit per change in the readers' way kept 50 of them
         waiting past 60 s (benchmarks/league.py --only b)."""
         key, store, register = self._state()
+        self.checked = time.monotonic()
         shown = self.shown
         if shown is None:
             with self.lock:
@@ -124,7 +150,7 @@ class _Cache:
             self._render(key, store, register)
             assert self.shown is not None
             return self.shown
-        if key != shown[0]:
+        if key != shown.key:
             with self.lock:
                 start, self.rendering = not self.rendering, True
             if start:
@@ -148,19 +174,20 @@ class _Cache:
 def make_app(config: LeagueConfig) -> Starlette:
     cache = _Cache(config)
 
+    async def shown() -> _Shown:
+        # Most requests: what was rendered, straight from memory, no thread, no database read.
+        now = cache.fresh()
+        return now if now is not None else await run_in_threadpool(cache.sections)
+
     async def page(request: Request) -> Response:
-        key, fragments, _ = await run_in_threadpool(cache.sections)
-        html = _env().get_template("league.html").render(name=config.name, key=key,
-                                                         sections={s: Markup(fragments[s]) for s in SECTIONS})
-        return HTMLResponse(html)
+        return HTMLResponse((await shown()).page)
 
     async def fragments(request: Request) -> Response:
-        key, parts, _ = await run_in_threadpool(cache.sections)
-        return JSONResponse({"key": key, "sections": parts})
+        return Response((await shown()).fragments_json, media_type="application/json")
 
     async def board_json(request: Request) -> Response:
-        key, _, shown = await run_in_threadpool(cache.sections)
-        return JSONResponse({"key": key, "board": None if shown is None else asdict(shown)})
+        now = await shown()
+        return JSONResponse({"key": now.key, "board": None if now.board is None else asdict(now.board)})
 
     async def events(request: Request) -> Response:
         async def changes() -> AsyncIterator[dict[str, str]]:
