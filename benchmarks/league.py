@@ -18,7 +18,8 @@ range can rightly be: the built-in players have three strengths only, and a
 version tied with 4 or more others can never be told apart from them (a
 first field of 4 greedy, 3 random, 5 passive with a random newcomer showed
 it: under one short contract greedy and random tie, and its range stayed
-1-8).  Rules: one short contract, so a match is ~0.1 s.
+1-8).  Rules: one short contract, so a match is ~0.1 s; ``--full-rules``: the
+default rules, whose longer matches tell greedy from random apart sooner.
 
 (b) **The page under load.**  ``arena league serve`` and ``arena league run
 --jobs 2`` of a 12-author league, each in its own process; ``--readers``
@@ -69,9 +70,11 @@ RULES = "{contracts: [2S3]}"
 SEED = 3535
 
 
-def league_file(where: Path, authors: Sequence[tuple[str, str]], seed: int, placement: int = 30) -> Path:
+def league_file(where: Path, authors: Sequence[tuple[str, str]], seed: int, placement: int = 30,
+                rules: str | None = RULES) -> Path:
     where.mkdir(parents=True, exist_ok=True)
-    lines = [f"name: {where.name}", "players: 3", f"rules: {RULES}", "sandbox: none", f"seed: {seed}",
+    lines = [f"name: {where.name}", "players: 3", *([f"rules: {rules}"] if rules else []), "sandbox: none",
+             f"seed: {seed}",
              f"matchmaking: {{placement_matches: {placement}}}", "authors:"]
     lines += [f"  - {{name: {name}, builtin: {kind}}}" for name, kind in authors]
     (where / "league.yaml").write_text("\n".join(lines) + "\n")
@@ -128,12 +131,12 @@ def settled_after(points: list[tuple[int, int, int, int]]) -> int | None:
     return settled
 
 
-def placement(seed: int, before: int, after: int, tmp: Path) -> tuple[int | None, int, str]:
+def placement(seed: int, before: int, after: int, tmp: Path, rules: str | None) -> tuple[int | None, int, str]:
     rng = random.Random(seed)
     kinds = FIELD[:]
     rng.shuffle(kinds)
     authors = [(f"author{i:02d}", kind) for i, kind in enumerate(kinds)]
-    league = league_file(tmp / f"a{seed}", authors, seed)
+    league = league_file(tmp / f"a{seed}", authors, seed, rules=rules)
     config = load_league(league)
     run_league(config, jobs=2, max_matches=before, echo=quiet, idle_exit=True)
     mover = next(name for name, kind in authors if kind == "passive")
@@ -159,7 +162,8 @@ def part_a(args: argparse.Namespace, tmp: Path) -> None:
           f"of its matches; seeds {args.seeds}")
     found = []
     for s in range(args.seeds):
-        settled, played, final = placement(SEED + s, args.before, args.after, tmp)
+        settled, played, final = placement(SEED + s, args.before, args.after, tmp,
+                                           None if args.full_rules else RULES)
         found.append(settled)
         print(f"  seed {SEED + s}: settled after {settled if settled is not None else 'never'} of its "
               f"{played} matches ({final})")
@@ -340,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--before", type=int, default=120, help="(a) matches before the new version")
     parser.add_argument("--after", type=int, default=90, help="(a) the new version's matches")
+    parser.add_argument("--full-rules", action="store_true",
+                        help="(a) the default rules (7 contracts) instead of one short contract")
     parser.add_argument("--readers", type=int, default=50)
     parser.add_argument("--windows", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=10.0)
