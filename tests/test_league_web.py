@@ -168,3 +168,65 @@ def test_a_sigterm_ends_serve_as_any_command(league: LeagueConfig) -> None:
     assert proc.returncode == 143, (out, err)
     assert [line for line in err.splitlines() if line.strip()] == [
         "Error: terminated (SIGTERM): the page is no longer served; the league's files are as they were"], err
+
+
+def test_a_version_links_to_its_diagnostics_page_from_the_report(served: str, browser: Any) -> None:
+    page = browser.new_page()
+    page.goto(served)
+    page.click("#leaderboard a.diagnostics >> text=house-random.v1")
+    page.wait_for_url("**/bot/house-random.v1", timeout=20_000)
+    assert page.title() == "house-random.v1 in web-league — arena report"     # the report's --bot page
+    assert "Diagnostics" in page.inner_text("h2#bots")
+    replay = page.locator("a.replay").first
+    href = replay.get_attribute("href")
+    assert href is not None and href.startswith("../replay/L0")
+    replay.click()                                                       # its matches open in the page's viewer
+    page.wait_for_url("**/replay/L0*", timeout=20_000)
+    assert page.locator("#replay-data").count() == 1
+    page.close()
+    with httpx.Client(base_url=served) as client:
+        assert client.get("/bot/nobody.v1").status_code == 404
+        assert client.get("/bot/alice.v1").status_code == 404             # refused: it played nothing
+
+
+def test_a_change_is_rendered_aside_while_readers_get_the_last_rendering(tmp_path: Any,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader never waits for the fit behind a change: it gets what was rendered last,
+    and the new rendering follows."""
+    import arena.league.web.app as web
+
+    (tmp_path / "league.yaml").write_text(LEAGUE)
+    config = load_league(tmp_path)
+    run_league(config, jobs=1, max_matches=3, echo=quiet, idle_exit=True)
+    gate = threading.Event()
+    real_board = web.board
+
+    def held_board(*args: Any, **kwargs: Any) -> Any:
+        gate.wait(60)
+        return real_board(*args, **kwargs)
+
+    monkeypatch.setattr(web, "FRESH_SECONDS", 0.0)
+    server = uvicorn.Server(uvicorn.Config(make_app(config), host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}/", timeout=60) as client:
+        first = client.get("/fragments").json()["key"]
+        monkeypatch.setattr(web, "board", held_board)
+        with Register(tmp_path) as register:
+            register.add_version("alice", "1" * 64, ("python3", "bot.py"))         # the league changes
+        answers: list[str] = []
+        reader = threading.Thread(target=lambda: answers.append(client.get("/fragments").json()["key"]))
+        reader.start()
+        reader.join(30)                       # bounds a wait; times nothing
+        gate.set()
+        assert answers == [first]             # the last rendering, while the change renders aside
+        deadline = time.monotonic() + 60
+        while client.get("/fragments").json()["key"] == first and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "alice.v1" in client.get("/fragments").json()["sections"]["authors"]
+    server.should_exit = True
+    thread.join(10)

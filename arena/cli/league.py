@@ -185,3 +185,21 @@ def serve(directory: Path, host: str, port: int) -> None:
         serve_page(config, host, port)
     except KeyboardInterrupt as stop:
         raise Interrupted.by(stop, "the page is no longer served; the league's files are as they were") from None
+
+
+@league.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("out", type=click.Path(path_type=Path))
+def export(directory: Path, out: Path) -> None:
+    """Write the league's results as they are now into OUT, a tournament's results folder, frozen:
+    arena leaderboard, report and verify read it; a run may go on meanwhile."""
+    # lazy: as run's, export's modules are for this command alone
+    from ..league.export import export_league
+
+    config = _load(directory)
+    try:
+        done = export_league(config, out)
+    except LeagueError as err:
+        raise click.ClickException(str(err)) from None
+    status(f"exported {done.matches} match(es) ({done.failed} failed, {done.logs} stderr log(s)) to {done.db}; "
+           f"arena leaderboard {out}, arena report {out}, arena verify {out}")

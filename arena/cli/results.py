@@ -12,20 +12,23 @@ import os
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..logsetup import status
 from ..match import IgnoredLines
 from ..process.errors import escaped
-from ..tournament.results.database import ResultStore, StoredMatch, StoreError
+from ..tournament.results.database import LEAGUE_FILE, ResultStore, StoredMatch, StoreError
 from ..tournament.results.rows import FailedMatch, faults_with_record
 from ..tournament.results.setaside import superseded_rows
 from ..tournament.standings.leaderboard import Column, cell_text, format_table, terminal_json
 from ..tournament.standings.summary import bot_records, summary_json, summary_lines
 from .common import off_turn_text, verbosity
 from .tournament import FORMAT_HELP, OutputFormat, open_store, row_value
+
+if TYPE_CHECKING:
+    from ..league.audit import TableAudit
 
 LOG = logging.getLogger(__name__)
 
@@ -327,12 +330,27 @@ def verify(results: str, jobs: int | None) -> None:
     store = open_store(results)
     try:
         checked = verify_results(store, jobs=jobs)
+        tables = _league_tables(results, store)
     except StoreError as err:
         raise click.ClickException(str(err)) from None
     finally:
         store.close()
-    for line in checked.lines():
+    for line in [*checked.lines(), *(tables.problems if tables else ())]:
         _echo(line)           # match ids, bot names and reasons come from files that may be edited
-    status(checked.summary(results))
-    if not checked.ok:
+    status(checked.summary(results) + (f"; {tables.summary()}" if tables and not tables.problems else ""))
+    if not checked.ok or (tables and tables.problems):
         raise SystemExit(1)
+
+
+def _league_tables(results: str, store: ResultStore) -> TableAudit | None:
+    """For a league's folder: each stored match held to its register's tables
+    (``arena.league.audit``); None for any other RESULTS."""
+    if not (Path(results) / LEAGUE_FILE).is_file():
+        return None
+    # lazy: the league's modules, for a league's folder alone (tests/test_lean_imports.py)
+    from ..league.audit import LeagueError, audit_folder
+
+    try:
+        return audit_folder(Path(results), store)
+    except LeagueError as err:
+        raise click.ClickException(str(err)) from None

@@ -37,7 +37,7 @@ from .html import asset, render, replay_page, visible
 from .replay import ReplayError, build_replay
 from .writers import usable_cpus, write_replays
 
-__all__ = ["ReportError", "ReportUnwritable", "FileUnwritable", "decision_lines", "write_report", "write_replay",
+__all__ = ["ReportError", "ReportUnwritable", "FileUnwritable", "bot_page", "decision_lines", "write_report", "write_replay",
            "replay_of_log", "file_name"]
 
 # Bounds on a play log read for a replay (a log holds one match).
@@ -122,11 +122,14 @@ def _charts(data: ReportData, warn: Callable[[str], None] | None) -> tuple[dict[
 
 
 def _report_html(data: ReportData, *, bot: str | None, replays: bool, gradebook: str | None,
-                 replay_dir: str, warn: Callable[[str], None] | None = None) -> str:
+                 replay_dir: str, warn: Callable[[str], None] | None = None,
+                 replay_page_of: Callable[[str], str] | None = None) -> str:
     sections = data.bots if bot is None else [s for s in data.bots if s.bot == bot]
 
     def replay_href(match_id: str, step: int | None = None) -> str:
-        return f"{replay_dir}/{quote(file_name(match_id))}.html" + (f"#step={step}" if step is not None else "")
+        page = (replay_page_of(match_id) if replay_page_of is not None
+                else f"{replay_dir}/{quote(file_name(match_id))}.html")
+        return page + (f"#step={step}" if step is not None else "")
 
     def link(match_id: str, step: int | None = None) -> Markup:
         shown = html_lib.escape(visible(match_id))
@@ -197,6 +200,22 @@ def write_report(results: str, out: Path | None = None, *, bot: str | None = Non
         return written
     finally:
         store.close()
+
+
+def bot_page(store: ResultStore, bot: str, replay_page_of: Callable[[str], str]) -> str | None:
+    """One bot's diagnostics page, as ``arena report --bot`` writes it, for a
+    page served elsewhere (the league's): its matches link to
+    ``replay_page_of(match_id)``.  None when ``bot`` played no match of ``store``."""
+    if bot not in store.bots():
+        return None
+    try:
+        data = collect(store, history=False, shown=bot)
+    except StoreError as err:
+        raise ReportError(str(err)) from None
+    if bot not in data.order:
+        return None
+    return _report_html(data, bot=bot, replays=True, gradebook=None, replay_dir="",
+                        replay_page_of=replay_page_of)
 
 
 def write_replay_of_store(store: ResultStore, match_id: str, path: Path, back: str | None = None,

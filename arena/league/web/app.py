@@ -3,9 +3,10 @@
 Routes: ``/`` the page; ``/fragments`` its sections as HTML (JSON of
 section -> HTML); ``/events`` server-sent events, an ``update`` each time
 what the page shows changed; ``/replay/MATCH`` a match's replay viewer,
-made by the report's own code (``arena.report``); ``/board.json`` the data;
-``/submit`` and ``/mine``: versions handed in over HTTP, when the league
-takes them (``submit``), the only routes that write.
+made by the report's own code (``arena.report``); ``/bot/VERSION`` a
+version's diagnostics page, the report's too (``diagnostics``); ``/board.json``
+the data; ``/submit`` and ``/mine``: versions handed in over HTTP, when the
+league takes them (``submit``), the only routes that write.
 
 Why server-sent events rather than polling: a page learns of a stored match
 within a second without asking every second, one light ``state_key`` check
@@ -26,9 +27,11 @@ rendered fragments into place.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
+import time
 from collections.abc import AsyncIterator
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -48,12 +51,14 @@ from ...tournament.results.database import DEFAULT_DB_NAME, ResultStore, StoreEr
 from ..config import LeagueConfig
 from ..register import Register
 from ..standings import Board, board, state_key
+from .diagnostics import BotPages
 from .submit import submission_routes
 
 __all__ = ["SECTIONS", "make_app"]
 
 SECTIONS = ("leaderboard", "health", "recent", "authors")
 CHECK_SECONDS = 1.0       # how often /events looks for a change
+FRESH_SECONDS = 0.5       # a request within this long of the last look at the league's state is served without one
 
 
 def _finalize(value: Any) -> Any:
@@ -71,6 +76,18 @@ def _env() -> jinja2.Environment:
                               trim_blocks=True, lstrip_blocks=True, finalize=_finalize)
 
 
+@dataclass(frozen=True)
+class _Shown:
+    """One rendering of the league: its state's key, the sections, the data, and
+    the two answers most requests get, encoded once."""
+
+    key: str
+    fragments: dict[str, str]
+    board: Board | None
+    page: bytes
+    fragments_json: bytes
+
+
 class _Cache:
     """The league's stores, opened read-only once they exist, and the page's
     sections rendered once per state of the league."""
@@ -80,9 +97,10 @@ class _Cache:
         self.lock = threading.Lock()
         self.store: ResultStore | None = None
         self.register: Register | None = None
-        self.key: str | None = None
-        self.fragments: dict[str, str] = {}
-        self.board: Board | None = None
+        # What is shown, as one value (replaced whole by the thread that renders it): key, sections, board.
+        self.shown: _Shown | None = None
+        self.rendering = False
+        self.checked = 0.0           # time.monotonic() of the last look at the league's state
 
     def _open(self) -> tuple[ResultStore | None, Register | None]:
         db = self.config.results / DEFAULT_DB_NAME
@@ -92,21 +110,55 @@ class _Cache:
             self.register = Register(self.config.dir, readonly=True)
         return self.store, self.register
 
-    def current_key(self) -> str:
+    def _state(self) -> tuple[str, ResultStore | None, Register | None]:
         with self.lock:
             store, register = self._open()
-            return "empty" if register is None else state_key(store, register)
+            return ("empty" if register is None else state_key(store, register)), store, register
 
-    def sections(self) -> tuple[str, dict[str, str], Board | None]:
-        with self.lock:
-            store, register = self._open()
-            key = "empty" if register is None else state_key(store, register)
-            if key != self.key:
-                self.board = None if register is None else board(self.config, store, register)
-                shown = self.board or Board(self.config.name)
-                self.fragments = {s: _env().get_template(f"{s}.html").render(board=shown) for s in SECTIONS}
-                self.key = key
-            return key, self.fragments, self.board
+    def _render(self, key: str, store: ResultStore | None, register: Register | None) -> None:
+        try:
+            shown_board = None if register is None else board(self.config, store, register)
+            view = shown_board or Board(self.config.name)
+            fragments = {s: _env().get_template(f"{s}.html").render(board=view) for s in SECTIONS}
+            page = _env().get_template("league.html").render(name=self.config.name, key=key,
+                                                             sections={s: Markup(fragments[s]) for s in SECTIONS})
+            self.shown = _Shown(key, fragments, shown_board, page.encode(),
+                                json.dumps({"key": key, "sections": fragments}).encode())
+        finally:
+            with self.lock:
+                self.rendering = False
+
+    def current_key(self) -> str:
+        """The key of what is shown (what the event stream announces once it is ready to fetch)."""
+        return self.sections().key
+
+    def fresh(self) -> _Shown | None:
+        """What is shown, if the league's state was looked at less than FRESH_SECONDS ago
+        (no database read: for the event loop itself); else None."""
+        shown = self.shown
+        return shown if shown is not None and time.monotonic() - self.checked < FRESH_SECONDS else None
+
+    def sections(self) -> _Shown:
+        """What is shown.  The first request renders it; after that, a change of
+        the league is rendered by one thread in the background while every
+        reader gets the last rendering at once: with matches stored every few
+        tenths of a second, a fit per change in the readers' way kept 50 of them
+        waiting past 60 s (benchmarks/league.py --only b)."""
+        key, store, register = self._state()
+        self.checked = time.monotonic()
+        shown = self.shown
+        if shown is None:
+            with self.lock:
+                self.rendering = True
+            self._render(key, store, register)
+            assert self.shown is not None
+            return self.shown
+        if key != shown.key:
+            with self.lock:
+                start, self.rendering = not self.rendering, True
+            if start:
+                threading.Thread(target=self._render, args=(key, store, register), daemon=True).start()
+        return shown
 
     def replay(self, match_id: str) -> str | None:
         # lazy: a replay loads the engine to replay the record; most readers never open one
@@ -125,19 +177,20 @@ class _Cache:
 def make_app(config: LeagueConfig) -> Starlette:
     cache = _Cache(config)
 
+    async def shown() -> _Shown:
+        # Most requests: what was rendered, straight from memory, no thread, no database read.
+        now = cache.fresh()
+        return now if now is not None else await run_in_threadpool(cache.sections)
+
     async def page(request: Request) -> Response:
-        key, fragments, _ = await run_in_threadpool(cache.sections)
-        html = _env().get_template("league.html").render(name=config.name, key=key,
-                                                         sections={s: Markup(fragments[s]) for s in SECTIONS})
-        return HTMLResponse(html)
+        return HTMLResponse((await shown()).page)
 
     async def fragments(request: Request) -> Response:
-        key, parts, _ = await run_in_threadpool(cache.sections)
-        return JSONResponse({"key": key, "sections": parts})
+        return Response((await shown()).fragments_json, media_type="application/json")
 
     async def board_json(request: Request) -> Response:
-        key, _, shown = await run_in_threadpool(cache.sections)
-        return JSONResponse({"key": key, "board": None if shown is None else asdict(shown)})
+        now = await shown()
+        return JSONResponse({"key": now.key, "board": None if now.board is None else asdict(now.board)})
 
     async def events(request: Request) -> Response:
         async def changes() -> AsyncIterator[dict[str, str]]:
@@ -156,9 +209,23 @@ def make_app(config: LeagueConfig) -> Starlette:
             return HTMLResponse("<!doctype html><title>no such match</title><p>No such match.</p>", status_code=404)
         return HTMLResponse(html)
 
+    pages = BotPages()
+
+    async def diagnostics(request: Request) -> Response:
+        version = request.path_params["version"]
+
+        def made() -> str | None:
+            key = cache.current_key()
+            return pages.page(cache.store, key, version)
+        html = await run_in_threadpool(made)
+        if html is None:
+            return HTMLResponse("<!doctype html><title>no such version</title><p>No match of that version.</p>",
+                                status_code=404)
+        return HTMLResponse(html)
+
     def render(template: str, values: dict[str, Any]) -> str:
         return _env().get_template(template).render(**values)
 
     return Starlette(routes=[Route("/", page), Route("/fragments", fragments), Route("/board.json", board_json),
                              Route("/events", events), Route("/replay/{match_id}", replay),
-                             *submission_routes(config, render)])
+                             Route("/bot/{version}", diagnostics), *submission_routes(config, render)])

@@ -79,13 +79,20 @@ __all__ = [
 ]
 
 DEFAULT_DB_NAME = "results.sqlite"
+# What marks a league's folder (arena.league.config.FILE_NAME; this layer knows no league, only where its results are).
+LEAGUE_FILE = "league.yaml"
 MATCH_BATCH = 500       # matches read at once by iter_matches (tests lower it)
 
 
 def resolve_db_path(path: str | Path) -> Path:
-    """The database file for a RESULTS argument: a directory means its results.sqlite."""
+    """The database file for a RESULTS argument: a directory means its results.sqlite,
+    and a league's folder (a ``league.yaml`` beside ``results/``) its results'."""
     p = Path(path)
-    return p / DEFAULT_DB_NAME if p.is_dir() else p
+    if not p.is_dir():
+        return p
+    if not (p / DEFAULT_DB_NAME).exists() and (p / LEAGUE_FILE).is_file() and (p / "results").is_dir():
+        return p / "results" / DEFAULT_DB_NAME
+    return p / DEFAULT_DB_NAME
 
 
 class ResultStore:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..config.load import load_config
 from ..config.model import ConfigError
-from .database import DEFAULT_DB_NAME
+from .database import DEFAULT_DB_NAME, LEAGUE_FILE
 
 __all__ = ["results_hint", "with_results_hint"]
 
@@ -31,6 +31,8 @@ def results_hint(results: str) -> str | None:
         except (ConfigError, OSError):
             return f"{results} is a YAML file, not results: give the results directory `arena run` named"
         return f"{results} is a tournament file, not results: its results go to {_shown(out)}"
+    if p.is_dir() and (p / LEAGUE_FILE).is_file():
+        return f"{results} is a league's folder with no match stored yet (arena league run {results} plays)"
     if p.is_dir():
         try:
             held = sorted(d for d in p.iterdir() if (d / DEFAULT_DB_NAME).is_file())

@@ -1,0 +1,72 @@
+"""What ``arena verify DIR`` adds for a league: every stored match is one its register's tables give.
+
+``arena verify`` replays each stored result from its record whatever made
+it; a tournament's schedule then says which matches must be stored, with
+which seeds and seats.  A league has no schedule fixed in advance: its
+register records each table before its first match is played, and a
+table's matches follow from that row and the league's seed (``plan``).  So
+each stored match must be a match of a registered table, dealt from the
+seed ``plan`` derives and seated as ``plan`` seats it: a match copied in
+from elsewhere, or edited to another seat or seed, is named.  A match of a
+table that is not stored is no problem: a run stopped part-way (or playing
+now) left it, and the next run plays it first; it is counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..tournament.config.model import ConfigError
+from ..tournament.pairing.schedule import ScheduleEntry
+from ..tournament.results.database import ResultStore
+from .config import LeagueConfig, LeagueError, load_league
+from .plan import table_entries
+from .register import REGISTER, Register
+
+__all__ = ["LeagueError", "TableAudit", "audit_folder", "audit_tables"]
+
+
+@dataclass(frozen=True)
+class TableAudit:
+    """The problems found (a line each, naming the match) and the registered matches not stored yet."""
+
+    problems: tuple[str, ...]
+    unplayed: int
+    tables: int
+
+    def summary(self) -> str:
+        pending = (f"; {self.unplayed} match(es) of its tables not played yet (the next arena league run "
+                   f"plays them first)" if self.unplayed else "")
+        return f"every stored match is one of the league's {self.tables} registered table(s){pending}"
+
+
+def audit_tables(config: LeagueConfig, store: ResultStore, register: Register) -> TableAudit:
+    tables = register.tables()
+    planned: dict[str, ScheduleEntry] = {e.match_id: e for t in tables for e in table_entries(t, config.seed)}
+    problems = []
+    done = {f.match_id for f in store.failures()}
+    for m in store.matches():
+        done.add(m.match_id)
+        entry = planned.get(m.match_id)
+        if entry is None:
+            problems.append(f"match {m.match_id}: not a match of any table in the league's register")
+        elif m.seed != entry.seed:
+            problems.append(f"match {m.match_id}: stored with seed {m.seed}; its table deals seed {entry.seed}")
+        elif tuple(m.bots) != entry.seats:
+            problems.append(f"match {m.match_id}: stored with {', '.join(m.bots)} in its seats; its table "
+                            f"seats {', '.join(entry.seats)}")
+    return TableAudit(tuple(problems), sum(1 for mid in planned if mid not in done), len(tables))
+
+
+def audit_folder(folder: Path, store: ResultStore) -> TableAudit:
+    """``audit_tables`` of the league in ``folder``, whose results ``store`` holds; LeagueError (one line)
+    when its file or register cannot be read."""
+    try:
+        config = load_league(folder)
+    except ConfigError as err:
+        raise LeagueError(str(err)) from None
+    if not (config.dir / REGISTER).is_file():
+        raise LeagueError(f"{config.dir / REGISTER}: missing: the league's register of its tables")
+    with Register(config.dir, readonly=True) as register:
+        return audit_tables(config, store, register)
