@@ -131,6 +131,13 @@ def _own_token() -> None:
     os.environ[TOKEN_VARIABLE] = _OWN_TOKEN[0]
 
 
+def _own_start() -> set[int]:
+    """Before a Ray of our own starts: its token (``_own_token``), and this
+    process's children so far (what is started from here on is that Ray's)."""
+    _own_token()
+    return _children()
+
+
 def _drop_own_token() -> None:
     if _OWN_TOKEN and os.environ.get(TOKEN_VARIABLE) == _OWN_TOKEN[0]:
         del os.environ[TOKEN_VARIABLE]
@@ -161,9 +168,7 @@ def connect(address: str | None, shipment: Shipment | None = None) -> bool:
     # A Ray of our own that fails or is interrupted half started: its
     # processes are this one's children, started from here on, and while it
     # starts so are its daemons' orphans (see the module).
-    before = _children() if bootstrap == "local" else None
-    if before is not None:
-        _own_token()
+    before = _own_start() if bootstrap == "local" else None
     adopting = _subreaper(True) if before is not None else None
     try:
         try:
