@@ -618,8 +618,8 @@ def test_a_half_started_ray_is_ended_newest_process_first(monkeypatch: pytest.Mo
     grace (shortened here), and say nothing."""
     from arena.tournament.executors import rayjoin
 
-    monkeypatch.setattr(rayjoin, "STOP_SECONDS", 3.0)
-    said, newer_pid = tmp_path / "older-ended", tmp_path / "newer-pid"
+    monkeypatch.setattr(rayjoin, "STOP_SECONDS", 20.0)    # ample for a loaded machine; the wrong order waits it out
+    said, newer_pid, ready = tmp_path / "older-ended", tmp_path / "newer-pid", tmp_path / "older-ready"
     older = subprocess.Popen([sys.executable, "-c", (
         "import os, signal, sys, time\n"
         "def term(signum, frame):\n"
@@ -628,8 +628,12 @@ def test_a_half_started_ray_is_ended_newest_process_first(monkeypatch: pytest.Mo
         f"        open({str(said)!r}, 'w').write('by SIGTERM')\n"
         "        sys.exit(0)\n"
         "signal.signal(signal.SIGTERM, term)\n"
+        f"open({str(ready)!r}, 'w').close()\n"
         "while True: time.sleep(0.05)\n")])
-    time.sleep(0.05)       # a later start time (clock ticks of 10 ms) for the newer
+    deadline = time.monotonic() + 120   # its handler in place (a loaded machine starts Python slowly); times nothing
+    while not ready.exists() and older.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert ready.exists(), "the older stand-in did not start"
     newer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     newer_pid.write_text(str(newer.pid))
     try:
