@@ -615,7 +615,7 @@ def test_a_half_started_ray_is_ended_newest_process_first(monkeypatch: pytest.Mo
     ended before it waited 30 s or more for it, and so did the run.  Stand-ins:
     the older ignores a SIGTERM while the newer runs, and says that it ended
     by its SIGTERM; ended in the other order it would be SIGKILLed after its
-    grace (shortened here), and say nothing."""
+    grace, and say nothing."""
     from arena.tournament.executors import rayjoin
 
     monkeypatch.setattr(rayjoin, "STOP_SECONDS", 20.0)    # ample for a loaded machine; the wrong order waits it out
