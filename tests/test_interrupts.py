@@ -99,10 +99,35 @@ def test_a_command_stops_at_the_first_signal_and_ignores_the_next() -> None:
 
 
 def test_the_line_and_the_status_of_a_stopped_command() -> None:
-    term = Interrupted.by(Terminated(), "the match was stopped")
-    ctrl_c = Interrupted.by(KeyboardInterrupt(), "the match was stopped")
+    with stop_signals():                    # a command's, where no signal came
+        term = Interrupted.by(Terminated(), "the match was stopped")
+        ctrl_c = Interrupted.by(KeyboardInterrupt(), "the match was stopped")
     assert (term.message, term.exit_code) == ("terminated (SIGTERM): the match was stopped", 143)
     assert (ctrl_c.message, ctrl_c.exit_code) == ("interrupted: the match was stopped", 130)
+
+
+def test_a_sigterm_a_library_turned_into_a_plain_ctrl_c_is_still_a_sigterm() -> None:
+    """Ray's core catches what the handler raised while it waits in C++ and
+    raises a KeyboardInterrupt of its own: the SIGTERM that came still makes
+    the line "terminated (SIGTERM)" and the status 143 (a Ray run said
+    "interrupted", 130, under load)."""
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with stop_signals():
+            try:
+                try:
+                    signal_self(signal.SIGTERM)
+                except Terminated:
+                    raise KeyboardInterrupt from None       # as Ray's check of signals does
+            except KeyboardInterrupt as stop:
+                line = Interrupted.by(stop, "the matches already finished are stored")
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+    assert (line.message, line.exit_code) == (
+        "terminated (SIGTERM): the matches already finished are stored", 143)
+    with stop_signals():                    # the next command: a Ctrl-C is a Ctrl-C again
+        assert Interrupted.by(KeyboardInterrupt()).exit_code == 130
 
 
 def test_a_reader_gone_ends_a_command_with_141_and_no_traceback(tmp_path) -> None:

@@ -49,7 +49,15 @@ class Terminated(KeyboardInterrupt):
     clean-up runs for it too."""
 
 
+# The stop signal that came (within ``stop_signals``): a library may catch
+# the ``Terminated`` it raised and raise a plain KeyboardInterrupt instead
+# (Ray's core, when the signal lands while it waits in C++: a SIGTERM to a
+# Ray run then read as a Ctrl-C, "interrupted" and 130, under load).
+_RECEIVED: list[int] = []
+
+
 def _stop(signum: int, frame: FrameType | None) -> None:
+    _RECEIVED.append(signum)
     for s in STOP_SIGNALS:
         if signal.getsignal(s) is _stop:
             signal.signal(s, _ignore)
@@ -75,6 +83,7 @@ def stop_signals() -> Iterator[None]:
         yield
         return
     before = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    _RECEIVED.clear()
     for s, handler in before.items():
         if handler != signal.SIG_IGN:
             signal.signal(s, _stop)
@@ -113,8 +122,10 @@ class Interrupted(click.ClickException):
     @staticmethod
     def by(stop: KeyboardInterrupt, what: str = "") -> Interrupted:
         """The line for ``stop``: "interrupted: WHAT" for a Ctrl-C,
-        "terminated (SIGTERM): WHAT" (exit status 143) for a ``Terminated``."""
-        if isinstance(stop, Terminated):
+        "terminated (SIGTERM): WHAT" (exit status 143) for a ``Terminated``,
+        or for any KeyboardInterrupt once the stop signal that came was a
+        SIGTERM (``_RECEIVED``)."""
+        if isinstance(stop, Terminated) or _RECEIVED[:1] == [signal.SIGTERM]:
             return TerminatedLine(f"terminated (SIGTERM): {what}" if what else "terminated (SIGTERM)")
         return Interrupted(f"interrupted: {what}" if what else "interrupted")
 
