@@ -55,18 +55,36 @@ def seen(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> dict[str, 
     return found
 
 
+def test_every_multi_node_scenario(seen: dict[str, Any]) -> None:
+    """Every check of the one cluster's report, in one test: as eight tests,
+    the xdist workers that drew them each waited on the cluster's lock, up
+    to 230 s, instead of running other tests (the suite took 940 s on 2
+    cores, 4 workers).  Each check that fails is named."""
+    failed, skipped = [], []
+    for check in CHECKS:
+        try:
+            check(seen)
+        except AssertionError as exc:
+            failed.append(f"{check.__name__}: {exc}")
+        except pytest.skip.Exception as exc:      # the others still run
+            skipped.append(f"{check.__name__}: {exc.msg}")
+    assert not failed, "\n\n".join(failed)
+    if skipped:
+        pytest.skip("; ".join(skipped))
+
+
 def last_line(run: dict[str, Any]) -> str:
     return str(run["stderr"]).strip().splitlines()[-1]
 
 
-def test_only_the_bots_folders_reach_the_nodes(seen: dict[str, Any]) -> None:
+def check_only_the_bots_folders_reach_the_nodes(seen: dict[str, Any]) -> None:
     shipment = seen["shipment"]
     assert shipment["line"].startswith("shipping to the Ray nodes from ") and ": a, b (6 files, " in shipment["line"]
     expected = ["a/.cfg", "a/.gitignore", "a/.model/weights", "a/b.py", "a/bot.py", "b/bot.py"]
     assert len(shipment["on_nodes"]) == 2 and all(files == expected for files in shipment["on_nodes"].values())
 
 
-def test_a_bot_on_a_node_sees_neither_the_copy_on_its_pythonpath_nor_rays_variables(seen: dict[str, Any]) -> None:
+def check_a_bot_on_a_node_sees_neither_the_copy_on_its_pythonpath_nor_rays_variables(seen: dict[str, Any]) -> None:
     run = seen["env"]
     assert run["exit"] == 0, run["stderr"]
     assert "shipping to the Ray nodes from " in run["stderr"]
@@ -79,7 +97,7 @@ def test_a_bot_on_a_node_sees_neither_the_copy_on_its_pythonpath_nor_rays_variab
         assert env["RAY_RAYLET_PID"] is None and env["RAY_worker_niceness"] is None
 
 
-def test_a_node_that_cannot_start_a_bot_is_named_before_the_first_match(seen: dict[str, Any]) -> None:
+def check_a_node_that_cannot_start_a_bot_is_named_before_the_first_match(seen: dict[str, Any]) -> None:
     run = seen["start"]
     assert run["exit"] == 1
     line = last_line(run)
@@ -89,7 +107,7 @@ def test_a_node_that_cannot_start_a_bot_is_named_before_the_first_match(seen: di
     assert not run["out_exists"]            # nothing played, nothing stored: no results folder
 
 
-def test_a_node_with_another_arena_version_is_named(seen: dict[str, Any]) -> None:
+def check_a_node_with_another_arena_version_is_named(seen: dict[str, Any]) -> None:
     run = seen["version"]
     assert run["exit"] == 1
     assert last_line(run).endswith(f", node {run['node']}) runs arena 0.0.1-other, Ray {ray_version()}, Python "
@@ -97,7 +115,7 @@ def test_a_node_with_another_arena_version_is_named(seen: dict[str, Any]) -> Non
                                    f"{python_version()}: install the same versions on every node"), run["stderr"]
 
 
-def test_a_result_that_never_comes_is_waited_for_within_a_bound_and_played_on_another_node(
+def check_a_result_that_never_comes_is_waited_for_within_a_bound_and_played_on_another_node(
         seen: dict[str, Any]) -> None:
     run = seen["stall"]
     assert run["stopped"], run["stderr"]
@@ -110,7 +128,7 @@ def test_a_result_that_never_comes_is_waited_for_within_a_bound_and_played_on_an
     # (Ray's kill of the stopped actor is a SIGTERM, held while it is stopped: the scenario ends it.)
 
 
-def test_a_node_whose_object_port_is_blocked_has_its_match_played_again_after_a_bounded_wait(
+def check_a_node_whose_object_port_is_blocked_has_its_match_played_again_after_a_bounded_wait(
         seen: dict[str, Any]) -> None:
     """Issue 33: with only the head's port open, one match's result never
     came back, and the run waited for ever (8 minutes seen)."""
@@ -125,7 +143,7 @@ def test_a_node_whose_object_port_is_blocked_has_its_match_played_again_after_a_
     assert run["stored"] == 8
 
 
-def test_losing_the_head_is_one_line_and_the_same_command_resumes(seen: dict[str, Any]) -> None:
+def check_losing_the_head_is_one_line_and_the_same_command_resumes(seen: dict[str, Any]) -> None:
     """Ray's core ended the run a minute after its head, with a log line of its own."""
     run = seen["head"]
     assert run["playing_at_kill"], run["stderr"]
@@ -143,7 +161,7 @@ def test_losing_the_head_is_one_line_and_the_same_command_resumes(seen: dict[str
     assert run["verify"]["exit"] == 0, run["verify"]["stderr"] + run["verify"]["stdout"]
 
 
-def test_no_line_of_rays_own_log_reaches_the_users_stderr(seen: dict[str, Any]) -> None:
+def check_no_line_of_rays_own_log_reaches_the_users_stderr(seen: dict[str, Any]) -> None:
     """Ray's core warned that it found no local IP (a network namespace has
     no route out), and its loggers about a working_dir's contents: the
     arena's stderr has its own lines only."""
@@ -164,3 +182,15 @@ def python_version() -> str:
     import platform  # lazy: as above
 
     return platform.python_version()
+
+
+CHECKS = [
+    check_only_the_bots_folders_reach_the_nodes,
+    check_a_bot_on_a_node_sees_neither_the_copy_on_its_pythonpath_nor_rays_variables,
+    check_a_node_that_cannot_start_a_bot_is_named_before_the_first_match,
+    check_a_node_with_another_arena_version_is_named,
+    check_a_result_that_never_comes_is_waited_for_within_a_bound_and_played_on_another_node,
+    check_a_node_whose_object_port_is_blocked_has_its_match_played_again_after_a_bounded_wait,
+    check_losing_the_head_is_one_line_and_the_same_command_resumes,
+    check_no_line_of_rays_own_log_reaches_the_users_stderr,
+]
