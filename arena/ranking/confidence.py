@@ -41,7 +41,8 @@ from statistics import NormalDist
 import numpy as np
 
 from .games import Game
-from .trueskill_batch import REPLICA_TOLERANCE, Prior, Problem, fit_problem, solve
+from .model import FIT_TOLERANCE
+from .trueskill_batch import REPLICA_PASSES, REPLICA_TOLERANCE, Prior, Problem, fit_problem, solve
 
 __all__ = ["Assessment", "Row", "assess", "rank_ranges", "sign_test"]
 
@@ -184,12 +185,14 @@ def assess(games: Sequence[Game], players: Sequence[str] = (), confidence: float
            tolerance: float | None = None) -> Assessment:
     """Ratings, their intervals and which pairs are separated, from
     ``replicas`` bootstrap replicas (None: ``REPLICAS``), each solved to
-    ``tolerance`` (None: ``REPLICA_TOLERANCE``)."""
+    ``tolerance`` (None: ``REPLICA_TOLERANCE``; the fit they start from,
+    to a tenth of a looser one: its ratings' error stays well below the
+    replicas' own)."""
     replicas = REPLICAS if replicas is None else replicas
     if not 0.5 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0.5 and 1, got {confidence}")
     problem = Problem(games, players)          # once: indexing 200,000 hands takes a few CPU-s
-    full = fit_problem(problem, prior)
+    full = fit_problem(problem, prior, tolerance=FIT_TOLERANCE if tolerance is None else max(FIT_TOLERANCE, tolerance / 10))
     seen = {p for g in problem.games for p in g.players}
     # Players without a game have no rating to speak of: after the others.
     order = sorted(full.ratings, key=lambda n: (n not in seen, -full.ratings[n].mu, n))
@@ -236,7 +239,8 @@ def _replicas(problem: Problem, replicas: int, seed: int, prior: Prior, draw_p: 
     # tournament (about 150 bytes each); a batch's stay near REPLICA_ROWS.
     outcomes = sum(len(b.order) for b in problem.buckets)
     batch = max(1, REPLICA_ROWS // max(outcomes, 1))
-    mus = [solve(problem, counts[lo:lo + batch], prior, draw_p, tolerance, start=start, groups=of_game)[0]
+    mus = [solve(problem, counts[lo:lo + batch], prior, draw_p, tolerance, start=start, groups=of_game,
+                 passes=REPLICA_PASSES)[0]
            for lo in range(0, replicas, batch)]
     return np.concatenate(mus)
 
