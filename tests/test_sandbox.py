@@ -523,3 +523,41 @@ def test_an_arena_checkout_and_venv_under_tmp_are_shown_to_bots(monkeypatch: pyt
         assert all(any(o[i:i + 3] == ["--ro-bind", p, p] for i in range(len(o))) for p in shown for o in [ops])
     finally:
         shutil.rmtree(root)
+
+
+def test_a_sandboxed_bot_gets_its_sigterm_from_its_own_process_tree(tmp_path, monkeypatch):
+    """A bot still running after its grace is sent SIGTERM, itself and not
+    bwrap or the sandbox's init (they would die and take it with them, its
+    handler never run); its processes are read from the sandbox's own tree,
+    not from every process of the host."""
+    from arena.process import BotProcess, BotSpec, TimeControl, exits
+
+    signalling: list[int] = []
+    walk, signal_bot = exits.group_members, exits.ProcessExits._signal_bot
+
+    def host_walk(pgid: int, **kwargs: bool) -> list[int]:
+        assert not signalling, "read every process of the host to signal one bot"
+        return walk(pgid, **kwargs)
+
+    def spied(self: exits.ProcessExits, sig: int) -> None:
+        signalling.append(sig)
+        try:
+            signal_bot(self, sig)
+        finally:
+            signalling.pop()
+
+    monkeypatch.setattr(exits, "group_members", host_walk)
+    monkeypatch.setattr(exits.ProcessExits, "_signal_bot", spied)
+    log = tmp_path / "stderr.log"
+    spec = BotSpec([sys.executable, str(Path(__file__).parent / "bots" / "silent.py"), "--term-exit", "7"],
+                   sandbox=SandboxPolicy("bwrap"))
+    bot = BotProcess(spec, stderr_log=log, time_control=TimeControl(startup_seconds=30, per_decision_seconds=30))
+    bot.start()
+    try:
+        deadline = time.monotonic() + 30
+        while "ready" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+            time.sleep(0.05)                  # its handler is set once it says so
+        assert "ready" in log.read_text()
+    finally:
+        code = bot.close(grace=0.1, term_grace=20)
+    assert code == 7

@@ -99,9 +99,19 @@ class ProcessExits:
             kill_group(self._proc.pid, sig)
             return
         keep = {self._proc.pid, self._sandbox_init}
-        for pid in group_members(self._proc.pid):
+        for pid in self._sandbox_members():
             if pid not in keep:
                 signal_member(pid, self._proc.pid, sig)
+
+    def _sandbox_members(self) -> list[int]:
+        """The sandboxed bot's processes with bwrap's: from the sandbox's own
+        process tree (every process of its PID namespace) where the kernel
+        lists children, instead of reading every process of the host."""
+        assert self._proc is not None
+        init = self._sandbox_init
+        if init is None or not CHILDREN_LISTS:
+            return group_members(self._proc.pid)
+        return [self._proc.pid] + [p.pid for p in process_tree(init) if p.state not in "ZX"]
 
     def _leader_exited(self) -> bool:
         """Has the main process exited?  Does not reap it (WNOWAIT)."""
