@@ -148,18 +148,26 @@ def status_command(directory: Path) -> None:
 @click.option("--max-matches", type=click.IntRange(1), default=None,
               help="Stop after this many matches (default: play until stopped).")
 @click.option("--idle-exit", is_flag=True, help="Stop when nothing can be played instead of waiting for versions.")
-def run(directory: Path, jobs: int | None, max_matches: int | None, idle_exit: bool) -> None:
+@click.option("--serve", "serve_port", type=click.IntRange(1, 65535), default=None, metavar="PORT",
+              help="Also serve the live page (as arena league serve) on PORT while the run plays; it stops with "
+                   "the run.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="With --serve: the address to listen on (behind a reverse proxy: keep 127.0.0.1).")
+def run(directory: Path, jobs: int | None, max_matches: int | None, idle_exit: bool, serve_port: int | None,
+        host: str) -> None:
     """Play the league: check the versions handed in, place the new ones, and play on until stopped
-    (Ctrl-C; the same command resumes)."""
+    (Ctrl-C; the same command resumes).  --serve PORT serves its live page meanwhile."""
     # lazy: playing loads the executors and the match code, which init, submit and serve do not
     from ..league.run import run_league
 
     config = _load(directory)
     try:
-        done = run_league(config, jobs, max_matches, status, idle_exit)
+        done = run_league(config, jobs, max_matches, status, idle_exit,
+                          None if serve_port is None else (host, serve_port))
     except KeyboardInterrupt as stop:
+        page = "; the page is no longer served" if serve_port is not None else ""
         raise Interrupted.by(stop, f"every finished match is stored in {config.results}; "
-                                   f"arena league run {directory} goes on") from None
+                                   f"arena league run {directory} goes on{page}") from None
     except (LeagueError, StoreError, ConfigError) as err:
         raise click.ClickException(str(err)) from None
     status(f"played {done.played} match(es) on {done.tables} new table(s); {done.failed} failed")

@@ -24,6 +24,7 @@ import random
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -42,6 +43,7 @@ from ..tournament.runner import entry_spec, record_failure, stored_match
 from ..tournament.standings.ratings import rated_games
 from .config import LeagueConfig, LeagueError
 from .matchmaking import next_table
+from .page import PAGE_LOG, served_beside
 from .plan import block_for, table_entries
 from .register import PLAYING, REFUSED, SUBMITTED, Register, TableRow
 from .versions import check_waiting, league_tournament, register_house
@@ -64,12 +66,17 @@ class LeagueRun:
 
 
 def run_league(config: LeagueConfig, jobs: int | None = None, max_matches: int | None = None,
-               echo: Callable[[str], None] = print, idle_exit: bool = False) -> LeagueRun:
+               echo: Callable[[str], None] = print, idle_exit: bool = False,
+               serve: tuple[str, int] | None = None) -> LeagueRun:
     """Play until stopped, or ``max_matches`` are played; ``idle_exit``: stop
-    instead of waiting when nothing can be played."""
+    instead of waiting when nothing can be played; ``serve``: (host, port)
+    of the live page, served while the run holds the league (``page``)."""
     config.results.mkdir(parents=True, exist_ok=True)
     (config.results / "logs").mkdir(exist_ok=True)
-    with results_lock(config.results), Register(config.dir) as register:
+    with results_lock(config.results), Register(config.dir) as register, ExitStack() as beside:
+        if serve is not None:
+            beside.enter_context(served_beside(config, *serve))
+            echo(f"the live page: http://{serve[0]}:{serve[1]}/ (its log: {config.results / 'logs' / PAGE_LOG})")
         register_house(config, register)
         try:
             mode = sandbox.prepare(config.sandbox).mode
