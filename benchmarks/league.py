@@ -312,12 +312,23 @@ def tree_rss_mb(pid: int) -> float:
     return total / 1024
 
 
-def peak_while(proc: subprocess.Popen[bytes]) -> float:
-    peak = 0.0
+def rss_mb(pid: int) -> float:
+    """RSS of ``pid`` alone, in MB."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
+    except (OSError, StopIteration):
+        return 0.0
+
+
+def peaks_while(proc: subprocess.Popen[bytes]) -> tuple[float, float]:
+    """The peak RSS of ``proc`` with its descendants, and of ``proc`` alone (what it holds, its workers aside)."""
+    peak = own = 0.0
     while proc.poll() is None:
         peak = max(peak, tree_rss_mb(proc.pid))
+        own = max(own, rss_mb(proc.pid))
         time.sleep(0.1)
-    return peak
+    return peak, own
 
 
 def part_c(args: argparse.Namespace, tmp: Path) -> None:
@@ -333,7 +344,7 @@ def part_c(args: argparse.Namespace, tmp: Path) -> None:
                 new_version(league, name, rng.choice(kinds))
         run = arena("league", "run", str(league), "--jobs", "2", "--max-matches", str(args.per_version),
                     "--idle-exit", "-q")
-        run_peak = peak_while(run)
+        run_peak, run_own = peaks_while(run)
         port = free_port()
         with running("league", "serve", str(league), "--port", str(port)) as serve:
             url = f"http://127.0.0.1:{port}/"
@@ -343,7 +354,7 @@ def part_c(args: argparse.Namespace, tmp: Path) -> None:
         with ResultStore(league / "results" / "results.sqlite", readonly=True) as store:
             stored = len(store)
         print(f"  round {round_no}: {round_no * args.authors} versions, {stored} matches stored: "
-              f"run peak {run_peak:.0f} MB (with its workers), serve {serve_rss:.0f} MB")
+              f"run peak {run_peak:.0f} MB (with its workers; {run_own:.1f} MB itself), serve {serve_rss:.0f} MB")
 
 
 def main(argv: list[str] | None = None) -> int:

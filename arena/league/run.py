@@ -31,7 +31,7 @@ from pathlib import Path
 
 from ..match import MatchSpec
 from ..process.confine import sandbox
-from ..ranking.live import ratings as live_ratings
+from ..ranking.live import Tally
 from ..ranking.model import Rating
 from ..tournament.config.model import TournamentConfig
 from ..tournament.executors.choose import AnyExecutor, closed_after, make
@@ -40,7 +40,7 @@ from ..tournament.pairing.schedule import ScheduleEntry
 from ..tournament.results.database import DEFAULT_DB_NAME, ResultStore, StoredMatch
 from ..tournament.runlock import results_lock
 from ..tournament.runner import entry_spec, record_failure, stored_match
-from ..tournament.standings.ratings import rated_games
+from ..tournament.standings.ratings import games_of
 from .config import LeagueConfig, LeagueError
 from .matchmaking import next_table
 from .page import PAGE_LOG, served_beside
@@ -91,14 +91,20 @@ def run_league(config: LeagueConfig, jobs: int | None = None, max_matches: int |
 
 
 class _Player:
-    """The state of a run: the stored matches it knows, the matches handed out."""
+    """The state of a run: what its matchmaking knows of the stored matches,
+    the matches handed out.  Of a stored match it keeps only what the fit
+    reads (``Tally``: each distinct outcome counted) and its versions' match
+    counts, never the match: held whole, the matches of a league that runs
+    for weeks (and their records, for those this run played) grew the run
+    without end (benchmarks/league.py --only c)."""
 
     def __init__(self, config: LeagueConfig, register: Register, store: ResultStore, mode: str,
                  echo: Callable[[str], None]) -> None:
         self.config, self.register, self.store, self.mode, self.echo = config, register, store, mode, echo
         self.summary = LeagueRun()
         self.rng = random.Random(f"{config.seed}/league/{time.time_ns()}")
-        self.matches: list[StoredMatch] = []
+        self.tally = Tally()
+        self.known = 0               # stored matches in the tally
         self.counts: Counter[str] = Counter()
         self.fitted_at = -1
         self.fit_due = 0.0           # time.monotonic() from which the next fit may run
@@ -113,11 +119,7 @@ class _Player:
     def play(self, jobs: int | None, max_matches: int | None, idle_exit: bool) -> LeagueRun:
         self.store.init_tournament(self.config.name, self.config.stored(), seed=self.config.seed,
                                    bots=[v.name for v in self.register.versions() if v.status != REFUSED])
-        for m in self.store.matches():
-            self._know(m)
-        stored = self.store.completed_ids()
-        self.queue.extend(e for table in self.register.tables() for e in table_entries(table, self.config.seed)
-                          if e.match_id not in stored)
+        self._resume()
         if self.queue:
             self.echo(f"resuming: {len(self.queue)} match(es) of unfinished tables first")
         budget = max_matches if max_matches is not None else 1 << 62
@@ -132,6 +134,15 @@ class _Player:
                     self._say_waiting()
                     time.sleep(POLL_SECONDS)
         return self.summary
+
+    def _resume(self) -> None:
+        """What the stored matches tell the matchmaking (read a batch at a time, none kept),
+        and the matches of the tables a stopped run left unfinished, first in the queue."""
+        for m in self.store.iter_matches():
+            self._know(m)
+        stored = self.store.completed_ids()
+        self.queue.extend(e for table in self.register.tables() for e in table_entries(table, self.config.seed)
+                          if e.match_id not in stored)
 
     def _say_waiting(self) -> None:
         """Once per wait: why nothing is played."""
@@ -160,7 +171,8 @@ class _Player:
                                        bots=[v.name for v in done if v.status != REFUSED])
 
     def _know(self, m: StoredMatch) -> None:
-        self.matches.append(m)
+        self.tally.add(games_of(m.match_id, m.deal, m.bots, m.places, m.forfeited, m.hand_scores))
+        self.known += 1
         self.counts.update(m.bots)
 
     def _feed(self, executor: AnyExecutor, budget: int) -> None:
@@ -168,7 +180,7 @@ class _Player:
         tournament = league_tournament(self.config, [v for v in self.register.versions() if v.status != REFUSED])
         log_dir = self.config.results / "logs"
         for outcome in executor.run(self._specs(tournament, log_dir, budget)):
-            entry = self.entries[outcome.match_id]
+            entry = self.entries.pop(outcome.match_id)
             self.summary.played += 1
             if isinstance(outcome, MatchFailure):
                 self.summary.failed += 1
@@ -207,10 +219,10 @@ class _Player:
 
     def _new_table(self) -> TableRow | None:
         playing = [v.name for v in self.register.versions(PLAYING)]
-        if len(self.matches) != self.fitted_at and time.monotonic() >= self.fit_due:
+        if self.known != self.fitted_at and time.monotonic() >= self.fit_due:
             began = time.monotonic()
-            self.ratings = live_ratings(rated_games(self.matches), playing)
-            self.fitted_at = len(self.matches)
+            self.ratings = self.tally.ratings(playing)
+            self.fitted_at = self.known
             # The fit of every match grows with the league (0.4 CPU-s a table at 60 matches, 1.3 s of wall
             # time on a loaded machine, in this process): refitted at most once per FIT_SPACING times its
             # time, the tables between chosen on ratings a few tables old, as tournaments' progress line does.
