@@ -20,6 +20,7 @@ submissions: ``arena league submit``, over HTTP, or a folder dropped in
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections import Counter, deque
@@ -33,7 +34,7 @@ from ..match import MatchSpec
 from ..process.confine import sandbox
 from ..ranking.live import Tally
 from ..ranking.model import Rating
-from ..tournament.config.model import TournamentConfig
+from ..tournament.config.model import RAY, SHARED, ExecutorSettings, TournamentConfig
 from ..tournament.executors.choose import AnyExecutor, closed_after, make
 from ..tournament.executors.local import MatchFailure, WorkerError
 from ..tournament.pairing.schedule import ScheduleEntry
@@ -67,10 +68,13 @@ class LeagueRun:
 
 def run_league(config: LeagueConfig, jobs: int | None = None, max_matches: int | None = None,
                echo: Callable[[str], None] = print, idle_exit: bool = False,
-               serve: tuple[str, int] | None = None) -> LeagueRun:
+               serve: tuple[str, int] | None = None, ray: str | None = None) -> LeagueRun:
     """Play until stopped, or ``max_matches`` are played; ``idle_exit``: stop
     instead of waiting when nothing can be played; ``serve``: (host, port)
-    of the live page, served while the run holds the league (``page``)."""
+    of the live page, served while the run holds the league (``page``);
+    ``ray``: play on Ray, at that address ("": ``RAY_ADDRESS``, else a Ray of
+    its own), the league's folder at the same path on every node (``SHARED``:
+    versions come while it plays, and Ray ships a run's files once, at its start)."""
     config.results.mkdir(parents=True, exist_ok=True)
     (config.results / "logs").mkdir(exist_ok=True)
     with results_lock(config.results), Register(config.dir) as register, ExitStack() as beside:
@@ -84,7 +88,7 @@ def run_league(config: LeagueConfig, jobs: int | None = None, max_matches: int |
             raise LeagueError(f"{config.path}: sandbox: {exc}") from None
         store = ResultStore(config.results / DEFAULT_DB_NAME)
         try:
-            player = _Player(config, register, store, mode, echo)
+            player = _Player(config, register, store, mode, echo, ray)
             return player.play(jobs, max_matches, idle_exit)
         finally:
             store.close()
@@ -99,8 +103,9 @@ class _Player:
     without end (benchmarks/league.py --only c)."""
 
     def __init__(self, config: LeagueConfig, register: Register, store: ResultStore, mode: str,
-                 echo: Callable[[str], None]) -> None:
+                 echo: Callable[[str], None], ray: str | None = None) -> None:
         self.config, self.register, self.store, self.mode, self.echo = config, register, store, mode, echo
+        self.ray = ray
         self.summary = LeagueRun()
         self.rng = random.Random(f"{config.seed}/league/{time.time_ns()}")
         self.tally = Tally()
@@ -156,6 +161,8 @@ class _Player:
 
     def _executor(self, jobs: int | None, budget: int) -> AnyExecutor:
         tournament = self.config.tournament(())
+        if self.ray is not None:
+            tournament = dataclasses.replace(tournament, executor=ExecutorSettings(RAY, self.ray or None, SHARED))
         try:
             # One table ahead: each table is chosen from the results stored before it.
             return make(tournament, jobs, budget, lookahead=self.config.players)
