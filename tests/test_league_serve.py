@@ -129,3 +129,15 @@ def test_a_port_taken_stops_the_run_before_it_plays_in_one_line(tmp_path: Path) 
     assert err.strip().splitlines() == [f"Error: --serve {port}: another program listens on 127.0.0.1:{port} "
                                         f"already; choose another port"], err
     assert not (league / "results" / "results.sqlite").exists() and not pages_of(league)     # nothing played
+
+
+def test_a_page_that_cannot_start_stops_the_run_before_it_plays_quoting_its_log(tmp_path: Path) -> None:
+    league, port = make_league(tmp_path / "lg"), free_port()
+    with running(league, "--serve", str(port), "--host", "192.0.2.1", "--max-matches", "3") as proc:   # not ours
+        _, err = proc.communicate(timeout=WAIT)
+    assert proc.returncode == 1
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"Error: --serve {port}: the page did not start: "), err
+    assert "cannot assign requested address" in lines[0].lower(), err
+    assert "cannot assign" in (league / "results" / "logs" / "page.log").read_text().lower()
+    assert not (league / "results" / "results.sqlite").exists() and not pages_of(league)

@@ -63,7 +63,7 @@ def _listening(host: str, port: int) -> bool:
 
 def _last_line(log: Path) -> str:
     try:
-        lines = [line.strip() for line in log.read_text(encoding="utf-8", errors="replace").splitlines()]
+        lines = [" ".join(line.split()) for line in log.read_text(encoding="utf-8", errors="replace").splitlines()]
     except OSError:
         return ""
     lines = [line for line in lines if line]
