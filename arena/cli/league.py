@@ -21,7 +21,7 @@ from ..league.versions import check_waiting
 from ..league.versions import submit as submit_version
 from ..logsetup import status
 from ..process.confine import sandbox
-from ..tournament.config.model import EXECUTORS, LOCAL, ConfigError
+from ..tournament.config.model import EXECUTORS, LOCAL, RAY, ConfigError
 from ..tournament.results.database import StoreError
 from .common import Interrupted, common_options
 
@@ -153,13 +153,13 @@ def status_command(directory: Path) -> None:
                    "the run.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="With --serve: the address to listen on (behind a reverse proxy: keep 127.0.0.1).")
-@click.option("--executor", type=click.Choice(EXECUTORS), default=LOCAL, show_default=True,
-              help="Where matches run: local worker processes, or a Ray cluster (the league's folder at the same "
-                   "path on every node).")
+@click.option("--executor", type=click.Choice(EXECUTORS), default=None,
+              help="Where matches run: local worker processes (the default), or a Ray cluster (the league's folder "
+                   "at the same path on every node).")
 @click.option("--address", default=None,
               help="The Ray cluster to join (host:port, ray://host:port, auto); implies --executor ray.")
 def run(directory: Path, jobs: int | None, max_matches: int | None, idle_exit: bool, serve_port: int | None,
-        host: str, executor: str, address: str | None) -> None:
+        host: str, executor: str | None, address: str | None) -> None:
     """Play the league: check the versions handed in, place the new ones, and play on until stopped
     (Ctrl-C; the same command resumes).  --serve PORT serves its live page meanwhile."""
     # lazy: playing loads the executors and the match code, which init, submit and serve do not
@@ -179,14 +179,16 @@ def run(directory: Path, jobs: int | None, max_matches: int | None, idle_exit: b
     status(f"played {done.played} match(es) on {done.tables} new table(s); {done.failed} failed")
 
 
-def _ray_address(executor: str, address: str | None) -> str | None:
+def _ray_address(executor: str | None, address: str | None) -> str | None:
     """None: the local executor; else Ray's address ("": RAY_ADDRESS, or a Ray of the run's own),
     a cluster that cannot be joined from here one line before anything is played."""
-    if executor == LOCAL and address is None:
+    if executor == LOCAL and address is not None:
+        raise click.UsageError("--address is for the ray executor (--executor ray), not the local one")
+    if executor != RAY and address is None:
         return None
     # lazy: a Ray run's alone (ctypes, signals), as arena run's
     from ..tournament.executors.local import WorkerError
-    from ..tournament.executors.rayjoin import check_address
+    from ..tournament.executors.rayjoin import check_address  # lazy: as the line above
 
     try:
         check_address(address)
