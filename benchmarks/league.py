@@ -312,12 +312,32 @@ def tree_rss_mb(pid: int) -> float:
     return total / 1024
 
 
-def peak_while(proc: subprocess.Popen[bytes]) -> float:
-    peak = 0.0
+def rss_mb(pid: int) -> float:
+    """RSS of ``pid`` alone, in MB."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
+    except (OSError, StopIteration):
+        return 0.0
+
+
+def peaks_while(proc: subprocess.Popen[bytes]) -> tuple[float, float]:
+    """The peak RSS of ``proc`` with its descendants, and of ``proc`` alone (what it holds, its workers aside)."""
+    peak = own = 0.0
     while proc.poll() is None:
         peak = max(peak, tree_rss_mb(proc.pid))
+        own = max(own, rss_mb(proc.pid))
         time.sleep(0.1)
-    return peak
+    return peak, own
+
+
+def measure_serve(league: Path) -> float:
+    port = free_port()
+    with running("league", "serve", str(league), "--port", str(port)) as serve:
+        url = f"http://127.0.0.1:{port}/"
+        wait_served(url)
+        asyncio.run(readers(url, 4, 2.0))
+        return tree_rss_mb(serve.pid)
 
 
 def part_c(args: argparse.Namespace, tmp: Path) -> None:
@@ -333,17 +353,13 @@ def part_c(args: argparse.Namespace, tmp: Path) -> None:
                 new_version(league, name, rng.choice(kinds))
         run = arena("league", "run", str(league), "--jobs", "2", "--max-matches", str(args.per_version),
                     "--idle-exit", "-q")
-        run_peak = peak_while(run)
-        port = free_port()
-        with running("league", "serve", str(league), "--port", str(port)) as serve:
-            url = f"http://127.0.0.1:{port}/"
-            wait_served(url)
-            asyncio.run(readers(url, 4, 2.0))
-            serve_rss = tree_rss_mb(serve.pid)
+        run_peak, run_own = peaks_while(run)
+        serve_rss = measure_serve(league) if not args.run_only else 0.0
         with ResultStore(league / "results" / "results.sqlite", readonly=True) as store:
             stored = len(store)
         print(f"  round {round_no}: {round_no * args.authors} versions, {stored} matches stored: "
-              f"run peak {run_peak:.0f} MB (with its workers), serve {serve_rss:.0f} MB")
+              f"run peak {run_peak:.0f} MB (with its workers; {run_own:.1f} MB itself)"
+              + ("" if args.run_only else f", serve {serve_rss:.0f} MB"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -360,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--authors", type=int, default=100)
     parser.add_argument("--versions", type=int, default=5)
     parser.add_argument("--per-version", type=int, default=150)
+    parser.add_argument("--run-only", action="store_true", help="(c) the run's memory alone, not serve's")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="arena-league-bench-") as where:
         tmp = Path(where)

@@ -157,3 +157,26 @@ def test_an_export_copies_the_stderr_logs_of_its_matches(tmp_path: Path) -> None
         logs = exported.match("L000000-r0").stderr_logs
     assert logs[0] == str(out.resolve() / "logs" / log.name)
     assert Path(logs[0]).read_text() == "thinking aloud\n"
+
+
+def test_verify_on_an_export_holds_its_matches_to_the_tables_it_carries(tmp_path: Path) -> None:
+    league = _played(tmp_path, 7)           # two tables whole, one begun
+    out = tmp_path / "out"
+    assert arena_here("league", "export", str(league), str(out)).returncode == 0
+    shutil.rmtree(league)                    # the export stands alone: no league file, no register
+    verify = arena_here("verify", str(out))
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert "one of the exported league's 3 table(s); 2 match(es) of its tables were not stored" in verify.stderr
+    conn = sqlite3.connect(out / "results.sqlite")
+    with conn:                               # a table edited after the export: its matches no longer follow
+        conn.execute("UPDATE league_tables SET seats = json_array('house-random.v1', 'house-greedy.v1', "
+                     "'house-passive.v1') WHERE table_no = 1")
+        conn.execute("DELETE FROM league_tables WHERE table_no = 0")
+        conn.execute("UPDATE matches SET seed = seed + 1 WHERE match_id = 'L000002-r0'")
+    conn.close()
+    verify = arena_here("verify", str(out))
+    assert verify.returncode == 1
+    lines = verify.stdout.splitlines()
+    assert "match L000000-r0: not a match of any table in the league's register" in lines
+    assert any(line.startswith("match L000001-r0: stored with ") and "its table seats" in line for line in lines), lines
+    assert any(line.startswith("match L000002-r0: stored with seed") for line in lines), lines

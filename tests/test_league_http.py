@@ -253,8 +253,11 @@ def test_a_hostile_archive_is_refused_with_its_line_and_nothing_is_written(leagu
         assert wrong.status_code == 401 and wrong.text.startswith("Error: no author has this token")
         assert client.post("submit", content=b"x").status_code == 401
         after = everything(tmp_path)
-    assert {p: v for p, v in after.items() if p != "lg/store"} == before        # the store's folder made, empty
+    # The store's folder made, empty; the register written only to count alice's archives (the hourly limit).
+    assert {p: v for p, v in after.items() if p not in ("lg/store", "lg/league.sqlite")} == before
     assert not any((league / "store").iterdir())
+    with Register(league) as register:
+        assert register.versions() == []
     assert not (tmp_path / "x").exists() and not any(outside.iterdir())
 
 
@@ -276,6 +279,20 @@ def test_submissions_are_off_unless_the_file_says_and_limited_per_author_and_hou
         assert client.post("submit", content=archive, headers=bearer(bob)).status_code == 202   # per author
     with Register(league) as register:
         assert [v.name for v in register.versions()] == ["alice.v1", "alice.v2", "bob.v1"]
+
+
+def test_the_hourly_limit_holds_across_a_restart_of_the_server(league: Path) -> None:
+    (league / "league.yaml").write_text(LEAGUE.replace("per_hour: 100", "per_hour: 2"))
+    alice = make_token(league, "alice")
+    with served(league) as client:
+        assert [client.post("submit", content=zipped({"bot.py": f"print({n})\n".encode()}),
+                            headers=bearer(alice)).status_code for n in range(2)] == [202, 202]
+    with served(league) as client:          # a new server process's app: nothing of the first in memory
+        again = client.post("submit", content=zipped({"bot.py": b"print(3)\n"}), headers=bearer(alice))
+    assert again.status_code == 429 and again.text.startswith("Error: alice: 2 archives handed in within"), again.text
+    assert 0 < int(again.headers["Retry-After"]) <= 3600
+    with Register(league) as register:
+        assert [v.name for v in register.versions()] == ["alice.v1", "alice.v2"]
 
 
 # -- the author's page, in a real browser --------------------------------------------------

@@ -21,7 +21,7 @@ from ..league.versions import check_waiting
 from ..league.versions import submit as submit_version
 from ..logsetup import status
 from ..process.confine import sandbox
-from ..tournament.config.model import ConfigError
+from ..tournament.config.model import EXECUTORS, LOCAL, RAY, ConfigError
 from ..tournament.results.database import StoreError
 from .common import Interrupted, common_options
 
@@ -148,21 +148,53 @@ def status_command(directory: Path) -> None:
 @click.option("--max-matches", type=click.IntRange(1), default=None,
               help="Stop after this many matches (default: play until stopped).")
 @click.option("--idle-exit", is_flag=True, help="Stop when nothing can be played instead of waiting for versions.")
-def run(directory: Path, jobs: int | None, max_matches: int | None, idle_exit: bool) -> None:
+@click.option("--serve", "serve_port", type=click.IntRange(1, 65535), default=None, metavar="PORT",
+              help="Also serve the live page (as arena league serve) on PORT while the run plays; it stops with "
+                   "the run.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="With --serve: the address to listen on (behind a reverse proxy: keep 127.0.0.1).")
+@click.option("--executor", type=click.Choice(EXECUTORS), default=None,
+              help="Where matches run: local worker processes (the default), or a Ray cluster (the league's folder "
+                   "at the same path on every node).")
+@click.option("--address", default=None,
+              help="The Ray cluster to join (host:port, ray://host:port, auto); implies --executor ray.")
+def run(directory: Path, jobs: int | None, max_matches: int | None, idle_exit: bool, serve_port: int | None,
+        host: str, executor: str | None, address: str | None) -> None:
     """Play the league: check the versions handed in, place the new ones, and play on until stopped
-    (Ctrl-C; the same command resumes)."""
+    (Ctrl-C; the same command resumes).  --serve PORT serves its live page meanwhile."""
     # lazy: playing loads the executors and the match code, which init, submit and serve do not
     from ..league.run import run_league
 
     config = _load(directory)
+    ray = _ray_address(executor, address)
     try:
-        done = run_league(config, jobs, max_matches, status, idle_exit)
+        done = run_league(config, jobs, max_matches, status, idle_exit,
+                          None if serve_port is None else (host, serve_port), ray)
     except KeyboardInterrupt as stop:
+        page = "; the page is no longer served" if serve_port is not None else ""
         raise Interrupted.by(stop, f"every finished match is stored in {config.results}; "
-                                   f"arena league run {directory} goes on") from None
+                                   f"arena league run {directory} goes on{page}") from None
     except (LeagueError, StoreError, ConfigError) as err:
         raise click.ClickException(str(err)) from None
     status(f"played {done.played} match(es) on {done.tables} new table(s); {done.failed} failed")
+
+
+def _ray_address(executor: str | None, address: str | None) -> str | None:
+    """None: the local executor; else Ray's address ("": RAY_ADDRESS, or a Ray of the run's own),
+    a cluster that cannot be joined from here one line before anything is played."""
+    if executor == LOCAL and address is not None:
+        raise click.UsageError("--address is for the ray executor (--executor ray), not the local one")
+    if executor != RAY and address is None:
+        return None
+    # lazy: a Ray run's alone (ctypes, signals), as arena run's
+    from ..tournament.executors.local import WorkerError
+    from ..tournament.executors.rayjoin import check_address  # lazy: as the line above
+
+    try:
+        check_address(address)
+    except WorkerError as err:
+        raise click.ClickException(str(err)) from None
+    return address or ""
 
 
 @league.command()

@@ -343,14 +343,18 @@ def verify(results: str, jobs: int | None) -> None:
 
 
 def _league_tables(results: str, store: ResultStore) -> TableAudit | None:
-    """For a league's folder: each stored match held to its register's tables
-    (``arena.league.audit``); None for any other RESULTS."""
-    if not (Path(results) / LEAGUE_FILE).is_file():
-        return None
-    # lazy: the league's modules, for a league's folder alone (tests/test_lean_imports.py)
-    from ..league.audit import LeagueError, audit_folder
+    """For a league's folder, or a league's export: each stored match held to
+    its tables (``arena.league.audit``); None for any other RESULTS."""
+    folder = (Path(results) / LEAGUE_FILE).is_file()
+    if not folder:
+        described = store.tournament()
+        config = None if described is None else described["config"]
+        if not isinstance(config, dict) or config.get("format") != "league":
+            return None
+    # lazy: the league's modules, for a league's results alone (tests/test_lean_imports.py)
+    from ..league.audit import LeagueError, audit_export, audit_folder
 
     try:
-        return audit_folder(Path(results), store)
+        return audit_folder(Path(results), store) if folder else audit_export(store)
     except LeagueError as err:
         raise click.ClickException(str(err)) from None

@@ -10,10 +10,17 @@ seed ``plan`` derives and seated as ``plan`` seats it: a match copied in
 from elsewhere, or edited to another seat or seed, is named.  A match of a
 table that is not stored is no problem: a run stopped part-way (or playing
 now) left it, and the next run plays it first; it is counted.
+
+An export (``export``) carries its league's tables in its results database
+(``league_tables``, copied after its snapshot) and the league's seed (in the
+stored description of the league, as any tournament's): ``audit_export``
+holds its matches to those as ``audit_folder`` does a league's.
 """
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,9 +29,9 @@ from ..tournament.pairing.schedule import ScheduleEntry
 from ..tournament.results.database import ResultStore
 from .config import LeagueConfig, LeagueError, load_league
 from .plan import table_entries
-from .register import REGISTER, Register
+from .register import REGISTER, Register, TableRow
 
-__all__ = ["LeagueError", "TableAudit", "audit_folder", "audit_tables"]
+__all__ = ["LeagueError", "TableAudit", "audit_export", "audit_folder", "audit_tables", "is_league"]
 
 
 @dataclass(frozen=True)
@@ -34,16 +41,28 @@ class TableAudit:
     problems: tuple[str, ...]
     unplayed: int
     tables: int
+    exported: bool = False
+    without_tables: bool = False       # an export made before exports held their tables
 
     def summary(self) -> str:
+        if self.without_tables:
+            return ("its league's tables are not in this export (made before exports held them): each match is "
+                    "replayed, not held to a table; export the league again to check that too")
+        if self.exported:
+            pending = (f"; {self.unplayed} match(es) of its tables were not stored at the export's instant"
+                       if self.unplayed else "")
+            return f"every stored match is one of the exported league's {self.tables} table(s){pending}"
         pending = (f"; {self.unplayed} match(es) of its tables not played yet (the next arena league run "
                    f"plays them first)" if self.unplayed else "")
         return f"every stored match is one of the league's {self.tables} registered table(s){pending}"
 
 
 def audit_tables(config: LeagueConfig, store: ResultStore, register: Register) -> TableAudit:
-    tables = register.tables()
-    planned: dict[str, ScheduleEntry] = {e.match_id: e for t in tables for e in table_entries(t, config.seed)}
+    return _audit(config.seed, store, register.tables())
+
+
+def _audit(seed: int, store: ResultStore, tables: list[TableRow], exported: bool = False) -> TableAudit:
+    planned: dict[str, ScheduleEntry] = {e.match_id: e for t in tables for e in table_entries(t, seed)}
     problems = []
     done = {f.match_id for f in store.failures()}
     for m in store.matches():
@@ -56,7 +75,7 @@ def audit_tables(config: LeagueConfig, store: ResultStore, register: Register) -
         elif tuple(m.bots) != entry.seats:
             problems.append(f"match {m.match_id}: stored with {', '.join(m.bots)} in its seats; its table "
                             f"seats {', '.join(entry.seats)}")
-    return TableAudit(tuple(problems), sum(1 for mid in planned if mid not in done), len(tables))
+    return TableAudit(tuple(problems), sum(1 for mid in planned if mid not in done), len(tables), exported)
 
 
 def audit_folder(folder: Path, store: ResultStore) -> TableAudit:
@@ -70,3 +89,29 @@ def audit_folder(folder: Path, store: ResultStore) -> TableAudit:
         raise LeagueError(f"{config.dir / REGISTER}: missing: the league's register of its tables")
     with Register(config.dir, readonly=True) as register:
         return audit_tables(config, store, register)
+
+
+def is_league(described: object) -> bool:
+    """Whether a results database's stored description is a league's (``LeagueConfig.stored``)."""
+    return isinstance(described, dict) and described.get("format") == "league"
+
+
+def audit_export(store: ResultStore) -> TableAudit | None:
+    """``audit_tables`` of a league's export, from the tables and the seed it holds;
+    None for results that are not a league's."""
+    described = store.tournament()
+    if described is None or not is_league(described["config"]) or described["seed"] is None:
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{store.path}?mode=ro", uri=True)
+        try:
+            if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'league_tables'"
+                            ).fetchone() is None:
+                return TableAudit((), 0, 0, exported=True, without_tables=True)
+            rows = conn.execute("SELECT table_no, seats, block FROM league_tables ORDER BY table_no").fetchall()
+        finally:
+            conn.close()
+        tables = [TableRow(int(n), tuple(json.loads(seats)), int(block), "") for n, seats, block in rows]
+    except (sqlite3.Error, ValueError, TypeError) as exc:
+        raise LeagueError(f"{store.path}: cannot read the exported league's tables ({exc})") from None
+    return _audit(int(described["seed"]), store, tables, exported=True)

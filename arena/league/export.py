@@ -14,10 +14,17 @@ OUT is one file to hand around, and the bots' stderr logs of the matches it
 holds are copied beside it (``OUT/logs``), their paths in the copy pointing
 there.  OUT is written under a temporary name and renamed into place: an
 export stopped part-way leaves no OUT that looks whole.
+
+The register's tables go into the copy too (``league_tables``), read after
+the snapshot so that every match it holds has its table: ``arena verify OUT``
+then holds each match to its table as it does on the league's folder
+(``audit``), its seed from the league's seed, which the results database
+holds (the league's stored description, as a tournament's).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -28,6 +35,7 @@ from pathlib import Path
 from ..tournament.results.database import DEFAULT_DB_NAME
 from ..tournament.results.sqlitetx import one_line
 from .config import LeagueConfig, LeagueError
+from .register import EXPORTED_TABLES_SCHEMA, Register
 
 __all__ = ["Exported", "export_league"]
 
@@ -58,6 +66,7 @@ def export_league(config: LeagueConfig, out: Path) -> Exported:
         db = building / DEFAULT_DB_NAME
         _snapshot(source, db)
         matches, failed, logs = _relocate_logs(db, config.results, building, out)
+        _copy_tables(db, config, out)
         building.chmod(0o755)            # mkdtemp's 0700: the export is for publishing
         if out.exists():
             out.rmdir()                  # empty (checked above)
@@ -111,6 +120,23 @@ def _relocate_logs(db: Path, results: Path, building: Path, out: Path) -> tuple[
         failed = conn.execute("SELECT count(*) FROM failed_matches").fetchone()[0]
         return int(matches), int(failed), len(moved)
     except (sqlite3.Error, OSError) as exc:
+        raise LeagueError(f"{out}: cannot write the export: {one_line(exc)}") from None
+    finally:
+        conn.close()
+
+
+def _copy_tables(db: Path, config: LeagueConfig, out: Path) -> None:
+    """The register's tables as they are now (after the snapshot: a superset of the snapshot's) into ``db``."""
+    with Register(config.dir, readonly=True) as register:
+        tables = register.tables()
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        conn.execute("BEGIN")
+        conn.execute(EXPORTED_TABLES_SCHEMA)
+        conn.executemany("INSERT INTO league_tables (table_no, seats, block) VALUES (?, ?, ?)",
+                         [(t.table_no, json.dumps(list(t.seats)), t.block) for t in tables])
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
         raise LeagueError(f"{out}: cannot write the export: {one_line(exc)}") from None
     finally:
         conn.close()

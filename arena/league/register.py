@@ -30,7 +30,7 @@ from pathlib import Path
 from ..tournament.results.sqlitetx import connect, immediate, now, one_line, write_error
 from .config import LeagueError
 
-__all__ = ["PLAYING", "REFUSED", "RETIRED", "SUBMITTED", "Register", "TableRow", "Version", "REGISTER"]
+__all__ = ["EXPORTED_TABLES_SCHEMA", "PLAYING", "REFUSED", "RETIRED", "SUBMITTED", "Register", "TableRow", "Version", "REGISTER"]
 
 REGISTER = "league.sqlite"
 SUBMITTED, REFUSED, PLAYING, RETIRED = "submitted", "refused", "playing", "retired"
@@ -57,7 +57,16 @@ CREATE TABLE IF NOT EXISTS tables (
     block      INTEGER NOT NULL,            -- which seating block (pairing.seating)
     created_at TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS uploads (        -- archives sent over HTTP: the hourly limit, kept across restarts
+    author TEXT NOT NULL,
+    at     REAL NOT NULL                    -- seconds since the epoch (wall clock: it outlives the process)
+);
+CREATE INDEX IF NOT EXISTS uploads_author ON uploads (author, at);
 """
+
+# An export's copy of the tables (``export``), in its results database: what ``audit`` reads there.
+EXPORTED_TABLES_SCHEMA = ("CREATE TABLE league_tables (table_no INTEGER PRIMARY KEY, seats TEXT NOT NULL,"
+                          " block INTEGER NOT NULL)")
 
 # How a reason quoting a build's output starts: its author's page shows it,
 # the public page does not (a compiler's errors quote the author's source).
@@ -198,6 +207,20 @@ class Register:
             c.executemany("UPDATE versions SET status = ?, retired_at = ? WHERE name = ?",
                           [(RETIRED, stamp, n) for n in older])
         return older
+
+    # -- uploads -----------------------------------------------------------------
+    def take_upload(self, author: str, per_hour: int, at: float, window: float = 3600.0) -> float | None:
+        """None, and counted, if ``author`` has sent fewer than ``per_hour``
+        archives in the ``window`` seconds before ``at``; else the seconds until
+        they may send one.  One transaction, so two servers (or a restarted one)
+        share the count; a clock set back counts a stamp "from the future" as recent."""
+        with self._writing(f"count {author}'s archives") as c:
+            c.execute("DELETE FROM uploads WHERE at <= ?", (at - window,))
+            times = [r[0] for r in c.execute("SELECT at FROM uploads WHERE author = ? ORDER BY at", (author,))]
+            if len(times) >= per_hour:
+                return min(window, max(0.0, times[-per_hour] + window - at))
+            c.execute("INSERT INTO uploads (author, at) VALUES (?, ?)", (author, at))
+        return None
 
     # -- tables ------------------------------------------------------------------
     def add_table(self, seats: Sequence[str], block: int) -> TableRow:

@@ -20,28 +20,31 @@ submissions: ``arena league submit``, over HTTP, or a folder dropped in
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
 from ..match import MatchSpec
 from ..process.confine import sandbox
-from ..ranking.live import ratings as live_ratings
+from ..ranking.live import Tally
 from ..ranking.model import Rating
-from ..tournament.config.model import TournamentConfig
+from ..tournament.config.model import RAY, SHARED, ExecutorSettings, TournamentConfig
 from ..tournament.executors.choose import AnyExecutor, closed_after, make
 from ..tournament.executors.local import MatchFailure, WorkerError
 from ..tournament.pairing.schedule import ScheduleEntry
 from ..tournament.results.database import DEFAULT_DB_NAME, ResultStore, StoredMatch
 from ..tournament.runlock import results_lock
 from ..tournament.runner import entry_spec, record_failure, stored_match
-from ..tournament.standings.ratings import rated_games
+from ..tournament.standings.ratings import games_of
 from .config import LeagueConfig, LeagueError
 from .matchmaking import next_table
+from .page import PAGE_LOG, served_beside
 from .plan import block_for, table_entries
 from .register import PLAYING, REFUSED, SUBMITTED, Register, TableRow
 from .versions import check_waiting, league_tournament, register_house
@@ -64,12 +67,20 @@ class LeagueRun:
 
 
 def run_league(config: LeagueConfig, jobs: int | None = None, max_matches: int | None = None,
-               echo: Callable[[str], None] = print, idle_exit: bool = False) -> LeagueRun:
+               echo: Callable[[str], None] = print, idle_exit: bool = False,
+               serve: tuple[str, int] | None = None, ray: str | None = None) -> LeagueRun:
     """Play until stopped, or ``max_matches`` are played; ``idle_exit``: stop
-    instead of waiting when nothing can be played."""
+    instead of waiting when nothing can be played; ``serve``: (host, port)
+    of the live page, served while the run holds the league (``page``);
+    ``ray``: play on Ray, at that address ("": ``RAY_ADDRESS``, else a Ray of
+    its own), the league's folder at the same path on every node (``SHARED``:
+    versions come while it plays, and Ray ships a run's files once, at its start)."""
     config.results.mkdir(parents=True, exist_ok=True)
     (config.results / "logs").mkdir(exist_ok=True)
-    with results_lock(config.results), Register(config.dir) as register:
+    with results_lock(config.results), Register(config.dir) as register, ExitStack() as beside:
+        if serve is not None:
+            beside.enter_context(served_beside(config, *serve))
+            echo(f"the live page: http://{serve[0]}:{serve[1]}/ (its log: {config.results / 'logs' / PAGE_LOG})")
         register_house(config, register)
         try:
             mode = sandbox.prepare(config.sandbox).mode
@@ -77,21 +88,28 @@ def run_league(config: LeagueConfig, jobs: int | None = None, max_matches: int |
             raise LeagueError(f"{config.path}: sandbox: {exc}") from None
         store = ResultStore(config.results / DEFAULT_DB_NAME)
         try:
-            player = _Player(config, register, store, mode, echo)
+            player = _Player(config, register, store, mode, echo, ray)
             return player.play(jobs, max_matches, idle_exit)
         finally:
             store.close()
 
 
 class _Player:
-    """The state of a run: the stored matches it knows, the matches handed out."""
+    """The state of a run: what its matchmaking knows of the stored matches,
+    the matches handed out.  Of a stored match it keeps only what the fit
+    reads (``Tally``: each distinct outcome counted) and its versions' match
+    counts, never the match: held whole, the matches of a league that runs
+    for weeks (and their records, for those this run played) grew the run
+    without end (benchmarks/league.py --only c)."""
 
     def __init__(self, config: LeagueConfig, register: Register, store: ResultStore, mode: str,
-                 echo: Callable[[str], None]) -> None:
+                 echo: Callable[[str], None], ray: str | None = None) -> None:
         self.config, self.register, self.store, self.mode, self.echo = config, register, store, mode, echo
+        self.ray = ray
         self.summary = LeagueRun()
         self.rng = random.Random(f"{config.seed}/league/{time.time_ns()}")
-        self.matches: list[StoredMatch] = []
+        self.tally = Tally()
+        self.known = 0               # stored matches in the tally
         self.counts: Counter[str] = Counter()
         self.fitted_at = -1
         self.fit_due = 0.0           # time.monotonic() from which the next fit may run
@@ -106,11 +124,7 @@ class _Player:
     def play(self, jobs: int | None, max_matches: int | None, idle_exit: bool) -> LeagueRun:
         self.store.init_tournament(self.config.name, self.config.stored(), seed=self.config.seed,
                                    bots=[v.name for v in self.register.versions() if v.status != REFUSED])
-        for m in self.store.matches():
-            self._know(m)
-        stored = self.store.completed_ids()
-        self.queue.extend(e for table in self.register.tables() for e in table_entries(table, self.config.seed)
-                          if e.match_id not in stored)
+        self._resume()
         if self.queue:
             self.echo(f"resuming: {len(self.queue)} match(es) of unfinished tables first")
         budget = max_matches if max_matches is not None else 1 << 62
@@ -126,6 +140,15 @@ class _Player:
                     time.sleep(POLL_SECONDS)
         return self.summary
 
+    def _resume(self) -> None:
+        """What the stored matches tell the matchmaking (read a batch at a time, none kept),
+        and the matches of the tables a stopped run left unfinished, first in the queue."""
+        for m in self.store.iter_matches():
+            self._know(m)
+        stored = self.store.completed_ids()
+        self.queue.extend(e for table in self.register.tables() for e in table_entries(table, self.config.seed)
+                          if e.match_id not in stored)
+
     def _say_waiting(self) -> None:
         """Once per wait: why nothing is played."""
         playing = len(self.register.versions(PLAYING))
@@ -138,6 +161,8 @@ class _Player:
 
     def _executor(self, jobs: int | None, budget: int) -> AnyExecutor:
         tournament = self.config.tournament(())
+        if self.ray is not None:
+            tournament = dataclasses.replace(tournament, executor=ExecutorSettings(RAY, self.ray or None, SHARED))
         try:
             # One table ahead: each table is chosen from the results stored before it.
             return make(tournament, jobs, budget, lookahead=self.config.players)
@@ -153,7 +178,8 @@ class _Player:
                                        bots=[v.name for v in done if v.status != REFUSED])
 
     def _know(self, m: StoredMatch) -> None:
-        self.matches.append(m)
+        self.tally.add(games_of(m.match_id, m.deal, m.bots, m.places, m.forfeited, m.hand_scores))
+        self.known += 1
         self.counts.update(m.bots)
 
     def _feed(self, executor: AnyExecutor, budget: int) -> None:
@@ -161,7 +187,7 @@ class _Player:
         tournament = league_tournament(self.config, [v for v in self.register.versions() if v.status != REFUSED])
         log_dir = self.config.results / "logs"
         for outcome in executor.run(self._specs(tournament, log_dir, budget)):
-            entry = self.entries[outcome.match_id]
+            entry = self.entries.pop(outcome.match_id)
             self.summary.played += 1
             if isinstance(outcome, MatchFailure):
                 self.summary.failed += 1
@@ -200,10 +226,10 @@ class _Player:
 
     def _new_table(self) -> TableRow | None:
         playing = [v.name for v in self.register.versions(PLAYING)]
-        if len(self.matches) != self.fitted_at and time.monotonic() >= self.fit_due:
+        if self.known != self.fitted_at and time.monotonic() >= self.fit_due:
             began = time.monotonic()
-            self.ratings = live_ratings(rated_games(self.matches), playing)
-            self.fitted_at = len(self.matches)
+            self.ratings = self.tally.ratings(playing)
+            self.fitted_at = self.known
             # The fit of every match grows with the league (0.4 CPU-s a table at 60 matches, 1.3 s of wall
             # time on a loaded machine, in this process): refitted at most once per FIT_SPACING times its
             # time, the tables between chosen on ratings a few tables old, as tournaments' progress line does.

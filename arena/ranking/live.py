@@ -17,9 +17,10 @@ and the final tables keep numpy.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Sequence
 
-from .games import Game, canonical, players_of
+from .games import Game, canonical, draw_rate, players_of
 from .model import (
     DAMPING,
     ERFC_COEFFS,
@@ -31,9 +32,10 @@ from .model import (
     Rating,
     draw_margin,
     draw_probability,
+    shrunk_draw_rate,
 )
 
-__all__ = ["ratings"]
+__all__ = ["Tally", "ratings"]
 
 Matrix = list[list[float]]
 
@@ -47,7 +49,48 @@ def ratings(games: Sequence[Game], players: Sequence[str] = (), prior: Prior = P
     names = players_of(ordered, players)
     index = {p: i for i, p in enumerate(names)}
     eps = draw_margin(draw_probability(ordered), prior.beta)
-    outcomes = _outcomes(ordered, index)
+    return _fit(names, _outcomes(ordered, index), eps, prior)
+
+
+class Tally:
+    """Games as the fit reads them, for a fit again and again as games come
+    (``arena league run``'s matchmaking): each distinct outcome (the players
+    in rank order, which neighbours tied) with its count, the tied pairs of
+    seats and every player named.  ``ratings`` then gives exactly what
+    ``ratings`` of every game added gives, and what is kept grows with the
+    distinct outcomes (a league's tables repeat), not with the games: a
+    league's run no longer holds every match it knows.  Each game is added
+    once (the caller's match ids are unique; ``canonical`` checks the keys
+    of a list, which this does not keep)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[tuple[str, ...], tuple[int, ...]], int] = {}
+        self.named: set[str] = set()
+        self.ties = self.pairs = 0
+
+    def add(self, games: Iterable[Game]) -> None:
+        for g in games:
+            k = len(g.players)
+            ties, pairs = draw_rate((g,))
+            self.ties, self.pairs = self.ties + ties, self.pairs + pairs
+            self.named.update(g.players)
+            if k < 2:
+                continue
+            seats = sorted(range(k), key=lambda s: (g.ranks[s], s))
+            ranks = [g.ranks[s] for s in seats]
+            key = (tuple(sys.intern(g.players[s]) for s in seats), tuple(int(ranks[j] == ranks[j + 1])
+                                                                         for j in range(k - 1)))
+            self.counts[key] = self.counts.get(key, 0) + 1
+
+    def ratings(self, players: Sequence[str] = (), prior: Prior = Prior()) -> dict[str, Rating]:
+        names = sorted(self.named | set(players))
+        index = {p: i for i, p in enumerate(names)}
+        eps = draw_margin(shrunk_draw_rate(self.ties, self.pairs), prior.beta)
+        rows = {(*(index[p] for p in order), *draws): count for (order, draws), count in self.counts.items()}
+        return _fit(names, _sorted_outcomes(rows), eps, prior)
+
+
+def _fit(names: list[str], outcomes: list[_Outcome], eps: float, prior: Prior) -> dict[str, Rating]:
     n = len(names)
     pi0, eta0 = 1.0 / prior.sigma ** 2, prior.mu / prior.sigma ** 2
     played = [False] * n
@@ -175,6 +218,11 @@ def _outcomes(games: list[Game], index: dict[str, int]) -> list[_Outcome]:
         ranks = [g.ranks[s] for s in seats]
         row = (*(index[g.players[s]] for s in seats), *(int(ranks[j] == ranks[j + 1]) for j in range(k - 1)))
         counts[row] = counts.get(row, 0) + 1
+    return _sorted_outcomes(counts)
+
+
+def _sorted_outcomes(counts: dict[tuple[int, ...], int]) -> list[_Outcome]:
+    """Each row (players' indices in rank order, then the neighbours' ties) as an outcome, in sorted order."""
     out = []
     for row in sorted(counts, key=lambda r: ((len(r) + 1) // 2, r)):
         k = (len(row) + 1) // 2

@@ -9,6 +9,8 @@ its HTTP status:
 403   the league takes no versions over HTTP
 401   no token, or no author has it
 429   the author handed in ``per_hour`` archives in the last hour already
+      (counted in the league's register: a restarted server still counts them)
+503   the register cannot be written to count it (its reason)
 413   the body is over ``max_upload_mb`` (said by its length, or found reading it)
 422   the archive (``archive``), or the version (``store``), is refused
 202   stored: ``stored as alice.v3 (...)``
@@ -35,7 +37,6 @@ import shutil
 import tempfile
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -65,25 +66,18 @@ def refusal(status: int, line: str, headers: dict[str, str] | None = None) -> Re
 
 
 class RateLimit:
-    """At most ``per_hour`` requests an author in any hour (a sliding window, in memory:
-    a restarted server forgets, which only ever allows more)."""
+    """At most ``per_hour`` requests an author in any hour (a sliding window),
+    counted in the league's register (``league.sqlite``), so that a restarted
+    server, or a second one, still holds an author to it."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, league_dir: Path, clock: Callable[[], float] = time.time) -> None:
+        self.league_dir = league_dir
         self.clock = clock
-        self.lock = threading.Lock()
-        self.times: dict[str, deque[float]] = {}
 
     def take(self, author: str, per_hour: int) -> float | None:
         """None, counted, if ``author`` may; else the seconds until they may."""
-        now = self.clock()
-        with self.lock:
-            times = self.times.setdefault(author, deque())
-            while times and times[0] <= now - HOUR:
-                times.popleft()
-            if len(times) >= per_hour:
-                return times[0] + HOUR - now
-            times.append(now)
-            return None
+        with Register(self.league_dir) as register:
+            return register.take_upload(author, per_hour, self.clock(), HOUR)
 
 
 class Submissions:
@@ -94,7 +88,7 @@ class Submissions:
         self.render = render
         self.stamp = self._stamp()
         self.lock = threading.Lock()
-        self.limit = RateLimit()
+        self.limit = RateLimit(config.dir)
         self.unpacking = threading.Lock()
 
     def _store(self, config: LeagueConfig, author: str, body: bytes) -> Version:
@@ -136,7 +130,10 @@ class Submissions:
         if author is None:
             return refusal(401, "no author has this token; send the header 'Authorization: Bearer TOKEN' "
                                 "('arena league token' makes one)")
-        wait = self.limit.take(author, limits.per_hour)
+        try:
+            wait = await run_in_threadpool(self.limit.take, author, limits.per_hour)
+        except LeagueError as err:
+            return refusal(503, str(err))
         if wait is not None:
             minutes = max(1, math.ceil(wait / 60))
             return refusal(429, f"{author}: {limits.per_hour} archives handed in within the hour already; "

@@ -26,7 +26,11 @@ def immediate(c: sqlite3.Connection) -> Iterator[None]:
         yield
         c.execute("COMMIT")
     except BaseException:
-        c.execute("ROLLBACK")
+        # A Ctrl-C or SIGTERM handled just after COMMIT returned raises here with
+        # nothing left to roll back: ROLLBACK would fail, and its error would
+        # replace the signal's (a league run stopped so ended 1, not 143).
+        if c.in_transaction:
+            c.execute("ROLLBACK")
         raise
 
 

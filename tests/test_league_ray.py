@@ -1,0 +1,49 @@
+"""``arena league run --executor ray``: a league played on a real Ray of its
+own, inside a private network namespace (tests/netns.py, as tests/test_ray.py):
+a version handed in as a program plays there from the league's store (the
+same path on the node: ``files: shared``), its matches stored as the local
+executor's are, and the run ends by its ``--max-matches``, leaving no Ray."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from test_league import GAMEBOTS, bot_folder, make_league
+from test_ray import in_netns, netns_env, ray_processes, ray_tmp  # noqa: F401  (ray_tmp: a fixture)
+from test_tournament import describe, wait_gone
+
+from arena.league.config import load_league
+from arena.league.versions import submit
+from arena.tournament.results.database import ResultStore
+
+
+def test_a_league_plays_on_ray_and_leaves_no_ray(tmp_path: Path, ray_tmp: Path) -> None:  # noqa: F811
+    league = make_league(tmp_path / "lg")
+    submit(load_league(league), "alice", bot_folder(tmp_path / "alice", GAMEBOTS / "minimal.py", GAMEBOTS))
+    command = in_netns([sys.executable, "-m", "arena", "league", "run", str(league), "--executor", "ray",
+                        "--jobs", "2", "--max-matches", "6", "--idle-exit"])
+    done = subprocess.run(command, capture_output=True, text=True, env=netns_env(ray_tmp), timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "played 6 match(es)" in done.stderr, done.stderr
+    assert list(ray_tmp.rglob("session_*")), list(ray_tmp.rglob("*"))[:20]      # played there, not locally
+    with ResultStore(league / "results" / "results.sqlite", readonly=True) as store:
+        matches = store.matches()
+        assert not store.failures()
+    assert len(matches) == 6
+    seated = Counter(b for m in matches for b in m.bots)
+    assert seated["alice.v1"] == 6            # checked, then placed first: every table its
+    assert wait_gone(tmp_path) == []
+    deadline = time.monotonic() + 60        # bounds the wait for processes on their way out; times nothing
+    while (left := ray_processes(ray_tmp)) and time.monotonic() < deadline:   # the run has exited
+        time.sleep(0.1)
+    try:
+        assert left == [], f"Ray processes outlived the run:\n{describe(left)}"
+    finally:
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
