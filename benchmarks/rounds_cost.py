@@ -17,10 +17,11 @@ should an executor start any).
 
 Floor and subject are interleaved, ``--pairs`` times.  Prints each pair's CPU
 per match and the ratio subject/floor (median, min and max): the issue's aim
-is at most 1.5x.  ``--resume`` also times a resume of the finished Swiss run
-with its last round's matches deleted (as a run killed then leaves it): the
-CPU and wall seconds before its first new match, which re-assessed every
-stored round before round decisions were stored.
+is at most 1.5x; and the share of the Swiss run's CPU its assessments took.
+``--resume`` also times a resume of the finished Swiss run with its last
+round's matches deleted (as a run killed then leaves it): the CPU and wall
+seconds before its first new match, which re-assessed every stored round
+before round decisions were stored.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class Run:
     matches: int
     cpu: float
     wall: float
+    assessing: float = 0.0      # of ``cpu``: assessing rounds (and the final table's)
 
     @property
     def per_match(self) -> float:
@@ -79,12 +81,28 @@ def tournament_file(where: Path, extra: str, bots: int = 12) -> Path:
 
 
 def swiss(matches: int) -> Run:
-    """``arena run`` of the Swiss settling tournament with a budget of ``matches``."""
+    """``arena run`` of the Swiss settling tournament with a budget of ``matches``;
+    ``Run.assessing``: the CPU its rounds' assessments took."""
+    import arena.ranking
+
+    spent: list[float] = []
+    assess = arena.ranking.assess
+
+    def timed(*args, **kwargs):
+        cpu = _cpu_now()
+        try:
+            return assess(*args, **kwargs)
+        finally:
+            spent.append(_cpu_now() - cpu)
     with tempfile.TemporaryDirectory() as tmp:
         config = load_config(tournament_file(Path(tmp), f"format: swiss\nsettle: {{max_matches: {matches}}}"))
-        cpu, start = _cpu_now(), time.perf_counter()
-        summary = run_tournament(config, 1, echo=lambda _line: None, progress_stream=io.StringIO())
-        return Run(summary.played, _cpu_now() - cpu, time.perf_counter() - start)
+        arena.ranking.assess = timed
+        try:
+            cpu, start = _cpu_now(), time.perf_counter()
+            summary = run_tournament(config, 1, echo=lambda _line: None, progress_stream=io.StringIO())
+        finally:
+            arena.ranking.assess = assess
+        return Run(summary.played, _cpu_now() - cpu, time.perf_counter() - start, sum(spent))
 
 
 def round_robin(matches: int) -> Run:
@@ -173,15 +191,18 @@ def main() -> None:
     args = ap.parse_args()
     print(f"12 built-in bots at tables of 4, Swiss settle: budget {args.matches} (subject) against as many "
           f"round-robin matches (floor), {args.pairs} pairs interleaved; CPU per match, this process and children")
-    ratios = []
+    ratios: list[float] = []
+    shares: list[float] = []
     for _ in range(args.pairs):
         floor = round_robin(args.matches)
         subject = swiss(args.matches)
         ratios.append(subject.per_match / floor.per_match)
+        shares.append(subject.assessing / subject.cpu)
         print(f"  round robin {floor.matches} matches, {floor.cpu:6.1f} CPU-s, {floor.per_match:.3f} CPU-s/match; "
-              f"Swiss {subject.matches} matches, {subject.cpu:6.1f} CPU-s, {subject.per_match:.3f} CPU-s/match; "
-              f"ratio {ratios[-1]:.2f}x", flush=True)
+              f"Swiss {subject.matches} matches, {subject.cpu:6.1f} CPU-s, {subject.per_match:.3f} CPU-s/match "
+              f"({subject.assessing:.1f} CPU-s assessing); ratio {ratios[-1]:.2f}x", flush=True)
     print("CPU per match, Swiss / round robin: " + spread(ratios, "{:.2f}x") + " (aim: at most 1.50x)")
+    print("share of the Swiss run's CPU spent assessing: " + spread([100 * s for s in shares], "{:.0f} %"))
     if args.resume:
         cpu, wall, assessed = resume(args.matches)
         print(f"resume with the last round's matches deleted: {cpu:.1f} CPU-s, {wall:.1f} s wall before the "
