@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -20,6 +21,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from filelock import FileLock
+from inproc import arena_here
 
 from arena.cli import main
 from arena.tournament.results.database import ResultStore
@@ -114,13 +117,32 @@ def test_dry_run_prints_the_schedule_and_starts_nothing(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_jobs_one_and_two_give_identical_results(tmp_path: Path) -> None:
-    path = small_tournament(tmp_path)
-    one, two = tmp_path / "one", tmp_path / "two"
-    assert cli("run", str(path), "--out", str(one), "--jobs", "1").exit_code == 0
-    assert cli("run", str(path), "--out", str(two), "--jobs", "2").exit_code == 0
-    assert match_rows(one) == match_rows(two)
-    assert board(one) == board(two)
+@pytest.fixture
+def straight(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The results of ``small_tournament(deals=2)`` played straight through
+    with ``--jobs 2``, once for the session (its xdist workers share it):
+    what the tests that stop and resume that tournament, and the one of
+    ``--jobs 1``, compare with.  Played once instead of by each, it saved
+    24 matches of bot processes a test (issue 31).  Read it, never write."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base if worker_id == "master" else base.parent     # the session's, shared by its workers
+    where, played = shared / "straight", shared / "straight.played"
+    with FileLock(str(shared / "straight.lock")):
+        if not played.exists():
+            shutil.rmtree(where, ignore_errors=True)    # a run that failed part-way
+            where.mkdir()
+            done = cli("run", str(small_tournament(where, deals=2)), "--out", str(where / "out"), "--jobs", "2")
+            assert done.exit_code == 0, done.output
+            played.touch()
+    return where / "out"
+
+
+def test_jobs_one_and_two_give_identical_results(tmp_path: Path, straight: Path) -> None:
+    one = tmp_path / "one"
+    assert cli("run", str(small_tournament(tmp_path, deals=2)), "--out", str(one), "--jobs", "1").exit_code == 0
+    assert len({row[0] for row in match_rows(one)}) == 24
+    assert match_rows(one) == match_rows(straight)
+    assert board(one) == board(straight)
 
 
 def tagged_processes(tag: Path) -> list[int]:
@@ -189,11 +211,8 @@ def run_in_background(path: Path, out: Path, **popen: Any) -> subprocess.Popen[A
                             **popen)
 
 
-def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path) -> None:
+def test_sigkill_then_resume_equals_uninterrupted(tmp_path: Path, straight: Path) -> None:
     path = small_tournament(tmp_path, deals=2)
-    straight = tmp_path / "straight"
-    assert cli("run", str(path), "--out", str(straight), "--jobs", "2").exit_code == 0
-
     out = tmp_path / "killed"
     proc = run_in_background(path, out, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     stored = wait_for_stored(out / "results.sqlite", proc, 3)
@@ -234,12 +253,10 @@ def stop_line(out: Path) -> str:
             f"run the same command again to resume")
 
 
-def test_sigterm_stops_like_ctrl_c_and_resume_gives_the_same_results(tmp_path: Path) -> None:
+def test_sigterm_stops_like_ctrl_c_and_resume_gives_the_same_results(tmp_path: Path, straight: Path) -> None:
     """`kill`, systemd or a CI timeout: exit 143, one line, every stored match
     kept, no bot left, and running again completes the same tournament."""
     path = small_tournament(tmp_path, deals=2)
-    straight = tmp_path / "straight"
-    assert cli("run", str(path), "--out", str(straight), "--jobs", "2").exit_code == 0
     out = tmp_path / "out"
     proc = run_in_background(path, out, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              start_new_session=True)
@@ -417,8 +434,9 @@ def _run_one_program(tmp_path: Path, name: str, mode: int, command: str,
     path = tmp_path / "t.yaml"
     path.write_text(f"name: x\nbots:\n  - {{name: mine, command: {command}, dir: {json.dumps(str(tmp_path))}}}\n"
                     "  - {name: b, builtin: greedy}\nplayers: 2\nseed: 3\n")
-    done = subprocess.run([sys.executable, "-m", "arena", "run", str(path), "--out", str(tmp_path / "out")],
-                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    # in this process (tests/inproc.py): the refusal comes before any bot
+    # starts, and a new interpreter for it cost 0.4 CPU-s a test
+    done = arena_here("run", str(path), "--out", str(tmp_path / "out"), cwd=ROOT)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     return path, done
 
@@ -473,7 +491,7 @@ def test_every_rotation_of_a_duplicate_deal_gets_the_same_cards_in_every_hand(tm
     path.write_text("name: dup\nbots:\n" + "".join(
         f"  - {{name: {n}, builtin: {k}}}\n" for n, k in
         (("g", "greedy"), ("r1", "random"), ("r2", "random"), ("p", "passive"))) +
-        "players: 3\ndeals: 2\nseed: 5\n")
+        "players: 3\ndeals: 1\nseed: 5\n")    # 12 matches, 18 reshuffles: a second deal showed nothing more
     out = tmp_path / "out"
     assert cli("run", str(path), "--out", str(out), "--jobs", "1").exit_code == 0
     groups: dict[tuple[int, int], list[list[list[str]]]] = {}
@@ -484,7 +502,7 @@ def test_every_rotation_of_a_duplicate_deal_gets_the_same_cards_in_every_hand(tm
             reshuffled += sum(e["type"] == "reshuffle" for e in events)
             groups.setdefault((m.table, m.deal), []).append(
                 [e["shoe"] for e in events if e["type"] == "deal"])
-    assert len(groups) == 8 and all(len(rotations) == 3 for rotations in groups.values())
+    assert len(groups) == 4 and all(len(rotations) == 3 for rotations in groups.values())
     for rotations in groups.values():
         assert len(rotations[0]) == 10 and all(shoes == rotations[0] for shoes in rotations)
     assert reshuffled > 0, "no reshuffle happened: the test would not show anything"
