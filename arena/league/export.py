@@ -46,7 +46,12 @@ from .config import LeagueConfig, LeagueError
 from .plan import table_seed
 from .register import EXPORTED_TABLES_SCHEMA, Register
 
-__all__ = ["Exported", "export_league"]
+__all__ = ["GUESSABLE_BITS", "Exported", "export_league"]
+
+# A league seed of at most these bits is within reach of trying every seed on
+# a published table's deal seed (2^48 SHA-256: hours of one GPU), and with it
+# every deal to come.  ``arena league init`` draws 63 (earlier, 48).
+GUESSABLE_BITS = 48
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class Exported:
     matches: int
     failed: int
     logs: int
+    guessable: bool = False      # the league's seed is small enough to find from the export by trying seeds
 
 
 def export_league(config: LeagueConfig, out: Path) -> Exported:
@@ -84,7 +90,7 @@ def export_league(config: LeagueConfig, out: Path) -> Exported:
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
-    return Exported(out / DEFAULT_DB_NAME, matches, failed, logs)
+    return Exported(out / DEFAULT_DB_NAME, matches, failed, logs, config.seed.bit_length() <= GUESSABLE_BITS)
 
 
 def _snapshot(source: Path, target: Path) -> None:
