@@ -79,8 +79,11 @@ def test_an_export_holds_neither_the_league_seed_nor_a_deal_not_played(tmp_path:
     conn.close()
     out = tmp_path / "out"
     assert "Warning" not in _export(league, out)
+    report = arena_here("report", str(out))           # published with it: out/report, every replay
+    assert report.returncode == 0, report.stderr
     files = _everything(out)
     assert any(b"thinking aloud" in data for _, data in files)         # what is searched includes the log
+    assert any(where.endswith(".html") and b"L000001-r2" in data for where, data in files)
     secret = {"the league's seed": SEED, **{f"table {n}'s deal": table_seed(SEED, n) for n in (2, 3, 4)}}
     for what, value in secret.items():
         hits = [where for where, data in files for form in _forms(value) if form in data]
