@@ -49,7 +49,7 @@ from .register import EXPORTED_TABLES_SCHEMA, Register
 __all__ = ["GUESSABLE_BITS", "Exported", "export_league"]
 
 # A league seed of at most these bits is within reach of trying every seed on
-# a published table's deal seed (2^48 SHA-256: hours of one GPU), and with it
+# a published table's deal seed (2^48 SHA-256: hours of one GPU, estimated), and with it
 # every deal to come.  ``arena league init`` draws 63 (earlier, 48).
 GUESSABLE_BITS = 48
 
