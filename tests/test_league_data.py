@@ -19,7 +19,7 @@ from test_league import ROOT, make_league
 from arena.league.config import load_league
 from arena.league.run import run_league
 from arena.tournament.results.database import ResultStore
-from arena.tournament.standings.leaderboard import leaderboard_rows
+from arena.tournament.standings.leaderboard import leaderboard_rows, league_bootstrap_seed
 from arena.tournament.standings.ratings import assess_matches
 
 
@@ -67,11 +67,12 @@ def test_an_export_during_a_run_is_a_whole_snapshot_read_as_a_tournament(tmp_pat
         snapshot = {m.match_id for m in exported.matches()}
         later = final.matches()
     assert 8 <= len(snapshot) < len(later) == 60 and snapshot <= {m.match_id for m in later}
-    # The league's standings at that instant: its matches then, fitted as its page fits them.
+    # The league's standings at that instant: its matches then, fitted as its page fits them
+    # (bootstrapped from a seed of its own, the league's seed being secret).
     then = [m for m in later if m.match_id in snapshot]
     names = sorted({b for m in then for b in m.bots})
-    standings = {r.bot: r for r in leaderboard_rows(then, assess_matches(then, names, 0.95,
-                                                                         seed=load_league(league).seed))}
+    seed = league_bootstrap_seed(load_league(league).seed)
+    standings = {r.bot: r for r in leaderboard_rows(then, assess_matches(then, names, 0.95, seed=seed))}
     shown = arena_here("leaderboard", str(out), "--format", "json")
     assert shown.returncode == 0, shown.stderr
     rows = {r["bot"]: r for r in json.loads(shown.stdout)["leaderboard"]}

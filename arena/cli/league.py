@@ -226,7 +226,7 @@ def export(directory: Path, out: Path) -> None:
     """Write the league's results as they are now into OUT, a tournament's results folder, frozen:
     arena leaderboard, report and verify read it; a run may go on meanwhile."""
     # lazy: as run's, export's modules are for this command alone
-    from ..league.export import export_league
+    from ..league.export import GUESSABLE_BITS, export_league
 
     config = _load(directory)
     try:
@@ -235,3 +235,8 @@ def export(directory: Path, out: Path) -> None:
         raise click.ClickException(str(err)) from None
     status(f"exported {done.matches} match(es) ({done.failed} failed, {done.logs} stderr log(s)) to {done.db}; "
            f"arena leaderboard {out}, arena report {out}, arena verify {out}")
+    if done.guessable:
+        click.echo(f"Warning: {config.path}: seed: it is small (under 2^{GUESSABLE_BITS + 1}), so anyone with "
+                   f"this export can find it by trying every seed, and with it the deals of the tables to come; "
+                   f"publish the export when the league ends, or start a public league with the seed arena "
+                   f"league init draws", err=True)

@@ -12,9 +12,14 @@ table that is not stored is no problem: a run stopped part-way (or playing
 now) left it, and the next run plays it first; it is counted.
 
 An export (``export``) carries its league's tables in its results database
-(``league_tables``, copied after its snapshot) and the league's seed (in the
-stored description of the league, as any tournament's): ``audit_export``
-holds its matches to those as ``audit_folder`` does a league's.
+(``league_tables``, copied after its snapshot), each played one with its deal
+seed, and not the league's seed (which would give every deal to come):
+``audit_export`` holds its matches to those tables and seeds as
+``audit_folder`` does a league's to the seeds its league's seed derives.
+What only the league's seed can tell, that a table's carried seed is the
+one the league dealt, ``arena verify DIR`` checks on the league's folder.
+An export made before exports carried seeds holds the league's seed, and is
+held to it.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from ..tournament.config.model import ConfigError
 from ..tournament.pairing.schedule import ScheduleEntry
 from ..tournament.results.database import ResultStore
 from .config import LeagueConfig, LeagueError, load_league
-from .plan import table_entries
+from .plan import dealt_entries, table_seed
 from .register import REGISTER, Register, TableRow
 
 __all__ = ["LeagueError", "TableAudit", "audit_export", "audit_folder", "audit_tables", "is_league"]
@@ -58,18 +63,22 @@ class TableAudit:
 
 
 def audit_tables(config: LeagueConfig, store: ResultStore, register: Register) -> TableAudit:
-    return _audit(config.seed, store, register.tables())
+    return _audit([(t, table_seed(config.seed, t.table_no)) for t in register.tables()], store)
 
 
-def _audit(seed: int, store: ResultStore, tables: list[TableRow], exported: bool = False) -> TableAudit:
-    planned: dict[str, ScheduleEntry] = {e.match_id: e for t in tables for e in table_entries(t, seed)}
+def _audit(tables: list[tuple[TableRow, int | None]], store: ResultStore, exported: bool = False) -> TableAudit:
+    """Each stored match held to its table and that table's deal seed (None: the export carries none)."""
+    planned: dict[str, tuple[ScheduleEntry, bool]] = {
+        e.match_id: (e, seed is not None) for t, seed in tables for e in dealt_entries(t, seed or 0)}
     problems = []
     done = {f.match_id for f in store.failures()}
     for m in store.matches():
         done.add(m.match_id)
-        entry = planned.get(m.match_id)
+        entry, dealt = planned.get(m.match_id, (None, False))
         if entry is None:
             problems.append(f"match {m.match_id}: not a match of any table in the league's register")
+        elif not dealt:
+            problems.append(f"match {m.match_id}: stored with seed {m.seed}; its table carries no seed")
         elif m.seed != entry.seed:
             problems.append(f"match {m.match_id}: stored with seed {m.seed}; its table deals seed {entry.seed}")
         elif tuple(m.bots) != entry.seats:
@@ -97,21 +106,27 @@ def is_league(described: object) -> bool:
 
 
 def audit_export(store: ResultStore) -> TableAudit | None:
-    """``audit_tables`` of a league's export, from the tables and the seed it holds;
+    """``audit_tables`` of a league's export, from the tables and seeds it holds;
     None for results that are not a league's."""
     described = store.tournament()
-    if described is None or not is_league(described["config"]) or described["seed"] is None:
+    if described is None or not is_league(described["config"]):
         return None
     try:
         conn = sqlite3.connect(f"file:{store.path}?mode=ro", uri=True)
         try:
-            if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'league_tables'"
-                            ).fetchone() is None:
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(league_tables)")}
+            if not columns:
                 return TableAudit((), 0, 0, exported=True, without_tables=True)
-            rows = conn.execute("SELECT table_no, seats, block FROM league_tables ORDER BY table_no").fetchall()
+            rows = conn.execute(f"SELECT table_no, seats, block, {'seed' if 'seed' in columns else 'NULL'}"
+                                " FROM league_tables ORDER BY table_no").fetchall()
         finally:
             conn.close()
-        tables = [TableRow(int(n), tuple(json.loads(seats)), int(block), "") for n, seats, block in rows]
+        tables = [TableRow(int(n), tuple(json.loads(seats)), int(block), "") for n, seats, block, _ in rows]
+        seeds = [None if seed is None else int(seed) for *_, seed in rows]
     except (sqlite3.Error, ValueError, TypeError) as exc:
         raise LeagueError(f"{store.path}: cannot read the exported league's tables ({exc})") from None
-    return _audit(int(described["seed"]), store, tables, exported=True)
+    if "seed" not in columns:                   # an export of before: it holds the league's seed
+        if not isinstance(described["seed"], int):
+            return TableAudit((), 0, 0, exported=True, without_tables=True)
+        seeds = [table_seed(described["seed"], t.table_no) for t in tables]
+    return _audit(list(zip(tables, seeds)), store, exported=True)

@@ -312,8 +312,9 @@ class _LeagueReader(Reader):
 
 
 def template(name: str) -> str:
-    """A new league file, every key shown and explained, with a fresh seed."""
-    seed = secrets.randbits(48)
+    """A new league file, every key shown and explained, with a fresh seed: 63 random bits, the most a
+    seed holds, since any published match's deal seed lets one try seeds until one gives it."""
+    seed = secrets.randbits(63)
     return _TEMPLATE.format(name=name, seed=seed)
 
 
@@ -354,7 +355,8 @@ sandbox: auto
 # Matches in parallel (auto: one per core); arena league run --jobs overrides it.
 jobs: auto
 
-# The seed every deal derives from: keep it secret while the league runs.
+# The seed every deal derives from: keep it secret while the league runs (an export
+# does not hold it). Keep the one drawn: a small seed is found from a published match.
 seed: {seed}
 
 # How an author's version is run, in its own copy of the folder they handed

@@ -18,8 +18,14 @@ export stopped part-way leaves no OUT that looks whole.
 The register's tables go into the copy too (``league_tables``), read after
 the snapshot so that every match it holds has its table: ``arena verify OUT``
 then holds each match to its table as it does on the league's folder
-(``audit``), its seed from the league's seed, which the results database
-holds (the league's stored description, as a tournament's).
+(``audit``).  Each table carries its own deal seed, and only a table the
+copy holds a match of: those seeds are public anyway (each match stores its
+own, and its record every card), while the league's seed is not, since every
+deal to come follows from it (``plan.table_seed``).  So the copy's stored
+description of the league loses its seed (the tournament row's and the
+configuration's) and gains the one its standings' bootstrap uses
+(``league_bootstrap_seed``, one-way as a table's), and the file is rebuilt
+(VACUUM) so that no freed page keeps the old row.
 """
 
 from __future__ import annotations
@@ -33,11 +39,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..tournament.results.database import DEFAULT_DB_NAME
+from ..tournament.results.resume import canonical_json
 from ..tournament.results.sqlitetx import one_line
+from ..tournament.standings.leaderboard import league_bootstrap_seed
 from .config import LeagueConfig, LeagueError
+from .plan import table_seed
 from .register import EXPORTED_TABLES_SCHEMA, Register
 
-__all__ = ["Exported", "export_league"]
+__all__ = ["GUESSABLE_BITS", "Exported", "export_league"]
+
+# A league seed of at most these bits is within reach of trying every seed on
+# a published table's deal seed (2^48 SHA-256: hours of one GPU, estimated), and with it
+# every deal to come.  ``arena league init`` draws 63 (earlier, 48).
+GUESSABLE_BITS = 48
 
 
 @dataclass(frozen=True)
@@ -48,6 +62,7 @@ class Exported:
     matches: int
     failed: int
     logs: int
+    guessable: bool = False      # the league's seed is small enough to find from the export by trying seeds
 
 
 def export_league(config: LeagueConfig, out: Path) -> Exported:
@@ -67,6 +82,7 @@ def export_league(config: LeagueConfig, out: Path) -> Exported:
         _snapshot(source, db)
         matches, failed, logs = _relocate_logs(db, config.results, building, out)
         _copy_tables(db, config, out)
+        _conceal_seed(db, config, out)
         building.chmod(0o755)            # mkdtemp's 0700: the export is for publishing
         if out.exists():
             out.rmdir()                  # empty (checked above)
@@ -74,7 +90,7 @@ def export_league(config: LeagueConfig, out: Path) -> Exported:
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
-    return Exported(out / DEFAULT_DB_NAME, matches, failed, logs)
+    return Exported(out / DEFAULT_DB_NAME, matches, failed, logs, config.seed.bit_length() <= GUESSABLE_BITS)
 
 
 def _snapshot(source: Path, target: Path) -> None:
@@ -132,11 +148,33 @@ def _copy_tables(db: Path, config: LeagueConfig, out: Path) -> None:
     conn = sqlite3.connect(db, isolation_level=None)
     try:
         conn.execute("BEGIN")
+        played = {int(n) for (n,) in conn.execute("SELECT DISTINCT table_no FROM matches")}
         conn.execute(EXPORTED_TABLES_SCHEMA)
-        conn.executemany("INSERT INTO league_tables (table_no, seats, block) VALUES (?, ?, ?)",
-                         [(t.table_no, json.dumps(list(t.seats)), t.block) for t in tables])
+        conn.executemany("INSERT INTO league_tables (table_no, seats, block, seed) VALUES (?, ?, ?, ?)",
+                         [(t.table_no, json.dumps(list(t.seats)), t.block,
+                           table_seed(config.seed, t.table_no) if t.table_no in played else None)
+                          for t in tables])
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
+        raise LeagueError(f"{out}: cannot write the export: {one_line(exc)}") from None
+    finally:
+        conn.close()
+
+
+def _conceal_seed(db: Path, config: LeagueConfig, out: Path) -> None:
+    """The league's seed out of ``db``: its description's seed replaced by its bootstrap's, then every page
+    rewritten, so that the old row is in no free page either."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        (stored,) = conn.execute("SELECT config FROM tournament WHERE id = 1").fetchone()
+        described = {k: v for k, v in json.loads(stored).items() if k != "seed"}
+        described["bootstrap_seed"] = league_bootstrap_seed(config.seed)
+        conn.execute("BEGIN")
+        conn.execute("UPDATE tournament SET seed = NULL, config = ? WHERE id = 1",
+                     (canonical_json(described),))
+        conn.execute("COMMIT")
+        conn.execute("VACUUM")
+    except (sqlite3.Error, ValueError, TypeError) as exc:
         raise LeagueError(f"{out}: cannot write the export: {one_line(exc)}") from None
     finally:
         conn.close()

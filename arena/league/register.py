@@ -65,8 +65,10 @@ CREATE INDEX IF NOT EXISTS uploads_author ON uploads (author, at);
 """
 
 # An export's copy of the tables (``export``), in its results database: what ``audit`` reads there.
+# ``seed``: the table's deal seed (``plan.table_seed``), NULL for a table none
+# of whose matches the export holds: an export carries no seed of a deal not played.
 EXPORTED_TABLES_SCHEMA = ("CREATE TABLE league_tables (table_no INTEGER PRIMARY KEY, seats TEXT NOT NULL,"
-                          " block INTEGER NOT NULL)")
+                          " block INTEGER NOT NULL, seed INTEGER)")
 
 # How a reason quoting a build's output starts: its author's page shows it,
 # the public page does not (a compiler's errors quote the author's source).

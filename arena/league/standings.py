@@ -20,7 +20,7 @@ from typing import Any
 
 from ..ranking import rank_ranges
 from ..tournament.results.database import ResultStore, StoredMatch
-from ..tournament.standings.leaderboard import LeaderboardRow, leaderboard_rows
+from ..tournament.standings.leaderboard import LeaderboardRow, leaderboard_rows, league_bootstrap_seed
 from ..tournament.standings.ratings import assess_matches
 from .config import LeagueConfig
 from .register import BUILD_OUTPUT, PLAYING, SUBMITTED, Register, Version
@@ -58,7 +58,7 @@ def board(config: LeagueConfig, store: ResultStore | None, register: Register,
     versions = register.versions()
     matches = [] if store is None else store.matches()
     out = Board(config.name)
-    rows = _rows(matches, versions, config.seed)
+    rows = _rows(matches, versions, league_bootstrap_seed(config.seed))
     playing = [v for v in versions if v.status == PLAYING]
     out.leaderboard = _current(rows, playing, config)
     out.authors = _authors(versions, rows)

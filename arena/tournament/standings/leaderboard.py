@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..config.model import RATE_HANDS, RATE_MATCHES, RATINGS
+from ..pairing.schedule import derive_seed
 from ..results.database import ResultStore, StoredMatch
 from .formats import FORMATS, Column, cell_text, csv_cell, format_table, name_cell, tabulate, terminal_json
 from .neighbours import NEIGHBOUR_TITLE, format_neighbours, neighbour_note, neighbour_summary
@@ -48,8 +49,8 @@ if TYPE_CHECKING:  # numpy and tabulate load when a table is computed, not with 
 
 __all__ = [
     "FORMATS", "HeadToHead", "LeaderboardRow", "SeatStat", "cell_text", "csv_cell", "format_head_to_head",
-    "format_leaderboard", "format_seat_effect", "format_table", "head_to_head", "leaderboard", "report",
-    "seat_effect", "terminal_json",
+    "format_leaderboard", "format_seat_effect", "format_table", "head_to_head", "leaderboard",
+    "league_bootstrap_seed", "report", "seat_effect", "terminal_json",
 ]
 
 Source = ResultStore | Iterable[StoredMatch]
@@ -81,12 +82,24 @@ def _rating(source: Source) -> str:
     return getattr(source, "rating", RATE_HANDS)
 
 
+def league_bootstrap_seed(league_seed: int) -> int:
+    """A league's bootstrap seed: one-way from its secret seed, so that its export
+    can carry it (``bootstrap_seed``) and show the intervals its page shows."""
+    return derive_seed(league_seed, "league", "standings")
+
+
 def _seed(source: Source) -> int:
     """The bootstrap's seed: the tournament's, so a table is the same each time it is shown."""
     if isinstance(source, ResultStore):
-        t = source.tournament()
-        if t is not None and isinstance(t.get("seed"), int):
-            return t["seed"]
+        t = source.tournament() or {}
+        config, seed = t.get("config"), t.get("seed")
+        if isinstance(config, dict) and config.get("format") == "league":
+            if isinstance(config.get("bootstrap_seed"), int):
+                return int(config["bootstrap_seed"])     # a league's export, which holds no league seed
+            if isinstance(seed, int):
+                return league_bootstrap_seed(seed)
+        if isinstance(seed, int):
+            return seed
     return getattr(source, "seed", 0)
 
 
