@@ -6,17 +6,14 @@ executor's are, and the run ends by its ``--max-matches``, leaving no Ray."""
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
 from test_league import GAMEBOTS, bot_folder, make_league
-from test_ray import in_netns, netns_env, ray_processes, ray_tmp  # noqa: F401  (ray_tmp: a fixture)
-from test_tournament import describe, wait_gone
+from test_ray import assert_no_ray_left, in_netns, netns_env, ray_tmp  # noqa: F401  (ray_tmp: a fixture)
+from test_tournament import wait_gone
 
 from arena.league.config import load_league
 from arena.league.versions import submit
@@ -39,11 +36,4 @@ def test_a_league_plays_on_ray_and_leaves_no_ray(tmp_path: Path, ray_tmp: Path) 
     seated = Counter(b for m in matches for b in m.bots)
     assert seated["alice.v1"] == 6            # checked, then placed first: every table its
     assert wait_gone(tmp_path) == []
-    deadline = time.monotonic() + 60        # bounds the wait for processes on their way out; times nothing
-    while (left := ray_processes(ray_tmp)) and time.monotonic() < deadline:   # the run has exited
-        time.sleep(0.1)
-    try:
-        assert left == [], f"Ray processes outlived the run:\n{describe(left)}"
-    finally:
-        for pid in left:
-            os.kill(pid, signal.SIGKILL)
+    assert_no_ray_left(ray_tmp)

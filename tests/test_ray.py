@@ -305,6 +305,19 @@ def ray_processes(ray_tmp: Path, but: int = 0) -> list[int]:
     return processes_with("RAY_TMPDIR", str(ray_tmp), but=(but, os.getpid()))
 
 
+def assert_no_ray_left(ray_tmp: Path) -> None:
+    """Once the run has exited: no process of its Ray is left (a minute for
+    those on their way out; times nothing); any left are killed."""
+    deadline = time.monotonic() + 60
+    while (left := ray_processes(ray_tmp)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    try:
+        assert left == [], f"Ray processes outlived the run:\n{describe(left)}"
+    finally:
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+
+
 def sigterm_when(command: list[str], env: dict[str, str], log: Path, ready: Callable[[int], bool],
                  every: float = 0.01) -> int:
     """Run ``command`` with its output in ``log``; once ``ready(pid)`` (asked
@@ -356,14 +369,7 @@ def test_a_sigterm_while_a_local_ray_starts_leaves_none_of_it(tmp_path: Path, ra
         "run the same command again to start"), output
     assert "Traceback" not in output
     assert not out.exists()     # the run made it, stored nothing in it: it leaves no empty folder
-    deadline = time.monotonic() + 60        # bounds the wait for processes on their way out; times nothing
-    while (left := ray_processes(ray_tmp)) and time.monotonic() < deadline:   # the arena has exited
-        time.sleep(0.1)
-    try:
-        assert left == [], f"Ray processes outlived the run:\n{describe(left)}"
-    finally:
-        for pid in left:
-            os.kill(pid, signal.SIGKILL)
+    assert_no_ray_left(ray_tmp)
 
 
 def two_builtins(tmp: Path) -> Path:
