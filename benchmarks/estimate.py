@@ -16,6 +16,13 @@ limit can time out and forfeit, which no estimate foresees.  With
 ``--unflushed`` the last bot never flushes its output, so it misses its
 start-up limit and forfeits every match, as a student's bot that forgets to
 flush does: the estimate counts that from its probe.
+
+With ``--class`` (use ``--per-decision 1``, the default limit) the class is
+greedy beside four bot programs (``CLASS``): a healthy one, one that never
+flushes, and two that answer at once for a dozen decisions and then past
+their limit at each play, which the probe sees only by asking a prompt bot
+on (``estimate.DEEPER``).  ``--load N`` runs N busy loops beside it,
+``--repeat N`` runs it N times and prints the ratio's median, min and max.
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ from arena.players.registry import make_player  # noqa: E402
 
 role, fraction = sys.argv[1], float(sys.argv[2])
 spin, flush = "spin" in sys.argv[3:], "noflush" not in sys.argv[3:]
-# midgame: prompt (a tenth of FRACTION) until its twelfth request, then FRACTION on each play
+# midgame: prompt (1 % of its limit) until its twelfth request, then FRACTION on each play
 midgame = "midgame" in sys.argv[3:]
 limit, asked = 1.0, 0
 session = BotSession(make_player=lambda info: make_player(role, info.rng()), name="slow-" + role)
@@ -56,7 +63,7 @@ for line in sys.stdin:
         limit = (msg.get("time") or {{}}).get("decision") or 1.0
     elif msg.get("type") == "request":
         asked += 1
-        share = fraction / 10 if midgame and (asked <= 12 or msg.get("kind") != "play") else fraction
+        share = 0.01 if midgame and (asked <= 12 or msg.get("kind") != "play") else fraction
         end = time.monotonic() + share * limit
         if not spin:
             time.sleep(share * limit)
@@ -92,12 +99,14 @@ def write_class(folder: Path, per_decision: float, spin: bool, unflushed: bool =
     return path
 
 
-# A class as a teacher runs it: built-in players, a healthy bot, and the
-# bots that run into their limits: one over its limit at every decision, one
-# that turns slow only in the game's second hand (its probe sees none of
-# it), one at 80 % of its limit, one that never flushes.
-CLASS = (("late", "greedy", 1.6, ""), ("mid", "greedy", 1.5, ", midgame"),
-         ("near", "greedy", 0.8, ""), ("unfl", "greedy", 0.05, ", noflush"))
+# A class as a teacher runs it: a built-in player, a healthy bot, and the
+# bots that run into their limits: two that turn slow only after their first
+# dozen decisions, past their limit on each play (a search that grows with
+# the hand; a loop in a branch reached later, as a hang), which a probe of
+# a bot's first three to six decisions does not see, and one that never
+# flushes.
+CLASS = (("ok", "greedy", 0.02, ""), ("mid", "greedy", 1.5, ", midgame"), ("hang", "passive", 5.0, ", midgame"),
+         ("unfl", "greedy", 0.02, ", noflush"))
 
 
 def write_mixed(folder: Path, per_decision: float, spin: bool) -> Path:
