@@ -144,7 +144,7 @@ def one_run(args: argparse.Namespace) -> tuple[float, float, list[str]]:
                              cwd=REPO, capture_output=True, text=True, check=False,
                              # a bot that never flushes would pass where PYTHONUNBUFFERED is set
                              env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"})
-    said = re.search(r"timed each bot's start and first decisions: estimated ([\d.]+) min", run.stderr)
+    said = re.search(r"timed each bot's start and first decisions: estimated ([\d.]+) min.*", run.stderr)
     took = re.search(r"played (\d+) matches in ([\d.]+) s", run.stderr)
     if said is None or took is None:
         sys.exit(f"arena run exited with {run.returncode} without the lines measured:\n{run.stderr}")

@@ -3,7 +3,8 @@
 For the estimate a run prints before it plays (``tournament.estimate``): a
 match as ``run_match`` plays it, stopped once the bot's seat has been asked
 a few decisions (more, up to twice as many, until its moves tell which
-built-in player it plays like), every process of it then killed.
+built-in player it plays like; and on, up to ``deeper``, while they took
+less than one decision's limit in all), every process of it then killed.
 Nothing is stored; the bot's stderr goes nowhere.  It takes what the bot
 takes: at most its start-up limit and a few decision limits.
 
