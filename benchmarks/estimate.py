@@ -16,6 +16,13 @@ limit can time out and forfeit, which no estimate foresees.  With
 ``--unflushed`` the last bot never flushes its output, so it misses its
 start-up limit and forfeits every match, as a student's bot that forgets to
 flush does: the estimate counts that from its probe.
+
+With ``--class`` (use ``--per-decision 1``, the default limit) the class is
+greedy beside four bot programs (``CLASS``): a healthy one, one that never
+flushes, and two that answer at once for a dozen decisions and then past
+their limit at each play, which the probe sees only by asking a prompt bot
+on (``estimate.DEEPER``).  ``--load N`` runs N busy loops beside it,
+``--repeat N`` runs it N times and prints the ratio's median, min and max.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,7 +51,9 @@ from arena.players.registry import make_player  # noqa: E402
 
 role, fraction = sys.argv[1], float(sys.argv[2])
 spin, flush = "spin" in sys.argv[3:], "noflush" not in sys.argv[3:]
-limit = 1.0
+# midgame: prompt (1 % of its limit) until its twelfth request, then FRACTION on each play
+midgame = "midgame" in sys.argv[3:]
+limit, asked = 1.0, 0
 session = BotSession(make_player=lambda info: make_player(role, info.rng()), name="slow-" + role)
 for line in sys.stdin:
     if not line.strip():
@@ -52,9 +62,11 @@ for line in sys.stdin:
     if msg.get("type") == "start":
         limit = (msg.get("time") or {{}}).get("decision") or 1.0
     elif msg.get("type") == "request":
-        end = time.monotonic() + fraction * limit
+        asked += 1
+        share = 0.01 if midgame and (asked <= 12 or msg.get("kind") != "play") else fraction
+        end = time.monotonic() + share * limit
         if not spin:
-            time.sleep(fraction * limit)
+            time.sleep(share * limit)
         while time.monotonic() < end:
             pass
     reply = session.handle(msg)
@@ -87,6 +99,65 @@ def write_class(folder: Path, per_decision: float, spin: bool, unflushed: bool =
     return path
 
 
+# A class as a teacher runs it: a built-in player, a healthy bot, and the
+# bots that run into their limits: two that turn slow only after their first
+# dozen decisions, past their limit on each play (a search that grows with
+# the hand; a loop in a branch reached later, as a hang), which a probe of
+# a bot's first three to six decisions does not see, and one that never
+# flushes.
+CLASS = (("ok", "greedy", 0.02, ""), ("mid", "greedy", 1.5, ", midgame"), ("hang", "passive", 5.0, ", midgame"),
+         ("unfl", "greedy", 0.02, ", noflush"))
+
+
+def write_mixed(folder: Path, per_decision: float, spin: bool) -> Path:
+    (folder / "slow_bot.py").write_text(BOT.format(repo=str(REPO)))
+    mode = ", spin" if spin else ""
+    bots = "\n".join(f"  - {{name: {name}, command: [{sys.executable}, slow_bot.py, {role}, '{share}'{mode}{extra}], "
+                     f"sandbox: {{read: [{REPO / 'arena'}]}}}}" for name, role, share, extra in CLASS)
+    path = folder / "class.yaml"
+    path.write_text(textwrap.dedent(f"""\
+        name: class
+        players: 3
+        seed: 8811223344556677889
+        rules: {{contracts: [2S3, 2R4], turn_cap_per_player: 15}}
+        time: {{per_decision: {per_decision}, startup: 3}}
+        bots:
+          - {{name: greedy, builtin: greedy}}
+        """) + bots + "\n")
+    return path
+
+
+def hogs(count: int) -> list[subprocess.Popen[bytes]]:
+    """``count`` busy loops beside the run: a moderately busy machine."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+
+
+def one_run(args: argparse.Namespace) -> tuple[float, float, list[str]]:
+    """One first run of the class: (its estimate, its matches' seconds, its fault lines)."""
+    with tempfile.TemporaryDirectory(prefix="arena-estimate-") as tmp:
+        if args.mixed:
+            config = write_mixed(Path(tmp), args.per_decision, args.spin)
+        else:
+            config = write_class(Path(tmp), args.per_decision, args.spin, args.unflushed)
+        run = subprocess.run([sys.executable, "-m", "arena", "run", str(config), "--jobs", str(args.jobs),
+                              "--out", str(Path(tmp) / "results")],
+                             cwd=REPO, capture_output=True, text=True, check=False,
+                             # a bot that never flushes would pass where PYTHONUNBUFFERED is set
+                             env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"})
+    said = re.search(r"timed each bot's start and first decisions: estimated ([\d.]+) min.*", run.stderr)
+    took = re.search(r"played (\d+) matches in ([\d.]+) s", run.stderr)
+    if said is None or took is None:
+        sys.exit(f"arena run exited with {run.returncode} without the lines measured:\n{run.stderr}")
+    estimate, actual = float(said.group(1)) * 60, float(took.group(2))
+    print(f"estimated {estimate / 60:.1f} min, played {took.group(1)} matches in {actual:.1f} s "
+          f"({actual / 60:.1f} min): estimate / actual = {estimate / actual:.2f}", flush=True)
+    line = said.group(0)
+    faults = [line.strip() for line in run.stderr.splitlines() if "timeouts" in line or "forfeited" in line]
+    if faults:
+        print(f"  {line}", *faults, sep="\n  ", flush=True)
+    return estimate, actual, faults
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-decision", type=float, default=0.5)
@@ -95,24 +166,21 @@ def main() -> None:
     parser.add_argument("--unflushed", action="store_true",
                         help="the last bot never flushes its output (a student's usual bug): it never says "
                              "'ready' in time, and forfeits every match at its start-up limit")
+    parser.add_argument("--class", dest="mixed", action="store_true",
+                        help="a class instead: greedy and four bots that run into their limits (CLASS)")
+    parser.add_argument("--load", type=int, default=0, metavar="N", help="N busy loops run beside it")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N", help="N runs, one after another")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="arena-estimate-") as tmp:
-        config = write_class(Path(tmp), args.per_decision, args.spin, args.unflushed)
-        run = subprocess.run([sys.executable, "-m", "arena", "run", str(config), "--jobs", str(args.jobs),
-                              "--out", str(Path(tmp) / "results")],
-                             cwd=REPO, capture_output=True, text=True, check=False,
-                             # a bot that never flushes would pass where PYTHONUNBUFFERED is set
-                             env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"})
-    said = re.search(r"timed each bot's start and first decisions: estimated ([\d.]+) min", run.stderr)
-    took = re.search(r"played (\d+) matches in ([\d.]+) s", run.stderr)
-    if said is None or took is None:
-        sys.exit(f"arena run exited with {run.returncode} without the lines measured:\n{run.stderr}")
-    estimate, actual = float(said.group(1)) * 60, float(took.group(2))
-    print(f"estimated {estimate / 60:.1f} min, played {took.group(1)} matches in {actual:.1f} s "
-          f"({actual / 60:.1f} min): estimate / actual = {estimate / actual:.2f}")
-    faults = [line.strip() for line in run.stderr.splitlines() if "timeouts" in line or "forfeited" in line]
-    if faults:
-        print("faults (not foreseen by the estimate):", *faults, sep="\n  ")
+    hogging = hogs(args.load)
+    try:
+        ratios = [estimate / actual for estimate, actual, _ in (one_run(args) for _ in range(args.repeat))]
+    finally:
+        for hog in hogging:
+            hog.kill()
+            hog.wait()
+    if len(ratios) > 1:
+        print(f"estimate / actual over {len(ratios)} runs: median {statistics.median(ratios):.2f}, "
+              f"min {min(ratios):.2f}, max {max(ratios):.2f}")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from arena.tournament.config.load import load_config
 from arena.tournament.config.model import TournamentConfig
 from arena.tournament.estimate import (
     DEALS,
+    DEEPER,
     Estimate,
     probe_bots,
     probe_seconds,
@@ -109,7 +110,7 @@ def test_a_bot_that_sleeps_past_its_limit_is_probed_as_timing_out(tmp_path: Path
     config = a_class(tmp_path, per_decision=0.2)           # late.py sleeps 0.5 s a decision
     timed = probe_bots(config, ["late", "p0"], "none", jobs=2, seed=7)
     assert timed["late"].ready and timed["late"].timeouts >= 1, timed
-    assert timed["p0"].ready and timed["p0"].timeouts == 0 and 3 <= timed["p0"].decisions <= 6, timed
+    assert timed["p0"].ready and timed["p0"].timeouts == 0 and 3 <= timed["p0"].decisions <= DEEPER, timed
     # minimal.py draws from the stock, never buys and discards its first card: as passive does
     assert timed["p0"].plays_like == "passive", timed
     assert probe_seconds(config, timed["late"], decisions=150) >= 3 * 0.2
@@ -219,3 +220,23 @@ def test_the_timed_line_says_which_bots_answer_near_their_limit(tmp_path: Path) 
     assert line == ("timed each bot's start and first decisions: estimated 10.0 min (late took 0.70 s a "
                     "decision, 70% of its 1 s limit: on a busy machine it can time out and the run end "
                     "sooner; p0 took 0.20 s a decision)"), line
+
+
+def test_a_bot_that_turns_slow_after_its_first_decisions_is_probed_as_timing_out(tmp_path: Path) -> None:
+    """A bot whose first six answers are prompt and whose later ones sleep
+    past the limit (a search that grows with its hand) times out only past
+    the three to six decisions that tell its lookalike: a prompt bot is
+    asked on, so its probe sees the timeout, and each of its matches is
+    estimated at its strikes at the limit, not at six prompt answers."""
+    later = f"{{name: later, command: [{PY}, late_later.py, '2.5', '6'], dir: {GAMEBOTS}}}"
+    (tmp_path / "c.yaml").write_text("\n".join([
+        "name: c", "players: 3", "seed: 123456789123", "rules: {contracts: [2S3, 2R4]}",
+        "time: {per_decision: 1.0, startup: 10}", "bots:", "  - {name: g, builtin: greedy}",
+        "  - {name: r, builtin: random}", f"  - {later}"]) + "\n")
+    config = load_config(tmp_path / "c.yaml")
+    timed = probe_bots(config, ["later"], "none", jobs=1, seed=7)
+    probe = timed["later"]
+    assert probe.ready and probe.decisions == 6 and probe.timeouts == 1, probe
+    entries = build_schedule(config)
+    strikes = config.faults.max_strikes * config.time.per_decision_seconds
+    assert run_seconds(config, entries, 1, (), timed) >= len(entries) * strikes     # every match has it

@@ -3,7 +3,8 @@
 For the estimate a run prints before it plays (``tournament.estimate``): a
 match as ``run_match`` plays it, stopped once the bot's seat has been asked
 a few decisions (more, up to twice as many, until its moves tell which
-built-in player it plays like), every process of it then killed.
+built-in player it plays like; and on, up to ``deeper``, while they took
+less than one decision's limit in all), every process of it then killed.
 Nothing is stored; the bot's stderr goes nowhere.  It takes what the bot
 takes: at most its start-up limit and a few decision limits.
 
@@ -56,10 +57,12 @@ class Probe:
     plays_like: str | None = None
 
 
-def probe_bot(spec: MatchSpec, seat: int, decisions: int = 3) -> Probe:
+def probe_bot(spec: MatchSpec, seat: int, decisions: int = 3, deeper: int = 0) -> Probe:
     """Start ``spec``'s match and play it until ``seat`` (a bot program's)
     has been asked ``decisions`` times and its moves told its lookalike (at
-    most twice as many times), or is forfeited, or the match ends."""
+    most twice as many times), or is forfeited, or the match ends; then on,
+    up to ``deeper`` decisions in all, while what it has taken stays under
+    one decision's limit (``_cheap``)."""
     game = Game.seeded(spec.ruleset(), len(spec.seats), spec.seed, spec.deal)
     pool = BotPool()
     seats: list[Seat] = []
@@ -73,13 +76,17 @@ def probe_bot(spec: MatchSpec, seat: int, decisions: int = 3) -> Probe:
             missed = any(f.kind == TIMEOUT and f.decision is None for f in bot.faults)
             problem = bot.faults[0].detail if bot.faults else "it did not start"
             return Probe(False, missed, startup, 0, 0.0, 0, problem)
-        like = Lookalike(spec.seed)
-        while (d := game.decision()) is not None and not bot.forfeited \
-                and not like.enough(bot.stats.count + bot.stats.timeouts, decisions):
-            if d.seat == seat:
-                like.watch(game, d, bot)
-            else:
+        like, told = Lookalike(spec.seed), False
+        while (d := game.decision()) is not None and not bot.forfeited:
+            told = told or like.enough(bot.stats.count + bot.stats.timeouts, decisions)
+            if told and not _cheap(bot, spec.time.per_decision_seconds, deeper):
+                break
+            if d.seat != seat:
                 seats[d.seat].decide(game, d)
+            elif told:
+                bot.decide(game, d)         # its lookalike stays as told by its first decisions
+            else:
+                like.watch(game, d, bot)
         return Probe(True, False, startup, bot.stats.count, bot.stats.total, bot.stats.timeouts,
                      plays_like=like.plays_like())
     finally:
@@ -87,6 +94,18 @@ def probe_bot(spec: MatchSpec, seat: int, decisions: int = 3) -> Probe:
             if isinstance(s, RemoteSeat):
                 pool.discard(s.handle)
         pool.close()
+
+
+def _cheap(bot: RemoteSeat, limit: float, deeper: int) -> bool:
+    """Whether to ask on: asked fewer than ``deeper`` times, and all its
+    decisions so far took less than one decision's ``limit`` (a timeout
+    counts whole).  A healthy bot's thirty decisions take a fraction of a
+    second, and a bot that turns slow only later in a hand or the match
+    (a search that grows with its hand, a loop in a branch it reaches once
+    down) shows it here: in the run each such timeout costs the whole limit,
+    ten to a hundred times what its first decisions took."""
+    stats = bot.stats
+    return stats.count + stats.timeouts < deeper and stats.total + stats.timeouts * limit < limit
 
 
 class Lookalike:

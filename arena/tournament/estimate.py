@@ -17,7 +17,12 @@ So each figure is measured where it can be:
   missed start at the start-up limit; the rest of a match (the engine,
   pipes, a busy machine) is what the stored matches took beyond that;
 - a bot no stored match has timed is probed by the run before it plays
-  (``probe_bots``: its start and first decisions, in its sandbox);
+  (``probe_bots``: its start and first decisions, in its sandbox, and on
+  to its ``DEEPER``-th while they took less than one decision's limit in
+  all: a bot that turns slow only later in the game times out there, and
+  its matches are counted at their strikes, each at the limit; counted
+  from its first, prompt decisions, a class with two such bots was
+  estimated at half the run's time);
 - how many decisions a match asks of a seat depends on who sits at the
   table (a table that never goes down plays each hand to its end, 3 to 6
   times as long as one where greedy goes out): it is counted in matches of
@@ -71,6 +76,10 @@ SLOW_SHARE = 0.1
 # than any estimate from its probe (benchmarks/estimate.py: 7 times sooner,
 # bots at 60-70 % of their limit beside the suite).  The line says so.
 NEAR_SHARE = 0.5
+# A probed bot whose decisions take little is asked on, up to this many
+# decisions (``match.probe._cheap``): enough to reach its second or third
+# hand's plays, where a bot that turns slow later in the game times out.
+DEEPER = 30
 # The deals a kind of table is played on to count its decisions.
 DEALS = 3
 
@@ -233,7 +242,7 @@ def probe_bots(config: TournamentConfig, names: Sequence[str], sandbox_mode: str
                          seed=seed, time=config.time,
                          faults=FaultPolicy(max_strikes=config.faults.max_strikes, strict=config.faults.strict,
                                             unstartable_forfeits=True))
-        return probe_bot(spec, 0)
+        return probe_bot(spec, 0, deeper=DEEPER)
 
     before = set(threading.enumerate())
     try:
