@@ -54,6 +54,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     yield
     own, kids = (a - b for a, b in zip(_cpu(), before))
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    Path(where).mkdir(parents=True, exist_ok=True)     # a missing DIR was an INTERNALERROR of xdist's
     with open(Path(where) / f"{worker}.tsv", "a", encoding="utf-8") as out:
         out.write(f"{item.nodeid}\t{own:.3f}\t{kids:.3f}\t{time.monotonic() - wall:.3f}\n")
 
