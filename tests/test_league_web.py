@@ -13,6 +13,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -189,6 +190,22 @@ def test_a_version_links_to_its_diagnostics_page_from_the_report(served: str, br
         assert client.get("/bot/alice.v1").status_code == 404             # refused: it played nothing
 
 
+@contextmanager
+def serving(config: LeagueConfig) -> Iterator[str]:
+    """A page of its own, in a thread: for tests that patch the app's module."""
+    server = uvicorn.Server(uvicorn.Config(make_app(config), host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}/"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
 def test_a_change_is_rendered_aside_while_readers_get_the_last_rendering(tmp_path: Any,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """A reader never waits for the fit behind a change: it gets what was rendered last,
@@ -206,14 +223,7 @@ def test_a_change_is_rendered_aside_while_readers_get_the_last_rendering(tmp_pat
         return real_board(*args, **kwargs)
 
     monkeypatch.setattr(web, "FRESH_SECONDS", 0.0)
-    server = uvicorn.Server(uvicorn.Config(make_app(config), host="127.0.0.1", port=0, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}/", timeout=60) as client:
+    with serving(config) as url, httpx.Client(base_url=url, timeout=60) as client:
         first = client.get("/fragments").json()["key"]
         monkeypatch.setattr(web, "board", held_board)
         with Register(tmp_path) as register:
@@ -228,5 +238,44 @@ def test_a_change_is_rendered_aside_while_readers_get_the_last_rendering(tmp_pat
         while client.get("/fragments").json()["key"] == first and time.monotonic() < deadline:
             time.sleep(0.05)
         assert "alice.v1" in client.get("/fragments").json()["sections"]["authors"]
-    server.should_exit = True
-    thread.join(10)
+
+
+def test_the_common_answers_are_bytes_from_memory(league: LeagueConfig, monkeypatch: pytest.MonkeyPatch) -> None:
+    """50 readers queue behind serve's cost a request (issue 35's p95): the page and its
+    sections are rendered once per change of the league, and within FRESH_SECONDS of a
+    look at its state a request reads no database and renders nothing."""
+    import arena.league.web.app as web
+
+    looks: list[int] = []
+    renders: list[int] = []
+    real_state_key, real_board = web.state_key, web.board
+
+    def counted_state_key(*args: Any, **kwargs: Any) -> Any:
+        looks.append(1)
+        return real_state_key(*args, **kwargs)
+
+    def counted_board(*args: Any, **kwargs: Any) -> Any:
+        renders.append(1)
+        return real_board(*args, **kwargs)
+
+    monkeypatch.setattr(web, "state_key", counted_state_key)
+    monkeypatch.setattr(web, "board", counted_board)
+    monkeypatch.setattr(web, "FRESH_SECONDS", 3600.0)
+    with serving(league) as url, httpx.Client(base_url=url, timeout=60) as client:
+        answers = [client.get(path) for _ in range(10) for path in ("", "fragments")]
+    assert {answer.status_code for answer in answers} == {200}
+    assert len({answer.content for answer in answers[1::2]}) == 1 and "house-greedy" in answers[1].text
+    assert (len(looks), len(renders)) == (1, 1)
+
+
+def test_serve_parses_http_in_c_and_logs_no_access(league: LeagueConfig) -> None:
+    """h11's pure-Python parsing was twice the rest of a request's CPU, and an access log
+    line a request would cost more than the answer: the league extra brings httptools."""
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    from arena.league.web.serve import settings
+
+    config = settings(league, "127.0.0.1", 0)
+    config.load()
+    assert config.http_protocol_class is HttpToolsProtocol
+    assert config.access_log is False
