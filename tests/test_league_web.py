@@ -24,6 +24,7 @@ from arena.league.config import LeagueConfig, load_league
 from arena.league.register import Register
 from arena.league.run import run_league
 from arena.league.web.app import SECTIONS, make_app
+from arena.tournament.results.database import ResultStore
 
 LEAGUE = """\
 name: web-league
@@ -279,3 +280,29 @@ def test_serve_parses_http_in_c_and_logs_no_access(league: LeagueConfig) -> None
     config.load()
     assert config.http_protocol_class is HttpToolsProtocol
     assert config.access_log is False
+
+
+def test_a_store_the_run_is_still_creating_is_no_error_page(league: LeagueConfig, tmp_path: Any) -> None:
+    """The run makes results.sqlite as its page starts: a reader that comes
+    while the file is still empty gets the page as it stands (no matches
+    yet), not a 500, and the matches once the store is whole."""
+    shutil.copytree(league.dir, tmp_path / "lg")          # the module's league stays whole
+    config = load_league(tmp_path / "lg")
+    db = config.results / "results.sqlite"
+    with ResultStore(db) as store:                        # its WAL into the file
+        store.matches()
+    whole = db.read_bytes()
+    for extra in ("-wal", "-shm"):
+        db.with_name(db.name + extra).unlink(missing_ok=True)
+    db.write_bytes(b"")
+    with serving(config) as url, httpx.Client(base_url=url, timeout=60) as client:
+        first = client.get("board.json")
+        assert first.status_code == 200, first.text
+        db.write_bytes(whole)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            board = client.get("board.json").json()["board"]
+            if board and board["health"]["matches"] > 0:
+                break
+            time.sleep(0.2)
+    assert board and board["health"]["matches"] > 0

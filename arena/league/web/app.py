@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -48,13 +49,15 @@ from starlette.routing import Route
 from ...report.html import replay_page, visible
 from ...report.replay import ReplayError
 from ...tournament.results.database import DEFAULT_DB_NAME, ResultStore, StoreError
-from ..config import LeagueConfig
+from ..config import LeagueConfig, LeagueError
 from ..register import Register
 from ..standings import Board, board, state_key
 from .diagnostics import BotPages
 from .submit import submission_routes
 
 __all__ = ["SECTIONS", "make_app"]
+
+LOG = logging.getLogger(__name__)
 
 SECTIONS = ("leaderboard", "health", "recent", "authors")
 CHECK_SECONDS = 1.0       # how often /events looks for a change
@@ -101,13 +104,22 @@ class _Cache:
         self.shown: _Shown | None = None
         self.rendering = False
         self.checked = 0.0           # time.monotonic() of the last look at the league's state
+        self.unreadable = ""         # the last store that could not be opened yet, as said in the log
 
     def _open(self) -> tuple[ResultStore | None, Register | None]:
+        # A store the run is creating (an empty file, no tables yet) is not
+        # there yet, not an error page: the run makes it as the page starts.
+        # One that stays unreadable is said once in the page's log.
         db = self.config.results / DEFAULT_DB_NAME
-        if self.store is None and db.exists():
-            self.store = ResultStore(db, readonly=True)
-        if self.register is None and (self.config.dir / "league.sqlite").exists():
-            self.register = Register(self.config.dir, readonly=True)
+        try:
+            if self.store is None and db.exists():
+                self.store = ResultStore(db, readonly=True)
+            if self.register is None and (self.config.dir / "league.sqlite").exists():
+                self.register = Register(self.config.dir, readonly=True)
+        except (StoreError, LeagueError) as exc:
+            if str(exc) != self.unreadable:
+                LOG.warning("not read yet: %s", exc)
+                self.unreadable = str(exc)
         return self.store, self.register
 
     def _state(self) -> tuple[str, ResultStore | None, Register | None]:
