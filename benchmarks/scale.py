@@ -4,6 +4,7 @@ stored results, at 1,000 / 5,000 / 20,000 four-seat matches (issue 34).
 Not a test.  Run:
     nice -n 19 python benchmarks/scale.py --cache ~/.cache/arena-scale [--sizes 1000 5000] [--repeats 3]
     nice -n 19 python benchmarks/scale.py --cache DIR --ref 5b1c0de   # another commit's arena, same results
+    python benchmarks/scale.py --results DIR/m20000/results --only leaderboard report   # as they stand
 
 The results: a round robin of five built-in players at tables of 4 (5
 tables, each in its 4 rotations: 20 matches a deal), ``size / 20`` deals,
@@ -74,6 +75,13 @@ class Sample:
     rss_mb: float
     wall: float
     code: int
+    load: float = 0.0       # the machine's 1-minute load average as the sample began
+
+    @property
+    def cores(self) -> float:
+        """The CPUs it had, on average: near 2 for verify on 2 cores when the
+        machine lets it, whatever its wall time."""
+        return self.cpu / self.wall if self.wall else 0.0
 
 
 def tournament_file(where: Path, size: int, out: Path) -> Path:
@@ -114,9 +122,10 @@ def sample(argv: list[str], tree: Path) -> Sample:
     """One run of ``python -m arena ARGV`` from ``tree``, in a wrapper of its own.
     Run from /: ``-m`` puts the working directory first on the path."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
+    load = os.getloadavg()[0]
     out = subprocess.run([sys.executable, "-c", WRAPPER, sys.executable, "-m", "arena", *argv],
                          capture_output=True, text=True, env=env, cwd="/", check=True)
-    return Sample(**json.loads(out.stdout))
+    return Sample(**json.loads(out.stdout), load=load)
 
 
 def resume(results: Path, tree: Path) -> Sample:
@@ -180,7 +189,9 @@ AIMS = {"leaderboard": (10.0, 200.0), "report --no-replays": (60.0, 400.0)}
 
 
 def show(size: int, got: dict[str, list[Sample]]) -> None:
-    print(f"\n{size:,} matches: CPU-s, peak RSS MB, wall s; median [min .. max]")
+    loads = [s.load for samples in got.values() for s in samples]
+    print(f"\n{size:,} matches: CPU-s, peak RSS MB, wall s; median [min .. max]; load average "
+          f"{spread(loads)} (2 CPUs)")
     for name, samples in got.items():
         failed = [s.code for s in samples if s.code not in (0, 1) or (s.code == 1 and "verify" not in name)]
         aim = AIMS.get(name)
@@ -193,11 +204,19 @@ def show(size: int, got: dict[str, list[Sample]]) -> None:
     if one and two:
         print(f"  verify wall, 1 core / 2 cores: {spread([a.wall / b.wall for a, b in zip(one, two)], '.2f')}"
               f"   aim: >= 1.8")
+        # A loaded machine (and Linux's autogroup: a session's processes share
+        # one CPU share) may give two workers no more CPU than one: then the
+        # wall ratio says nothing of the code, and the CPUs each run had does.
+        print(f"  verify CPUs had (CPU-s / wall), 1 core: {spread([a.cores for a in one], '.2f')}, "
+              f"2 cores: {spread([b.cores for b in two], '.2f')}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cache", type=Path, required=True, help="where the results are made once and kept")
+    ap.add_argument("--cache", type=Path, help="where the results are made once and kept")
+    ap.add_argument("--results", type=Path, nargs="+", default=[],
+                    help="time these results directories as they stand (a cache still being made, say), "
+                         "instead of --sizes; no resume, which would play the rest")
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000], help="stored matches (multiples of 20)")
     ap.add_argument("--repeats", type=int, default=3, help="samples of each command")
     ap.add_argument("--no-replays", dest="replays", action="store_false", help="skip the report with replays")
@@ -207,7 +226,14 @@ def main() -> None:
     args = ap.parse_args()
     if any(s <= 0 or s % PER_DEAL for s in args.sizes):
         ap.error(f"--sizes must be positive multiples of {PER_DEAL}")
+    if args.cache is None and not args.results:
+        ap.error("give --cache (made there once) or --results")
     tree = extract(args.ref) if args.ref else HERE
+    for results in args.results:
+        show(stored(results), measure(results, tree, args.repeats, args.replays,
+                                      tuple(k for k in args.only if k != "resume")))
+    if args.results:
+        return
     for size in args.sizes:
         results = made(args.cache, size)
         if not args.make_only:
