@@ -110,17 +110,8 @@ def browser() -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def served(league: LeagueConfig) -> Iterator[str]:
     """The page under uvicorn on 127.0.0.1, a free port, in a thread of this process."""
-    server = uvicorn.Server(uvicorn.Config(make_app(league), host="127.0.0.1", port=0, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert server.started
-    port = server.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}/"
-    server.should_exit = True
-    thread.join(10)
+    with serving(league) as url:
+        yield url
 
 
 def test_the_browser_sees_the_table_update_without_a_reload(league: LeagueConfig, served: str, browser: Any) -> None:
@@ -193,13 +184,15 @@ def test_a_version_links_to_its_diagnostics_page_from_the_report(served: str, br
 
 @contextmanager
 def serving(config: LeagueConfig) -> Iterator[str]:
-    """A page of its own, in a thread: for tests that patch the app's module."""
+    """A page of its own under uvicorn on 127.0.0.1, a free port, in a thread
+    of this process (for the module, or for a test that patches the app's module)."""
     server = uvicorn.Server(uvicorn.Config(make_app(config), host="127.0.0.1", port=0, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.02)
+    assert server.started
     try:
         yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}/"
     finally:
