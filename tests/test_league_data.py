@@ -112,19 +112,32 @@ def test_verify_report_and_leaderboard_read_a_league_folder(tmp_path: Path) -> N
     assert len(list((tmp_path / "report" / "replays").iterdir())) == 7
 
 
-def test_verify_names_a_stored_match_its_register_does_not_give(tmp_path: Path) -> None:
-    league = _played(tmp_path, 6)
-    conn = sqlite3.connect(league / "league.sqlite")
+def _edit_tables(db: Path, table: str, *more: str) -> None:
+    """Table 1 reseated and table 0 deleted in ``table`` of ``db`` (and ``more`` statements run)."""
+    conn = sqlite3.connect(db)
     with conn:
-        conn.execute("UPDATE tables SET seats = json_array('house-random.v1', 'house-greedy.v1', "
+        conn.execute(f"UPDATE {table} SET seats = json_array('house-random.v1', 'house-greedy.v1', "
                      "'house-passive.v1') WHERE table_no = 1")
-        conn.execute("DELETE FROM tables WHERE table_no = 0")
+        conn.execute(f"DELETE FROM {table} WHERE table_no = 0")
+        for statement in more:
+            conn.execute(statement)
     conn.close()
-    verify = arena_here("verify", str(league))
+
+
+def _verify_names_the_edited_tables(folder: Path) -> list[str]:
+    """``arena verify`` on ``folder`` after ``_edit_tables``: exit 1, both edits named; its lines."""
+    verify = arena_here("verify", str(folder))
     assert verify.returncode == 1
     lines = verify.stdout.splitlines()
     assert "match L000000-r0: not a match of any table in the league's register" in lines
     assert any(line.startswith("match L000001-r0: stored with ") and "its table seats" in line for line in lines), lines
+    return lines
+
+
+def test_verify_names_a_stored_match_its_register_does_not_give(tmp_path: Path) -> None:
+    league = _played(tmp_path, 6)
+    _edit_tables(league / "league.sqlite", "tables")
+    _verify_names_the_edited_tables(league)
 
 
 def test_a_folder_that_is_neither_results_nor_a_league_is_one_line(tmp_path: Path) -> None:
@@ -168,16 +181,8 @@ def test_verify_on_an_export_holds_its_matches_to_the_tables_it_carries(tmp_path
     verify = arena_here("verify", str(out))
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert "one of the exported league's 3 table(s); 2 match(es) of its tables were not stored" in verify.stderr
-    conn = sqlite3.connect(out / "results.sqlite")
-    with conn:                               # a table edited after the export: its matches no longer follow
-        conn.execute("UPDATE league_tables SET seats = json_array('house-random.v1', 'house-greedy.v1', "
-                     "'house-passive.v1') WHERE table_no = 1")
-        conn.execute("DELETE FROM league_tables WHERE table_no = 0")
-        conn.execute("UPDATE matches SET seed = seed + 1 WHERE match_id = 'L000002-r0'")
-    conn.close()
-    verify = arena_here("verify", str(out))
-    assert verify.returncode == 1
-    lines = verify.stdout.splitlines()
-    assert "match L000000-r0: not a match of any table in the league's register" in lines
-    assert any(line.startswith("match L000001-r0: stored with ") and "its table seats" in line for line in lines), lines
+    # a table edited after the export: its matches no longer follow
+    _edit_tables(out / "results.sqlite", "league_tables",
+                 "UPDATE matches SET seed = seed + 1 WHERE match_id = 'L000002-r0'")
+    lines = _verify_names_the_edited_tables(out)
     assert any(line.startswith("match L000002-r0: stored with seed") for line in lines), lines
