@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -82,20 +83,29 @@ BOTS = (("g70", "greedy", 0.7), ("g60", "greedy", 0.6), ("p70", "passive", 0.7),
 
 
 def write_class(folder: Path, per_decision: float, spin: bool, unflushed: bool = False) -> Path:
+    rows = [(name, role, share, ", noflush" if unflushed and i == len(BOTS) - 1 else "")
+            for i, (name, role, share) in enumerate(BOTS)]
+    return _write(folder, "slow", per_decision, spin, 10, rows)
+
+
+def _write(folder: Path, name: str, per_decision: float, spin: bool, startup: float,
+           rows: Sequence[tuple[str, str, float, str]], builtins: str = "") -> Path:
+    """The tournament file ``name``.yaml of slow_bot.py bots, one per row
+    (name, the built-in player it plays as, its share of the limit, extra
+    arguments), after the ``builtins`` lines."""
     (folder / "slow_bot.py").write_text(BOT.format(repo=str(REPO)))
     mode = ", spin" if spin else ""
-    bots = "\n".join(f"  - {{name: {name}, command: [{sys.executable}, slow_bot.py, {role}, '{share}'{mode}"
-                     f"{', noflush' if unflushed and i == len(BOTS) - 1 else ''}], "
-                     f"sandbox: {{read: [{REPO / 'arena'}]}}}}" for i, (name, role, share) in enumerate(BOTS))
-    path = folder / "slow.yaml"
+    bots = "\n".join(f"  - {{name: {bot}, command: [{sys.executable}, slow_bot.py, {role}, '{share}'{mode}{extra}], "
+                     f"sandbox: {{read: [{REPO / 'arena'}]}}}}" for bot, role, share, extra in rows)
+    path = folder / f"{name}.yaml"
     path.write_text(textwrap.dedent(f"""\
-        name: slow
+        name: {name}
         players: 3
         seed: 8811223344556677889
         rules: {{contracts: [2S3, 2R4], turn_cap_per_player: 15}}
-        time: {{per_decision: {per_decision}, startup: 10}}
+        time: {{per_decision: {per_decision}, startup: {startup}}}
         bots:
-        """) + bots + "\n")
+        """) + builtins + bots + "\n")
     return path
 
 
@@ -110,21 +120,7 @@ CLASS = (("ok", "greedy", 0.02, ""), ("mid", "greedy", 1.5, ", midgame"), ("hang
 
 
 def write_mixed(folder: Path, per_decision: float, spin: bool) -> Path:
-    (folder / "slow_bot.py").write_text(BOT.format(repo=str(REPO)))
-    mode = ", spin" if spin else ""
-    bots = "\n".join(f"  - {{name: {name}, command: [{sys.executable}, slow_bot.py, {role}, '{share}'{mode}{extra}], "
-                     f"sandbox: {{read: [{REPO / 'arena'}]}}}}" for name, role, share, extra in CLASS)
-    path = folder / "class.yaml"
-    path.write_text(textwrap.dedent(f"""\
-        name: class
-        players: 3
-        seed: 8811223344556677889
-        rules: {{contracts: [2S3, 2R4], turn_cap_per_player: 15}}
-        time: {{per_decision: {per_decision}, startup: 3}}
-        bots:
-          - {{name: greedy, builtin: greedy}}
-        """) + bots + "\n")
-    return path
+    return _write(folder, "class", per_decision, spin, 3, CLASS, "  - {name: greedy, builtin: greedy}\n")
 
 
 def hogs(count: int) -> list[subprocess.Popen[bytes]]:
