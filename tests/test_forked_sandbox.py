@@ -59,6 +59,8 @@ main(["run", sys.argv[1], "--jobs", "2", "--out", sys.argv[3], "-q"], standalone
 
 
 def tournament(tmp_path: Path, mode: str) -> Path:
+    # 18 matches: with 6, on a quiet machine, the first forked worker played
+    # them all before the second had started (a worker takes about 1 s).
     path = tmp_path / "t.yaml"
     command = [sys.executable, str(GAMEBOTS / "minimal.py")]
     path.write_text(f"""
@@ -74,7 +76,7 @@ players: 3
 rules: {{contracts: [2S3], turn_cap_per_player: 10}}
 time: {{startup: 30, per_move: 10}}
 sandbox: {mode}
-deals: 2
+deals: 6
 seed: 4
 """)
     return path
