@@ -59,8 +59,6 @@ main(["run", sys.argv[1], "--jobs", "2", "--out", sys.argv[3], "-q"], standalone
 
 
 def tournament(tmp_path: Path, mode: str) -> Path:
-    # 18 matches: with 6, on a quiet machine, the first forked worker played
-    # them all before the second had started (a worker takes about 1 s).
     path = tmp_path / "t.yaml"
     command = [sys.executable, str(GAMEBOTS / "minimal.py")]
     path.write_text(f"""
@@ -116,8 +114,10 @@ def test_forked_workers_neither_probe_nor_build_the_filter(tmp_path: Path) -> No
     bots, probed = played(arena, notes)
     workers = {n["pid"] for n in bots}
     # The bots were started by forked workers, sandboxed: the notes prove it,
-    # since an exec'd worker would not run this script's counting code.
-    assert bots and len(workers) == 2
+    # since an exec'd worker would not run this script's counting code.  How
+    # many of the two workers got a match is the scheduler's business: on a
+    # loaded machine one played all 18 while the other was still starting.
+    assert bots and workers and arena not in workers
     assert {n["mode"] for n in bots + probed} == {sandbox.BWRAP}
     assert {n["pid"] for n in notes if n["kind"] == "probe"} == {arena}
     assert [n["pid"] for n in notes if n["kind"] == "seccomp"] == [arena]

@@ -118,7 +118,10 @@ def zipped(entries: dict[str, bytes], top: str = "", modes: dict[str, int] | Non
 
 def tarred(members: list[tuple[tarfile.TarInfo, bytes]], mode: str = "w:gz") -> bytes:
     out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode=mode) as archive:
+    # gzip's own default level, not tarfile's 9: at 9 the 4.5 MB of two
+    # letters took 12 CPU-s to pack, at 6 0.4 s, and packs under 1 MB either way
+    level = {"compresslevel": 6} if mode.endswith("gz") else {}
+    with tarfile.open(fileobj=out, mode=mode, **level) as archive:
         for info, data in members:
             info.size = len(data) if info.isfile() else 0
             archive.addfile(info, io.BytesIO(data) if info.isfile() else None)
