@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
+import lanes
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -28,6 +29,15 @@ def pytest_configure(config: pytest.Config) -> None:
     # run under it, never saw this.)
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    config.addinivalue_line("markers", "long(seconds): the test's wall time on a quiet 2-core machine, roughly; "
+                                       "xdist's workers start with the long ones (tests/lanes.py)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1 and config.getoption("dist", "no") == "worksteal":
+        seconds = [float(mark.args[0]) if (mark := item.get_closest_marker("long")) else 0.0 for item in items]
+        items[:] = lanes.deal(items, seconds, workers)
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:

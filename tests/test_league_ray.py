@@ -11,6 +11,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from test_league import GAMEBOTS, bot_folder, make_league
 from test_ray import assert_no_ray_left, in_netns, netns_env, ray_tmp  # noqa: F401  (ray_tmp: a fixture)
 from test_tournament import wait_gone
@@ -20,6 +21,7 @@ from arena.league.versions import submit
 from arena.tournament.results.database import ResultStore
 
 
+@pytest.mark.long(40)
 def test_a_league_plays_on_ray_and_leaves_no_ray(tmp_path: Path, ray_tmp: Path) -> None:  # noqa: F811
     league = make_league(tmp_path / "lg")
     submit(load_league(league), "alice", bot_folder(tmp_path / "alice", GAMEBOTS / "minimal.py", GAMEBOTS))

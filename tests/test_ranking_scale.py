@@ -34,6 +34,7 @@ def _exactly(a) -> list[tuple[str, float, float, float, float]]:
     return [(n, a.rows[n].mu, a.rows[n].sigma, a.rows[n].low, a.rows[n].high) for n in a.order]
 
 
+@pytest.mark.long(10)
 @pytest.mark.parametrize("late", [None, "f"])
 def test_fits_of_prefixes_from_one_index_are_each_prefix_fit_warm_to_the_bit(late):
     games = scheduled_games(seed=1, late=late)

@@ -160,6 +160,7 @@ def _stop_a_ray_run(command: list[str], out: Path, tmp_path: Path, ray_tmp: Path
     return len(stored(out))
 
 
+@pytest.mark.long(90)
 def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path, ray_tmp: Path) -> None:
     path = tournament(tmp_path, deals=1, hog=True)
     local = tmp_path / "local"
@@ -191,6 +192,7 @@ def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path, ray_tm
     assert wait_gone(tmp_path) == []
 
 
+@pytest.mark.long(110)
 def test_cluster_node_lost_head_killed_and_check_on_a_node(tmp_path: Path, ray_tmp: Path) -> None:
     # Enough matches that the node is found and removed, and the head killed,
     # well before the last one is stored, even on a quiet machine.
@@ -235,6 +237,7 @@ def test_a_head_nothing_answers_at_is_one_line_at_once(tmp_path: Path, ray_tmp: 
         assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.long(11)
 def test_a_head_that_refuses_this_machines_token_is_one_line_before_the_header(tmp_path: Path,
                                                                             ray_tmp: Path) -> None:
     """Issue 33: the head's port answered, and ray.init found the token
@@ -271,6 +274,7 @@ def test_from_a_machine_that_is_no_node_one_line_before_the_header(tmp_path: Pat
     assert not out.exists()
 
 
+@pytest.mark.long(90)
 def test_a_sigterm_while_ray_starts_ends_the_run_as_any_sigterm(tmp_path: Path, ray_tmp: Path) -> None:
     # Ray's handler is in place while ray.init runs: here for as long as it
     # retries the head RAY_ADDRESS names, which takes connections and never answers
@@ -349,6 +353,7 @@ def _named(pids: list[int], name: str) -> list[int]:
     return found
 
 
+@pytest.mark.long(20)
 @pytest.mark.parametrize("daemon", ["gcs_server", "raylet"])
 def test_a_sigterm_while_a_local_ray_starts_leaves_none_of_it(tmp_path: Path, ray_tmp: Path, daemon: str) -> None:
     """No --address: the run starts a Ray of its own.  A SIGTERM once its
@@ -461,6 +466,7 @@ def test_an_actor_sends_back_what_bots_wrote_after_their_match_when_it_closes(
     assert not head.exists()  # nothing was written on the arena's paths on the node
 
 
+@pytest.mark.long(13)
 def test_a_node_that_cannot_sandbox_refuses_to_play(monkeypatch: pytest.MonkeyPatch) -> None:
     from arena.match import MatchSpec, SeatSpec
     from arena.process import BotSpec, SandboxPolicy
@@ -638,6 +644,7 @@ def test_a_half_started_ray_is_ended_newest_process_first(monkeypatch: pytest.Mo
     assert said.exists(), "the older process was ended before the newer one"
 
 
+@pytest.mark.long(55)
 def test_on_a_ray_node_holding_the_files_a_bot_sees_only_the_allow_list(visible_dir: Path, ray_tmp: Path) -> None:
     """Issue 30: on a node that holds the tournament's files (this machine),
     a bot read the seed in the tournament file and in results.sqlite, and
@@ -778,6 +785,7 @@ def test_a_head_that_does_not_answer_at_all_is_given_longer_than_one_that_refuse
         watch.check()
 
 
+@pytest.mark.long(33)
 def test_without_an_address_a_ray_of_its_own_not_the_last_cluster_here_and_no_token_file_at_home(
         tmp_path: Path, ray_tmp: Path) -> None:
     """Two things a run without an address does with the Ray it starts, seen

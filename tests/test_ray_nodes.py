@@ -55,6 +55,7 @@ def seen(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> dict[str, 
     return found
 
 
+@pytest.mark.long(180)
 def test_every_multi_node_scenario(seen: dict[str, Any]) -> None:
     """Every check of the one cluster's report, in one test: as eight tests,
     the xdist workers that drew them each waited on the cluster's lock, up

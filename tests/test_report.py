@@ -467,6 +467,7 @@ def test_show_html_into_a_place_it_cannot_write_says_how_to_write_it_elsewhere(r
     assert res.exit_code == 0 and (tmp_path / "one.html").is_file()
 
 
+@pytest.mark.long(20)
 def test_report_jobs_on_the_command_line_writes_the_same_pages_with_worker_processes(tmp_path, monkeypatch):
     """`arena report --jobs N` end to end: --jobs 2 writes its replays in two
     worker processes, --jobs 1 in none, and every file is the same.  Six

@@ -63,6 +63,7 @@ def stored(out: Path) -> list[tuple]:
         return db.execute("SELECT * FROM matches ORDER BY match_id").fetchall()
 
 
+@pytest.mark.long(20)
 def test_a_resume_where_auto_is_no_sandbox_is_refused(tmp_path: Path) -> None:
     """Played in the sandbox (auto resolved to bwrap), resumed on a machine
     where auto is no sandbox: the last match would have run unsandboxed, in
@@ -166,6 +167,7 @@ def test_affinity_is_not_stored_with_the_results(tmp_path: Path) -> None:
     assert config.with_overrides(affinity=False).to_mapping() == config.with_overrides(affinity=True).to_mapping()
 
 
+@pytest.mark.long(18)
 def test_the_opening_estimate_of_a_resume_counts_the_matches_left(tmp_path: Path) -> None:
     """It counted every match of the schedule: a run stopped at 140 of 200
     announced the whole tournament's time again."""

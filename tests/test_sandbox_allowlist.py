@@ -164,6 +164,7 @@ def check_report(found: dict, where: Layout) -> None:
         assert (found["identity"]["uid"], found["identity"]["gid"], found["identity"]["groups"]) == (65534, 65534, [])
 
 
+@pytest.mark.long(30)
 def test_the_probe_finds_what_it_can_read(visible_dir: Path) -> None:
     """Outside the sandbox the probe finds every secret: it is no blind test."""
     where = layout(visible_dir)
@@ -177,6 +178,7 @@ def test_the_probe_finds_what_it_can_read(visible_dir: Path) -> None:
     assert {p for p, r in found["read"].items() if r == "secret"} >= expect, found["read"]
 
 
+@pytest.mark.long(20)
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_a_bot_sees_only_the_allow_list(visible_dir: Path) -> None:
     where = layout(visible_dir)
