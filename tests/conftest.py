@@ -34,8 +34,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # In an xdist worker (where ``--dist`` always reads "no"); the shares are
+    # cut for worksteal, the mode pyproject.toml sets.
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    if workers > 1 and config.getoption("dist", "no") == "worksteal":
+    if workers > 1:
         seconds = [float(mark.args[0]) if (mark := item.get_closest_marker("long")) else 0.0 for item in items]
         items[:] = lanes.deal(items, seconds, workers)
 
