@@ -6,9 +6,10 @@ its grade book, the summary that ends ``arena run``); and forfeits marked in
 
 The tournament, through the real ``arena run``: ``ponder_minimal.py`` (the
 minimal bot with a child process that computes all the time), ``late.py`` (sleeps
-0.6 s at its first request, as ``arena check``'s opponent does: that
-turn leaves the CPU to the ponderer for a few of the watchdog's scans, so
-it is caught even on a loaded machine) and ``exit_midway.py`` (exits at its 5th request: a crash, its seat
+1.5 s at its first request: that turn leaves the CPU to the ponderer for
+several of the watchdog's scans, so it is caught even on a loaded machine;
+with 0.6 s, as ``arena check``'s opponent sleeps, at load 17 on 2 cores
+one match in three did not catch it) and ``exit_midway.py`` (exits at its 5th request: a crash, its seat
 forfeited).  Duplicate deals give each match fresh processes, so the
 ponderer is caught anew in every match.
 """
@@ -53,7 +54,7 @@ bots:
   - name: ponder
     command: [{json.dumps(PY)}, {json.dumps(str(PONDER))}]
   - name: sleepy
-    command: [{json.dumps(PY)}, {json.dumps(str(GAMEBOTS / "late.py"))}, "0.6", "--once"]
+    command: [{json.dumps(PY)}, {json.dumps(str(GAMEBOTS / "late.py"))}, "1.5", "--once"]
   - name: crashy
     command: [{json.dumps(PY)}, {json.dumps(str(GAMEBOTS / "exit_midway.py"))}, "5"]
 players: 3
@@ -269,7 +270,7 @@ def test_a_kept_process_is_charged_per_match(tmp_path: Path) -> None:
 def test_play_says_so_too(tmp_path: Path) -> None:
     rules = tmp_path / "rules.yaml"
     rules.write_text("contracts: [2S3]\n")
-    res = arena("play", f"{PY} {PONDER}", f"{PY} {GAMEBOTS / 'late.py'} 0.6 --once", "passive", "--seed", "2",
+    res = arena("play", f"{PY} {PONDER}", f"{PY} {GAMEBOTS / 'late.py'} 1.5 --once", "passive", "--seed", "2",
                 "--rules", str(rules), "--log-dir", str(tmp_path / "logs"), cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     lines = res.stdout[res.stdout.index("Bot programs:"):].splitlines()
