@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # numpy and tabulate load when a table is computed, not with 
 __all__ = [
     "FORMATS", "HeadToHead", "LeaderboardRow", "SeatStat", "cell_text", "csv_cell", "format_head_to_head",
     "format_leaderboard", "format_seat_effect", "format_table", "head_to_head", "leaderboard",
-    "league_bootstrap_seed", "report", "seat_effect", "terminal_json",
+    "league_bootstrap_seed", "report", "RowTally", "seat_effect", "terminal_json",
 ]
 
 Source = ResultStore | Iterable[StoredMatch]
@@ -193,7 +193,7 @@ def streamed_leaderboard(store: ResultStore, level: float, rating: str) -> list[
     # lazy: arena.ranking.confidence loads numpy (tests/test_lean_imports.py REPORTING)
     from ...ranking import assess
 
-    tally = _Tally()
+    tally = RowTally()
     games = []
     for m in store.iter_matches():
         tally.add(m)
@@ -202,14 +202,15 @@ def streamed_leaderboard(store: ResultStore, level: float, rating: str) -> list[
 
 
 def leaderboard_rows(matches: Sequence[StoredMatch], assessment: Assessment) -> list[LeaderboardRow]:
-    tally = _Tally()
+    tally = RowTally()
     for m in matches:
         tally.add(m)
     return tally.rows(assessment)
 
 
-class _Tally:
-    """Each bot's counts over the matches added, for its leaderboard row."""
+class RowTally:
+    """Each bot's counts over the matches added, for its leaderboard row (a
+    few integers a bot: the matches need not be kept)."""
 
     def __init__(self) -> None:
         self.acc: dict[str, dict[str, int]] = {}
