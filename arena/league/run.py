@@ -107,7 +107,7 @@ class _Player:
         self.config, self.register, self.store, self.mode, self.echo = config, register, store, mode, echo
         self.ray = ray
         self.summary = LeagueRun()
-        self.rng = random.Random(f"{config.seed}/league/{time.time_ns()}")
+        self.rng = random.Random(f"{config.secret}/league/{time.time_ns()}")
         self.tally = Tally()
         self.known = 0               # stored matches in the tally
         self.counts: Counter[str] = Counter()
@@ -146,7 +146,7 @@ class _Player:
         for m in self.store.iter_matches():
             self._know(m)
         stored = self.store.completed_ids()
-        self.queue.extend(e for table in self.register.tables() for e in table_entries(table, self.config.seed)
+        self.queue.extend(e for table in self.register.tables() for e in table_entries(table, self.config.secret)
                           if e.match_id not in stored)
 
     def _say_waiting(self) -> None:
@@ -221,7 +221,7 @@ class _Player:
             if table is None:
                 return None
             self.summary.tables += 1
-            self.queue.extend(table_entries(table, self.config.seed))
+            self.queue.extend(table_entries(table, self.config.secret))
         return self.queue.popleft()
 
     def _new_table(self) -> TableRow | None:

@@ -63,7 +63,7 @@ def board(config: LeagueConfig, store: ResultStore | None, register: Register,
         for m in store.iter_matches():          # a batch at a time, none kept (``_Seen``)
             seen.add(m)
     out = Board(config.name)
-    rows = _fitted(seen, versions, league_bootstrap_seed(config.seed))
+    rows = _fitted(seen, versions, league_bootstrap_seed(config.secret))
     playing = [v for v in versions if v.status == PLAYING]
     out.leaderboard = _current(rows, playing, config)
     out.authors = _authors(versions, rows)

@@ -82,7 +82,7 @@ def _rating(source: Source) -> str:
     return getattr(source, "rating", RATE_HANDS)
 
 
-def league_bootstrap_seed(league_seed: int) -> int:
+def league_bootstrap_seed(league_seed: int | str) -> int:
     """A league's bootstrap seed: one-way from its secret seed, so that its export
     can carry it (``bootstrap_seed``) and show the intervals its page shows."""
     return derive_seed(league_seed, "league", "standings")
