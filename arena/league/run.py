@@ -44,7 +44,7 @@ from ..tournament.runner import entry_spec, record_failure, stored_match
 from ..tournament.standings.ratings import games_of
 from .config import LeagueConfig, LeagueError
 from .matchmaking import next_table
-from .page import PAGE_LOG, served_beside
+from .page import PAGE_LOG, Page, served_beside
 from .plan import block_for, table_entries
 from .register import PLAYING, REFUSED, SUBMITTED, Register, TableRow
 from .versions import check_waiting, league_tournament, register_house
@@ -78,8 +78,9 @@ def run_league(config: LeagueConfig, jobs: int | None = None, max_matches: int |
     config.results.mkdir(parents=True, exist_ok=True)
     (config.results / "logs").mkdir(exist_ok=True)
     with results_lock(config.results), Register(config.dir) as register, ExitStack() as beside:
+        page = None
         if serve is not None:
-            beside.enter_context(served_beside(config, *serve))
+            page = beside.enter_context(served_beside(config, *serve, echo=echo))
             echo(f"the live page: http://{serve[0]}:{serve[1]}/ (its log: {config.results / 'logs' / PAGE_LOG})")
         register_house(config, register)
         try:
@@ -88,7 +89,7 @@ def run_league(config: LeagueConfig, jobs: int | None = None, max_matches: int |
             raise LeagueError(f"{config.path}: sandbox: {exc}") from None
         store = ResultStore(config.results / DEFAULT_DB_NAME)
         try:
-            player = _Player(config, register, store, mode, echo, ray)
+            player = _Player(config, register, store, mode, echo, ray, page)
             return player.play(jobs, max_matches, idle_exit)
         finally:
             store.close()
@@ -103,9 +104,10 @@ class _Player:
     without end (benchmarks/league.py --only c)."""
 
     def __init__(self, config: LeagueConfig, register: Register, store: ResultStore, mode: str,
-                 echo: Callable[[str], None], ray: str | None = None) -> None:
+                 echo: Callable[[str], None], ray: str | None = None, page: Page | None = None) -> None:
         self.config, self.register, self.store, self.mode, self.echo = config, register, store, mode, echo
         self.ray = ray
+        self.page = page              # the live page of --serve, looked at after each match and idle poll
         self.summary = LeagueRun()
         self.rng = random.Random(f"{config.secret}/league/{time.time_ns()}")
         self.tally = Tally()
@@ -137,6 +139,7 @@ class _Player:
                     if idle_exit:
                         break
                     self._say_waiting()
+                    self._look_at_page()
                     time.sleep(POLL_SECONDS)
         return self.summary
 
@@ -187,6 +190,7 @@ class _Player:
         tournament = league_tournament(self.config, [v for v in self.register.versions() if v.status != REFUSED])
         log_dir = self.config.results / "logs"
         for outcome in executor.run(self._specs(tournament, log_dir, budget)):
+            self._look_at_page()
             entry = self.entries.pop(outcome.match_id)
             self.summary.played += 1
             if isinstance(outcome, MatchFailure):
@@ -212,6 +216,10 @@ class _Player:
             self.entries[entry.match_id] = entry
             handed += 1
             yield entry_spec(tournament, entry, log_dir, self.mode)
+
+    def _look_at_page(self) -> None:
+        if self.page is not None:
+            self.page.check()
 
     def _next_entry(self) -> ScheduleEntry | None:
         """A match of an unfinished table (one a stopped run began, or the one
