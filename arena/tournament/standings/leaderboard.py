@@ -188,17 +188,20 @@ def leaderboard(source: Source, confidence: float | None = None) -> list[Leaderb
 def streamed_leaderboard(store: ResultStore, level: float, rating: str) -> list[LeaderboardRow]:
     """``leaderboard`` of a store, read a batch of matches at a time
     (``iter_matches``): each match gives its ranked games and its counts, and
-    is let go, so only the games are held (issue 34: the matches as well
-    were 10 KB each at their peak)."""
+    is let go (issue 34: the matches as well were 10 KB each at their peak),
+    and its games are kept as the fit reads them (``ranking.counted``: a
+    match's distinct outcomes as rows of small integers, not a ``Game`` a
+    hand), which fits to the same numbers, bit for bit."""
     # lazy: arena.ranking.confidence loads numpy (tests/test_lean_imports.py REPORTING)
-    from ...ranking import assess
+    from ...ranking.confidence import assess_counted
+    from ...ranking.counted import Counted  # lazy: as the line above (with it, for the fit alone)
 
     tally = RowTally()
-    games = []
+    counted = Counted()
     for m in store.iter_matches():
         tally.add(m)
-        games += rated_games([m], rating)
-    return tally.rows(assess(games, store.bots(), confidence=level, seed=_seed(store)))
+        counted.add(rated_games([m], rating))
+    return tally.rows(assess_counted(counted, store.bots(), confidence=level, seed=_seed(store)))
 
 
 def leaderboard_rows(matches: Sequence[StoredMatch], assessment: Assessment) -> list[LeaderboardRow]:
