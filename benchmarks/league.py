@@ -1,7 +1,7 @@
 """``arena league``'s aims (issue 35): placement, the page under load, memory.
 
 Not a test.  Run (each part alone with ``--only``; small by default):
-    nice -n 19 python benchmarks/league.py [--only a|b|c] [--seeds 3] [--readers 50] [--authors 100]
+    nice -n 19 python benchmarks/league.py [--only a|b|c|d] [--seeds 3] [--readers 50] [--authors 100]
 
 (a) **Placement.**  A field of 12 built-in authors (2 greedy, 3 random, 7
 passive, listed shuffled, so the order of the names is not their strength)
@@ -38,6 +38,16 @@ sampled every 0.1 s (``/proc``: it and its workers, summed); then
 ``arena league serve`` answers 20 requests of ``/`` and its RSS is read.
 Printed: peak RSS per round against the matches stored, for run and serve:
 "flat" is peak RSS not growing with the matches stored.
+
+(d) **The page's memory as matches grow.**  A league of ``--authors``
+built-in authors x ``--versions`` versions (all registered; the last of each
+playing), its results written straight into its store, not played (20,000
+matches would take hours): each match a table of 3 versions of one round,
+``--hands`` hands, scores drawn from each version's strength, 3 rotations a
+table.  At each of ``--counts`` stored matches, ``arena league serve`` starts,
+answers its first ``/`` (the fit of every stored match: how long it took is
+printed), then 2 s of 4 readers; its peak RSS (``VmHWM``) is read.  Flat:
+peak RSS not growing with the matches stored.
 """
 
 from __future__ import annotations
@@ -372,9 +382,106 @@ def part_c(args: argparse.Namespace, tmp: Path) -> None:
               + ("" if args.run_only else f", serve {serve_rss:.0f} MB"))
 
 
+# -- (d) the page's memory as matches grow -----------------------------------------------
+
+def peak_rss_mb(pid: int) -> float:
+    """The peak RSS of ``pid`` so far (``VmHWM``), in MB."""
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+
+
+def synthetic_league(where: Path, authors: int, versions: int) -> tuple[Path, list[list[str]]]:
+    """A league of ``authors`` x ``versions`` registered versions: each round's version names."""
+    from arena.league.versions import register_house
+
+    league = league_file(where, [(f"author{i:03d}", "random") for i in range(authors)], SEED)
+    config = load_league(league)
+    with Register(league) as register:
+        register_house(config, register)
+    for _ in range(versions - 1):
+        for i in range(authors):
+            new_version(league, f"author{i:03d}", "random")
+    with Register(league, readonly=True) as register:
+        mine = sorted((v.author, v.number, v.name) for v in register.versions())
+    rounds = [[name for _, number, name in mine if number == r] for r in range(1, versions + 1)]
+    config.results.mkdir(parents=True, exist_ok=True)
+    with ResultStore(config.results / "results.sqlite") as store:
+        store.init_tournament(config.name, config.stored(), seed=config.seed,
+                              bots=[n for names in rounds for n in names])
+    return league, rounds
+
+
+def synthetic_matches(store: ResultStore, rounds: list[list[str]], first: int, last: int, total: int,
+                      hands: int) -> None:
+    """Matches ``first`` to ``last - 1`` of ``total``: a table (3 rotations) of one round's versions."""
+    from arena.tournament.results.database import StoredMatch as Match
+
+    strength = {name: random.Random(name).gauss(0.0, 1.0) for names in rounds for name in names}
+    for n in range(first, last):
+        table, rotation = divmod(n, 3)
+        rng = random.Random(f"{SEED}/{table}")
+        names = rounds[min(len(rounds) - 1, n * len(rounds) // total)]
+        seated = rng.sample(names, 3)
+        seated = seated[rotation:] + seated[:rotation]
+        scores = [[0] * 3 for _ in range(hands)]
+        winners: list[int | None] = []
+        for h in range(hands):
+            luck = random.Random(f"{SEED}/{table}/{h}")      # the deal: the same in each rotation
+            drawn = [luck.gauss(40.0, 25.0) - 15.0 * strength[b] + rng.gauss(0.0, 10.0) for b in seated]
+            out = min(range(3), key=lambda s: drawn[s])
+            scores[h] = [0 if s == out else max(5, int(drawn[s])) for s in range(3)]
+            winners.append(out)
+        totals = [sum(row[s] for row in scores) for s in range(3)]
+        places = [1 + sum(t < totals[s] for t in totals) for s in range(3)]
+        stamp = f"2026-01-01T{n // 3600 % 24:02d}:{n // 60 % 60:02d}:{n % 60:02d}+00:00"
+        store.add_match(Match(match_id=f"L{table:06d}-r{rotation}", schedule_index=8 * table + rotation,
+                              table=table, rotation=rotation, deal=0, seed=table, bots=seated, totals=totals,
+                              places=places, forfeited=[False] * 3, hand_scores=scores, hand_winners=winners,
+                              started_at=stamp, duration_seconds=0.1))
+
+
+def measure_serve_peak(league: Path) -> tuple[float, float]:
+    """Serve's peak RSS (MB) after its first ``/`` and 2 s of 4 readers; and how long that first ``/`` took."""
+    import httpx
+
+    port = free_port()
+    with running("league", "serve", str(league), "--port", str(port)) as serve:
+        url = f"http://127.0.0.1:{port}/"
+        end = time.monotonic() + 600
+        while True:
+            try:
+                start = time.monotonic()
+                if httpx.get(url, timeout=600).status_code == 200:
+                    first = time.monotonic() - start
+                    break
+            except httpx.HTTPError:
+                if time.monotonic() > end:
+                    raise SystemExit(f"the page at {url} did not answer") from None
+                time.sleep(0.2)
+        asyncio.run(readers(url, 4, 2.0))
+        return peak_rss_mb(serve.pid), first
+
+
+def part_d(args: argparse.Namespace, tmp: Path) -> None:
+    counts = sorted(int(c) for c in args.counts.split(","))
+    print(f"(d) the page's memory: {args.authors} authors x {args.versions} versions, {args.hands} hands a "
+          f"match, {', '.join(map(str, counts))} matches stored; load {os.getloadavg()[0]:.1f}")
+    league, rounds = synthetic_league(tmp / "d", args.authors, args.versions)
+    done = 0
+    for count in counts:
+        with ResultStore(league / "results" / "results.sqlite") as store:
+            synthetic_matches(store, rounds, done, count, counts[-1], args.hands)
+        done = count
+        peaks = [measure_serve_peak(league) for _ in range(args.repeats)]
+        mbs = [p for p, _ in peaks]
+        print(f"  {count:6d} matches stored: serve peak {statistics.median(mbs):.0f} MB [min {min(mbs):.0f} .. "
+              f"max {max(mbs):.0f}], first / {statistics.median(s for _, s in peaks):.1f} s; "
+              f"load {os.getloadavg()[0]:.1f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=("a", "b", "c"), default=None)
+    parser.add_argument("--only", choices=("a", "b", "c", "d"), default=None)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--before", type=int, default=120, help="(a) matches before the new version")
     parser.add_argument("--after", type=int, default=90, help="(a) the new version's matches")
@@ -386,11 +493,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--authors", type=int, default=100)
     parser.add_argument("--versions", type=int, default=5)
     parser.add_argument("--per-version", type=int, default=150)
+    parser.add_argument("--counts", default="1000,5000,20000", help="(d) matches stored at each measure")
+    parser.add_argument("--hands", type=int, default=7, help="(d) hands a match")
+    parser.add_argument("--repeats", type=int, default=2, help="(d) serve started this often at each count")
     parser.add_argument("--run-only", action="store_true", help="(c) the run's memory alone, not serve's")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="arena-league-bench-") as where:
         tmp = Path(where)
-        for part, run in (("a", part_a), ("b", part_b), ("c", part_c)):
+        for part, run in (("a", part_a), ("b", part_b), ("c", part_c), ("d", part_d)):
             if args.only in (None, part):
                 run(args, tmp)
     return 0

@@ -78,7 +78,8 @@ def test_init_writes_a_league_file_that_loads(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     config = load_league(tmp_path / "lg")
     assert [a.name for a in config.authors] == ["house-greedy", "house-random"]
-    assert config.players == 3 and config.seed > 0 and config.matchmaking.placement_matches == 30
+    assert config.players == 3 and config.matchmaking.placement_matches == 30
+    assert config.seed is None and config.key is not None and int(config.key, 16).bit_length() > 200
     again = arena_here("league", "init", str(tmp_path / "lg"))
     assert again.returncode == 1 and "exists already" in again.stderr
 
@@ -86,7 +87,7 @@ def test_init_writes_a_league_file_that_loads(tmp_path: Path) -> None:
 @pytest.mark.parametrize("change, where", [
     (("players: 3", "players: 9"), "league.yaml:2: players: expected a number of players per table 2..8, got 9"),
     (("  - name: bob\n", "  - name: bob\n    dir: /tmp\n"), "league.yaml:14: authors[4].dir: unknown key"),
-    (("seed: 11\n", ""), "league.yaml:1: seed: missing"),
+    (("seed: 11\n", ""), "league.yaml:1: key: missing"),
 ])
 def test_a_mistake_in_the_league_file_is_one_line_naming_its_line(tmp_path: Path, change: tuple[str, str],
                                                                    where: str) -> None:

@@ -174,8 +174,8 @@ def test_an_export_of_a_league_with_a_guessable_seed_says_so(tmp_path: Path, mon
     assert [line for line in said.splitlines() if line.startswith("Warning")] == [
         f"Warning: {league_file}: seed: it is small (under 2^49), so anyone with this export can find it by "
         "trying every seed, and with it the deals of the tables to come; publish the export when the league "
-        "ends, or start a public league with the seed arena league init draws"]
-    monkeypatch.setattr(secrets, "randbits", lambda bits: 2 ** bits - 1)      # init's seed, all ones
+        "ends, or start a public league with the key arena league init draws"]
+    monkeypatch.setattr(secrets, "token_hex", lambda n: "f" * 2 * n)          # init's key, all ones
     init = arena_here("league", "init", str(tmp_path / "fresh"))
     assert init.returncode == 0, init.stderr
-    assert load_league(tmp_path / "fresh").seed == 2 ** 63 - 1                # the most a seed holds
+    assert load_league(tmp_path / "fresh").key == "f" * 64                    # 256 bits (tests/test_league_key.py)

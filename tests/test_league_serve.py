@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -141,3 +142,87 @@ def test_a_page_that_cannot_start_stops_the_run_before_it_plays_quoting_its_log(
     assert "cannot assign requested address" in lines[0].lower(), err
     assert "cannot assign" in (league / "results" / "logs" / "page.log").read_text().lower()
     assert not (league / "results" / "results.sqlite").exists() and not pages_of(league)
+
+
+# -- a page that stops while the run plays -------------------------------------------------
+
+
+@contextmanager
+def running_logged(league: Path, log: Path, *options: str, page: str = "") -> Iterator[subprocess.Popen[str]]:
+    """``arena league run`` with its output in ``log`` (a long run's lines would fill a pipe);
+    ``page``: Python run first in the run's process (to shorten the page's back-off)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    code = f"import arena.league.page as page; {page}\nfrom arena.__main__ import run; run()"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, "-c", code, "league", "run", str(league), "--jobs", "1", *options],
+                                env=env, stdout=out, stderr=out, text=True)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in pages_of(league):
+            os.kill(pid, signal.SIGKILL)
+
+
+def next_page(league: Path, port: int, old: int | None) -> int:
+    """The pid of the page serving ``league`` on ``port`` once it answers, other than ``old``."""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        pids = [p for p in pages_of(league) if p != old]
+        if len(pids) == 1:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/board.json", timeout=10).status_code == 200:
+                    return pids[0]
+            except httpx.HTTPError:
+                pass
+        time.sleep(0.1)
+    raise AssertionError(f"no page on {port} other than {old}")
+
+
+def stored(league: Path) -> int:
+    with sqlite3.connect(f"file:{league / 'results' / 'results.sqlite'}?mode=ro", uri=True) as conn:
+        return int(conn.execute("SELECT count(*) FROM matches").fetchone()[0])
+
+
+def test_a_page_killed_mid_run_is_said_once_and_started_again(tmp_path: Path) -> None:
+    league, port, log = make_league(tmp_path / "lg"), free_port(), tmp_path / "run.log"
+    with running_logged(league, log, "--serve", str(port), "--max-matches", "100000") as proc:
+        first = next_page(league, port, None)
+        os.kill(first, signal.SIGKILL)
+        second = next_page(league, port, first)         # the run's, after its back-off
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(WAIT)
+    lines = log.read_text().splitlines()
+    said = [line for line in lines if "the live page stopped" in line]
+    assert said == [f"the live page stopped (killed by SIGKILL); starting it again in 1 s "
+                    f"(its log: {league / 'results' / 'logs' / 'page.log'})"], lines
+    assert proc.returncode == 143 and second != first and gone(port, league)
+
+
+def test_a_page_that_keeps_stopping_is_said_once_and_the_league_plays_on(tmp_path: Path) -> None:
+    league, port, log = make_league(tmp_path / "lg"), free_port(), tmp_path / "run.log"
+    with running_logged(league, log, "--serve", str(port), "--max-matches", "100000",
+                        page="page.BACKOFF_FIRST = 0.1; page.RESTARTS = 2") as proc:
+        pid = None
+        for _ in range(3):                   # 2 restarts, then the third stop is one too many
+            pid = next_page(league, port, pid)
+            os.kill(pid, signal.SIGKILL)
+        assert gone(port, league)
+        before = stored(league)
+        deadline = time.monotonic() + WAIT
+        while stored(league) < before + 3 and time.monotonic() < deadline:
+            time.sleep(0.2)
+            assert not pages_of(league)      # not started again
+        assert stored(league) >= before + 3 and proc.poll() is None       # it plays on
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(WAIT)
+    said = [line for line in log.read_text().splitlines() if "the live page" in line]
+    assert said[1:3] == [f"the live page stopped (killed by SIGKILL); starting it again in {s} s "
+                         f"(its log: {league / 'results' / 'logs' / 'page.log'})" for s in ("0.1", "0.2")], said
+    assert said[3] == (f"the live page stopped (killed by SIGKILL), 3 times in a row; the league plays on "
+                       f"without it (arena league serve {league} --port {port} serves it; its log: "
+                       f"{league / 'results' / 'logs' / 'page.log'})"), said
+    assert len(said) == 4

@@ -238,5 +238,5 @@ def export(directory: Path, out: Path) -> None:
     if done.guessable:
         click.echo(f"Warning: {config.path}: seed: it is small (under 2^{GUESSABLE_BITS + 1}), so anyone with "
                    f"this export can find it by trying every seed, and with it the deals of the tables to come; "
-                   f"publish the export when the league ends, or start a public league with the seed arena "
+                   f"publish the export when the league ends, or start a public league with the key arena "
                    f"league init draws", err=True)

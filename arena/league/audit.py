@@ -63,7 +63,7 @@ class TableAudit:
 
 
 def audit_tables(config: LeagueConfig, store: ResultStore, register: Register) -> TableAudit:
-    return _audit([(t, table_seed(config.seed, t.table_no)) for t in register.tables()], store)
+    return _audit([(t, table_seed(config.secret, t.table_no)) for t in register.tables()], store)
 
 
 def _audit(tables: list[tuple[TableRow, int | None]], store: ResultStore, exported: bool = False) -> TableAudit:

@@ -33,13 +33,14 @@ from ..tournament.config.bounded import read_text
 from ..tournament.config.model import BotConfig, BotLimits, ConfigError, FaultSettings, TournamentConfig
 from ..tournament.config.nodes import _line
 from ..tournament.config.reader import Reader, compose
+from ..tournament.pairing.schedule import derive_seed
 
 __all__ = ["FILE_NAME", "LeagueConfig", "LeagueError", "load_league", "league_file", "read_league", "template"]
 
 FILE_NAME = "league.yaml"
 RESULTS = "results"     # DIR/results: the results directory (results.sqlite, logs/)
 
-_TOP_KEYS = ("name", "players", "rules", "time", "faults", "sandbox", "seed", "jobs", "command", "limits",
+_TOP_KEYS = ("name", "players", "rules", "time", "faults", "sandbox", "key", "seed", "jobs", "command", "limits",
              "matchmaking", "submissions", "build", "authors")
 _MATCHMAKING_KEYS = ("placement_matches", "max_width")
 _AUTHOR_KEYS = ("name", "command", "builtin", "env", "limits", "token", "build")
@@ -48,6 +49,9 @@ _BUILD_KEYS = ("command", "seconds", "memory_mb")
 _SUBMISSION_LIMITS = {"max_upload_mb": (1, 1024), "max_unpacked_mb": (1, 4096), "max_files": (1, 100_000),
                       "max_ratio": (1, 10_000), "per_hour": (1, 10_000)}
 TOKEN_HASH = re.compile(r"^sha256:[0-9a-f]{64}$")
+# The league's key: 128 to 256 bits, in hex (``init`` draws 256).
+KEY = re.compile(r"^[0-9a-fA-F]{32,64}$")
+KEY_BYTES = 32
 
 
 class LeagueError(Exception):
@@ -100,7 +104,10 @@ class LeagueConfig:
     path: Path
     name: str
     authors: tuple[BotConfig, ...]
-    seed: int
+    # The secret every deal derives from: a ``key`` (hex, 128-256 bits; what
+    # ``init`` writes) or, in files made before it, a 63-bit ``seed``.  One of the two.
+    seed: int | None = None
+    key: str | None = None
     players: int = 3
     rules: Ruleset = field(default_factory=Ruleset)
     time: TimeControl = field(default_factory=TimeControl)
@@ -117,6 +124,15 @@ class LeagueConfig:
     @property
     def dir(self) -> Path:
         return self.path.parent
+
+    @property
+    def secret(self) -> int | str:
+        """What the deals derive from (``plan.table_seed``): the seed of an older
+        file, as it always was (the same deals), else ``key:HEX``."""
+        if self.key is None:
+            assert self.seed is not None, "a league has a key or a seed"
+            return self.seed
+        return f"key:{self.key}"
 
     @property
     def results(self) -> Path:
@@ -144,13 +160,16 @@ class LeagueConfig:
                 "time": {"startup": self.time.startup_seconds, "per_decision": self.time.per_decision_seconds,
                          "bank": self.time.bank_seconds},
                 "faults": dataclasses.asdict(self.faults), "sandbox": self.sandbox, "seed": self.seed,
-                "rating": "hands", "duplicate": True, "seating": "balanced"}
+                "rating": "hands", "duplicate": True, "seating": "balanced",
+                # A key is not stored (the league file keeps it); the bootstrap's seed, one-way from it, is.
+                **({} if self.key is None else {"bootstrap_seed": derive_seed(self.secret, "league", "standings")})}
 
     def tournament(self, bots: tuple[BotConfig, ...]) -> TournamentConfig:
         """The league as the tournament layer's functions take it: ``bots`` are
         the versions (named ``author.vN``, each in its own folder)."""
         return TournamentConfig(path=self.path, dir=self.dir, name=self.name, bots=bots, players=self.players,
-                                rules=self.rules, time=self.time, faults=self.faults, seed=self.seed,
+                                rules=self.rules, time=self.time, faults=self.faults,
+                                seed=self.seed if self.key is None else derive_seed(self.secret, "league", "tournament"),
                                 jobs=self.jobs, output=self.results, sandbox=self.sandbox)
 
 
@@ -181,7 +200,7 @@ class _LeagueReader(Reader):
 
     def league(self, root: Node, path: Path) -> LeagueConfig:
         top = self.mapping(root, "", _TOP_KEYS, what="a mapping of league settings (name, authors, ...)",
-                           required=("authors", "seed"), extensions=True)
+                           required=("authors",), extensions=True)
         values: dict[str, Any] = {"key_lines": tuple((k, _line(kn)) for k, (kn, _) in top.items())}
         values["name"] = self._name(top, path.parent.name or "league")
         players_node = top["players"][1] if "players" in top else None
@@ -197,7 +216,7 @@ class _LeagueReader(Reader):
                                             ", ".join(map(repr, SANDBOX_MODES)))
         if "jobs" in top:
             values["jobs"] = self._jobs(top["jobs"][1])
-        values["seed"] = self.integer(top["seed"][1], "seed", 0, 2 ** 63 - 1, "a seed")
+        values.update(self._secret(top, root))
         if "matchmaking" in top:
             values["matchmaking"] = self._matchmaking(top["matchmaking"][1])
         if "submissions" in top:
@@ -206,6 +225,23 @@ class _LeagueReader(Reader):
             values["build"] = self._build(top["build"][1], "build")
         values["authors"], values["tokens"], values["builds"] = self._authors(top)
         return LeagueConfig(path=path, **values)
+
+    def _secret(self, top: dict[str, tuple[Node, Node]], root: Node) -> dict[str, Any]:
+        """``key`` (hex, 128-256 bits), or an older file's ``seed``: one of them."""
+        if "key" in top and "seed" in top:
+            raise self.fail(top["seed"][0], "seed", "give 'key' or 'seed', not both: the deals derive from one "
+                                                   "(a league made by 'arena league init' has a key)")
+        if "seed" in top:
+            return {"seed": self.integer(top["seed"][1], "seed", 0, 2 ** 63 - 1, "a seed")}
+        if "key" not in top:
+            raise self.fail(root, "key", "missing; every deal derives from the league's key: give "
+                                         "'key: ' and 64 hex digits (arena league init draws one)")
+        node = top["key"][1]
+        text = node.value if isinstance(node, ScalarNode) else None
+        if not isinstance(text, str) or not KEY.match(text):
+            raise self.fail(node, "key", "expected 32 to 64 hex digits (a key of 128 to 256 bits), such as "
+                                         "'arena league init' draws")
+        return {"key": text.lower()}
 
     def _matchmaking(self, node: Node) -> Matchmaking:
         entries = self.mapping(node, "matchmaking", _MATCHMAKING_KEYS,
@@ -312,10 +348,9 @@ class _LeagueReader(Reader):
 
 
 def template(name: str) -> str:
-    """A new league file, every key shown and explained, with a fresh seed: 63 random bits, the most a
-    seed holds, since any published match's deal seed lets one try seeds until one gives it."""
-    seed = secrets.randbits(63)
-    return _TEMPLATE.format(name=name, seed=seed)
+    """A new league file, every key shown and explained, with a fresh key of 256 random bits: any
+    published match's deal seed lets one try keys until one gives it, so a key is out of reach of that."""
+    return _TEMPLATE.format(name=name, key=secrets.token_hex(KEY_BYTES))
 
 
 _TEMPLATE = """\
@@ -355,9 +390,10 @@ sandbox: auto
 # Matches in parallel (auto: one per core); arena league run --jobs overrides it.
 jobs: auto
 
-# The seed every deal derives from: keep it secret while the league runs (an export
-# does not hold it). Keep the one drawn: a small seed is found from a published match.
-seed: {seed}
+# The key every deal derives from (256 random bits, in hex): keep it secret while
+# the league runs (an export does not hold it), and keep the one drawn.  A file
+# of an older arena has 'seed:' instead, which keeps dealing as it did.
+key: {key}
 
 # How an author's version is run, in its own copy of the folder they handed
 # in (an author may give their own 'command').

@@ -90,7 +90,8 @@ def export_league(config: LeagueConfig, out: Path) -> Exported:
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
-    return Exported(out / DEFAULT_DB_NAME, matches, failed, logs, config.seed.bit_length() <= GUESSABLE_BITS)
+    guessable = config.seed is not None and config.seed.bit_length() <= GUESSABLE_BITS    # a key never is
+    return Exported(out / DEFAULT_DB_NAME, matches, failed, logs, guessable)
 
 
 def _snapshot(source: Path, target: Path) -> None:
@@ -152,7 +153,7 @@ def _copy_tables(db: Path, config: LeagueConfig, out: Path) -> None:
         conn.execute(EXPORTED_TABLES_SCHEMA)
         conn.executemany("INSERT INTO league_tables (table_no, seats, block, seed) VALUES (?, ?, ?, ?)",
                          [(t.table_no, json.dumps(list(t.seats)), t.block,
-                           table_seed(config.seed, t.table_no) if t.table_no in played else None)
+                           table_seed(config.secret, t.table_no) if t.table_no in played else None)
                           for t in tables])
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
@@ -168,7 +169,7 @@ def _conceal_seed(db: Path, config: LeagueConfig, out: Path) -> None:
     try:
         (stored,) = conn.execute("SELECT config FROM tournament WHERE id = 1").fetchone()
         described = {k: v for k, v in json.loads(stored).items() if k != "seed"}
-        described["bootstrap_seed"] = league_bootstrap_seed(config.seed)
+        described["bootstrap_seed"] = league_bootstrap_seed(config.secret)
         conn.execute("BEGIN")
         conn.execute("UPDATE tournament SET seed = NULL, config = ? WHERE id = 1",
                      (canonical_json(described),))

@@ -3,7 +3,7 @@
 Table ``n`` (numbered as the register records them) is played in its ``k``
 seatings of one balanced block (``pairing.seating``: every version in
 every seat once, neighbours balanced over the blocks) on one duplicate
-deal, whose seed derives from the league's seed and ``n`` alone
+deal, whose seed derives from the league's key (or seed) and ``n`` alone
 (``table_seed``: SHA-256, one-way, so the seeds of tables played, which
 every stored match shows, say nothing of the next table's without the
 league's seed).  So a table's matches follow from its register row, and a
@@ -30,12 +30,12 @@ def block_for(table_no: int, k: int) -> int:
     return table_no % len(design(k))
 
 
-def table_seed(league_seed: int, table_no: int) -> int:
+def table_seed(league_seed: int | str, table_no: int) -> int:
     """The seed of table ``table_no``'s deal."""
     return derive_seed(league_seed, "league", table_no)
 
 
-def table_entries(table: TableRow, league_seed: int) -> list[ScheduleEntry]:
+def table_entries(table: TableRow, league_seed: int | str) -> list[ScheduleEntry]:
     """Every match of ``table``, rotation 0 first."""
     return dealt_entries(table, table_seed(league_seed, table.table_no))
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ..match import MatchSpec
 from ..process.confine import sandbox
-from ..ranking.live import Tally
+from ..ranking.live import Fitting, Tally
 from ..ranking.model import Rating
 from ..tournament.config.model import RAY, SHARED, ExecutorSettings, TournamentConfig
 from ..tournament.executors.choose import AnyExecutor, closed_after, make
@@ -44,7 +44,7 @@ from ..tournament.runner import entry_spec, record_failure, stored_match
 from ..tournament.standings.ratings import games_of
 from .config import LeagueConfig, LeagueError
 from .matchmaking import next_table
-from .page import PAGE_LOG, served_beside
+from .page import PAGE_LOG, Page, served_beside
 from .plan import block_for, table_entries
 from .register import PLAYING, REFUSED, SUBMITTED, Register, TableRow
 from .versions import check_waiting, league_tournament, register_house
@@ -54,6 +54,8 @@ __all__ = ["LeagueRun", "run_league"]
 
 POLL_SECONDS = 2.0       # how often an idle league looks for new versions
 FIT_SPACING = 3.0        # the matchmaking's refits take at most 1 / (1 + this) of the run's time
+FIT_SLICE_MAX = 0.5      # seconds of a refit per table, at most (``fit_slice``): a run stopped for an hour
+                         # (SIGSTOP) does not then fit for 20 minutes while its workers wait
 
 
 @dataclass
@@ -78,8 +80,9 @@ def run_league(config: LeagueConfig, jobs: int | None = None, max_matches: int |
     config.results.mkdir(parents=True, exist_ok=True)
     (config.results / "logs").mkdir(exist_ok=True)
     with results_lock(config.results), Register(config.dir) as register, ExitStack() as beside:
+        page = None
         if serve is not None:
-            beside.enter_context(served_beside(config, *serve))
+            page = beside.enter_context(served_beside(config, *serve, echo=echo))
             echo(f"the live page: http://{serve[0]}:{serve[1]}/ (its log: {config.results / 'logs' / PAGE_LOG})")
         register_house(config, register)
         try:
@@ -88,7 +91,7 @@ def run_league(config: LeagueConfig, jobs: int | None = None, max_matches: int |
             raise LeagueError(f"{config.path}: sandbox: {exc}") from None
         store = ResultStore(config.results / DEFAULT_DB_NAME)
         try:
-            player = _Player(config, register, store, mode, echo, ray)
+            player = _Player(config, register, store, mode, echo, ray, page)
             return player.play(jobs, max_matches, idle_exit)
         finally:
             store.close()
@@ -103,16 +106,19 @@ class _Player:
     without end (benchmarks/league.py --only c)."""
 
     def __init__(self, config: LeagueConfig, register: Register, store: ResultStore, mode: str,
-                 echo: Callable[[str], None], ray: str | None = None) -> None:
+                 echo: Callable[[str], None], ray: str | None = None, page: Page | None = None) -> None:
         self.config, self.register, self.store, self.mode, self.echo = config, register, store, mode, echo
         self.ray = ray
+        self.page = page              # the live page of --serve, looked at after each match and idle poll
         self.summary = LeagueRun()
-        self.rng = random.Random(f"{config.seed}/league/{time.time_ns()}")
+        self.rng = random.Random(f"{config.secret}/league/{time.time_ns()}")
         self.tally = Tally()
         self.known = 0               # stored matches in the tally
         self.counts: Counter[str] = Counter()
         self.fitted_at = -1
-        self.fit_due = 0.0           # time.monotonic() from which the next fit may run
+        self.fitting: Fitting | None = None       # the refit under way, of the first ``fitting_at`` matches
+        self.fitting_at = 0
+        self.sliced = time.monotonic()            # when the last slice of a refit ended
         self.ratings: dict[str, Rating] = {}
         # What is to be played first: the matches of the tables a stopped run left unfinished.
         # A match that fails is not tried again by this run; the next one does.
@@ -137,6 +143,7 @@ class _Player:
                     if idle_exit:
                         break
                     self._say_waiting()
+                    self._look_at_page()
                     time.sleep(POLL_SECONDS)
         return self.summary
 
@@ -146,7 +153,7 @@ class _Player:
         for m in self.store.iter_matches():
             self._know(m)
         stored = self.store.completed_ids()
-        self.queue.extend(e for table in self.register.tables() for e in table_entries(table, self.config.seed)
+        self.queue.extend(e for table in self.register.tables() for e in table_entries(table, self.config.secret)
                           if e.match_id not in stored)
 
     def _say_waiting(self) -> None:
@@ -187,6 +194,7 @@ class _Player:
         tournament = league_tournament(self.config, [v for v in self.register.versions() if v.status != REFUSED])
         log_dir = self.config.results / "logs"
         for outcome in executor.run(self._specs(tournament, log_dir, budget)):
+            self._look_at_page()
             entry = self.entries.pop(outcome.match_id)
             self.summary.played += 1
             if isinstance(outcome, MatchFailure):
@@ -213,6 +221,28 @@ class _Player:
             handed += 1
             yield entry_spec(tournament, entry, log_dir, self.mode)
 
+    def _refit(self) -> None:
+        """A slice of the refit under way (``fit_slice``): the fit of every
+        match grows with the league (4.7 CPU-s at 600 matches of 12 versions),
+        and done whole before a table it kept the workers waiting as long, in
+        this process (no match stored for 10-20 s at a time).  The tables
+        chosen meanwhile use the ratings of the last fit done."""
+        assert self.fitting is not None
+        began = time.monotonic()
+        end = began + fit_slice(began - self.sliced)
+        try:
+            next(self.fitting)                  # a step at least, however short the slice
+            # The first fit whole, as ever: the run's first tables are chosen on every stored match.
+            while time.monotonic() < end or self.fitted_at < 0:
+                next(self.fitting)
+        except StopIteration as done:
+            self.ratings, self.fitted_at, self.fitting = done.value, self.fitting_at, None
+        self.sliced = time.monotonic()
+
+    def _look_at_page(self) -> None:
+        if self.page is not None:
+            self.page.check()
+
     def _next_entry(self) -> ScheduleEntry | None:
         """A match of an unfinished table (one a stopped run began, or the one
         being handed out), else the first of a new table; None: nothing to play."""
@@ -221,24 +251,28 @@ class _Player:
             if table is None:
                 return None
             self.summary.tables += 1
-            self.queue.extend(table_entries(table, self.config.seed))
+            self.queue.extend(table_entries(table, self.config.secret))
         return self.queue.popleft()
 
     def _new_table(self) -> TableRow | None:
         playing = [v.name for v in self.register.versions(PLAYING)]
-        if self.known != self.fitted_at and time.monotonic() >= self.fit_due:
-            began = time.monotonic()
-            self.ratings = self.tally.ratings(playing)
-            self.fitted_at = self.known
-            # The fit of every match grows with the league (0.4 CPU-s a table at 60 matches, 1.3 s of wall
-            # time on a loaded machine, in this process): refitted at most once per FIT_SPACING times its
-            # time, the tables between chosen on ratings a few tables old, as tournaments' progress line does.
-            self.fit_due = time.monotonic() + FIT_SPACING * (time.monotonic() - began)
+        if self.fitting is None and self.known != self.fitted_at:
+            self.fitting, self.fitting_at = self.tally.fitting(playing), self.known
+        if self.fitting is not None:
+            self._refit()
         seats = next_table(playing, self.counts, self.ratings, self.config.players,
                            self.config.matchmaking.placement_matches, self.rng)
         if seats is None:
             return None
         return self.register.add_table(seats, block_for(self.register.table_count(), self.config.players))
+
+
+def fit_slice(since: float) -> float:
+    """Seconds of refit before a table, ``since`` the last slice ended: a
+    FIT_SPACING-th of that (so refits take at most 1 / (1 + FIT_SPACING) of
+    the run, beyond the one step each table takes), at most FIT_SLICE_MAX
+    (after a stop, SIGSTOP or a suspended machine, the time away is not the run's)."""
+    return min(FIT_SLICE_MAX, since / FIT_SPACING)
 
 
 def _ordinals(places: list[int]) -> list[str]:

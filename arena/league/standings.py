@@ -13,15 +13,17 @@ ranks wide, and **active** from then on.
 from __future__ import annotations
 
 import hashlib
+import heapq
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ..ranking import rank_ranges
+from ..ranking.counted import Counted
 from ..tournament.results.database import ResultStore, StoredMatch
-from ..tournament.standings.leaderboard import LeaderboardRow, leaderboard_rows, league_bootstrap_seed
-from ..tournament.standings.ratings import assess_matches
+from ..tournament.standings.leaderboard import LeaderboardRow, RowTally, league_bootstrap_seed
+from ..tournament.standings.ratings import games_of
 from .config import LeagueConfig
 from .register import BUILD_OUTPUT, PLAYING, SUBMITTED, Register, Version
 
@@ -56,28 +58,70 @@ def board(config: LeagueConfig, store: ResultStore | None, register: Register,
           now: datetime | None = None) -> Board:
     now = now or datetime.now(timezone.utc)
     versions = register.versions()
-    matches = [] if store is None else store.matches()
+    seen = _Seen(now)
+    if store is not None:
+        for m in store.iter_matches():          # a batch at a time, none kept (``_Seen``)
+            seen.add(m)
     out = Board(config.name)
-    rows = _rows(matches, versions, league_bootstrap_seed(config.seed))
+    rows = _fitted(seen, versions, league_bootstrap_seed(config.secret))
     playing = [v for v in versions if v.status == PLAYING]
     out.leaderboard = _current(rows, playing, config)
     out.authors = _authors(versions, rows)
-    out.recent = [{"match_id": m.match_id, "started_at": m.started_at, "faults": len(m.faults),
-                   "seats": [{"bot": b, "place": p, "total": t, "forfeited": f}
-                             for b, p, t, f in sorted(zip(m.bots, m.places, m.totals, m.forfeited),
-                                                      key=lambda s: s[1])]}
-                  for m in sorted(matches, key=lambda m: (m.started_at, m.match_id), reverse=True)[:RECENT]]
-    out.health = _health(matches, versions, store, now)
+    out.recent = [entry for _, _, entry in sorted(seen.recent, reverse=True)]
+    out.health = _health(seen, versions, store)
     return out
 
 
+class _Seen:
+    """What the page shows of the stored matches, read once each and let go:
+    the games as the fit reads them (``Counted``), each version's counts
+    (``RowTally``), the newest ``RECENT``, the last hour's.  The page held
+    every match before, and every hand as a ``Game``: 145 MB at 500
+    versions, growing with the league (benchmarks/league.py --only d)."""
+
+    def __init__(self, now: datetime) -> None:
+        self.counted = Counted()
+        self.tally = RowTally()
+        self.since = (now - HOUR).isoformat(timespec="seconds")
+        self.recent: list[tuple[str, str, dict[str, Any]]] = []      # a heap, the oldest of them first
+        self.matches = self.last_hour = 0
+        self.faults: Counter[str] = Counter()
+        self.last_match: str | None = None
+
+    def add(self, m: StoredMatch) -> None:
+        self.counted.add(games_of(m.match_id, m.deal, m.bots, m.places, m.forfeited, m.hand_scores))
+        self.tally.add(m)
+        self.matches += 1
+        if m.started_at >= self.since:
+            self.last_hour += 1
+            self.faults.update(f["kind"] for f in m.faults)
+        self.last_match = max(self.last_match or m.started_at, m.started_at)
+        key = (m.started_at, m.match_id)
+        if len(self.recent) < RECENT or key > self.recent[0][:2]:
+            entry = {"match_id": m.match_id, "started_at": m.started_at, "faults": len(m.faults),
+                     "seats": [{"bot": b, "place": p, "total": t, "forfeited": f}
+                               for b, p, t, f in sorted(zip(m.bots, m.places, m.totals, m.forfeited),
+                                                        key=lambda s: s[1])]}
+            (heapq.heappush if len(self.recent) < RECENT else heapq.heapreplace)(self.recent, (*key, entry))
+
+
 def _rows(matches: list[StoredMatch], versions: list[Version], seed: int) -> dict[str, LeaderboardRow]:
+    """The leaderboard of every version that played, by name (of a list of matches: benchmarks)."""
+    seen = _Seen(datetime.now(timezone.utc))
+    for m in matches:
+        seen.add(m)
+    return _fitted(seen, versions, seed)
+
+
+def _fitted(seen: _Seen, versions: list[Version], seed: int) -> dict[str, LeaderboardRow]:
     """The leaderboard of every version that played, by name."""
-    names = sorted({b for m in matches for b in m.bots})
-    if not names:
+    if not seen.counted.players:
         return {}
-    assessment = assess_matches(matches, names, CONFIDENCE, seed=seed)
-    rows = {r.bot: r for r in leaderboard_rows(matches, assessment)}
+    # lazy: arena.ranking.confidence loads numpy (tests/test_lean_imports.py REPORTING)
+    from ..ranking.confidence import assess_counted
+
+    assessment = assess_counted(seen.counted, (), CONFIDENCE, seed=seed)
+    rows = {r.bot: r for r in seen.tally.rows(assessment)}
     separated = assessment.pair_separated()
     # Each row's rank range among the playing versions only (retired ones are not in the race).
     playing = {v.name for v in versions if v.status == PLAYING}
@@ -133,14 +177,10 @@ def _authors(versions: list[Version], rows: dict[str, LeaderboardRow]) -> list[d
     return [{"author": a, "versions": list(reversed(vs))} for a, vs in sorted(by_author.items())]
 
 
-def _health(matches: list[StoredMatch], versions: list[Version], store: ResultStore | None,
-            now: datetime) -> dict[str, Any]:
-    since = (now - HOUR).isoformat(timespec="seconds")
-    last_hour = [m for m in matches if m.started_at >= since]
-    faults: Counter[str] = Counter(f["kind"] for m in last_hour for f in m.faults)
-    return {"matches": len(matches), "matches_last_hour": len(last_hour),
+def _health(seen: _Seen, versions: list[Version], store: ResultStore | None) -> dict[str, Any]:
+    return {"matches": seen.matches, "matches_last_hour": seen.last_hour,
             "queue": sum(1 for v in versions if v.status == SUBMITTED),
             "failed": 0 if store is None else len(store.failures()),
-            "faults_last_hour": sum(faults.values()),
-            "fault_kinds": ", ".join(f"{n} {k}" for k, n in sorted(faults.items())) or "none",
-            "last_match": max((m.started_at for m in matches), default=None)}
+            "faults_last_hour": sum(seen.faults.values()),
+            "fault_kinds": ", ".join(f"{n} {k}" for k, n in sorted(seen.faults.items())) or "none",
+            "last_match": seen.last_match}

@@ -40,11 +40,12 @@ from statistics import NormalDist
 
 import numpy as np
 
+from .counted import Counted
 from .games import Game
-from .model import FIT_TOLERANCE
-from .trueskill_batch import REPLICA_PASSES, REPLICA_TOLERANCE, Prior, Problem, fit_problem, solve
+from .model import FIT_TOLERANCE, draw_probability, shrunk_draw_rate
+from .trueskill_batch import REPLICA_PASSES, REPLICA_TOLERANCE, Prior, Problem, code, fit_problem, solve
 
-__all__ = ["Assessment", "Row", "assess", "rank_ranges", "sign_test"]
+__all__ = ["Assessment", "Resampled", "Row", "assess", "assess_counted", "assess_problem", "rank_ranges", "sign_test"]
 
 REPLICAS = 200
 REPLICA_ROWS = 1 << 18  # (replica, outcome) rows solved at once (see _replicas): about 40 MB
@@ -188,17 +189,66 @@ def assess(games: Sequence[Game], players: Sequence[str] = (), confidence: float
     ``tolerance`` (None: ``REPLICA_TOLERANCE``; the fit they start from,
     to a tenth of a looser one: its ratings' error stays well below the
     replicas' own)."""
+    problem = Problem(games, players)          # once: indexing 200,000 hands takes a few CPU-s
+    names = sorted({g.group for g in problem.games})
+    index = {g: i for i, g in enumerate(names)}
+    of_game = np.array([index[g.group] for g in problem.games], dtype=np.int64)
+    seen = {p for g in problem.games for p in g.players}
+    return assess_problem(problem, Resampled(of_game, len(names), seen, draw_probability(problem.games)),
+                          confidence, replicas, seed, prior, tolerance)
+
+
+def assess_counted(counted: Counted, players: Sequence[str] = (), confidence: float = 0.95,
+                   replicas: int | None = None, seed: int = 0, prior: Prior = Prior(),
+                   tolerance: float | None = None) -> Assessment:
+    """``assess`` of the games ``counted`` keeps: the same numbers, without the games."""
+    names = sorted(set(counted.players) | set(players))
+    index = {n: i for i, n in enumerate(names)}
+    remap = np.array([index[n] for n in counted.players], dtype=np.int32)
+    group_names = list(counted.groups)
+    rank_of = np.empty(len(group_names), dtype=np.int64)    # a group's index among the names sorted
+    rank_of[np.array(sorted(range(len(group_names)), key=group_names.__getitem__), dtype=np.int64)] = \
+        np.arange(len(group_names))
+    coded, of_game, size = {}, [], 0
+    for k in sorted(counted.who):
+        who = remap[np.frombuffer(counted.who[k], dtype=np.int32).reshape(-1, k)]
+        ranks = np.frombuffer(counted.ranks[k], dtype=np.int8).reshape(-1, k)
+        members = np.arange(size, size + len(who), dtype=np.int64)
+        coded[k] = code(k, members, who, ranks, np.frombuffer(counted.times[k], dtype=np.int32).astype(np.int64))
+        of_game.append(rank_of[np.frombuffer(counted.group[k], dtype=np.int32)])
+        size += len(who)
+    problem = Problem.counted(names, coded, size)
+    resampled = Resampled(np.concatenate(of_game) if of_game else np.zeros(0, dtype=np.int64), len(group_names),
+                          set(counted.players), shrunk_draw_rate(counted.ties, counted.pairs))
+    return assess_problem(problem, resampled, confidence, replicas, seed, prior, tolerance)
+
+
+@dataclass(frozen=True)
+class Resampled:
+    """What the bootstrap of a problem needs besides its outcomes: each
+    position's duplicate group (an index into the groups' names sorted), how
+    many groups, the players with a game, and the draw probability."""
+    of_game: np.ndarray
+    groups: int
+    seen: set[str]
+    draw_probability: float
+
+
+def assess_problem(problem: Problem, resampled: Resampled, confidence: float = 0.95,
+                   replicas: int | None = None, seed: int = 0, prior: Prior = Prior(),
+                   tolerance: float | None = None) -> Assessment:
+    """``assess`` of games already indexed (``Problem``, or ``counted``'s)."""
     replicas = REPLICAS if replicas is None else replicas
     if not 0.5 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0.5 and 1, got {confidence}")
-    problem = Problem(games, players)          # once: indexing 200,000 hands takes a few CPU-s
-    full = fit_problem(problem, prior, tolerance=FIT_TOLERANCE if tolerance is None else max(FIT_TOLERANCE, tolerance / 10))
-    seen = {p for g in problem.games for p in g.players}
+    full = fit_problem(problem, prior, resampled.draw_probability,
+                       tolerance=FIT_TOLERANCE if tolerance is None else max(FIT_TOLERANCE, tolerance / 10),
+                       named=False)
     # Players without a game have no rating to speak of: after the others.
-    order = sorted(full.ratings, key=lambda n: (n not in seen, -full.ratings[n].mu, n))
+    order = sorted(full.ratings, key=lambda n: (n not in resampled.seen, -full.ratings[n].mu, n))
     alpha = 1.0 - confidence
-    groups = len({g.group for g in problem.games})
-    mus = _replicas(problem, replicas, seed, prior, full.draw_probability, full.messages,
+    groups = resampled.groups
+    mus = _replicas(problem, resampled, replicas, seed, prior, full.draw_probability, full.messages,
                     REPLICA_TOLERANCE if tolerance is None else tolerance)
     if mus is None or groups < MIN_GROUPS:     # too little to resample: no interval is honest but "unknown"
         rows = {n: Row(n, r.mu, r.sigma, -math.inf, math.inf) for n, r in full.ratings.items()}
@@ -222,26 +272,27 @@ def assess(games: Sequence[Game], players: Sequence[str] = (), confidence: float
     return Assessment(order, rows, margins, confidence, replicas, full.draw_probability, groups, pair)
 
 
-def _replicas(problem: Problem, replicas: int, seed: int, prior: Prior, draw_p: float,
+def _replicas(problem: Problem, resampled: Resampled, replicas: int, seed: int, prior: Prior, draw_p: float,
               start: list, tolerance: float) -> np.ndarray | None:
     """The mu of every player in each bootstrap replica, (replicas, players)."""
-    groups = sorted({g.group for g in problem.games})
-    if len(groups) < 2 or replicas < 1:
+    n_groups = resampled.groups
+    if n_groups < 2 or replicas < 1:
         return None
-    index = {g: i for i, g in enumerate(groups)}
-    of_game = np.array([index[g.group] for g in problem.games])
     rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(groups), size=(replicas, len(groups)))
-    counts = np.zeros((replicas, len(groups)), dtype=np.int64)
-    np.add.at(counts, (np.repeat(np.arange(replicas), len(groups)), picks.ravel()), 1)
     # Solved a batch of replicas at a time, each batch to its own convergence:
     # the rows (replica, outcome) of all of them at once grow with the
     # tournament (about 150 bytes each); a batch's stay near REPLICA_ROWS.
     outcomes = sum(len(b.order) for b in problem.buckets)
     batch = max(1, REPLICA_ROWS // max(outcomes, 1))
-    mus = [solve(problem, counts[lo:lo + batch], prior, draw_p, tolerance, start=start, groups=of_game,
-                 passes=REPLICA_PASSES)[0]
-           for lo in range(0, replicas, batch)]
+    mus = []
+    for lo in range(0, replicas, batch):
+        # Each batch's picks drawn when it is solved: the same numbers as all
+        # of them drawn at once (the generator's stream is read in order),
+        # without (replicas, groups) arrays, which grew with a league's tables.
+        picks = rng.integers(0, n_groups, size=(min(batch, replicas - lo), n_groups))
+        counts = np.stack([np.bincount(row, minlength=n_groups) for row in picks]).astype(np.int64)
+        mus.append(solve(problem, counts, prior, draw_p, tolerance, start=start, groups=resampled.of_game,
+                         passes=REPLICA_PASSES)[0])
     return np.concatenate(mus)
 
 

@@ -32,7 +32,7 @@ from .games import Game, canonical, players_of
 from .gaussian import draw_moments, win_moments
 from .model import DAMPING, FIRST_PASSES, FIT_SWEEPS, FIT_TOLERANCE, PASSES, Prior, Rating, draw_margin, draw_probability
 
-__all__ = ["Rating", "Prior", "Fit", "fit", "solve", "Problem", "draw_probability"]
+__all__ = ["Rating", "Prior", "Fit", "fit", "solve", "Problem", "code", "draw_probability"]
 
 Array = NDArray[np.float64]
 Outcome = tuple[tuple[str, ...], tuple[bool, ...]]     # players in rank order, which neighbours tied
@@ -80,6 +80,9 @@ class _Bucket:
     draw: NDArray[np.bool_]      # (U, k-1) rank position j ties with j+1
     games: NDArray[np.int64]     # (G,) position of each game of this size in the problem
     outcome: NDArray[np.int64]   # (G,) the row of order/draw of each of those games
+    # (G,) how many games each position stands for (``counted``: a match's equal hands
+    # are one position); None: one each.
+    times: NDArray[np.int64] | None = None
 
 
 class Problem:
@@ -88,7 +91,21 @@ class Problem:
     def __init__(self, games: Sequence[Game], players: Sequence[str] = ()) -> None:
         self.games = canonical(games)
         self.players = players_of(self.games, players)
+        self.size = len(self.games)        # positions a row of weights has (``solve``)
         self.buckets = [b for c in encoded(self.games, self.players).values() if (b := c.bucket(len(c.members)))]
+
+    @classmethod
+    def counted(cls, players: Sequence[str], coded: Encoded, size: int) -> Problem:
+        """The problem of games given as outcomes, not as ``Game``s
+        (``arena.ranking.counted``): ``coded`` made by ``code``, each of its
+        ``size`` positions standing for its ``times`` games.  No ``games``:
+        what needs them (``draw_probability``, the groups) is given apart."""
+        problem = cls.__new__(cls)
+        problem.games = []
+        problem.players = list(players)
+        problem.size = size
+        problem.buckets = [b for c in coded.values() if (b := c.bucket(len(c.members)))]
+        return problem
 
     @classmethod
     def prefix(cls, games: Sequence[Game], players: Sequence[str], coded: Encoded, n: int) -> Problem:
@@ -100,6 +117,7 @@ class Problem:
         problem = cls.__new__(cls)
         problem.games = list(games[:n])
         problem.players = list(players)
+        problem.size = n
         problem.buckets = [b for c in coded.values() if (b := c.bucket(int(np.searchsorted(c.members, n))))]
         return problem
 
@@ -121,6 +139,7 @@ class _Coded:
     members: NDArray[np.int64]
     distinct: NDArray[np.int64]
     inverse: NDArray[np.int64]
+    times: NDArray[np.int64] | None = None      # as ``_Bucket.times``
 
     def bucket(self, cut: int) -> _Bucket | None:
         """The bucket of the first ``cut`` games: the outcomes they have, in
@@ -135,7 +154,8 @@ class _Coded:
             present = np.unique(ids)
             outcome = np.searchsorted(present, ids)
         rows = self.distinct[present]
-        return _Bucket(rows[:, :self.k], rows[:, self.k:].astype(bool), self.members[:cut], outcome)
+        return _Bucket(rows[:, :self.k], rows[:, self.k:].astype(bool), self.members[:cut], outcome,
+                       None if self.times is None else self.times[:cut])
 
 
 # Per table size (ascending), its games' outcomes.
@@ -160,15 +180,23 @@ def encoded(games: Sequence[Game], players: Sequence[str]) -> Encoded:
                         seated.setdefault(id(games[n].players), [index[p] for p in games[n].players])
                         for n in members], dtype=np.int64).reshape(len(members), k)
         ranks = np.array([games[n].ranks for n in members], dtype=np.int64).reshape(len(members), k)
-        seats = np.argsort(ranks, axis=1, kind="stable")
-        ranked = np.take_along_axis(ranks, seats, axis=1)
-        rows = np.empty((len(members), 2 * k - 1), dtype=np.int64)
-        rows[:, :k] = np.take_along_axis(who, seats, axis=1)
-        rows[:, k:] = ranked[:, :-1] == ranked[:, 1:]
-        # np.unique sorts the outcomes, so their order is the data's, not the input's.
-        distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
-        out[k] = _Coded(k, np.asarray(members, dtype=np.int64), distinct, inverse.reshape(-1))
+        out[k] = code(k, np.asarray(members, dtype=np.int64), who, ranks)
     return out
+
+
+def code(k: int, members: NDArray[np.int64], who: NDArray[np.integer], ranks: NDArray[np.integer],
+         times: NDArray[np.int64] | None = None) -> _Coded:
+    """The games of table size ``k`` at positions ``members``: ``who`` (G, k)
+    the player index of each seat, ``ranks`` (G, k) each seat's rank."""
+    seats = np.argsort(ranks, axis=1, kind="stable")
+    ranked = np.take_along_axis(ranks, seats, axis=1)
+    # int32 while sorted (half the memory of a league's hands), the same order as int64's: indices are >= 0.
+    rows = np.empty((len(members), 2 * k - 1), dtype=np.int32 if len(who) and who.max() < 2 ** 31 else np.int64)
+    rows[:, :k] = np.take_along_axis(who, seats, axis=1)
+    rows[:, k:] = ranked[:, :-1] == ranked[:, 1:]
+    # np.unique sorts the outcomes, so their order is the data's, not the input's.
+    distinct, inverse = np.unique(rows, axis=0, return_inverse=True)
+    return _Coded(k, members, distinct.astype(np.int64), inverse.reshape(-1), times)
 
 
 def fit(games: Sequence[Game], players: Sequence[str] = (), prior: Prior = Prior(),
@@ -182,12 +210,14 @@ def fit(games: Sequence[Game], players: Sequence[str] = (), prior: Prior = Prior
 
 
 def fit_problem(problem: Problem, prior: Prior = Prior(), draw_p: float | None = None,
-                warm: Fit | None = None, tolerance: float = FIT_TOLERANCE) -> Fit:
-    """``fit`` of a problem already made (``Problem.prefix``), solved to ``tolerance``."""
+                warm: Fit | None = None, tolerance: float = FIT_TOLERANCE, named: bool = True) -> Fit:
+    """``fit`` of a problem already made (``Problem.prefix``), solved to
+    ``tolerance``; ``named``: with its outcomes by name (``Fit.outcomes``),
+    which a bootstrap does not read (a league's page held 9 MB of them)."""
     p = draw_probability(problem.games) if draw_p is None else draw_p
-    outcomes = problem.outcomes()
+    outcomes = problem.outcomes() if named or warm is not None else ()
     start = None if warm is None or not warm.outcomes else _carried(warm, problem, outcomes)
-    mu, sigma, sweeps, messages = solve(problem, np.ones((1, len(problem.games)), dtype=np.int64), prior, p,
+    mu, sigma, sweeps, messages = solve(problem, np.ones((1, problem.size), dtype=np.int64), prior, p,
                                         tolerance=tolerance, max_sweeps=FIT_SWEEPS, start=start)
     ratings = {name: Rating(float(mu[0, i]), float(sigma[0, i])) for i, name in enumerate(problem.players)}
     return Fit(ratings, p, sweeps, messages, outcomes)
@@ -296,7 +326,12 @@ def outcome_weights(bucket: _Bucket, weights: NDArray[np.int64],
     The sums are of integers, so the order they are added in changes nothing."""
     column = bucket.games if groups is None else groups[bucket.games]
     n_out = len(bucket.order)
-    pairs, count = np.unique(column * n_out + bucket.outcome, return_counts=True)
+    if bucket.times is None:
+        pairs, count = np.unique(column * n_out + bucket.outcome, return_counts=True)
+    else:       # each position its games: the same sums of integers
+        pairs, inverse = np.unique(column * n_out + bucket.outcome, return_inverse=True)
+        count = np.zeros(len(pairs), dtype=np.int64)
+        np.add.at(count, inverse.reshape(-1), bucket.times)
     col, out = pairs // n_out, pairs % n_out
     w = np.zeros((n_out, weights.shape[0]), dtype=np.int64)
     step = max(1, PAIR_ROWS // max(weights.shape[0], 1))

@@ -47,14 +47,16 @@ def ship_plan(config: TournamentConfig) -> Plan:
 
 def make(config: TournamentConfig, jobs: int | None, most: int,
          notice: Callable[[str], None] | None = None, say: Callable[[str], None] | None = None,
-         lookahead: int = LOOKAHEAD) -> AnyExecutor:
+         lookahead: int | None = None) -> AnyExecutor:
     """The executor of ``config``: ``jobs`` in parallel (None: the executor's
     own default, all cores or all the cluster's CPUs), never more than ``most``.
     ``notice``: the executor's warnings; ``say``: what a Ray run ships;
-    ``lookahead``: of how many coming matches a local worker chooses (``assign``)."""
+    ``lookahead``: of how many coming matches a worker chooses (``assign``),
+    and so how far ahead of the results the matches are read (None: a
+    schedule's own, ``LOOKAHEAD`` locally, all of it on Ray)."""
     if config.executor.backend != RAY:
         return make_executor(min(jobs if jobs is not None else job_count(config.jobs), most), config.affinity,
-                             lookahead)
+                             LOOKAHEAD if lookahead is None else lookahead)
     # lazy: executors.ray loads the match runner and the codec (tests/test_lean_imports.py PLAYING)
     from .ray import RayExecutor
 
@@ -65,7 +67,7 @@ def make(config: TournamentConfig, jobs: int | None, most: int,
             say(shipped.line())
         shipment = shipped.shipment
     return RayExecutor(None if jobs is None else min(jobs, most), config.executor.address, most=most,
-                       shipment=shipment, notice=notice)
+                       shipment=shipment, notice=notice, lookahead=lookahead)
 
 
 @contextmanager

@@ -40,6 +40,7 @@ actors), and with them every bot.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import time
@@ -49,7 +50,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import shipping
-from .assign import Assigner, PoolModel
+from .assign import LOOKAHEAD, Assigner, PoolModel
 from .local import EXEC, ProcessExecutor, WorkerError
 from .node import LogShipper, Relocation, bounds, check_here, start_seconds
 from .outcome import MatchFailure, Outcome
@@ -159,9 +160,16 @@ class RayExecutor:
     line for each match played again (default: stderr)."""
 
     def __init__(self, jobs: int | None, address: str | None = None, *, most: int | None = None,
-                 shipment: Shipment | None = None, notice: Callable[[str], None] | None = None) -> None:
+                 shipment: Shipment | None = None, notice: Callable[[str], None] | None = None,
+                 lookahead: int | None = None) -> None:
         self._ray = import_ray()
         self.shipment, self.notice = shipment, notice or _stderr
+        # None: a tournament's schedule, read whole before the first match (every bot
+        # checked on every node).  A number: the matches are read as actors come free,
+        # at most this many waiting (``assign``), as the local executor reads them: a
+        # league chooses each table from the results stored before it, and its
+        # matches never end.
+        self.lookahead = lookahead
         self._idle: deque[_Slot] = deque()
         self._starting: dict[Any, _Slot] = {}
         self._calls: dict[Any, _Call] = {}
@@ -207,12 +215,15 @@ class RayExecutor:
     def run(self, specs: Iterable[MatchSpec]) -> Iterator[Outcome]:
         # Each actor keeps its own bot pool: as in ProcessExecutor, an idle
         # actor gets the match its pool plays with the fewest new processes.
-        specs = list(specs)
-        if not self._checked and specs:
+        source = iter(specs)
+        # The node check's matches: all of a schedule, else the first few (a league's first table).
+        first = list(source) if self.lookahead is None else list(itertools.islice(source, self.lookahead))
+        if not self._checked and first:
             root = None if self.shipment is None else self.shipment.root
-            check_nodes(specs, root, NICENESS_ENV, CHECK_MARGIN + start_seconds(specs))
+            check_nodes(first, root, NICENESS_ENV, CHECK_MARGIN + start_seconds(first))
             self._checked = True
-        todo = Assigner(iter(specs), self.jobs, pools=self._pool_models)
+        todo = Assigner(itertools.chain(first, source), self.jobs,
+                        LOOKAHEAD if self.lookahead is None else self.lookahead, pools=self._pool_models)
         retry: deque[tuple[MatchSpec, int]] = deque()
         more = True
         while True:

@@ -79,8 +79,8 @@ class ScheduleEntry:
         return f"{self.match_id}: {', '.join(self.seats)} (seed {self.seed})"
 
 
-def derive_seed(seed: int, *parts: int | str) -> int:
-    """A deterministic 63-bit seed from the tournament seed and ``parts``."""
+def derive_seed(seed: int | str, *parts: int | str) -> int:
+    """A deterministic 63-bit seed from the tournament seed (or a league's key, ``LeagueConfig.secret``) and ``parts``."""
     text = ":".join(["arena-schedule", str(seed), *map(str, parts)])
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big") >> 1
 

@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # numpy and tabulate load when a table is computed, not with 
 __all__ = [
     "FORMATS", "HeadToHead", "LeaderboardRow", "SeatStat", "cell_text", "csv_cell", "format_head_to_head",
     "format_leaderboard", "format_seat_effect", "format_table", "head_to_head", "leaderboard",
-    "league_bootstrap_seed", "report", "seat_effect", "terminal_json",
+    "league_bootstrap_seed", "report", "RowTally", "seat_effect", "terminal_json",
 ]
 
 Source = ResultStore | Iterable[StoredMatch]
@@ -82,7 +82,7 @@ def _rating(source: Source) -> str:
     return getattr(source, "rating", RATE_HANDS)
 
 
-def league_bootstrap_seed(league_seed: int) -> int:
+def league_bootstrap_seed(league_seed: int | str) -> int:
     """A league's bootstrap seed: one-way from its secret seed, so that its export
     can carry it (``bootstrap_seed``) and show the intervals its page shows."""
     return derive_seed(league_seed, "league", "standings")
@@ -188,28 +188,32 @@ def leaderboard(source: Source, confidence: float | None = None) -> list[Leaderb
 def streamed_leaderboard(store: ResultStore, level: float, rating: str) -> list[LeaderboardRow]:
     """``leaderboard`` of a store, read a batch of matches at a time
     (``iter_matches``): each match gives its ranked games and its counts, and
-    is let go, so only the games are held (issue 34: the matches as well
-    were 10 KB each at their peak)."""
+    is let go (issue 34: the matches as well were 10 KB each at their peak),
+    and its games are kept as the fit reads them (``ranking.counted``: a
+    match's distinct outcomes as rows of small integers, not a ``Game`` a
+    hand), which fits to the same numbers, bit for bit."""
     # lazy: arena.ranking.confidence loads numpy (tests/test_lean_imports.py REPORTING)
-    from ...ranking import assess
+    from ...ranking.confidence import assess_counted
+    from ...ranking.counted import Counted  # lazy: as the line above (with it, for the fit alone)
 
-    tally = _Tally()
-    games = []
+    tally = RowTally()
+    counted = Counted()
     for m in store.iter_matches():
         tally.add(m)
-        games += rated_games([m], rating)
-    return tally.rows(assess(games, store.bots(), confidence=level, seed=_seed(store)))
+        counted.add(rated_games([m], rating))
+    return tally.rows(assess_counted(counted, store.bots(), confidence=level, seed=_seed(store)))
 
 
 def leaderboard_rows(matches: Sequence[StoredMatch], assessment: Assessment) -> list[LeaderboardRow]:
-    tally = _Tally()
+    tally = RowTally()
     for m in matches:
         tally.add(m)
     return tally.rows(assessment)
 
 
-class _Tally:
-    """Each bot's counts over the matches added, for its leaderboard row."""
+class RowTally:
+    """Each bot's counts over the matches added, for its leaderboard row (a
+    few integers a bot: the matches need not be kept)."""
 
     def __init__(self) -> None:
         self.acc: dict[str, dict[str, int]] = {}
