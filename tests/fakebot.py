@@ -164,6 +164,9 @@ class FakeTransport:
         self._started = True
         return self
 
+    def send_and_wait(self, data: bytes, deadline: float, limit: float) -> tuple[float, Event | None]:
+        return self.write(data, deadline, limit), None
+
     def write(self, data: bytes, deadline: float, limit: float) -> float:
         if self._exited:
             raise self.died("stdin")

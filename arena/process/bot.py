@@ -296,9 +296,9 @@ class BotProcess:
         limit = req.limit
         transport.turn_start(t_start)
         try:
-            t_sent = transport.write(data, t_start + limit, limit)
+            t_sent, first = transport.send_and_wait(data, t_start + limit, limit)
             value, elapsed = await_reply(transport, self.lines,
-                                         Wait(t_sent, limit, expect_id, t_start, is_stale_id, decode))
+                                         Wait(t_sent, limit, expect_id, t_start, is_stale_id, decode), first)
         except BaseException as exc:
             if isinstance(exc, BotTimeout):
                 self.stats.timeouts += 1

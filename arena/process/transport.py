@@ -38,6 +38,14 @@ from .errors import BotCrashed, BotFailure, BotTimeout, excerpt
 from .spawn import ProcessStart
 from .stderr import LazyLog, StderrReader, Wakeup
 from .streams import EOF, EXIT, LINE, Event, StdoutReader, log_text
+from .streams import LOG as READ_LOG      # every line read, at DEBUG
+
+try:
+    from . import _fastpipe           # the optional C part (setup.py); None: the same steps in Python
+except ImportError:                   # not built: no C compiler where it was installed
+    _fastpipe = None                  # type: ignore[assignment]
+if os.environ.get("ARENA_PURE_PYTHON"):   # the Python path only (its tests; a suspected C bug)
+    _fastpipe = None                  # type: ignore[assignment]
 
 # The loggers' names from before these lines moved here: log files (and
 # filters on them) keep reading the same names.
@@ -94,6 +102,7 @@ class Transport(Protocol):
     def now(self) -> float: ...
     def start(self) -> Any: ...
     def write(self, data: bytes, deadline: float, limit: float) -> float: ...
+    def send_and_wait(self, data: bytes, deadline: float, limit: float) -> tuple[float, Event | None]: ...
     def next_event(self, timeout: float) -> Event | None: ...
     def take_pending(self) -> list[Event]: ...
     def waiting(self, floor: float) -> None: ...
@@ -238,6 +247,40 @@ class PipeTransport(ProcessStart):
         if written == len(data):
             return time.monotonic()
         return self._write_rest(fd, memoryview(data)[written:], len(data), deadline, limit)
+
+    def send_and_wait(self, data: bytes, deadline: float, limit: float) -> tuple[float, Event | None]:
+        """``write``, then the first event of the wait for the reply, if the
+        C part (``_fastpipe``) could take it whole; else None (then the
+        caller waits as usual: ``next_event``, which gives whatever came).
+
+        One call for a decision's write, wait and read: the usual case, a
+        reply of one line, costs no Python of the reading layer."""
+        reader = self._stdout
+        fast = _fastpipe
+        if (fast is None or reader is None or reader.ended or reader.events
+                or not reader.splitter.clean or WIRE.isEnabledFor(logging.DEBUG)
+                or READ_LOG.isEnabledFor(logging.DEBUG)):
+            return self.write(data, deadline, limit), None
+        assert self._proc is not None and self._proc.stdin is not None
+        if self._pauser is not None:
+            self._pauser.resume()            # stopped since its last reply: its turn again
+        fd = self._proc.stdin.fileno()      # not kept: raises once stdin is closed
+        # Without a pidfd the process is looked at every 50 ms, as in ``next_event``.
+        written, t_sent, kind, payload, stamp = fast.exchange(
+            fd, data, reader.watched, deadline, reader.splitter.max_line_bytes,
+            0.0 if self._has_pidfd else 0.05)
+        if written < 0:
+            raise self._died("stdin") from None
+        if written < len(data):
+            return self._write_rest(fd, memoryview(data)[written:], len(data), deadline, limit), None
+        if kind == 1:
+            reader.seen_empty = stamp       # less than a chunk read: the pipe is empty
+            return t_sent, (LINE, payload, stamp)
+        if kind:
+            reader.took(payload, stamp)
+        elif not self._has_pidfd and self._leader_exited():
+            return t_sent, (EXIT, None, time.monotonic())
+        return t_sent, None
 
     def _write_rest(self, fd: int, view: memoryview, size: int, deadline: float,
                     limit: float) -> float:
