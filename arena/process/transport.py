@@ -38,10 +38,10 @@ from .errors import BotCrashed, BotFailure, BotTimeout, excerpt
 from .spawn import ProcessStart
 from .stderr import LazyLog, StderrReader, Wakeup
 from .streams import EOF, EXIT, LINE, Event, StdoutReader, log_text
-from .streams import LOG as READ_LOG      # every line read, at DEBUG
+from .streams import LOG as READ_LOG  # every line read, at DEBUG
 
 try:
-    from . import _fastpipe           # the optional C part (setup.py); None: the same steps in Python
+    from . import _fastpipe  # the optional C part (setup.py); None: the same steps in Python
 except ImportError:                   # not built: no C compiler where it was installed
     _fastpipe = None                  # type: ignore[assignment]
 if os.environ.get("ARENA_PURE_PYTHON"):   # the Python path only (its tests; a suspected C bug)
