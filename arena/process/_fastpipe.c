@@ -65,7 +65,8 @@ is_blank(const char *p, Py_ssize_t n)
  * written: bytes of ``data`` written (-1: the pipe is broken, the bot's stdin closed);
  * kind 0: nothing read (payload None);
  * kind 1: one whole non-blank line, payload without its newline;
- * kind 2: a chunk as read (b"": end of file), for the reader's splitter. */
+ * kind 2: a chunk as read (b"": end of file), for the reader's splitter;
+ * kind 3: something was waiting before the write: nothing written, nothing read. */
 static PyObject *
 result(Py_ssize_t written, double t_sent, int kind, PyObject *payload, double stamp)
 {
@@ -95,7 +96,8 @@ result(Py_ssize_t written, double t_sent, int kind, PyObject *payload, double st
 
 PyDoc_STRVAR(exchange_doc,
 "exchange(wfd, data, fds, deadline, max_line, slice) -> (written, t_sent, kind, payload, stamp)\n\n"
-"Write ``data`` to ``wfd`` (non-blocking), then wait until ``deadline``\n"
+"If nothing is waiting on ``fds``, write ``data`` to ``wfd`` (non-blocking),\n"
+"then wait until ``deadline``\n"
 "(monotonic seconds; at most ``slice`` seconds if ``slice`` > 0) for\n"
 "``fds[0]`` (the bot's stdout, non-blocking) to be\n"
 "readable, and read it once.  ``fds[1:]``: the other fds the Python path polls\n"
@@ -139,6 +141,11 @@ exchange(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
         fds[i].revents = 0;
     }
 
+    /* Anything waiting (a line nobody asked for, stderr, the exit): nothing
+     * written, the Python path throws it away first. */
+    if (poll(fds, (nfds_t)nfds, 0) != 0) {
+        return result(0, 0.0, 3, NULL, 0.0);
+    }
     Py_ssize_t size = PyBytes_GET_SIZE(args[1]);
     Py_ssize_t written = write(wfd, PyBytes_AS_STRING(args[1]), (size_t)size);
     int err = errno;

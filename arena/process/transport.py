@@ -102,7 +102,8 @@ class Transport(Protocol):
     def now(self) -> float: ...
     def start(self) -> Any: ...
     def write(self, data: bytes, deadline: float, limit: float) -> float: ...
-    def send_and_wait(self, data: bytes, deadline: float, limit: float) -> tuple[float, Event | None]: ...
+    def send_and_wait(self, data: bytes, deadline: float,
+                      limit: float) -> tuple[float | None, Event | None]: ...
     def next_event(self, timeout: float) -> Event | None: ...
     def take_pending(self) -> list[Event]: ...
     def waiting(self, floor: float) -> None: ...
@@ -248,19 +249,23 @@ class PipeTransport(ProcessStart):
             return time.monotonic()
         return self._write_rest(fd, memoryview(data)[written:], len(data), deadline, limit)
 
-    def send_and_wait(self, data: bytes, deadline: float, limit: float) -> tuple[float, Event | None]:
-        """``write``, then the first event of the wait for the reply, if the
-        C part (``_fastpipe``) could take it whole; else None (then the
-        caller waits as usual: ``next_event``, which gives whatever came).
+    def send_and_wait(self, data: bytes, deadline: float,
+                      limit: float) -> tuple[float | None, Event | None]:
+        """If nothing came since the last reply, ``write``, then the first
+        event of the wait for the reply if the C part (``_fastpipe``) could
+        take it whole, else None (then the caller waits as usual:
+        ``next_event``, which gives whatever came).  ``(None, None)``: nothing
+        written, as something came (the caller throws it away, then writes),
+        or the C part is not there.
 
-        One call for a decision's write, wait and read: the usual case, a
-        reply of one line, costs no Python of the reading layer."""
+        One call for a decision's drain, write, wait and read: the usual case,
+        a reply of one line, costs no Python of the reading layer."""
         reader = self._stdout
         fast = _fastpipe
         if (fast is None or reader is None or reader.ended or reader.events
                 or not reader.splitter.clean or WIRE.isEnabledFor(logging.DEBUG)
                 or READ_LOG.isEnabledFor(logging.DEBUG)):
-            return self.write(data, deadline, limit), None
+            return None, None
         assert self._proc is not None and self._proc.stdin is not None
         if self._pauser is not None:
             self._pauser.resume()            # stopped since its last reply: its turn again
@@ -269,6 +274,8 @@ class PipeTransport(ProcessStart):
         written, t_sent, kind, payload, stamp = fast.exchange(
             fd, data, reader.watched, deadline, reader.splitter.max_line_bytes,
             0.0 if self._has_pidfd else 0.05)
+        if kind == 3:
+            return None, None
         if written < 0:
             raise self._died("stdin") from None
         if written < len(data):
@@ -276,7 +283,7 @@ class PipeTransport(ProcessStart):
         if kind == 1:
             reader.seen_empty = stamp       # less than a chunk read: the pipe is empty
             return t_sent, (LINE, payload, stamp)
-        if kind:
+        if payload is not None:           # bytes as read (kind 2)
             reader.took(payload, stamp)
         elif not self._has_pidfd and self._leader_exited():
             return t_sent, (EXIT, None, time.monotonic())
