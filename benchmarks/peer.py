@@ -419,7 +419,7 @@ def main() -> None:
 def c_part() -> str:
     """Whether the arena's decisions go through its C part (``arena/process/_fastpipe.c``)."""
     from arena.process import transport
-    if transport._fastpipe is not None:
+    if transport._exchange is not None:
         return "the process layer's C part in use"
     if os.environ.get("ARENA_PURE_PYTHON"):
         return "the process layer in Python (ARENA_PURE_PYTHON)"

@@ -40,12 +40,16 @@ from .stderr import LazyLog, StderrReader, Wakeup
 from .streams import EOF, EXIT, LINE, Event, StdoutReader, log_text
 from .streams import LOG as READ_LOG  # every line read, at DEBUG
 
+# The optional C part (setup.py): a decision's round trip in one call.
+# None: the same steps in Python.
+_exchange: Callable[[int, bytes, tuple[int, ...], float, int, float],
+                    tuple[int, float, int, bytes | None, float]] | None
 try:
-    from . import _fastpipe  # the optional C part (setup.py); None: the same steps in Python
+    from ._fastpipe import exchange as _exchange
 except ImportError:                   # not built: no C compiler where it was installed
-    _fastpipe = None                  # type: ignore[assignment]
+    _exchange = None
 if os.environ.get("ARENA_PURE_PYTHON"):   # the Python path only (its tests; a suspected C bug)
-    _fastpipe = None                  # type: ignore[assignment]
+    _exchange = None
 
 # The loggers' names from before these lines moved here: log files (and
 # filters on them) keep reading the same names.
@@ -261,7 +265,7 @@ class PipeTransport(ProcessStart):
         One call for a decision's drain, write, wait and read: the usual case,
         a reply of one line, costs no Python of the reading layer."""
         reader = self._stdout
-        fast = _fastpipe
+        fast = _exchange
         if (fast is None or reader is None or reader.ended or reader.events
                 or not reader.splitter.clean or WIRE.isEnabledFor(logging.DEBUG)
                 or READ_LOG.isEnabledFor(logging.DEBUG)):
@@ -271,7 +275,7 @@ class PipeTransport(ProcessStart):
             self._pauser.resume()            # stopped since its last reply: its turn again
         fd = self._proc.stdin.fileno()      # not kept: raises once stdin is closed
         # Without a pidfd the process is looked at every 50 ms, as in ``next_event``.
-        written, t_sent, kind, payload, stamp = fast.exchange(
+        written, t_sent, kind, payload, stamp = fast(
             fd, data, reader.watched, deadline, reader.splitter.max_line_bytes,
             0.0 if self._has_pidfd else 0.05)
         if kind == 3:
