@@ -87,6 +87,15 @@ def test_anything_else_is_handed_back_as_read(pipes: tuple[int, int, int, int], 
     assert payload + os.read(from_r, 1 << 16) == sent if payload != sent else True
 
 
+def test_a_line_of_a_whole_chunk_is_handed_back(pipes: tuple[int, int, int, int]) -> None:
+    """A read of a whole chunk may have more behind it: the Python reader goes on."""
+    to_r, to_w, from_r, from_w = pipes
+    bot = _answer(to_r, from_w, b"x" * 65535 + b"\n")
+    _written, _t, kind, payload, _stamp = fastpipe.exchange(to_w, b"req\n", (from_r,), FAR, 1 << 20, 0.0)
+    bot.join()
+    assert kind == 2 and payload is not None and b"x" * len(payload) == payload.rstrip(b"\n")
+
+
 def test_the_end_of_the_pipe_is_handed_back_as_no_bytes(pipes: tuple[int, int, int, int]) -> None:
     to_r, to_w, from_r, from_w = pipes
     bot = _answer(to_r, from_w, None)

@@ -197,7 +197,9 @@ exchange(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
         return result(written, t_sent, 0, NULL, 0.0);   /* the Python path reads again, judges the error */
     }
     const char *nl = got > 0 ? memchr(buf, '\n', (size_t)got) : NULL;
-    int line = nl != NULL && nl - buf == got - 1 && got - 1 <= max_line && !is_blank(buf, got - 1);
+    /* A whole chunk may have more behind it: the Python reader takes it. */
+    int line = got < CHUNK && nl != NULL && nl - buf == got - 1 && got - 1 <= max_line
+               && !is_blank(buf, got - 1);
     PyObject *payload = PyBytes_FromStringAndSize(buf, line ? got - 1 : got);
     if (payload == NULL) {
         return NULL;
