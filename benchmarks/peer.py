@@ -35,6 +35,10 @@ the median ratio arena / peer with its min and max.  ``results()`` gives the
 ratios (aim: <= 1.0) and the absolute figures (no aim) to
 ``benchmarks/all.py --fastchess PATH``.
 
+The first line says whether the arena's process layer runs its optional C
+part (``arena/process/_fastpipe.c``: a decision's write, wait and read in one
+call); ``ARENA_PURE_PYTHON=1`` measures the Python path it stands in for.
+
 ``--idle N`` starts N sleeping processes first and keeps them for the run:
 the arena's CPU per decision must not depend on what else runs on the host
 (compare ``--idle 100`` with ``--idle 1000``; ``--idle-pairs 100 1000``
@@ -402,7 +406,7 @@ def main() -> None:
     with idle_processes(args.idle):
         processes = sum(1 for name in os.listdir("/proc") if name.isdigit())
         print(f"arena against {peer}: 2 seats, no sandbox, unpinned; {args.pairs} pairs of "
-              f"{args.matches} games or matches; {processes} processes on the machine", flush=True)
+              f"{args.matches} games or matches; {processes} processes on the machine; {c_part()}", flush=True)
         found = measure(args.fastchess, args.pairs, args.matches, args.plies)
     unit = "per move" if args.fastchess else "per round trip"
     for m in found:
@@ -410,6 +414,16 @@ def main() -> None:
               f"(of it the watchdog's scans {spread(m.watchdog_us, '.2f')}); "
               f"{'fastchess' if args.fastchess else 'echo floor'} {spread(m.peer_us)} us {unit}; "
               f"arena / {'fastchess' if args.fastchess else 'floor'} {spread(m.ratios, '.2f')}")
+
+
+def c_part() -> str:
+    """Whether the arena's decisions go through its C part (``arena/process/_fastpipe.c``)."""
+    from arena.process import transport
+    if transport._exchange is not None:
+        return "the process layer's C part in use"
+    if os.environ.get("ARENA_PURE_PYTHON"):
+        return "the process layer in Python (ARENA_PURE_PYTHON)"
+    return "the process layer in Python (its C part is not built)"
 
 
 def make_line(plies: int, seed: int = 34) -> list[str]:

@@ -164,6 +164,9 @@ class FakeTransport:
         self._started = True
         return self
 
+    def send_and_wait(self, data: bytes, deadline: float, limit: float) -> tuple[float | None, Event | None]:
+        return None, None           # as a process without the C part: drained, then written
+
     def write(self, data: bytes, deadline: float, limit: float) -> float:
         if self._exited:
             raise self.died("stdin")

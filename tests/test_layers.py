@@ -111,7 +111,8 @@ def imports_of(path: Path) -> set[str]:
 
 
 def arena_modules() -> dict[str, Path]:
-    return {module_name(path): path for path in ARENA.rglob("*.py")}
+    # A compiled module is known by its stub (arena/process/_fastpipe.pyi).
+    return {module_name(path): path for path in [*ARENA.rglob("*.py"), *ARENA.rglob("*.pyi")]}
 
 
 def module_edges(path: Path, modules: Collection[str]) -> set[str]:

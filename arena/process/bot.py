@@ -290,15 +290,17 @@ class BotProcess:
         every argument may be given by position."""
         self._check_usable()
         transport = self.transport
-        drain_pending(transport, self.lines)
         t_start = transport.now()
         req = self.bank.request(expect_id, t_start, self.time_control.per_decision_seconds, timeout)
         limit = req.limit
         transport.turn_start(t_start)
         try:
-            t_sent = transport.write(data, t_start + limit, limit)
+            t_sent, first = transport.send_and_wait(data, t_start + limit, limit)
+            if t_sent is None:          # lines nobody asked for came first (or no C part)
+                drain_pending(transport, self.lines)
+                t_sent = transport.write(data, t_start + limit, limit)
             value, elapsed = await_reply(transport, self.lines,
-                                         Wait(t_sent, limit, expect_id, t_start, is_stale_id, decode))
+                                         Wait(t_sent, limit, expect_id, t_start, is_stale_id, decode), first)
         except BaseException as exc:
             if isinstance(exc, BotTimeout):
                 self.stats.timeouts += 1

@@ -81,6 +81,11 @@ class LineSplitter:
         self._buf = bytearray()
         self._discarding = False      # inside a too-long line: drop until newline
 
+    @property
+    def clean(self) -> bool:
+        """Between lines: the next byte fed starts a line."""
+        return not self._buf and not self._discarding
+
     def feed(self, chunk: bytes) -> list[tuple[str, object]]:
         end = len(chunk) - 1
         if (not self._buf and not self._discarding and 0 <= end <= self.max_line_bytes
@@ -150,7 +155,15 @@ class StdoutReader:
         self._stderr = stderr
         if stderr is not None:
             self.poller.register(stderr.fd, POLL_READY)
+        # What ``poller`` watches, stdout first (``_fastpipe.exchange`` polls the same).
+        self.watched: tuple[int, ...] = ()
+        self._watch()
         os.set_blocking(self.fd, False)
+
+    def _watch(self) -> None:
+        stderr = self._stderr.fd if self._stderr is not None else None
+        self.watched = tuple(fd for fd in (None if self.ended else self.fd, self.pidfd, stderr)
+                             if fd is not None)
 
     def get(self, timeout: float) -> Event | None:
         """The next event, waiting up to ``timeout`` seconds (0: only what is
@@ -209,6 +222,7 @@ class StdoutReader:
             if not stderr.drain():          # its end: nothing more to watch
                 self.poller.unregister(stderr.fd)
                 self._stderr = None
+                self._watch()
         if ready[0][0] == self.fd or len(ready) > 1:
             self._read(None)
         if self.pidfd is not None and self.pidfd in fds:
@@ -219,6 +233,17 @@ class StdoutReader:
             self.events.append((EXIT, None, time.monotonic()))
             self.poller.unregister(self.pidfd)
             self.close()
+            self._watch()
+
+    def took(self, chunk: bytes, stamp: float) -> None:
+        """Take in ``chunk``, read at ``stamp`` by ``_fastpipe.exchange`` (b"":
+        the end of the pipe), as ``_read`` takes in the first chunk it reads."""
+        if not chunk:
+            self._ended(stamp, stamp)
+            return
+        self._emit(self.splitter.feed(chunk), stamp)
+        if len(chunk) < CHUNK:
+            self.seen_empty = stamp
 
     def _read(self, stamp: float | None) -> None:
         """Read what the pipe holds (at most ``DRAIN_CHUNKS`` chunks), stamped
@@ -235,12 +260,7 @@ class StdoutReader:
                 chunk = failed
             now = time.monotonic()
             if not chunk:
-                self._emit(self.splitter.finish(), now if stamp is None else stamp)
-                if not self.ended:
-                    LOG.debug("%s: stdout closed", self.bot)
-                    self.ended = True
-                    self.poller.unregister(self.fd)
-                self.events.append((EOF, None, now))
+                self._ended(now if stamp is None else stamp, now)
                 return
             items = self.splitter.feed(chunk)
             self._emit(items, now if stamp is None else stamp)
@@ -250,6 +270,16 @@ class StdoutReader:
             split += len(items)
             if split >= EVENTS_MAX or len(self.events) >= EVENTS_MAX:
                 return                  # many lines: enough to go on with, the rest waits in the pipe
+
+    def _ended(self, stamp: float, now: float) -> None:
+        """The end of the pipe: its unterminated last line, if any, then EOF."""
+        self._emit(self.splitter.finish(), stamp)
+        if not self.ended:
+            LOG.debug("%s: stdout closed", self.bot)
+            self.ended = True
+            self.poller.unregister(self.fd)
+            self._watch()
+        self.events.append((EOF, None, now))
 
     def _read_failed(self, exc: OSError) -> bytes | None:
         """A failed read: None if the pipe is empty now, else its end (b"")."""
@@ -277,6 +307,7 @@ class StdoutReader:
         if self.pidfd is not None:
             os.close(self.pidfd)
             self.pidfd = None
+            self.watched = ()           # nothing for the C path to poll any more
 
     def __del__(self) -> None:
         # An interrupt can cut __init__ short, before the pidfd was kept.

@@ -38,6 +38,18 @@ from .errors import BotCrashed, BotFailure, BotTimeout, excerpt
 from .spawn import ProcessStart
 from .stderr import LazyLog, StderrReader, Wakeup
 from .streams import EOF, EXIT, LINE, Event, StdoutReader, log_text
+from .streams import LOG as READ_LOG  # every line read, at DEBUG
+
+# The optional C part (setup.py): a decision's round trip in one call.
+# None: the same steps in Python.
+_exchange: Callable[[int, bytes, tuple[int, ...], float, int, float],
+                    tuple[int, float, int, bytes | None, float]] | None
+try:
+    from ._fastpipe import exchange as _exchange
+except ImportError:                   # not built: no C compiler where it was installed
+    _exchange = None
+if os.environ.get("ARENA_PURE_PYTHON"):   # the Python path only (its tests; a suspected C bug)
+    _exchange = None
 
 # The loggers' names from before these lines moved here: log files (and
 # filters on them) keep reading the same names.
@@ -94,6 +106,8 @@ class Transport(Protocol):
     def now(self) -> float: ...
     def start(self) -> Any: ...
     def write(self, data: bytes, deadline: float, limit: float) -> float: ...
+    def send_and_wait(self, data: bytes, deadline: float,
+                      limit: float) -> tuple[float | None, Event | None]: ...
     def next_event(self, timeout: float) -> Event | None: ...
     def take_pending(self) -> list[Event]: ...
     def waiting(self, floor: float) -> None: ...
@@ -238,6 +252,46 @@ class PipeTransport(ProcessStart):
         if written == len(data):
             return time.monotonic()
         return self._write_rest(fd, memoryview(data)[written:], len(data), deadline, limit)
+
+    def send_and_wait(self, data: bytes, deadline: float,
+                      limit: float) -> tuple[float | None, Event | None]:
+        """If nothing came since the last reply, ``write``, then the first
+        event of the wait for the reply if the C part (``_fastpipe``) could
+        take it whole, else None (then the caller waits as usual:
+        ``next_event``, which gives whatever came).  ``(None, None)``: nothing
+        written, as something came (the caller throws it away, then writes),
+        or the C part is not there.
+
+        One call for a decision's drain, write, wait and read: the usual case,
+        a reply of one line, costs no Python of the reading layer."""
+        reader = self._stdout
+        fast = _exchange
+        if (fast is None or reader is None or reader.ended or reader.events
+                or not reader.splitter.clean or WIRE.isEnabledFor(logging.DEBUG)
+                or READ_LOG.isEnabledFor(logging.DEBUG)):
+            return None, None
+        assert self._proc is not None and self._proc.stdin is not None
+        if self._pauser is not None:
+            self._pauser.resume()            # stopped since its last reply: its turn again
+        fd = self._proc.stdin.fileno()      # not kept: raises once stdin is closed
+        # Without a pidfd the process is looked at every 50 ms, as in ``next_event``.
+        written, t_sent, kind, payload, stamp = fast(
+            fd, data, reader.watched, deadline, reader.splitter.max_line_bytes,
+            0.0 if self._has_pidfd else 0.05)
+        if kind == 3:
+            return None, None
+        if written < 0:
+            raise self._died("stdin") from None
+        if written < len(data):
+            return self._write_rest(fd, memoryview(data)[written:], len(data), deadline, limit), None
+        if kind == 1:
+            reader.seen_empty = stamp       # less than a chunk read: the pipe is empty
+            return t_sent, (LINE, payload, stamp)
+        if payload is not None:           # bytes as read (kind 2)
+            reader.took(payload, stamp)
+        elif not self._has_pidfd and self._leader_exited():
+            return t_sent, (EXIT, None, time.monotonic())
+        return t_sent, None
 
     def _write_rest(self, fd: int, view: memoryview, size: int, deadline: float,
                     limit: float) -> float:

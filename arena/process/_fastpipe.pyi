@@ -1,0 +1,3 @@
+# The optional C part of the process layer (_fastpipe.c): its one function.
+def exchange(wfd: int, data: bytes, fds: tuple[int, ...], deadline: float, max_line: int,
+             slice: float, /) -> tuple[int, float, int, bytes | None, float]: ...
