@@ -253,6 +253,21 @@ def test_pool_reuses_processes_and_restarts_exited_ones(tmp_path):
     assert_no_processes([*first.pids, *second.pids])
 
 
+def test_a_kept_process_gone_at_the_handshake_is_replaced_without_a_fault(tmp_path):
+    """The kept process is alive when the pool hands it out and exits on
+    reading 'start': the seat gets a new process, once, and no fault."""
+    with BotPool() as pool:
+        seats = (bot("minimal"), bot("gone_at_second_start"), SeatSpec.builtin("random"))
+        first = play(tmp_path, *seats, seed=1, pool=pool)
+        second = play(tmp_path, *seats, seed=2, pool=pool)
+        assert first.faults == () and second.faults == ()
+        assert second.pids[0] == first.pids[0] and second.reused[0]
+        assert second.pids[1] != first.pids[1] and not second.reused[1]      # the new one
+        assert pool.started == 3
+        assert second.stats[1].count == sum(1 for a in second.record["actions"] if a["seat"] == 1)
+    assert_no_processes([*first.pids, *second.pids])
+
+
 def test_pool_gives_each_seat_its_own_process_and_drops_forfeited_ones(tmp_path):
     with BotPool() as pool:
         same = bot("minimal")
