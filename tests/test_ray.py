@@ -486,6 +486,32 @@ def test_a_node_that_cannot_sandbox_refuses_to_play(monkeypatch: pytest.MonkeyPa
     assert isinstance(refused, Refused) and "cannot run here: no bwrap found" in refused.reason
 
 
+def test_a_league_s_later_versions_are_checked_on_every_node_before_their_first_match(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a lookahead (a league), matches are read as actors come free: a
+    version handed in mid-league is started on every node before its first
+    match is handed on, once; a match of checked bots alone is not held up."""
+    from arena.match import MatchSpec, SeatSpec
+    from arena.process import BotSpec
+    from arena.tournament.executors import ray as ray_executor
+
+    checked: list[list[str]] = []
+    monkeypatch.setattr(ray_executor, "check_nodes", lambda specs, root, env, seconds: checked.append(
+        sorted({seat.name for spec in specs for seat in spec.seats if seat.bot is not None})))
+    executor = object.__new__(ray_executor.RayExecutor)         # no Ray: only the reading of matches
+    executor.shipment, executor.lookahead, executor._checked = None, 1, set()
+    bot = BotSpec([sys.executable, "-c", "pass"])
+
+    def table(*names: str) -> MatchSpec:
+        return MatchSpec(f"m-{'-'.join(names)}", tuple(SeatSpec(n, bot=bot) for n in names))
+
+    executor._check([table("a.v1", "b.v1")])                          # the first table
+    read = executor._checked_as_read(iter([table("a.v1", "b.v1"), table("a.v1", "c.v1"), table("c.v1", "b.v1")]))
+    assert next(read).match_id == "m-a.v1-b.v1" and checked == [["a.v1", "b.v1"]]
+    assert next(read).match_id == "m-a.v1-c.v1" and checked[1:] == [["a.v1", "c.v1"]]   # c.v1, new: checked first
+    assert next(read).match_id == "m-c.v1-b.v1" and len(checked) == 2
+
+
 def test_without_ray_installed_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # import ray raises ImportError
     path = tournament(tmp_path, deals=1, hog=False)

@@ -176,7 +176,7 @@ class RayExecutor:
         self._failed_starts = 0
         self._pool_models: dict[Hashable, PoolModel] = {}     # each actor's, for ``assign``
         self._avoid: set[str] = set()       # nodes whose results do not arrive: no actor is placed there again
-        self._checked = False               # every node has started every bot (``check_nodes``)
+        self._checked: set[str] = set()     # the bots (seat names) every node has started (``check_nodes``)
         self._ours = connect(address, shipment)
         try:
             self._head = self._head_watch()
@@ -218,11 +218,10 @@ class RayExecutor:
         source = iter(specs)
         # The node check's matches: all of a schedule, else the first few (a league's first table).
         first = list(source) if self.lookahead is None else list(itertools.islice(source, self.lookahead))
-        if not self._checked and first:
-            root = None if self.shipment is None else self.shipment.root
-            check_nodes(first, root, NICENESS_ENV, CHECK_MARGIN + start_seconds(first))
-            self._checked = True
-        todo = Assigner(itertools.chain(first, source), self.jobs,
+        if first:
+            self._check(first)
+        later = self._checked_as_read(source) if self.lookahead is not None else source
+        todo = Assigner(itertools.chain(first, later), self.jobs,
                         LOOKAHEAD if self.lookahead is None else self.lookahead, pools=self._pool_models)
         retry: deque[tuple[MatchSpec, int]] = deque()
         more = True
@@ -253,6 +252,24 @@ class RayExecutor:
                 else:
                     yield from self._returned(ref, retry)
             yield from self._overdue(retry)
+
+    def _check(self, specs: list[MatchSpec]) -> None:
+        """``check_nodes`` of ``specs`` unless every node has started each of their bots."""
+        names = {seat.name for spec in specs for seat in spec.seats if seat.bot is not None}
+        if names - self._checked:
+            root = None if self.shipment is None else self.shipment.root
+            check_nodes(specs, root, NICENESS_ENV, CHECK_MARGIN + start_seconds(specs))
+            self._checked |= names
+
+    def _checked_as_read(self, source: Iterator[MatchSpec]) -> Iterator[MatchSpec]:
+        """A league's later matches, each handed on once every node has
+        started its bots: a version handed in mid-league is checked there
+        before its first match, as the first table's bots were, so that a
+        node that cannot start it stops the run in one line instead of
+        charging the version with a crash that is the node's."""
+        for spec in source:
+            self._check([spec])
+            yield spec
 
     def _overdue(self, retry: deque[tuple[MatchSpec, int]]) -> Iterator[Outcome]:
         """Give up the matches whose results are overdue (``node.bounds``):
