@@ -50,12 +50,12 @@ its engines, the arena and its bots then all share it, as a tournament plays
 each match (``arena.process.confine.affinity``; fastchess's own
 ``-use-affinity`` is not used).  The issue's aim is measured without it.
 
-Each arena figure comes with its sleeps per decision: the voluntary context
-switches of every thread of the process (``getrusage``).  A trivial Python
-bot answers late enough for the arena to sleep in its wait at nearly every
-decision, a C bot often answers before; the arena's instructions per decision
-are the same with both (callgrind), and its CPU per decision follows the
-sleeps (docs/PERFORMANCE.md).
+Each arena figure comes with its context switches per decision, every
+thread's (``getrusage``): voluntary (it slept in its wait for a reply) and
+involuntary (preempted: often by the bot it has just written to, on its own
+CPU).  The arena's instructions per decision are the same with C and Python
+bots (callgrind); what differs is what runs between its steps, a tiny C
+program or an interpreter (docs/PERFORMANCE.md).
 """
 
 from __future__ import annotations
@@ -253,10 +253,10 @@ class WatchdogMeter:
 
 
 def arena_sample(bot: list[str], matches: int, first_seed: int, tmp: Path,
-                 meter: WatchdogMeter) -> tuple[int, float, float, int]:
-    """(decisions, the arena's CPU seconds, of it the watchdog's, its sleeps:
-    voluntary context switches) of ``matches`` matches in a fresh pool: its
-    bots started once, as fastchess's engines."""
+                 meter: WatchdogMeter) -> tuple[int, float, float, int, int]:
+    """(decisions, the arena's CPU seconds, of it the watchdog's, its
+    voluntary and its involuntary context switches) of ``matches`` matches in
+    a fresh pool: its bots started once, as fastchess's engines."""
     decisions = 0
     scans0 = meter.seconds
     r0 = resource.getrusage(resource.RUSAGE_SELF)
@@ -267,7 +267,7 @@ def arena_sample(bot: list[str], matches: int, first_seed: int, tmp: Path,
             decisions += result.decisions
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     return (decisions, (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime), meter.seconds - scans0,
-            r1.ru_nvcsw - r0.ru_nvcsw)
+            r1.ru_nvcsw - r0.ru_nvcsw, r1.ru_nivcsw - r0.ru_nivcsw)
 
 
 @dataclass(frozen=True)
@@ -277,6 +277,7 @@ class Measured:
     watchdog_us: list[float]
     peer_us: list[float]
     sleeps: list[float]           # the arena's voluntary context switches per decision
+    preempted: list[float]        # and its involuntary ones
 
     @property
     def ratios(self) -> list[float]:
@@ -292,6 +293,7 @@ def measure_language(players: Players, fastchess: str | None, pairs_n: int, matc
     floor = None if fastchess is not None else EchoFloor(players.bot, SEATS)
     scans: list[float] = []
     sleeps: list[float] = []
+    preempted: list[float] = []
 
     def peer(_i: int) -> float:
         if floor is not None:
@@ -301,21 +303,24 @@ def measure_language(players: Players, fastchess: str | None, pairs_n: int, matc
         return cpu / moves * 1e6
 
     def arena(i: int) -> float:
-        decisions, cpu, watchdog, switches = arena_sample(players.bot, matches, 1 + i * matches, tmp, meter)
+        decisions, cpu, watchdog, slept, taken = arena_sample(players.bot, matches, 1 + i * matches, tmp,
+                                                              meter)
         scans.append(watchdog / decisions * 1e6)
-        sleeps.append(switches / decisions)
+        sleeps.append(slept / decisions)
+        preempted.append(taken / decisions)
         return cpu / decisions * 1e6
 
     with meter.counting():
         arena(-1)                     # warm: the first match imports and fills caches
         scans.clear()
         sleeps.clear()
+        preempted.clear()
         try:
             arena_us, peer_us = pairs(arena, peer, pairs_n)
         finally:
             if floor is not None:
                 floor.close()
-    return Measured(players.language, arena_us, scans, peer_us, sleeps)
+    return Measured(players.language, arena_us, scans, peer_us, sleeps, preempted)
 
 
 def measure(fastchess: str | None, pairs_n: int, matches: int, plies: int | None,
@@ -376,7 +381,7 @@ def measure_idle(pairs_n: int, matches: int, low: int, high: int) -> list[tuple[
         meter = WatchdogMeter()
 
         def sample(i: int, bot: list[str]) -> float:
-            decisions, cpu, _scans, _sleeps = arena_sample(bot, matches, 1 + i * matches, tmp, meter)
+            decisions, cpu, _scans, _slept, _taken = arena_sample(bot, matches, 1 + i * matches, tmp, meter)
             return cpu / decisions * 1e6
 
         def busier(i: int, bot: list[str]) -> float:
@@ -433,7 +438,8 @@ def main() -> None:
     for m in found:
         print(f"{m.language}: arena {spread(m.arena_us)} us per decision "
               f"(of it the watchdog's scans {spread(m.watchdog_us, '.2f')}; "
-              f"sleeps per decision {spread(m.sleeps, '.2f')}); "
+              f"per decision it slept {spread(m.sleeps, '.2f')} and was preempted "
+              f"{spread(m.preempted, '.2f')} times); "
               f"{'fastchess' if args.fastchess else 'echo floor'} {spread(m.peer_us)} us {unit}; "
               f"arena / {'fastchess' if args.fastchess else 'floor'} {spread(m.ratios, '.2f')}")
 

@@ -3,8 +3,8 @@
 No figure's value is asserted (CPU on a shared machine): what is checked is
 that a runner's own CPU leaves its children's out, that the fixed chess line
 the peer's engines play is legal as the benchmark uses it, and that without
-a fastchess binary the arena is measured against its echo floor (with its sleeps
-per decision), and that ``--one-cpu`` pins what the benchmark starts.
+a fastchess binary the arena is measured against its echo floor (with its context
+switches per decision), and that ``--one-cpu`` pins what the benchmark starts.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ def test_without_fastchess_the_arena_is_measured_against_its_echo_floor() -> Non
     for m in found:
         assert len(m.arena_us) == len(m.peer_us) == len(m.ratios) == 2
         assert all(x > 0 for x in m.arena_us + m.peer_us)
-        assert len(m.sleeps) == 2 and all(s >= 0 for s in m.sleeps)   # the arena's, per decision
+        assert len(m.sleeps) == len(m.preempted) == 2                # the arena's switches, per decision
+        assert all(s >= 0 for s in m.sleeps + m.preempted)
         # The bare echo loop moves the same bytes without the engine, the codec or the checks.
         assert all(r > 1 for r in m.ratios)
 
