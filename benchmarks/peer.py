@@ -418,16 +418,16 @@ def main() -> None:
         ap.error(f"--fastchess {args.fastchess}: not an executable file")
     if args.plies is not None and not 2 <= args.plies <= len(LINE.read_text().split()):
         ap.error(f"--plies: 2 to the {len(LINE.read_text().split())} of {LINE.name}")
+    pinned = one_cpu() if args.one_cpu else "unpinned"
     if args.idle_pairs is not None:
         low, high = sorted(args.idle_pairs)
-        print(f"the arena alone beside {low} and beside {high} sleeping processes started here, "
+        print(f"the arena alone beside {low} and beside {high} sleeping processes started here, {pinned}, "
               f"{args.pairs} pairs of {args.matches} matches", flush=True)
         for language, beside_low, beside_high in measure_idle(args.pairs, args.matches, low, high):
             print(f"{language}: arena {spread(beside_low)} us per decision beside {low}, "
                   f"{spread(beside_high)} beside {high}; ratio {high} / {low}: "
                   f"{spread([h / lo for h, lo in zip(beside_high, beside_low)], '.3f')}")
         return
-    pinned = one_cpu() if args.one_cpu else "unpinned"
     peer = "fastchess" if args.fastchess else "the arena's echo floor (no --fastchess binary given)"
     with idle_processes(args.idle):
         processes = sum(1 for name in os.listdir("/proc") if name.isdigit())
