@@ -44,6 +44,18 @@ the arena's CPU per decision must not depend on what else runs on the host
 (compare ``--idle 100`` with ``--idle 1000``; ``--idle-pairs 100 1000``
 alternates the two within one run, the arena alone: issue 34's aim is a
 ratio within 10 %).
+
+``--one-cpu`` pins this process to one CPU before anything starts: fastchess,
+its engines, the arena and its bots then all share it, as a tournament plays
+each match (``arena.process.confine.affinity``; fastchess's own
+``-use-affinity`` is not used).  The issue's aim is measured without it.
+
+Each arena figure comes with its context switches per decision, every
+thread's (``getrusage``): voluntary (it slept in its wait for a reply) and
+involuntary (preempted: often by the bot it has just written to, on its own
+CPU).  The arena's instructions per decision are the same with C and Python
+bots (callgrind); what differs is what runs between its steps, a tiny C
+program or an interpreter (docs/PERFORMANCE.md).
 """
 
 from __future__ import annotations
@@ -241,9 +253,10 @@ class WatchdogMeter:
 
 
 def arena_sample(bot: list[str], matches: int, first_seed: int, tmp: Path,
-                 meter: WatchdogMeter) -> tuple[int, float, float]:
-    """(decisions, the arena's CPU seconds, of it the watchdog's) of
-    ``matches`` matches in a fresh pool: its bots started once, as fastchess's engines."""
+                 meter: WatchdogMeter) -> tuple[int, float, float, int, int]:
+    """(decisions, the arena's CPU seconds, of it the watchdog's, its
+    voluntary and its involuntary context switches) of ``matches`` matches in
+    a fresh pool: its bots started once, as fastchess's engines."""
     decisions = 0
     scans0 = meter.seconds
     r0 = resource.getrusage(resource.RUSAGE_SELF)
@@ -253,7 +266,8 @@ def arena_sample(bot: list[str], matches: int, first_seed: int, tmp: Path,
             assert not result.faults, result.faults
             decisions += result.decisions
     r1 = resource.getrusage(resource.RUSAGE_SELF)
-    return decisions, (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime), meter.seconds - scans0
+    return (decisions, (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime), meter.seconds - scans0,
+            r1.ru_nvcsw - r0.ru_nvcsw, r1.ru_nivcsw - r0.ru_nivcsw)
 
 
 @dataclass(frozen=True)
@@ -262,6 +276,8 @@ class Measured:
     arena_us: list[float]
     watchdog_us: list[float]
     peer_us: list[float]
+    sleeps: list[float]           # the arena's voluntary context switches per decision
+    preempted: list[float]        # and its involuntary ones
 
     @property
     def ratios(self) -> list[float]:
@@ -276,6 +292,8 @@ def measure_language(players: Players, fastchess: str | None, pairs_n: int, matc
     game = plies if plies is not None else len(batches) + len(batches) % 2
     floor = None if fastchess is not None else EchoFloor(players.bot, SEATS)
     scans: list[float] = []
+    sleeps: list[float] = []
+    preempted: list[float] = []
 
     def peer(_i: int) -> float:
         if floor is not None:
@@ -285,19 +303,24 @@ def measure_language(players: Players, fastchess: str | None, pairs_n: int, matc
         return cpu / moves * 1e6
 
     def arena(i: int) -> float:
-        decisions, cpu, watchdog = arena_sample(players.bot, matches, 1 + i * matches, tmp, meter)
+        decisions, cpu, watchdog, slept, taken = arena_sample(players.bot, matches, 1 + i * matches, tmp,
+                                                              meter)
         scans.append(watchdog / decisions * 1e6)
+        sleeps.append(slept / decisions)
+        preempted.append(taken / decisions)
         return cpu / decisions * 1e6
 
     with meter.counting():
         arena(-1)                     # warm: the first match imports and fills caches
         scans.clear()
+        sleeps.clear()
+        preempted.clear()
         try:
             arena_us, peer_us = pairs(arena, peer, pairs_n)
         finally:
             if floor is not None:
                 floor.close()
-    return Measured(players.language, arena_us, scans, peer_us)
+    return Measured(players.language, arena_us, scans, peer_us, sleeps, preempted)
 
 
 def measure(fastchess: str | None, pairs_n: int, matches: int, plies: int | None,
@@ -358,7 +381,7 @@ def measure_idle(pairs_n: int, matches: int, low: int, high: int) -> list[tuple[
         meter = WatchdogMeter()
 
         def sample(i: int, bot: list[str]) -> float:
-            decisions, cpu, _scans = arena_sample(bot, matches, 1 + i * matches, tmp, meter)
+            decisions, cpu, _scans, _slept, _taken = arena_sample(bot, matches, 1 + i * matches, tmp, meter)
             return cpu / decisions * 1e6
 
         def busier(i: int, bot: list[str]) -> float:
@@ -380,6 +403,8 @@ def main() -> None:
     ap.add_argument("--matches", type=int, default=8, help="games or matches per sample")
     ap.add_argument("--plies", type=int, help="plies per fastchess game (default: the decisions of a match)")
     ap.add_argument("--idle", type=int, default=0, help="sleeping processes started first, kept for the run")
+    ap.add_argument("--one-cpu", action="store_true",
+                    help="both runners and their players on one CPU (this process pinned first)")
     ap.add_argument("--make-line", action="store_true", help=f"write {LINE.name} again (needs python-chess)")
     ap.add_argument("--idle-pairs", nargs=2, type=int, metavar=("LOW", "HIGH"),
                     help="no peer: the arena beside LOW and beside HIGH sleeping processes, interleaved")
@@ -393,9 +418,10 @@ def main() -> None:
         ap.error(f"--fastchess {args.fastchess}: not an executable file")
     if args.plies is not None and not 2 <= args.plies <= len(LINE.read_text().split()):
         ap.error(f"--plies: 2 to the {len(LINE.read_text().split())} of {LINE.name}")
+    pinned = one_cpu() if args.one_cpu else "unpinned"
     if args.idle_pairs is not None:
         low, high = sorted(args.idle_pairs)
-        print(f"the arena alone beside {low} and beside {high} sleeping processes started here, "
+        print(f"the arena alone beside {low} and beside {high} sleeping processes started here, {pinned}, "
               f"{args.pairs} pairs of {args.matches} matches", flush=True)
         for language, beside_low, beside_high in measure_idle(args.pairs, args.matches, low, high):
             print(f"{language}: arena {spread(beside_low)} us per decision beside {low}, "
@@ -405,15 +431,25 @@ def main() -> None:
     peer = "fastchess" if args.fastchess else "the arena's echo floor (no --fastchess binary given)"
     with idle_processes(args.idle):
         processes = sum(1 for name in os.listdir("/proc") if name.isdigit())
-        print(f"arena against {peer}: 2 seats, no sandbox, unpinned; {args.pairs} pairs of "
+        print(f"arena against {peer}: 2 seats, no sandbox, {pinned}; {args.pairs} pairs of "
               f"{args.matches} games or matches; {processes} processes on the machine; {c_part()}", flush=True)
         found = measure(args.fastchess, args.pairs, args.matches, args.plies)
     unit = "per move" if args.fastchess else "per round trip"
     for m in found:
         print(f"{m.language}: arena {spread(m.arena_us)} us per decision "
-              f"(of it the watchdog's scans {spread(m.watchdog_us, '.2f')}); "
+              f"(of it the watchdog's scans {spread(m.watchdog_us, '.2f')}; "
+              f"per decision it slept {spread(m.sleeps, '.2f')} and was preempted "
+              f"{spread(m.preempted, '.2f')} times); "
               f"{'fastchess' if args.fastchess else 'echo floor'} {spread(m.peer_us)} us {unit}; "
               f"arena / {'fastchess' if args.fastchess else 'floor'} {spread(m.ratios, '.2f')}")
+
+
+def one_cpu() -> str:
+    """Pin this process to one CPU (its last usable one): every process it
+    starts afterwards inherits it (fastchess and its engines, the arena's bots)."""
+    cpu = max(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpu})
+    return f"everything on CPU {cpu}"
 
 
 def c_part() -> str:

@@ -3,11 +3,13 @@
 No figure's value is asserted (CPU on a shared machine): what is checked is
 that a runner's own CPU leaves its children's out, that the fixed chess line
 the peer's engines play is legal as the benchmark uses it, and that without
-a fastchess binary the arena is measured against its echo floor.
+a fastchess binary the arena is measured against its echo floor (with its context
+switches per decision), and that ``--one-cpu`` pins what the benchmark starts.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -49,8 +51,22 @@ def test_without_fastchess_the_arena_is_measured_against_its_echo_floor() -> Non
     for m in found:
         assert len(m.arena_us) == len(m.peer_us) == len(m.ratios) == 2
         assert all(x > 0 for x in m.arena_us + m.peer_us)
+        assert len(m.sleeps) == len(m.preempted) == 2                # the arena's switches, per decision
+        assert all(s >= 0 for s in m.sleeps + m.preempted)
         # The bare echo loop moves the same bytes without the engine, the codec or the checks.
         assert all(r > 1 for r in m.ratios)
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux only")
+def test_one_cpu_pins_the_benchmark_and_what_it_starts() -> None:
+    code = ("import os, subprocess, peer; said = peer.one_cpu(); "
+            "child = subprocess.run(['grep', 'Cpus_allowed_list', '/proc/self/status'], "
+            "capture_output=True, text=True).stdout.split()[-1]; "
+            "print(said, len(os.sched_getaffinity(0)), child)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=BENCH, capture_output=True, text=True,
+                         check=True).stdout.split()
+    cpu = str(max(os.sched_getaffinity(0)))
+    assert out == ["everything", "on", "CPU", cpu, "1", cpu]
 
 
 def test_all_py_takes_the_peer_only_with_a_fastchess_binary(tmp_path: Path,
