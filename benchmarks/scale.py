@@ -111,8 +111,11 @@ def made(cache: Path, size: int) -> Path:
         where.mkdir(parents=True, exist_ok=True)
         spec = tournament_file(where, size, results)
         print(f"playing {size} matches into {results} (arena run --jobs 2) ...", flush=True)
-        subprocess.run([sys.executable, "-m", "arena", "run", str(spec), "--jobs", "2", "-q"], check=True,
-                       stdout=subprocess.DEVNULL, cwd="/", env={**os.environ, "PYTHONPATH": str(HERE)})
+        code = subprocess.run([sys.executable, "-m", "arena", "run", str(spec), "--jobs", "2", "-q"],
+                              stdout=subprocess.DEVNULL, cwd="/", env={**os.environ, "PYTHONPATH": str(HERE)}).returncode
+        if code:            # stopped (a SIGTERM, say): arena run said why; what it stored stays for the next run
+            sys.exit(f"{results}: arena run exited {code} with {stored(results)} of {size} matches stored; "
+                     "run this again to resume")
     if stored(results) != size:
         sys.exit(f"{results}: {stored(results)} matches stored, not {size}")
     return results
