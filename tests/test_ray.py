@@ -499,7 +499,7 @@ def test_a_league_s_later_versions_are_checked_on_every_node_before_their_first_
     monkeypatch.setattr(ray_executor, "check_nodes", lambda specs, root, env, seconds: checked.append(
         sorted({seat.name for spec in specs for seat in spec.seats if seat.bot is not None})))
     executor = object.__new__(ray_executor.RayExecutor)         # no Ray: only the reading of matches
-    executor.shipment, executor.lookahead, executor._checked = None, 1, set()
+    executor.shipment, executor.lookahead, executor._checked = None, 1, None
     bot = BotSpec([sys.executable, "-c", "pass"])
 
     def table(*names: str) -> MatchSpec:
@@ -510,6 +510,11 @@ def test_a_league_s_later_versions_are_checked_on_every_node_before_their_first_
     assert next(read).match_id == "m-a.v1-b.v1" and checked == [["a.v1", "b.v1"]]
     assert next(read).match_id == "m-a.v1-c.v1" and checked[1:] == [["a.v1", "c.v1"]]   # c.v1, new: checked first
     assert next(read).match_id == "m-c.v1-b.v1" and len(checked) == 2
+    # Built-in players alone: the nodes are checked all the same (their arena, Ray and Python versions).
+    builtins = object.__new__(ray_executor.RayExecutor)
+    builtins.shipment, builtins.lookahead, builtins._checked = None, None, None
+    builtins._check([MatchSpec("m-g-r", (SeatSpec.builtin("greedy"), SeatSpec.builtin("random")))])
+    assert checked[2:] == [[]]
 
 
 def test_without_ray_installed_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

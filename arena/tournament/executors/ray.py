@@ -176,7 +176,7 @@ class RayExecutor:
         self._failed_starts = 0
         self._pool_models: dict[Hashable, PoolModel] = {}     # each actor's, for ``assign``
         self._avoid: set[str] = set()       # nodes whose results do not arrive: no actor is placed there again
-        self._checked: set[str] = set()     # the bots (seat names) every node has started (``check_nodes``)
+        self._checked: set[str] | None = None   # the bots (seat names) every node has started; None: no check yet
         self._ours = connect(address, shipment)
         try:
             self._head = self._head_watch()
@@ -254,12 +254,14 @@ class RayExecutor:
             yield from self._overdue(retry)
 
     def _check(self, specs: list[MatchSpec]) -> None:
-        """``check_nodes`` of ``specs`` unless every node has started each of their bots."""
+        """``check_nodes`` of ``specs``: the first time always (the nodes'
+        versions, even for built-in players alone), then only for a bot that
+        no node has started yet."""
         names = {seat.name for spec in specs for seat in spec.seats if seat.bot is not None}
-        if names - self._checked:
+        if self._checked is None or names - self._checked:
             root = None if self.shipment is None else self.shipment.root
             check_nodes(specs, root, NICENESS_ENV, CHECK_MARGIN + start_seconds(specs))
-            self._checked |= names
+            self._checked = names | (self._checked or set())
 
     def _checked_as_read(self, source: Iterator[MatchSpec]) -> Iterator[MatchSpec]:
         """A league's later matches, each handed on once every node has
