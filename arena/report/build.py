@@ -31,7 +31,7 @@ from ..tournament.results.database import FAULT_KINDS, ResultStore, StoreError, 
 from ..tournament.results.hint import with_results_hint
 from ..tournament.standings.leaderboard import RATING_UNITS, _level, csv_cell
 from .charts import INSTALL_HINT, ChartsUnavailable, ratings_chart, times_chart, vega_bundle
-from .data import GRADEBOOK_COLUMNS, Digest, ReportData, collect, gradebook_rows, stored_replay
+from .data import GRADEBOOK_COLUMNS, Digest, Digests, ReportData, collect, gradebook_rows, stored_replay
 from .files import FileUnwritable, ReportError, ReportUnwritable, write_file
 from .html import asset, render, replay_page, visible
 from .replay import ReplayError, build_replay
@@ -178,7 +178,9 @@ def write_report(results: str, out: Path | None = None, *, bot: str | None = Non
                 # The pages first, by worker processes: what the sections read of each match
                 # comes back with it, so no record is decoded and no match replayed twice.
                 # One bot's page links to its own matches only.
-                shown = [m.match_id for m in store.matches() if bot is None or bot in m.bots]
+                mine = [m for m in store.matches() if bot is None or bot in m.bots]
+                digests = Digests(store, mine)
+                shown = [m.match_id for m in mine]
                 if shown:
                     _check_writable(out)     # one line for a place it cannot write, not a warning a replay
                 written += write_replays(store, [(mid, out / replay_dir / f"{file_name(mid)}.html") for mid in shown],

@@ -8,6 +8,7 @@ traces existed give their per-match mean instead.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -35,7 +36,7 @@ from ..tournament.standings.summary import unfinished_size
 from .replay import ReplayError, build_replay
 from .traces import BotTimes, stored_times
 
-__all__ = ["ReportData", "BotSection", "Digest", "collect", "replay_and_digest", "GRADEBOOK_COLUMNS", "gradebook_rows"]
+__all__ = ["ReportData", "BotSection", "Digest", "Digests", "collect", "replay_and_digest", "GRADEBOOK_COLUMNS", "gradebook_rows"]
 
 HISTORY_POINTS = 24         # points of the ratings over the tournament, at most (the last: every match)
 TIMES_PER_BOT = 2000        # decision times per bot in the chart, at most (evenly spaced order statistics)
@@ -130,7 +131,9 @@ class Digest:
     """What the report's sections read of one match's record and replay,
     small enough to come back from the worker process that wrote its page
     (so a report decodes each record and replays each match once)."""
-    times: list[list[tuple[float, int]] | None]     # per seat: (ms, decision) of its trace; None: no trace
+    # Per seat: (ms, decision) of its trace, None where it has none; the whole
+    # field None once ``Digests`` has folded it into its bots' times.
+    times: list[list[tuple[float, int]] | None] | None
     # Of the decisions a row may name (each seat's SLOWEST, those with a fault),
     # or of all when made for the report itself: kind, hand, step, request id, built-in.
     decisions: dict[int, tuple[str, int, int, int | None, bool]]
@@ -152,31 +155,72 @@ def _trace_times(record: dict[str, Any], seats: int) -> list[list[tuple[float, i
 def _decision_times(store: ResultStore, matches: Sequence[StoredMatch],
                     digests: dict[str, Digest | None]) -> tuple[dict[str, BotTimes], bool]:
     """Per bot: its decision times (``BotTimes``); and whether some matches
-    had no trace (their per-match mean stands in)."""
+    had no trace (their per-match mean stands in).  What ``Digests`` has
+    folded already, of the same matches in the same order, is taken as it is."""
     out: dict[str, BotTimes] = {}
-    fallback = False
-    for m in matches:
-        digest = digests.get(m.match_id)
-        if digest is not None:
-            times = digest.times
-        elif (stored := stored_times(store, m.match_id, len(m.bots))) is not None:
-            times = stored
-        else:
-            try:
-                record = store.record(m.match_id)
-            except StoreError:
-                record = {}         # damaged: its per-match mean stands in
-            times = _trace_times(record, len(m.bots))
-        for s, bot in enumerate(m.bots):
-            entries = times[s]
-            if entries is None:
-                fallback = True
-                mean = m.decision_stats[s].get("mean")
-                if mean is not None:
-                    out.setdefault(bot, BotTimes(SLOWEST)).add_mean(mean * 1000)
-                continue
-            out.setdefault(bot, BotTimes(SLOWEST)).add(m.match_id, entries)
+    fallback, start = False, 0
+    if isinstance(digests, Digests) and _same(digests.matches, matches, digests.folded):
+        out, fallback, start = digests.times, digests.fallback, digests.folded
+    for m in matches[start:]:
+        fallback |= _fold_times(out, m, _match_times(store, m, digests.get(m.match_id)))
     return out, fallback
+
+
+def _same(these: Sequence[StoredMatch], those: Sequence[StoredMatch], count: int) -> bool:
+    return len(those) >= count and all(a.match_id == b.match_id for a, b in zip(these[:count], those[:count]))
+
+
+def _match_times(store: ResultStore, m: StoredMatch, digest: Digest | None) -> list[list[tuple[float, int]] | None]:
+    """Per seat of ``m``: its (ms, decision) pairs, None where it has no trace."""
+    if digest is not None and digest.times is not None:
+        return digest.times
+    if (stored := stored_times(store, m.match_id, len(m.bots))) is not None:
+        return stored
+    try:
+        record = store.record(m.match_id)
+    except StoreError:
+        record = {}         # damaged: its per-match mean stands in
+    return _trace_times(record, len(m.bots))
+
+
+def _fold_times(out: dict[str, BotTimes], m: StoredMatch, times: list[list[tuple[float, int]] | None]) -> bool:
+    """``m``'s decision times added to its bots'; whether a seat had none (its mean stands in)."""
+    fallback = False
+    for s, bot in enumerate(m.bots):
+        entries = times[s]
+        if entries is None:
+            fallback = True
+            mean = m.decision_stats[s].get("mean")
+            if mean is not None:
+                out.setdefault(bot, BotTimes(SLOWEST)).add_mean(mean * 1000)
+            continue
+        out.setdefault(bot, BotTimes(SLOWEST)).add(m.match_id, entries)
+    return fallback
+
+
+class Digests(dict[str, "Digest | None"]):
+    """The digests of the report's matches by match id, as ``write_replays``
+    hands them over (None: a page that could not be made), in the order of
+    ``matches``.  Each one's decision times are folded into its bots'
+    ``BotTimes`` as soon as every match before it has come, and then dropped:
+    kept whole until the sections were built, they took about 130 KB a match,
+    2.9 GB of peak memory for the report of 20,000 matches."""
+
+    def __init__(self, store: ResultStore, matches: Sequence[StoredMatch]) -> None:
+        super().__init__()
+        self.store, self.matches = store, list(matches)
+        self.folded = 0                         # matches[:folded] are in ``times``
+        self.times: dict[str, BotTimes] = {}
+        self.fallback = False
+
+    def __setitem__(self, match_id: str, digest: Digest | None) -> None:
+        super().__setitem__(match_id, digest)
+        while self.folded < len(self.matches) and (m := self.matches[self.folded]).match_id in self:
+            kept = self.get(m.match_id)
+            self.fallback |= _fold_times(self.times, m, _match_times(self.store, m, kept))
+            if kept is not None and kept.times is not None:
+                super().__setitem__(m.match_id, dataclasses.replace(kept, times=None))
+            self.folded += 1
 
 
 def _digest(m: StoredMatch, record: dict[str, Any], replay: dict[str, Any], *, every: bool = False) -> Digest:
