@@ -57,11 +57,16 @@ def running(league: Path, *options: str) -> Iterator[subprocess.Popen[str]]:
     try:
         yield proc
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-        for pid in pages_of(league):         # only on failure: never leave this test's page behind
-            os.kill(pid, signal.SIGKILL)
+        ended(proc, league)
+
+
+def ended(proc: subprocess.Popen[str], league: Path) -> None:
+    """The run killed if it still runs, and its page (only on failure: never leave this test's page behind)."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.communicate()
+    for pid in pages_of(league):
+        os.kill(pid, signal.SIGKILL)
 
 
 def board_while_playing(port: int, proc: subprocess.Popen[str], matches: int) -> dict:
@@ -159,11 +164,7 @@ def running_logged(league: Path, log: Path, *options: str, page: str = "") -> It
     try:
         yield proc
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for pid in pages_of(league):
-            os.kill(pid, signal.SIGKILL)
+        ended(proc, league)
 
 
 def next_page(league: Path, port: int, old: int | None) -> int:
