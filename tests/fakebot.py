@@ -38,7 +38,7 @@ import json
 import logging
 import os
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +48,7 @@ from arena.process.confine.spec import BotSpec
 from arena.process.errors import BotCrashed, BotFailure, describe_exit, excerpt
 from arena.process.streams import EOF, EXIT, LINE, TOOLONG, Event, log_text
 from arena.process.streams import LOG as READ_LOG
-from arena.process.transport import WIRE, Transport, TransportFactory, TransportSetup
+from arena.process.transport import QUOTED_LINES, WIRE, Transport, TransportFactory, TransportSetup
 
 
 @dataclass(frozen=True)
@@ -168,8 +168,9 @@ class FakeTransport:
         return None, None           # as a process without the C part: drained, then written
 
     def write(self, data: bytes, deadline: float, limit: float) -> float:
-        if self._exited:
-            raise self.died("stdin")
+        if self._exited:          # as a pipe: what it wrote before it went is quoted
+            said = [excerpt(payload) for kind, payload, _stamp in self.take_pending() if kind == LINE]
+            raise self.died("stdin", said[:QUOTED_LINES])
         self._log_read()                          # what came before this write
         lines = data.split(b"\n")[:-1]
         if WIRE.isEnabledFor(logging.DEBUG):
@@ -261,20 +262,20 @@ class FakeTransport:
     def waiting(self, floor: float) -> None:
         """Stamps are given when written: nothing to do."""
 
-    def died(self, cause: str, stdout: str = "") -> BotCrashed:
+    def died(self, cause: str, said: Sequence[str] = ()) -> BotCrashed:
         if self._exited:
             message = self.exit_description or "exited"
         else:
             message = f"closed its {'stdout' if cause == EOF else 'stdin'} (killed)"
             self.returncode = -9
         self._exited = True
-        if stdout:
-            message += f'; stdout: "{excerpt(stdout)}"'
+        if said:
+            message += f'; stdout: "{excerpt(" | ".join(said))}"'
         last = [line for line in self.stderr.splitlines() if line.strip()]
         if last:
             message += f"; stderr: {excerpt(last[-1])}"
         exc = BotCrashed(message, bot=self.name, returncode=self.returncode,
-                         stderr_tail=self.stderr_tail)
+                         stderr_tail=self.stderr_tail, stdout_first=said[0] if said else None)
         self.failure = exc
         return exc
 
@@ -284,7 +285,7 @@ class FakeTransport:
     def exit_failure(self, timeout: float, line: str | None = None) -> BotCrashed | None:
         if self._closed or not self._exited or isinstance(self.failure, BotCrashed):
             return self.failure if isinstance(self.failure, BotCrashed) else None
-        return self.died(EXIT, line or "")
+        return self.died(EXIT, [line] if line else [])
 
     def close(self, quit_data: bytes | None, grace: float, term_grace: float) -> int | None:
         if not self._started or self._closed:

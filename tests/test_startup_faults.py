@@ -8,6 +8,7 @@ close_stdout.py), in the default sandbox and, where it differs, without.
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 from arena.cli import main
 from arena.match import BotPool, MatchResult, MatchSpec, SeatSpec, run_match
 from arena.process import SandboxPolicy, TimeControl
+from arena.process.transport import PipeTransport
 
 GAMEBOTS = Path(__file__).parent / "gamebots"
 TIME = TimeControl(startup_seconds=10.0, per_decision_seconds=2.0)
@@ -120,6 +122,31 @@ def test_a_bot_that_prints_its_error_on_stdout_and_exits_is_a_crash_with_its_exi
     assert 'stdout: "Error occurred during initialization of VM | Could not reserve' in fault.detail
     assert fault.excerpt == "Error occurred during initialization of VM"
     assert HINT not in fault.detail
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_a_bot_gone_before_the_arena_first_writes_has_its_stdout_quoted(tmp_path, mode, monkeypatch):
+    """On a busy machine the runtime has printed its error and exited before
+    'start' is written: the write finds the pipe closed, and what the bot
+    wrote is still quoted (it was not, and this test's sibling failed under load)."""
+    first_write = PipeTransport.write
+
+    def write_once_gone(self: PipeTransport, data: bytes, deadline: float, limit: float) -> float:
+        if "banner" in self.label:
+            gone_by = time.monotonic() + 30
+            while not self._leader_exited() and time.monotonic() < gone_by:
+                time.sleep(0.01)
+        return first_write(self, data, deadline, limit)
+
+    monkeypatch.setattr(PipeTransport, "write", write_once_gone)
+    monkeypatch.setattr(PipeTransport, "send_and_wait", lambda self, data, deadline, limit: (None, None))
+    seat = SeatSpec.command([sys.executable, str(GAMEBOTS / "banner.py"), "--exit", "3"],
+                            name="banner", sandbox=SandboxPolicy(mode))
+    (fault,) = play(tmp_path, seat).faults_of(0)
+    assert (fault.kind, fault.decision, fault.forfeit) == ("crash", None, True)
+    assert fault.detail.startswith("exited with code 3"), fault.detail
+    assert 'stdout: "Error occurred during initialization of VM | Could not reserve' in fault.detail
+    assert fault.excerpt == "Error occurred during initialization of VM"
 
 
 @pytest.mark.parametrize("mode", ["bwrap", "none"])

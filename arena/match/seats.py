@@ -310,7 +310,7 @@ def _classify(exc: Exception, reply: Any) -> tuple[str, str, str | None]:
     if isinstance(exc, BotTimeout):
         return TIMEOUT, exc.detail, None
     if isinstance(exc, BotCrashed):
-        return CRASH, exc.detail, None
+        return CRASH, exc.detail, exc.stdout_first
     if isinstance(exc, BotFailure):
         return exc.kind, exc.detail, None
     line = _line_of(reply)

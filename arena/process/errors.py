@@ -105,14 +105,18 @@ class BotCrashed(BotFailure):
 
     ``returncode`` follows subprocess: ``-N`` means killed by signal N, and is
     ``None`` only if the exit status could not be collected.  ``signal`` is N
-    or ``None``; ``stderr_tail`` holds the end of what it wrote on stderr.
+    or ``None``; ``stderr_tail`` holds the end of what it wrote on stderr,
+    ``stdout_first`` (an excerpt) the first of the lines it wrote on stdout
+    that no request asked for, just before it died (a runtime's error).
     """
 
     kind = "crash"
 
     def __init__(self, message: str, *, bot: str | None = None,
-                 returncode: int | None = None, stderr_tail: str = "") -> None:
+                 returncode: int | None = None, stderr_tail: str = "",
+                 stdout_first: str | None = None) -> None:
         super().__init__(message, bot=bot)
+        self.stdout_first = stdout_first
         self.returncode = returncode
         self.signal = -returncode if returncode is not None and returncode < 0 else None
         self.stderr_tail = stderr_tail

@@ -72,7 +72,7 @@ def drain_pending(transport: Transport, ignored: IgnoredLines) -> None:
         elif kind == TOOLONG:
             ignored.note(transport.label, "unsolicited over-long line")
         else:
-            raise transport.died(kind, " | ".join(said[-QUOTED_LINES:]))
+            raise transport.died(kind, said[-QUOTED_LINES:])
 
 
 class Wait(NamedTuple):

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import time
 import weakref
+from collections.abc import Sequence
 
 from .confine import cgroups, sandbox
 from .confine.limits import WATCHDOG, cgroup_memory_reason
@@ -203,12 +204,12 @@ class ProcessExits:
             kill_group(self._proc.pid, signal.SIGKILL)
             self._reap()
 
-    def _died(self, cause: str, stdout: str = "") -> BotCrashed:
+    def _died(self, cause: str, said: Sequence[str] = ()) -> BotCrashed:
         """The bot closed stdout (EOF), its main process exited (EXIT) or it
         closed stdin ("stdin").  Kill what is left of its group, collect the
-        exit status and return the failure (sticky).  ``stdout``: what it
-        wrote there last, quoted in the message (a runtime that cannot start
-        prints its error there)."""
+        exit status and return the failure (sticky).  ``said``: the lines it
+        wrote on stdout last, quoted in the message (a runtime that cannot
+        start prints its error there)."""
         exited = self._wait_leader(0.0 if cause == EXIT else EXIT_WAIT)
         self._kill_and_reap()
         if self._stderr is not None:
@@ -220,8 +221,8 @@ class ProcessExits:
         else:
             message = f"closed its {'stdout' if cause == EOF else 'stdin'} (killed)"
             returncode = None
-        if stdout:
-            message += f'; stdout: "{excerpt(stdout)}"'
+        if said:
+            message += f'; stdout: "{excerpt(" | ".join(said))}"'
         last = [line for line in tail.splitlines() if line.strip()]
         if last:
             message += f"; stderr: {excerpt(last[-1])}"
@@ -230,7 +231,8 @@ class ProcessExits:
                 # bot's program but not in the directory it was started in.
                 cwd = os.path.abspath(self.spec.cwd if self.spec.cwd is not None else os.getcwd())
                 message += f"; relative paths start from its working directory, {cwd}"
-        exc = BotCrashed(message, bot=self.name, returncode=returncode, stderr_tail=tail)
+        exc = BotCrashed(message, bot=self.name, returncode=returncode, stderr_tail=tail,
+                         stdout_first=said[0] if said else None)
         self._failure = exc
         LOG.debug("%s: crashed: %s", self.label, message)
         return exc

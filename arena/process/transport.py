@@ -25,7 +25,7 @@ import subprocess
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -111,7 +111,7 @@ class Transport(Protocol):
     def next_event(self, timeout: float) -> Event | None: ...
     def take_pending(self) -> list[Event]: ...
     def waiting(self, floor: float) -> None: ...
-    def died(self, cause: str, stdout: str = "") -> BotCrashed: ...
+    def died(self, cause: str, said: Sequence[str] = ()) -> BotCrashed: ...
     def no_reply_crash(self) -> BotCrashed | None: ...
     def exit_failure(self, timeout: float, line: str | None = None) -> BotCrashed | None: ...
     def close(self, quit_data: bytes | None, grace: float, term_grace: float) -> int | None: ...
@@ -248,7 +248,7 @@ class PipeTransport(ProcessStart):
         except BlockingIOError:
             written = 0
         except BrokenPipeError:
-            raise self._died("stdin") from None
+            raise self._stdin_refused() from None
         if written == len(data):
             return time.monotonic()
         return self._write_rest(fd, memoryview(data)[written:], len(data), deadline, limit)
@@ -281,7 +281,7 @@ class PipeTransport(ProcessStart):
         if kind == 3:
             return None, None
         if written < 0:
-            raise self._died("stdin") from None
+            raise self._stdin_refused() from None
         if written < len(data):
             return self._write_rest(fd, memoryview(data)[written:], len(data), deadline, limit), None
         if kind == 1:
@@ -303,7 +303,7 @@ class PipeTransport(ProcessStart):
             except BlockingIOError:
                 pass
             except BrokenPipeError:
-                raise self._died("stdin") from None
+                raise self._stdin_refused() from None
             if not view:
                 break
             remaining = deadline - time.monotonic()
@@ -343,8 +343,20 @@ class PipeTransport(ProcessStart):
         assert self._stdout is not None
         self._stdout.waiting(floor)
 
-    def died(self, cause: str, stdout: str = "") -> BotCrashed:
-        return self._died(cause, stdout)
+    def died(self, cause: str, said: Sequence[str] = ()) -> BotCrashed:
+        return self._died(cause, said)
+
+    def _stdin_refused(self) -> BotCrashed:
+        """The bot's stdin took no more (it exited, or closed it).  What it
+        wrote on stdout and nobody read yet is quoted: a runtime that cannot
+        start prints its error there and exits, often before the arena's
+        first write (on a busy machine, always)."""
+        said: list[str] = []
+        reader = self._stdout
+        for _ in range(QUOTED_LINES * 4):
+            if reader is None or not _quote(reader.get(0.0), said):
+                break
+        return self._died("stdin", said)
 
     def no_reply_crash(self) -> BotCrashed | None:
         """The crash of a sandboxed bot that closed its stdout, found when no
@@ -386,7 +398,7 @@ class PipeTransport(ProcessStart):
         for _ in range(QUOTED_LINES * 4):     # what it wrote just before it exited
             if reader is None or not _quote(reader.get(0.0), said):
                 break
-        return self._died(EXIT, " | ".join(said))
+        return self._died(EXIT, said)
 
     # ---------------------------------------------------------------- stderr
     def set_stderr_log(self, path: str | os.PathLike[str] | None) -> None:
