@@ -179,7 +179,18 @@ def next_page(league: Path, port: int, old: int | None) -> int:
             except httpx.HTTPError:
                 pass
         time.sleep(0.1)
-    raise AssertionError(f"no page on {port} other than {old}")
+    logs = [league / "results" / "logs" / "page.log", league.parent / "run.log"]
+    tails = {log.name: log.read_text(errors="replace").splitlines()[-8:] for log in logs if log.exists()}
+    raise AssertionError(f"no page on {port} other than {old}: pages {pages_of(league)}; {tails}")
+
+
+def announced(log: Path) -> None:
+    """Wait for the run to say its page is up: killed before the run saw it
+    listen, the page did not start (a busy machine let the test's kill in first)."""
+    deadline = time.monotonic() + WAIT
+    while "the live page: http://" not in log.read_text():
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.1)
 
 
 def stored(league: Path) -> int:
@@ -190,6 +201,7 @@ def stored(league: Path) -> int:
 def test_a_page_killed_mid_run_is_said_once_and_started_again(tmp_path: Path) -> None:
     league, port, log = make_league(tmp_path / "lg"), free_port(), tmp_path / "run.log"
     with running_logged(league, log, "--serve", str(port), "--max-matches", "100000") as proc:
+        announced(log)
         first = next_page(league, port, None)
         os.kill(first, signal.SIGKILL)
         second = next_page(league, port, first)         # the run's, after its back-off
@@ -207,6 +219,7 @@ def test_a_page_that_keeps_stopping_is_said_once_and_the_league_plays_on(tmp_pat
     league, port, log = make_league(tmp_path / "lg"), free_port(), tmp_path / "run.log"
     with running_logged(league, log, "--serve", str(port), "--max-matches", "100000",
                         page="page.BACKOFF_FIRST = 0.1; page.RESTARTS = 2") as proc:
+        announced(log)
         pid = None
         for _ in range(3):                   # 2 restarts, then the third stop is one too many
             pid = next_page(league, port, pid)

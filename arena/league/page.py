@@ -147,8 +147,7 @@ class Page:
     def _stopped(self, child: subprocess.Popen[bytes], now: float) -> None:
         self.stops += 1
         code = child.returncode
-        how = (f"killed by {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals()
-               else f"exit status {code}")
+        how = _how_it_ended(code)
         last = _last_line(self.log)
         said = f"the live page stopped ({how}{': ' + last if last and code >= 0 else ''})"
         if self.stops > RESTARTS:
@@ -165,11 +164,17 @@ class Page:
             _stop(self.child)
 
 
+def _how_it_ended(code: int) -> str:
+    return (f"killed by {signal.Signals(-code).name}" if code < 0 and -code in signal.valid_signals()
+            else f"exit status {code}")
+
+
 def _wait_ready(child: subprocess.Popen[bytes], host: str, port: int, log: Path) -> None:
     deadline = time.monotonic() + READY_SECONDS
     while not _listening(host, port):
         if child.poll() is not None:
-            raise LeagueError(f"--serve {port}: the page did not start: {_last_line(log) or 'see ' + str(log)}")
+            said = _last_line(log) or f"{_how_it_ended(child.returncode)}; see {log}"
+            raise LeagueError(f"--serve {port}: the page did not start: {said}")
         if time.monotonic() > deadline:
             raise LeagueError(f"--serve {port}: the page did not listen on {host}:{port} within "
                               f"{READY_SECONDS:.0f} s (see {log})")
