@@ -55,20 +55,21 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
     """With ``ARENA_TEST_CPU=DIR``: each test's CPU seconds (its worker's and
     its reaped children's: bots, arenas, Ray's daemons once ended) and wall
-    seconds, setup to teardown, one line each in DIR/WORKER.tsv.  On two
+    seconds, setup to teardown, and its start (epoch seconds), one line each
+    in DIR/WORKER.tsv.  On two
     cores CPU, not wall time, is what a faster suite has to cut, and it is
     what a loaded machine does not change (benchmarks/test_cpu.py sums it)."""
     where = os.environ.get("ARENA_TEST_CPU")
     if not where:
         yield
         return
-    before, wall = _cpu(), time.monotonic()
+    before, wall, started = _cpu(), time.monotonic(), time.time()     # started: to line the workers up
     yield
     own, kids = (a - b for a, b in zip(_cpu(), before))
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
     Path(where).mkdir(parents=True, exist_ok=True)     # a missing DIR was an INTERNALERROR of xdist's
     with open(Path(where) / f"{worker}.tsv", "a", encoding="utf-8") as out:
-        out.write(f"{item.nodeid}\t{own:.3f}\t{kids:.3f}\t{time.monotonic() - wall:.3f}\n")
+        out.write(f"{item.nodeid}\t{own:.3f}\t{kids:.3f}\t{time.monotonic() - wall:.3f}\t{started:.3f}\n")
 
 
 def _cpu() -> tuple[float, float]:

@@ -6,10 +6,15 @@ queue to a worker that has run dry.  Left in file order, every Ray test
 fell into one share: one worker ran them one after another for 630 s while
 the other three had finished at 558 s (2 cores, 4 workers).  A test marked
 ``@pytest.mark.long(SECONDS)`` (its wall time on a quiet 2-core machine,
-roughly) is dealt instead to the share whose long tests add up to least,
-longest first, and leads it: each worker starts with its part of the long
-waits, and the other tests, in file order, fill the shares up to the sizes
-worksteal cuts.  Nothing but the order changes.
+roughly) is dealt instead to the lane whose long tests add up to least,
+longest first, and leads its share; the other tests, in file order, fill the
+shares up to the sizes worksteal cuts.  Nothing but the order changes.
+
+The long tests go to half the workers (``long_lanes``), not all: they
+mostly wait (on Ray, on timeouts), and when every worker began with one the
+two cores stood half idle for the first 80 s of the run (benchmarks/
+test_cpu.py --timeline); the other workers start on the short tests and use
+those waits.
 """
 
 from __future__ import annotations
@@ -32,21 +37,30 @@ def share_sizes(count: int, workers: int) -> list[int]:
     return sizes
 
 
+def long_lanes(workers: int) -> int:
+    """How many workers' shares the long tests are dealt to."""
+    return max(1, workers // 2)
+
+
 def deal(items: Sequence[Item], seconds: Sequence[float], workers: int) -> list[Item]:
-    """``items`` reordered into ``workers`` shares, each led by the long ones
-    (``seconds[i] > 0``) dealt to it; the rest keep their order."""
+    """``items`` reordered into ``workers`` shares, the first ``long_lanes``
+    of them each led by the long ones (``seconds[i] > 0``) dealt to it; the
+    rest keep their order."""
     sizes = share_sizes(len(items), workers)
     shares: list[list[Item]] = [[] for _ in sizes]
-    heap = [(0.0, lane) for lane in range(workers)]
+    heap = [(0.0, lane) for lane in range(long_lanes(workers))]
     longest_first = sorted((i for i, s in enumerate(seconds) if s > 0), key=lambda i: -seconds[i])
+    dealt: set[int] = set()
     for index in longest_first:
         while heap:
             load, lane = heapq.heappop(heap)
             if len(shares[lane]) < sizes[lane]:
                 shares[lane].append(items[index])
+                dealt.add(index)
                 heapq.heappush(heap, (load + seconds[index], lane))
                 break
-    rest = iter(item for item, s in zip(items, seconds) if s <= 0)
+    # (long tests beyond the long lanes' room, in a tiny run, go with the rest)
+    rest = iter(item for i, item in enumerate(items) if i not in dealt)
     for lane, size in enumerate(sizes):
         shares[lane].extend(next(rest) for _ in range(size - len(shares[lane])))
     return [item for share in shares for item in share]

@@ -46,18 +46,30 @@ def test_each_worker_starts_with_its_long_tests_and_they_are_spread(count: int, 
     shares = first_shares(order, workers)
     assert [len(s) for s in shares] == lanes.share_sizes(count, workers)
     loads = []
-    for share in shares:
+    lanes_ = lanes.long_lanes(workers)
+    for lane, share in enumerate(shares):
         leading = [n for n in share if n in long]
-        assert share[:len(leading)] == leading             # long ones first, longest first
-        assert leading == sorted(leading, key=lambda n: -long[n])
-        loads.append(sum(long[n] for n in leading))
+        if lane >= lanes_:                                 # the short lanes: no long test
+            assert not leading
+        else:
+            assert share[:len(leading)] == leading         # long ones first, longest first
+            assert leading == sorted(leading, key=lambda n: -long[n])
+            loads.append(sum(long[n] for n in leading))
         rest = [n for n in share if n not in long]
         assert rest == sorted(rest)                        # the others keep their order
-    # Longest first to the least loaded: no worker's long tests exceed
-    # another's by more than the longest one.
+    # Longest first to the least loaded of the long lanes: no lane's long
+    # tests exceed another's by more than the longest one.
     assert max(loads) - min(loads) <= max(long.values())
+    assert sum(loads) == sum(long.values())              # every long test in a long lane
 
 
 def test_without_long_tests_the_order_is_the_file_order() -> None:
     names = [f"t{i}" for i in range(50)]
     assert lanes.deal(names, [0.0] * 50, 4) == names
+
+
+def test_long_tests_beyond_the_long_lanes_room_go_with_the_others() -> None:
+    names = [f"t{i}" for i in range(8)]
+    order = lanes.deal(names, [5.0] * 6 + [0.0] * 2, 4)        # room for 4 in the 2 long lanes
+    assert sorted(order) == names
+    assert order[:4] == ["t0", "t2", "t1", "t3"]              # the two lanes, each led by two

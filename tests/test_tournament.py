@@ -296,8 +296,12 @@ def test_a_second_signal_while_stopping_leaves_no_traceback_and_no_bot(tmp_path:
         except ProcessLookupError:
             break                           # stopped already
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 143, err
-    assert "Traceback" not in err and [line for line in err.splitlines() if "rror" in line] == [stop_line(out)], err
+    # On a busy machine the SIGINT can reach the arena before its main thread
+    # has run the SIGTERM's handler: Python then runs the handlers of both in
+    # signal-number order, SIGINT's first, and the run stops as for a Ctrl-C.
+    said = stop_line(out) if proc.returncode == 143 else stop_line(out).replace("terminated (SIGTERM)", "interrupted")
+    assert proc.returncode in (143, 130), err
+    assert "Traceback" not in err and [line for line in err.splitlines() if "rror" in line] == [said], err
     left = wait_gone(tmp_path)
     assert left == [], f"bots outlived a terminated arena:\n{describe(left)}"
     resumed = cli("run", str(path), "--out", str(out), "--jobs", "2")
