@@ -1,10 +1,11 @@
-"""Multi-node Ray scenarios of issue 33 for tests/test_ray_nodes.py, on one
-cluster, run inside a private network namespace.
+"""Multi-node Ray scenarios of issue 33 for tests/test_ray_nodes.py, run
+inside a private network namespace, in two groups, each on a cluster of its
+own (the test runs both at once):
 
-    python tests/ray_nodes.py WORKDIR REPORT
+    python tests/ray_nodes.py WORKDIR REPORT nodes|faults
 
-Starts a ``ray.cluster_utils.Cluster`` (a head without CPUs, nodes "a" and
-"b" of one CPU each) and, one after another:
+Each group starts a ``ray.cluster_utils.Cluster`` (a head without CPUs,
+nodes "a" and "b" of one CPU each) and, one after another, "nodes":
 
 - shipment: joins it as a run would, with a run's shipment of a home
   directory (tests/test_ray_shipping.py's), and lists the shipped folder's
@@ -14,15 +15,18 @@ Starts a ``ray.cluster_utils.Cluster`` (a head without CPUs, nodes "a" and
   runs a tournament with that bot, removes the node;
 - version: adds node "d" whose Python finds another arena version (a
   ``sitecustomize`` on its PYTHONPATH), runs a tournament, removes the node;
-- stall: runs a tournament of a slow bot and, once node "b" plays a match,
-  stops its actor's process (SIGSTOP): its result never comes, as from a
-  node behind a firewall; the run must play that match again on "a";
 - blocked: adds node "e" whose object-transfer port (its object manager's)
   drops every packet (iptables, in the namespace), as behind a firewall that
   lets only the head's port through, and whose results are too large to
   travel with their call (``RAY_max_direct_call_object_size`` on the node):
   each waits there for the arena to fetch it, which never gets it; runs a
   tournament, which must play that match again elsewhere; removes the node;
+
+and "faults":
+
+- stall: runs a tournament of a slow bot and, once node "b" plays a match,
+  stops its actor's process (SIGSTOP): its result never comes, as from a
+  node behind a firewall; the run must play that match again on "a";
 - head: runs a tournament of a slow bot and, once two matches are stored,
   kills the head's GCS (SIGKILL); then starts a new cluster whose head has
   the same address, runs the same command again (the bot no longer slow),
@@ -282,36 +286,43 @@ def head_lost(cluster: Cluster, work: Path) -> tuple[dict[str, Any], Cluster]:
     return report, cluster
 
 
-def main(workdir: str, report_path: str) -> None:
-    work = Path(workdir)
+GROUPS = ("nodes", "faults")     # each on a cluster of its own, run side by side (tests/test_ray_nodes.py)
+
+
+def main(workdir: str, report_path: str, group: str) -> None:
+    """The steps of ``group``: "nodes" (shipment, env, start, version,
+    blocked) or "faults" (stall, head), on a cluster of its own; each step's
+    seconds in the report.  One after another on one cluster, the steps took
+    115 s, and the whole test ran 200 s in the suite on 2 cores: the longest
+    test of the suite, and so its floor."""
+    work = Path(workdir) / group
+    work.mkdir(parents=True)
     report: dict[str, Any] = {}
-    without_tools = tools_on_path(work)
+    without_tools = tools_on_path(work) if group == "nodes" else ""
     began = time.monotonic()
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False,
-                                                            "gcs_server_port": HEAD_PORT})
+    cluster = new_cluster()
+    b = next(iter(cluster.worker_nodes))         # one of its two one-CPU nodes
     try:
-        cluster.add_node(num_cpus=1)
-        b = cluster.add_node(num_cpus=1)
-        cluster.wait_for_nodes()
-        report["seconds"] = {"cluster": time.monotonic() - began}
+        report["seconds"] = {f"{group} cluster": time.monotonic() - began}
         steps: list[tuple[str, Callable[[], Any]]] = [
             ("shipment", lambda: shipment(cluster, work)),
             ("env", lambda: env_seen(cluster.address, work)),
             ("start", lambda: start_check(cluster, work, without_tools)),
             ("version", lambda: version(cluster, work)),
-            ("stall", lambda: stall(cluster, b, work)),
-            ("blocked", lambda: blocked(cluster, work))]
+            ("blocked", lambda: blocked(cluster, work))] if group == "nodes" else [
+            ("stall", lambda: stall(cluster, b, work))]
         for name, step in steps:
             began = time.monotonic()
             report[name] = step()
             report["seconds"][name] = time.monotonic() - began
-        began = time.monotonic()
-        report["head"], cluster = head_lost(cluster, work)
-        report["seconds"]["head"] = time.monotonic() - began
+        if group == "faults":
+            began = time.monotonic()
+            report["head"], cluster = head_lost(cluster, work)
+            report["seconds"]["head"] = time.monotonic() - began
     finally:
         cluster.shutdown()
         Path(report_path).write_text(json.dumps(report), encoding="utf-8")
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:3])
+    main(*sys.argv[1:4])
