@@ -109,11 +109,23 @@ def node_with_actor(cluster: Cluster) -> object | None:
 
 def main(tournament: str, out: str, report_path: str) -> None:
     report: dict[str, object] = {}
+    began, seconds = time.monotonic(), {}
+    report["seconds"] = seconds          # since the start, when each step ended
+
+    def mark(step: str) -> None:
+        seconds[step] = round(time.monotonic() - began, 1)
+
+    # The head finds a lost node after 3 failed health checks a second apart, not 5 three seconds apart:
+    # the scenario waited 13 s of its 33 for it (its GCS reads these from its environment).  Not
+    # shorter: a node slow to answer on a loaded machine must not pass for lost.
+    os.environ.update(RAY_health_check_period_ms="1000", RAY_health_check_timeout_ms="1000",
+                      RAY_health_check_failure_threshold="3")
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
     try:
         cluster.add_node(num_cpus=1)
         cluster.add_node(num_cpus=1)
         cluster.wait_for_nodes()
+        mark("cluster")
         address = cluster.address
         command = [sys.executable, "-m", "arena", "run", tournament, "--address", address, "--jobs", "2",
                    "--out", out]
@@ -123,6 +135,7 @@ def main(tournament: str, out: str, report_path: str) -> None:
             proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
             report["stored_before_node_lost"] = wait_stored(db, proc, 1)
             node = wait_for_node(cluster, proc)
+            mark("node found")
             report["node_found"] = node is not None
             if node is not None:
                 os.kill(proc.pid, signal.SIGSTOP)      # see the module's docstring
@@ -131,20 +144,24 @@ def main(tournament: str, out: str, report_path: str) -> None:
                     cluster.wait_for_nodes(timeout=DEADLINE)    # the cluster has seen it die
                 finally:
                     os.kill(proc.pid, signal.SIGCONT)
+                mark("node seen dead")
                 report["seconds_to_replay"] = wait_for_text(err_path, "playing the match again", proc)
                 report["stored_at_replay"] = stored(db)
             report["stored_before_head_killed"] = wait_stored(db, proc, stored(db) + 1)
             report["first_run_exit"] = proc.poll()
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
+            mark("first run killed")
         report["first_run_stderr"] = err_path.read_text(errors="replace")
         report["stored_after_head_killed"] = stored(db)
         resumed = subprocess.run(command, capture_output=True, text=True, timeout=DEADLINE)
+        mark("resumed run")
         report["resume_exit"] = resumed.returncode
         report["resume_output"] = resumed.stdout[-3000:] + resumed.stderr[-3000:]
         check = subprocess.run([sys.executable, "-m", "arena", "check", f"{sys.executable} bots/greedy_bot.py",
                                 "--address", address], capture_output=True, text=True, timeout=DEADLINE,
                                cwd=os.path.dirname(tournament))
+        mark("check")
         report["check_exit"] = check.returncode
         report["check_output"] = check.stdout[:3000] + check.stdout[-3000:] + check.stderr[-3000:]  # head: containment
     finally:

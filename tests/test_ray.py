@@ -192,7 +192,7 @@ def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path, ray_tm
     assert wait_gone(tmp_path) == []
 
 
-@pytest.mark.long(110)
+@pytest.mark.long(35)
 def test_cluster_node_lost_head_killed_and_check_on_a_node(tmp_path: Path, ray_tmp: Path) -> None:
     # Enough matches that the node is found and removed, and the head killed,
     # well before the last one is stored, even on a quiet machine.
