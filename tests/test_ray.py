@@ -160,7 +160,7 @@ def _stop_a_ray_run(command: list[str], out: Path, tmp_path: Path, ray_tmp: Path
     return len(stored(out))
 
 
-@pytest.mark.long(90)
+@pytest.mark.long(35)
 def test_local_ray_ctrl_c_resume_and_results_equal_jobs_2(tmp_path: Path, ray_tmp: Path) -> None:
     path = tournament(tmp_path, deals=1, hog=True)
     local = tmp_path / "local"
