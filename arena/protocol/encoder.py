@@ -77,7 +77,7 @@ class MatchEncoder:
         self._melds: dict[int, tuple[TableMeld, Raw]] = {}
         # Per seat: the last hand (and play options) and their card texts;
         # a seat's cards change once or twice a turn, its requests are more.
-        self._cards: dict[int, tuple[tuple[Card, ...], Raw]] = {}
+        self._cards: dict[int, tuple[list[Card], Raw]] = {}
         self._options: dict[int, tuple[tuple[Any, ...], Raw]] = {}
         self._history: list[bytes] = []           # protocol 1 only
         self._buffer = bytearray()                # the last request (request_data)
@@ -119,21 +119,22 @@ class MatchEncoder:
 
     def _request_v2(self, req_id: int, d: Decision) -> RequestV2:
         """The protocol 2 request, made once a decision: what a seat's view
-        shares with its last request comes from the caches, inline."""
-        view = self.game.view(d.seat)
-        if view.hand_no != self._hand_no:
-            self._new_hand(view)
-        seat = view.seat
+        shares with its last request comes from the caches, inline.  The
+        rest is read from the game as ``Game.view`` reads it, without making
+        the whole view (which only a new hand or a new seat needs);
+        tests/test_codec.py checks the bytes against ``request_message``."""
+        game = self.game
+        seat = d.seat
         head = self._seat_head.get(seat)
-        if head is None:
-            head = self._seat_head[seat] = (
-                seat, view.players, view.hand_no, view.hands_total, view.dealer, view.contract.text)
+        if head is None or game.hand_no != self._hand_no:
+            head = self._head(game.view(seat))
         _seat, players, hand, hands_total, dealer, contract = head
-        # The seat's cards: the same Card objects (compared by identity), often the same tuple.
-        cards = view.hand
+        # The seat's cards, in hand order: a list the game changes in place,
+        # kept as a copy while it is unchanged (its Card objects compare by identity).
+        cards = game.hands[seat]
         hit = self._cards.get(seat)
-        if hit is None or (hit[0] is not cards and hit[0] != cards):
-            hit = self._cards[seat] = (cards, Raw(encode(list(map(_TEXT, cards)))))
+        if hit is None or hit[0] != cards:
+            hit = self._cards[seat] = (cards[:], Raw(encode(list(map(_TEXT, cards)))))
         kind = d.kind
         if kind == "play":
             options = d.options
@@ -144,20 +145,28 @@ class MatchEncoder:
         else:
             options_raw = _RAW_OPTIONS.get(d.options) or _options_raw(d.options)
         melds: list[Raw] = []
-        if view.melds:
+        if game.melds:
             cache = self._melds
-            for m in view.melds:
+            for m in game.melds:
                 meld = cache.get(m.id)
                 if meld is None or meld[0] is not m:        # new, or changed (a new TableMeld)
                     meld = cache[m.id] = (m, _meld_raw(m))
                 melds.append(meld[1])
-        upcard, pile_top = view.upcard, view.pile_top
+        pile = game.pile
+        pile_top = pile[-1].text if pile else None
         return RequestV2(req_id, kind, options_raw, ViewV2(
             seat, players, hand, hands_total, dealer, contract, hit[1], melds,
-            upcard.text if upcard is not None else None,
-            pile_top.text if pile_top is not None else None,
-            view.pile_size, view.stock_size, view.card_counts, view.buys_left,
-            view.down, view.turn, view.turns_taken, self._totals))
+            pile_top if game.upcard_live else None, pile_top,
+            len(pile), len(game.stock), tuple(map(len, game.hands)), game.buys_left(),
+            tuple(game.down), game.turn, game.turns, self._totals))
+
+    def _head(self, view: View) -> tuple[int, int, int, int, int, str]:
+        """What a seat's requests share for the whole hand (a new hand first)."""
+        if view.hand_no != self._hand_no:
+            self._new_hand(view)
+        head = self._seat_head[view.seat] = (
+            view.seat, view.players, view.hand_no, view.hands_total, view.dealer, view.contract.text)
+        return head
 
     def _new_hand(self, view: View) -> None:
         self._hand_no = view.hand_no

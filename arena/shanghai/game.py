@@ -209,8 +209,7 @@ class Game:
             history._n = len(public)
         buys_left = self._buys_left
         if buys_left is None:
-            limit = rules.buy_limits[hand]
-            buys_left = self._buys_left = tuple([limit - b for b in self.buys])
+            buys_left = self.buys_left()
         # Positional, in View's field order: keyword arguments made a frozen
         # dataclass cost twice as much to build, once per decision.
         return View(
@@ -237,6 +236,14 @@ class Game:
             d if d is not None and d.seat == seat else None,
             rules,
         )
+
+    def buys_left(self) -> tuple[int, ...]:
+        """Each seat's buys left in this hand (kept until a buy or a new hand)."""
+        buys_left = self._buys_left
+        if buys_left is None:
+            limit = self.rules.buy_limits[self.hand_no - 1]
+            buys_left = self._buys_left = tuple([limit - b for b in self.buys])
+        return buys_left
 
     def places(self) -> list[int]:
         return places_of(self.totals)
