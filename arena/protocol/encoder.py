@@ -75,6 +75,7 @@ class MatchEncoder:
         self._seat_head: dict[int, tuple[int, int, int, int, int, str]] = {}
         self._totals: Raw = Raw(b"[]")
         self._melds: dict[int, tuple[TableMeld, Raw]] = {}
+        self._laid: tuple[list[TableMeld] | None, list[Raw]] = (None, [])   # the table's list, its bytes
         # Per seat: the last hand (and play options) and their card texts;
         # a seat's cards change once or twice a turn, its requests are more.
         self._cards: dict[int, tuple[list[Card], Raw]] = {}
@@ -144,14 +145,13 @@ class MatchEncoder:
             options_raw = play[1]
         else:
             options_raw = _RAW_OPTIONS.get(d.options) or _options_raw(d.options)
-        melds: list[Raw] = []
-        if game.melds:
-            cache = self._melds
-            for m in game.melds:
-                meld = cache.get(m.id)
-                if meld is None or meld[0] is not m:        # new, or changed (a new TableMeld)
-                    meld = cache[m.id] = (m, _meld_raw(m))
-                melds.append(meld[1])
+        # The table's melds: a new list whenever one changes (as Game.view
+        # assumes too), so the same list has the same bytes.
+        table = game.melds
+        laid = self._laid
+        if laid[0] is not table:
+            laid = self._laid = (table, self._melds_raw(table))
+        melds = laid[1]
         pile = game.pile
         pile_top = pile[-1].text if pile else None
         return RequestV2(req_id, kind, options_raw, ViewV2(
@@ -159,6 +159,17 @@ class MatchEncoder:
             pile_top if game.upcard_live else None, pile_top,
             len(pile), len(game.stock), tuple(map(len, game.hands)), game.buys_left(),
             tuple(game.down), game.turn, game.turns, self._totals))
+
+    def _melds_raw(self, table: list[TableMeld]) -> list[Raw]:
+        """Each meld's JSON, kept per meld until it changes (a new TableMeld)."""
+        melds: list[Raw] = []
+        cache = self._melds
+        for m in table:
+            meld = cache.get(m.id)
+            if meld is None or meld[0] is not m:        # new, or changed
+                meld = cache[m.id] = (m, _meld_raw(m))
+            melds.append(meld[1])
+        return melds
 
     def _head(self, view: View) -> tuple[int, int, int, int, int, str]:
         """What a seat's requests share for the whole hand (a new hand first)."""
