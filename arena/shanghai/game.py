@@ -492,11 +492,19 @@ class Game:
 
     # -- records and replay ------------------------------------------------------
     def to_record(self) -> dict[str, Any]:
-        """The whole match as JSON-ready data: events (with chance) and actions."""
-        return {
-            "events": [e.to_json() for e in self.log],
-            "actions": [{"seat": s, "action": a.to_json()} for s, a in self.actions],
-        }
+        """The whole match as JSON-ready data: events (with chance) and actions.
+        Most actions are shared objects (the draws, the buys, a plain discard
+        of each card: ``apply`` keeps what it is given), so each one's JSON is
+        made once a record and shared within it: the record is data to store,
+        read and not changed."""
+        made: dict[int, tuple[Action, dict[str, Any]]] = {}
+        actions = []
+        for seat, action in self.actions:
+            hit = made.get(id(action))
+            if hit is None:
+                hit = made[id(action)] = (action, action.to_json())    # kept: its id stays its own
+            actions.append({"seat": seat, "action": hit[1]})
+        return {"events": [e.to_json() for e in self.log], "actions": actions}
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Game:
