@@ -16,6 +16,7 @@ for them.  Every line is the JSON object ``messages.request_message`` (or
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -35,6 +36,7 @@ NOT_NOTICED = frozenset({ev.MATCH_START, ev.MATCH_END})
 
 _TEXT = attrgetter("text")            # a card's text, in C
 _RAW_OPTIONS: dict[tuple[Any, ...], Raw] = {}
+_NOTICE_HEAD = encode(EventNotice({}))[:-3]     # b'{"type":"event","event":', from the Struct itself
 
 
 def _options_raw(options: tuple[Any, ...]) -> Raw:
@@ -43,6 +45,13 @@ def _options_raw(options: tuple[Any, ...]) -> Raw:
     if raw is None:
         raw = _RAW_OPTIONS[options] = Raw(encode(list(options)))
     return raw
+
+
+def _texts_raw(cards: Sequence[Card]) -> Raw:
+    """The JSON array of the cards' texts.  A card's text is letters and
+    digits, nothing JSON escapes: joined as they are (cheaper than a list
+    for msgspec to encode, once a decision)."""
+    return Raw(('["' + '","'.join(map(_TEXT, cards)) + '"]').encode() if cards else b"[]")
 
 
 def _meld_raw(m: TableMeld) -> Raw:
@@ -111,7 +120,8 @@ class MatchEncoder:
     def _make_lines(self) -> None:
         lines = self._lines
         for e in self.game.log[len(lines):]:
-            lines.append(b"" if e.kind in NOT_NOTICED else encode(EventNotice(e.public_json())) + b"\n")
+            # ``EventNotice``'s bytes, its head and tail spliced on (checked by tests/test_codec.py)
+            lines.append(b"" if e.kind in NOT_NOTICED else _NOTICE_HEAD + encode(e.public_json()) + b"}\n")
 
     # ----------------------------------------------------------------- requests
     def request(self, req_id: int, d: Decision, protocol: int = 2) -> bytes:
@@ -135,13 +145,13 @@ class MatchEncoder:
         cards = game.hands[seat]
         hit = self._cards.get(seat)
         if hit is None or hit[0] != cards:
-            hit = self._cards[seat] = (cards[:], Raw(encode(list(map(_TEXT, cards)))))
+            hit = self._cards[seat] = (cards[:], _texts_raw(cards))
         kind = d.kind
         if kind == "play":
             options = d.options
             play = self._options.get(seat)
             if play is None or (play[0] is not options and play[0] != options):
-                play = self._options[seat] = (options, Raw(encode(list(map(_TEXT, options)))))
+                play = self._options[seat] = (options, _texts_raw(options))
             options_raw = play[1]
         else:
             options_raw = _RAW_OPTIONS.get(d.options) or _options_raw(d.options)
