@@ -32,6 +32,7 @@ from test_strict_replies import FULL, HOSTILE_VALUES, KIND_OF, _line_with, paths
 
 from arena.jsonline import JSONLineError, decode_object
 from arena.match import FaultPolicy, MatchSpec, SeatSpec, fallback_action, run_match
+from arena.players.registry import make_player
 from arena.process import SandboxPolicy, TimeControl
 from arena.protocol.encoder import MatchEncoder, encode_end, encode_error, encode_start
 from arena.protocol.messages import (
@@ -202,6 +203,34 @@ def test_encoded_lines_are_the_documented_objects() -> None:
     assert json.loads(encode_error(3, "illegal", "no", {"type": "draw", "source": "stock"})) == \
         error_message(3, "illegal", "no", Draw("stock"))
     assert json.loads(encode_end("m", [1, 2], [1, 2], [False, True])) == end_message("m", [1, 2], [1, 2], [False, True])
+
+
+@pytest.mark.parametrize("seats", [2, 3, 4])
+def test_the_match_path_writes_the_documented_bytes_in_played_matches(seats: int) -> None:
+    """``MatchEncoder.request_data`` reads the game as ``Game.view`` does
+    without making the view: over matches of the built-in players (melds laid,
+    cards bought, hands ended), every write is byte for byte the notices'
+    ``event_message`` and the request's ``request_message``, compactly dumped."""
+    rules = Ruleset.from_mapping({"contracts": ["2S3", "S3+R4", "2R4"]})
+    names = ["greedy", "random", "passive", "greedy"]
+    for seed in range(1, 7):
+        game = Game.seeded(rules, seats, seed)
+        enc = MatchEncoder(game)
+        players = [make_player(names[(seat + seed) % 4], random.Random(f"{seed}/{seat}")) for seat in range(seats)]
+        sent = [1] * seats
+        req_id = 0
+        while (d := game.decision()) is not None:
+            req_id += 1
+            data, end = enc.request_data(sent[d.seat], req_id, d, 2)
+            view = game.view(d.seat)
+            expected = [event_message(e) for e in game.log[sent[d.seat]:]
+                        if e.kind not in ("match_start", "match_end")]
+            expected.append(request_message(req_id, d, view, 2))
+            assert data == b"".join(json.dumps(m, separators=(",", ":")).encode() + b"\n" for m in expected)
+            sent[d.seat] = end
+            player = players[d.seat]
+            game.apply(player.draw(view) if d.kind == "draw" else player.buy(view) if d.kind == "buy"
+                       else player.play(view), d.seat)
 
 
 def test_ready_chooses_the_protocol() -> None:

@@ -211,7 +211,7 @@ class RemoteSeat:
         proc = handle.proc
         req_id: int | None = None
         reply: ReplyLine | None = None
-        entry: TraceEntry = [index, None, None, proc.stderr_mark()]
+        entry: TraceEntry = [index, None, None, proc.transport.stderr_mark()]    # BotProcess.stderr_mark's
         self.trace.append(entry)
         try:
             req_id = entry[1] = handle.next_id
@@ -219,7 +219,7 @@ class RemoteSeat:
             since = self._notified
             data, self._notified = self.encoder.request_data(since, req_id, d, self.protocol)
             reply, elapsed = proc.request_data(data, req_id, None, self._is_stale_id, decode_reply_line)
-            if proc.ignored_since:
+            if proc.lines.since:            # BotProcess.ignored_since, inline
                 self.note_ignored(game.hand_no, index)
             entry[2] = int(elapsed * 1_000_000 + 0.5) / 1000      # _ms, inline
             # Notices in the same write: a line without an id answers one of them.

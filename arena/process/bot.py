@@ -37,14 +37,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
-from ..jsonline import JSONObject
+from ..jsonline import NO_ID, JSONLineError, JSONObject
 from .confine import sandbox
 from .confine.spec import BotSpec, TimeControl
 from .confine.turns import TurnClock
 from .errors import BotCrashed, BotFailure, BotTimeout
-from .exchange import Decode, IgnoredLines, Wait, await_reply, drain_pending
-from .request import TimeBank
+from .exchange import Decode, IgnoredLines, Wait, await_reply, drain_pending, parse_object
+from .request import Request, TimeBank
 from .stats import DecisionStats
+from .streams import LINE, Event
 from .transport import PipeTransport, Transport, TransportFactory, TransportSetup, encode_lines
 
 LOG = logging.getLogger(__name__)
@@ -287,32 +288,43 @@ class BotProcess:
         """``request`` with its lines made: ``data`` is whole lines, each
         ending in its newline, the request last; ``expect_id`` the id its
         reply must carry (None: any).  The match's path, once a decision:
-        every argument may be given by position."""
-        self._check_usable()
+        every argument may be given by position.  The usual case (the C
+        part read one line, in time, with the right id) is done inline: each
+        helper call and object made here is paid on every decision."""
         transport = self.transport
+        if transport.failure is not None or transport.closed or not transport.started:
+            self._check_usable()
         t_start = transport.now()
-        req = self.bank.request(expect_id, t_start, self.time_control.per_decision_seconds, timeout)
-        limit = req.limit
+        # The allowance and the bank behind it (``TimeBank.request``, inline).
+        if timeout is None:
+            allowance, banked = self.time_control.per_decision_seconds, self.bank.remaining
+        else:
+            allowance, banked = timeout, None
+        limit = allowance + (banked or 0.0)
+        deadline = t_start + limit
         transport.turn_start(t_start)
         try:
-            t_sent, first = transport.send_and_wait(data, t_start + limit, limit)
+            t_sent, first = transport.send_and_wait(data, deadline, limit)
             if t_sent is None:          # lines nobody asked for came first (or no C part)
                 drain_pending(transport, self.lines)
-                t_sent = transport.write(data, t_start + limit, limit)
-            value, elapsed = await_reply(transport, self.lines,
-                                         Wait(t_sent, limit, expect_id, t_start, is_stale_id, decode), first)
+                t_sent = transport.write(data, deadline, limit)
+            found = _first_reply(first, t_sent, t_sent + limit, expect_id, is_stale_id, decode)
+            if found is None:
+                found = await_reply(transport, self.lines,
+                                    Wait(t_sent, limit, expect_id, t_start, is_stale_id, decode), first)
+            value, elapsed = found
         except BaseException as exc:
             if isinstance(exc, BotTimeout):
                 self.stats.timeouts += 1
-                self.bank.timed_out(req)
+                self.bank.timed_out(Request(expect_id, t_start, allowance, banked))
             transport.turn_end(transport.now())
             raise
         transport.turn_end(t_sent + elapsed)     # its turn ended when its reply came
-        over = self.bank.spend(req, elapsed)
-        if over is not None:
+        if banked is not None and elapsed > allowance:
+            over = self.bank.spend(Request(expect_id, t_start, allowance, banked), elapsed)
             LOG.debug("%s: %.3f s over the per-decision time, bank now %.3f s",
                       self.label, over, self.bank.remaining)
-        self.stats.record(elapsed)
+        self.stats.times.append(elapsed)        # ``DecisionStats.record``, inline
         return value, elapsed
 
     def _check_usable(self) -> None:
@@ -383,6 +395,29 @@ class BotProcess:
     @property
     def peak_rss_mb(self) -> float | None:
         return self.pipe.peak_rss_mb
+
+
+def _first_reply(first: Event | None, t0: float, deadline: float, expect_id: Any,
+                 is_stale_id: Callable[[Any], bool] | None,
+                 decode: Decode | None) -> tuple[Any, float] | None:
+    """The reply and its seconds if ``first``, the wait's first event (read
+    after the request was written), settles it as ``await_reply`` would: a
+    line in time that decodes, with the id expected or one the caller does
+    not take for a late answer.  None for anything else: ``await_reply``
+    then goes on from ``first`` (and reads that line again, to judge it)."""
+    if first is None:
+        return None
+    kind, payload, stamp = first
+    if kind != LINE or stamp > deadline:
+        return None
+    try:
+        value, value_id = (decode or parse_object)(payload)
+    except JSONLineError:
+        return None
+    if (expect_id is not None and value_id is not NO_ID and value_id != expect_id
+            and (is_stale_id is None or is_stale_id(value_id))):
+        return None
+    return value, (stamp - t0 if stamp > t0 else 0.0)
 
 
 def _request_id(obj: Any) -> Any:

@@ -16,6 +16,7 @@ for them.  Every line is the JSON object ``messages.request_message`` (or
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -35,6 +36,7 @@ NOT_NOTICED = frozenset({ev.MATCH_START, ev.MATCH_END})
 
 _TEXT = attrgetter("text")            # a card's text, in C
 _RAW_OPTIONS: dict[tuple[Any, ...], Raw] = {}
+_NOTICE_HEAD = encode(EventNotice({}))[:-3]     # b'{"type":"event","event":', from the Struct itself
 
 
 def _options_raw(options: tuple[Any, ...]) -> Raw:
@@ -43,6 +45,13 @@ def _options_raw(options: tuple[Any, ...]) -> Raw:
     if raw is None:
         raw = _RAW_OPTIONS[options] = Raw(encode(list(options)))
     return raw
+
+
+def _texts_raw(cards: Sequence[Card]) -> Raw:
+    """The JSON array of the cards' texts.  A card's text is letters and
+    digits, nothing JSON escapes: joined as they are (cheaper than a list
+    for msgspec to encode, once a decision)."""
+    return Raw(('["' + '","'.join(map(_TEXT, cards)) + '"]').encode() if cards else b"[]")
 
 
 def _meld_raw(m: TableMeld) -> Raw:
@@ -75,9 +84,10 @@ class MatchEncoder:
         self._seat_head: dict[int, tuple[int, int, int, int, int, str]] = {}
         self._totals: Raw = Raw(b"[]")
         self._melds: dict[int, tuple[TableMeld, Raw]] = {}
+        self._laid: tuple[list[TableMeld] | None, list[Raw]] = (None, [])   # the table's list, its bytes
         # Per seat: the last hand (and play options) and their card texts;
         # a seat's cards change once or twice a turn, its requests are more.
-        self._cards: dict[int, tuple[tuple[Card, ...], Raw]] = {}
+        self._cards: dict[int, tuple[list[Card], Raw]] = {}
         self._options: dict[int, tuple[tuple[Any, ...], Raw]] = {}
         self._history: list[bytes] = []           # protocol 1 only
         self._buffer = bytearray()                # the last request (request_data)
@@ -110,7 +120,8 @@ class MatchEncoder:
     def _make_lines(self) -> None:
         lines = self._lines
         for e in self.game.log[len(lines):]:
-            lines.append(b"" if e.kind in NOT_NOTICED else encode(EventNotice(e.public_json())) + b"\n")
+            # ``EventNotice``'s bytes, its head and tail spliced on (checked by tests/test_codec.py)
+            lines.append(b"" if e.kind in NOT_NOTICED else _NOTICE_HEAD + encode(e.public_json()) + b"}\n")
 
     # ----------------------------------------------------------------- requests
     def request(self, req_id: int, d: Decision, protocol: int = 2) -> bytes:
@@ -119,45 +130,64 @@ class MatchEncoder:
 
     def _request_v2(self, req_id: int, d: Decision) -> RequestV2:
         """The protocol 2 request, made once a decision: what a seat's view
-        shares with its last request comes from the caches, inline."""
-        view = self.game.view(d.seat)
-        if view.hand_no != self._hand_no:
-            self._new_hand(view)
-        seat = view.seat
+        shares with its last request comes from the caches, inline.  The
+        rest is read from the game as ``Game.view`` reads it, without making
+        the whole view (which only a new hand or a new seat needs);
+        tests/test_codec.py checks the bytes against ``request_message``."""
+        game = self.game
+        seat = d.seat
         head = self._seat_head.get(seat)
-        if head is None:
-            head = self._seat_head[seat] = (
-                seat, view.players, view.hand_no, view.hands_total, view.dealer, view.contract.text)
+        if head is None or game.hand_no != self._hand_no:
+            head = self._head(game.view(seat))
         _seat, players, hand, hands_total, dealer, contract = head
-        # The seat's cards: the same Card objects (compared by identity), often the same tuple.
-        cards = view.hand
+        # The seat's cards, in hand order: a list the game changes in place,
+        # kept as a copy while it is unchanged (its Card objects compare by identity).
+        cards = game.hands[seat]
         hit = self._cards.get(seat)
-        if hit is None or (hit[0] is not cards and hit[0] != cards):
-            hit = self._cards[seat] = (cards, Raw(encode(list(map(_TEXT, cards)))))
+        if hit is None or hit[0] != cards:
+            hit = self._cards[seat] = (cards[:], _texts_raw(cards))
         kind = d.kind
         if kind == "play":
             options = d.options
             play = self._options.get(seat)
             if play is None or (play[0] is not options and play[0] != options):
-                play = self._options[seat] = (options, Raw(encode(list(map(_TEXT, options)))))
+                play = self._options[seat] = (options, _texts_raw(options))
             options_raw = play[1]
         else:
             options_raw = _RAW_OPTIONS.get(d.options) or _options_raw(d.options)
-        melds: list[Raw] = []
-        if view.melds:
-            cache = self._melds
-            for m in view.melds:
-                meld = cache.get(m.id)
-                if meld is None or meld[0] is not m:        # new, or changed (a new TableMeld)
-                    meld = cache[m.id] = (m, _meld_raw(m))
-                melds.append(meld[1])
-        upcard, pile_top = view.upcard, view.pile_top
+        # The table's melds: a new list whenever one changes (as Game.view
+        # assumes too), so the same list has the same bytes.
+        table = game.melds
+        laid = self._laid
+        if laid[0] is not table:
+            laid = self._laid = (table, self._melds_raw(table))
+        melds = laid[1]
+        pile = game.pile
+        pile_top = pile[-1].text if pile else None
         return RequestV2(req_id, kind, options_raw, ViewV2(
             seat, players, hand, hands_total, dealer, contract, hit[1], melds,
-            upcard.text if upcard is not None else None,
-            pile_top.text if pile_top is not None else None,
-            view.pile_size, view.stock_size, view.card_counts, view.buys_left,
-            view.down, view.turn, view.turns_taken, self._totals))
+            pile_top if game.upcard_live else None, pile_top,
+            len(pile), len(game.stock), tuple(map(len, game.hands)), game.buys_left(),
+            tuple(game.down), game.turn, game.turns, self._totals))
+
+    def _melds_raw(self, table: list[TableMeld]) -> list[Raw]:
+        """Each meld's JSON, kept per meld until it changes (a new TableMeld)."""
+        melds: list[Raw] = []
+        cache = self._melds
+        for m in table:
+            meld = cache.get(m.id)
+            if meld is None or meld[0] is not m:        # new, or changed
+                meld = cache[m.id] = (m, _meld_raw(m))
+            melds.append(meld[1])
+        return melds
+
+    def _head(self, view: View) -> tuple[int, int, int, int, int, str]:
+        """What a seat's requests share for the whole hand (a new hand first)."""
+        if view.hand_no != self._hand_no:
+            self._new_hand(view)
+        head = self._seat_head[view.seat] = (
+            view.seat, view.players, view.hand_no, view.hands_total, view.dealer, view.contract.text)
+        return head
 
     def _new_hand(self, view: View) -> None:
         self._hand_no = view.hand_no

@@ -209,8 +209,7 @@ class Game:
             history._n = len(public)
         buys_left = self._buys_left
         if buys_left is None:
-            limit = rules.buy_limits[hand]
-            buys_left = self._buys_left = tuple([limit - b for b in self.buys])
+            buys_left = self.buys_left()
         # Positional, in View's field order: keyword arguments made a frozen
         # dataclass cost twice as much to build, once per decision.
         return View(
@@ -237,6 +236,14 @@ class Game:
             d if d is not None and d.seat == seat else None,
             rules,
         )
+
+    def buys_left(self) -> tuple[int, ...]:
+        """Each seat's buys left in this hand (kept until a buy or a new hand)."""
+        buys_left = self._buys_left
+        if buys_left is None:
+            limit = self.rules.buy_limits[self.hand_no - 1]
+            buys_left = self._buys_left = tuple([limit - b for b in self.buys])
+        return buys_left
 
     def places(self) -> list[int]:
         return places_of(self.totals)
@@ -485,11 +492,19 @@ class Game:
 
     # -- records and replay ------------------------------------------------------
     def to_record(self) -> dict[str, Any]:
-        """The whole match as JSON-ready data: events (with chance) and actions."""
-        return {
-            "events": [e.to_json() for e in self.log],
-            "actions": [{"seat": s, "action": a.to_json()} for s, a in self.actions],
-        }
+        """The whole match as JSON-ready data: events (with chance) and actions.
+        Most actions are shared objects (the draws, the buys, a plain discard
+        of each card: ``apply`` keeps what it is given), so each one's JSON is
+        made once a record and shared within it: the record is data to store,
+        read and not changed."""
+        made: dict[int, tuple[Action, dict[str, Any]]] = {}
+        actions = []
+        for seat, action in self.actions:
+            hit = made.get(id(action))
+            if hit is None:
+                hit = made[id(action)] = (action, action.to_json())    # kept: its id stays its own
+            actions.append({"seat": seat, "action": hit[1]})
+        return {"events": [e.to_json() for e in self.log], "actions": actions}
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Game:
