@@ -7,6 +7,7 @@ close_stdout.py), in the default sandbox and, where it differs, without.
 
 from __future__ import annotations
 
+import select
 import sys
 import time
 from pathlib import Path
@@ -17,6 +18,8 @@ from click.testing import CliRunner
 from arena.cli import main
 from arena.match import BotPool, MatchResult, MatchSpec, SeatSpec, run_match
 from arena.process import SandboxPolicy, TimeControl
+from arena.process import bot as bot_module
+from arena.process.exchange import drain_pending
 from arena.process.transport import PipeTransport
 
 GAMEBOTS = Path(__file__).parent / "gamebots"
@@ -142,6 +145,24 @@ def test_a_bot_gone_before_the_arena_first_writes_has_its_stdout_quoted(tmp_path
     monkeypatch.setattr(PipeTransport, "send_and_wait", lambda self, data, deadline, limit: (None, None))
     seat = SeatSpec.command([sys.executable, str(GAMEBOTS / "banner.py"), "--exit", "3"],
                             name="banner", sandbox=SandboxPolicy(mode))
+    (fault,) = play(tmp_path, seat).faults_of(0)
+    assert (fault.kind, fault.decision, fault.forfeit) == ("crash", None, True)
+    assert fault.detail.startswith("exited with code 3"), fault.detail
+    assert 'stdout: "Error occurred during initialization of VM | Could not reserve' in fault.detail
+    assert fault.excerpt == "Error occurred during initialization of VM"
+
+
+def test_what_a_new_bot_wrote_before_start_is_its_answer_even_if_read_late(tmp_path, monkeypatch):
+    """On a busy machine the arena read the runtime's error before it wrote
+    'start', threw it away as unasked, and the crash said only "exited with
+    code 3".  Here the arena waits until those lines are in the pipe."""
+    def drain_once_written(transport, ignored):
+        select.select([transport._stdout.fd], [], [], 30)     # the bot's lines are there
+        return drain_pending(transport, ignored)
+
+    monkeypatch.setattr(bot_module, "drain_pending", drain_once_written)
+    seat = SeatSpec.command([sys.executable, str(GAMEBOTS / "banner.py"), "--exit", "3", "--linger", "0.5"],
+                            name="banner", sandbox=SandboxPolicy("none"))
     (fault,) = play(tmp_path, seat).faults_of(0)
     assert (fault.kind, fault.decision, fault.forfeit) == ("crash", None, True)
     assert fault.detail.startswith("exited with code 3"), fault.detail

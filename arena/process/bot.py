@@ -69,6 +69,7 @@ class BotProcess:
         self.stats = DecisionStats()
         self.bank = TimeBank(self.time_control.bank_seconds)
         self.lines = IgnoredLines()
+        self.greeted = False          # a handshake done: what it writes unasked from then on is not a reply
         setup = TransportSetup(self.name, label or self.name, stderr_log,
                                self.time_control.startup_seconds,
                                _decisions_taken(weakref.ref(self)))
@@ -227,18 +228,26 @@ class BotProcess:
 
     def handshake(self, obj: Any, *, timeout: float | None = None) -> tuple[JSONObject, float]:
         """First request after start: limited by ``startup_seconds``, which
-        includes the bot's own start-up; not counted as a decision."""
+        includes the bot's own start-up; not counted as a decision.
+
+        What a new process wrote before it is its answer (a banner, or a
+        runtime's error before it exits), taken as the reply, whenever it
+        came: thrown away as unasked, a quick bot's error was lost on a busy
+        machine, and its crash said only "exited with code 3".  A process
+        kept from an earlier match has what came since thrown away first."""
         self._check_usable()
         transport = self.transport
         limit = self.time_control.startup_seconds if timeout is None else timeout
-        drain_pending(transport, self.lines)
+        greeted, self.greeted = self.greeted, True
+        if greeted:
+            drain_pending(transport, self.lines)
         t_start = transport.now()
         transport.turn_start(t_start)     # a new process's turn goes on from its spawn
         try:
             t_sent = transport.write(encode_lines([obj]), t_start + limit, limit)
             value: JSONObject
             value, elapsed = await_reply(transport, self.lines,
-                                         Wait(t_sent, limit, _request_id(obj), t_start))
+                                         Wait(t_sent, limit, _request_id(obj), t_start if greeted else None))
         finally:
             transport.turn_end(transport.now())
         return value, elapsed
