@@ -248,13 +248,14 @@ def test_a_kept_process_is_charged_per_match(tmp_path: Path) -> None:
     from arena.process import SandboxPolicy, TimeControl
 
     none = SandboxPolicy("none")
-    # 3 s of the sleepy bot's turn: the spinning thread makes the ponderer a
-    # suspect within a scan and is measured in the next ones (turns.py); in
-    # 1.5 s it was not caught once at load 17 (8 test workers on 2 cores).
+    # 5 s of the sleepy bot's turn: the spinning child makes the ponderer a
+    # suspect within a scan and is measured in the next ones (turns.py); at
+    # load 10-17 (6 and 8 test workers on 2 cores) the child gets a seventh of
+    # a CPU, and in 1.5 s, then 3 s, it was not caught once in each.
     seats = (SeatSpec.command([PY, str(PONDER)], name="ponder", sandbox=none),
-             SeatSpec.command([PY, str(GAMEBOTS / "late.py"), "3", "--once"], name="sleepy", sandbox=none),
+             SeatSpec.command([PY, str(GAMEBOTS / "late.py"), "5", "--once"], name="sleepy", sandbox=none),
              SeatSpec.builtin("passive"))
-    tc = TimeControl(startup_seconds=30, per_decision_seconds=5)
+    tc = TimeControl(startup_seconds=30, per_decision_seconds=10)
     with BotPool() as pool:
         first, second = (run_match(MatchSpec(f"m{seed}", seats, {"contracts": ["2S3"]}, seed=seed, time=tc,
                                              log_dir=str(tmp_path)), pool) for seed in (1, 2))
