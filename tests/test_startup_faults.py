@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.match import BotPool, MatchResult, MatchSpec, SeatSpec, run_match
+from arena.match import BotPool, Fault, MatchResult, MatchSpec, SeatSpec, run_match
 from arena.process import SandboxPolicy, TimeControl
 from arena.process import bot as bot_module
 from arena.process.exchange import drain_pending
@@ -114,16 +114,24 @@ def test_a_kept_process_that_answered_before_is_not_asked_about_flushing(tmp_pat
         assert FLUSH_HINT not in fault.detail, fault.detail
 
 
-@pytest.mark.parametrize("mode", ["bwrap", "none"])
-def test_a_bot_that_prints_its_error_on_stdout_and_exits_is_a_crash_with_its_exit_code(tmp_path, mode):
-    seat = SeatSpec.command([sys.executable, str(GAMEBOTS / "banner.py"), "--exit", "3"],
+def runtime_error_bot(mode: str, *args: str) -> SeatSpec:
+    """A bot that prints a JVM's start-up error on stdout and exits with code 3 (banner.py)."""
+    return SeatSpec.command([sys.executable, str(GAMEBOTS / "banner.py"), "--exit", "3", *args],
                             name="banner", sandbox=SandboxPolicy(mode))
-    (fault,) = play(tmp_path, seat).faults_of(0)
+
+
+def assert_a_quoted_runtime_error(fault: Fault) -> None:
     assert (fault.kind, fault.decision, fault.forfeit) == ("crash", None, True)
     # The exit is the fault; what it printed is the context, quoted.
     assert fault.detail.startswith("exited with code 3"), fault.detail
     assert 'stdout: "Error occurred during initialization of VM | Could not reserve' in fault.detail
     assert fault.excerpt == "Error occurred during initialization of VM"
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "none"])
+def test_a_bot_that_prints_its_error_on_stdout_and_exits_is_a_crash_with_its_exit_code(tmp_path, mode):
+    (fault,) = play(tmp_path, runtime_error_bot(mode)).faults_of(0)
+    assert_a_quoted_runtime_error(fault)
     assert HINT not in fault.detail
 
 
@@ -143,13 +151,8 @@ def test_a_bot_gone_before_the_arena_first_writes_has_its_stdout_quoted(tmp_path
 
     monkeypatch.setattr(PipeTransport, "write", write_once_gone)
     monkeypatch.setattr(PipeTransport, "send_and_wait", lambda self, data, deadline, limit: (None, None))
-    seat = SeatSpec.command([sys.executable, str(GAMEBOTS / "banner.py"), "--exit", "3"],
-                            name="banner", sandbox=SandboxPolicy(mode))
-    (fault,) = play(tmp_path, seat).faults_of(0)
-    assert (fault.kind, fault.decision, fault.forfeit) == ("crash", None, True)
-    assert fault.detail.startswith("exited with code 3"), fault.detail
-    assert 'stdout: "Error occurred during initialization of VM | Could not reserve' in fault.detail
-    assert fault.excerpt == "Error occurred during initialization of VM"
+    (fault,) = play(tmp_path, runtime_error_bot(mode)).faults_of(0)
+    assert_a_quoted_runtime_error(fault)
 
 
 def test_what_a_new_bot_wrote_before_start_is_its_answer_even_if_read_late(tmp_path, monkeypatch):
@@ -161,13 +164,8 @@ def test_what_a_new_bot_wrote_before_start_is_its_answer_even_if_read_late(tmp_p
         return drain_pending(transport, ignored)
 
     monkeypatch.setattr(bot_module, "drain_pending", drain_once_written)
-    seat = SeatSpec.command([sys.executable, str(GAMEBOTS / "banner.py"), "--exit", "3", "--linger", "0.5"],
-                            name="banner", sandbox=SandboxPolicy("none"))
-    (fault,) = play(tmp_path, seat).faults_of(0)
-    assert (fault.kind, fault.decision, fault.forfeit) == ("crash", None, True)
-    assert fault.detail.startswith("exited with code 3"), fault.detail
-    assert 'stdout: "Error occurred during initialization of VM | Could not reserve' in fault.detail
-    assert fault.excerpt == "Error occurred during initialization of VM"
+    (fault,) = play(tmp_path, runtime_error_bot("none", "--linger", "0.5")).faults_of(0)
+    assert_a_quoted_runtime_error(fault)
 
 
 @pytest.mark.parametrize("mode", ["bwrap", "none"])
