@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 PARENT = """
-import atexit, json, os, sys, threading
+import atexit, json, os, sys, threading, time
 from arena.match import MatchSpec, SeatSpec
 from arena.tournament.executors.local import MatchFailure, ProcessExecutor
 
@@ -27,6 +27,8 @@ atexit.register(lambda: open(witness, "a").write(f"{os.getpid()}\\n"))
 if "thread" in sys.argv:        # a parent with a second thread must not fork
     stop = threading.Event()
     threading.Thread(target=stop.wait, daemon=True).start()
+if "ending-thread" in sys.argv:  # a thread on its way out (a start-up probe's watchdog) is waited for
+    threading.Thread(target=time.sleep, args=(0.5,), daemon=True).start()
 
 
 def worker_facts(pid):
@@ -102,6 +104,14 @@ def test_auto_forks_a_single_threaded_arena_and_execs_a_threaded_one(tmp_path: P
     for facts in threaded["facts"]:
         assert "arena.tournament.executors.worker" in facts["cmdline"] and facts["comm"] != "arena-worker"
     assert threaded["outcomes"] == single["outcomes"]
+
+
+def test_auto_waits_for_a_thread_on_its_way_out_then_forks(tmp_path: Path) -> None:
+    """After the start-up probe its bots' watchdog and reader threads end
+    within a quarter of a second or more: an arena that found them there
+    started exec'd workers (test_forked_sandbox.py found none forked)."""
+    ending, _ = run_parent(tmp_path, "auto", "ending-thread")
+    assert {f["comm"] for f in ending["facts"]} == {"arena-worker"}
 
 
 CTRL_C_AT_FORK = """

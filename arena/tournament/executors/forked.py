@@ -87,7 +87,15 @@ def thread_count() -> int:
     return 0
 
 
-def can_fork() -> bool:
+def can_fork(wait: float = 0.0) -> bool:
     """Whether a worker forked from this process now is safe: Linux, and no
-    thread but this one (a fork copies only the thread that forks)."""
-    return sys.platform == "linux" and hasattr(os, "fork") and thread_count() == 1
+    thread but this one (a fork copies only the thread that forks).
+    ``wait``: seconds to give threads on their way out to end first."""
+    if sys.platform != "linux" or not hasattr(os, "fork"):
+        return False
+    deadline = time.monotonic() + wait
+    while thread_count() != 1:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True

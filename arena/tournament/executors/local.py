@@ -82,6 +82,7 @@ AUTO, FORK, EXEC = "auto", "fork", "exec"     # how workers start: see the modul
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 POLL_SECONDS = 1.0        # how often the parent checks that busy workers are alive
+ENDING_THREADS_SECONDS = 2.0   # for threads on their way out to end before the first worker is forked
 # The directory holding this ``arena`` package: workers import the same code as their arena.
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
 
@@ -177,6 +178,11 @@ class ProcessExecutor:
         # Worker i plays on cpus[i] (with its bots) for the whole run, even
         # after a replacement: a dead worker's successor takes its CPU.
         self.cpus = plan_cpus(self.jobs) if pin else [None] * self.jobs
+        # The first start may wait for threads on their way out: the start-up
+        # probe's bots leave their watchdog and reader threads ending for a
+        # quarter of a second or more, and an arena with them still there got
+        # exec'd workers, which import everything again (tests/test_forked_sandbox.py).
+        self._fork_wait = ENDING_THREADS_SECONDS
         self.slots: list[_Slot] = []
         self._pool_models: dict[Hashable, PoolModel] = {}     # each worker's, for ``assign``
         self._more = True
@@ -192,7 +198,8 @@ class ProcessExecutor:
         return [s.process for s in self.slots]
 
     def _start(self, cpu: int | None) -> _Slot:
-        forking = self.start == FORK and sys.platform == "linux" or self.start == AUTO and can_fork()
+        wait, self._fork_wait = self._fork_wait, 0.0
+        forking = self.start == FORK and sys.platform == "linux" or self.start == AUTO and can_fork(wait)
         return self._fork(cpu) if forking else self._exec(cpu)
 
     def _fork(self, cpu: int | None) -> _Slot:
