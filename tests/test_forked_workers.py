@@ -27,8 +27,8 @@ atexit.register(lambda: open(witness, "a").write(f"{os.getpid()}\\n"))
 if "thread" in sys.argv:        # a parent with a second thread must not fork
     stop = threading.Event()
     threading.Thread(target=stop.wait, daemon=True).start()
-if "ending-thread" in sys.argv:  # a thread on its way out (a start-up probe's watchdog) is waited for
-    threading.Thread(target=time.sleep, args=(0.5,), daemon=True).start()
+if "ending-thread" in sys.argv:  # the bots' watchdog on its way out (after the start-up probe) is waited for
+    threading.Thread(target=time.sleep, args=(0.5,), name="bot-memory-watchdog", daemon=True).start()
 
 
 def worker_facts(pid):
@@ -107,9 +107,10 @@ def test_auto_forks_a_single_threaded_arena_and_execs_a_threaded_one(tmp_path: P
 
 
 def test_auto_waits_for_a_thread_on_its_way_out_then_forks(tmp_path: Path) -> None:
-    """After the start-up probe its bots' watchdog and reader threads end
-    within a quarter of a second or more: an arena that found them there
-    started exec'd workers (test_forked_sandbox.py found none forked)."""
+    """After the start-up probe its bots' watchdog ends within a quarter of
+    a second or more: an arena that found it there started exec'd workers
+    (test_forked_sandbox.py found none forked).  A thread of the
+    application's own is not waited for (the test above: exec'd)."""
     ending, _ = run_parent(tmp_path, "auto", "ending-thread")
     assert {f["comm"] for f in ending["facts"]} == {"arena-worker"}
 

@@ -75,6 +75,7 @@ LOG = logging.getLogger("arena.process.limits")     # its name before it moved t
 
 GROUP_SLACK_MB = 64
 WATCHDOG_INTERVAL = 0.25
+WATCHDOG_THREAD = "bot-memory-watchdog"     # it ends a scan after the last bot it watches has gone
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -183,7 +184,7 @@ class MemoryWatchdog:
             self._groups[pgid] = _Watched(name, limit, on_kill, pidns, max_processes, clock, on_caught,
                                           private, cgroup)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="bot-memory-watchdog",
+                self._thread = threading.Thread(target=self._run, name=WATCHDOG_THREAD,
                                                 daemon=True)
                 self._thread.start()
 

@@ -11,8 +11,11 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from typing import Protocol
+
+from ...process.confine.limits import WATCHDOG_THREAD
 
 __all__ = ["WorkerProcess", "ForkedWorker", "thread_count", "can_fork"]
 
@@ -90,12 +93,20 @@ def thread_count() -> int:
 def can_fork(wait: float = 0.0) -> bool:
     """Whether a worker forked from this process now is safe: Linux, and no
     thread but this one (a fork copies only the thread that forks).
-    ``wait``: seconds to give threads on their way out to end first."""
+    ``wait``: seconds to give threads on their way out to end first: the
+    bots' watchdog, which ends a scan after its last bot has gone, and threads
+    the kernel still counts once Python has let them go.  Other threads stay
+    (an application's own): then no wait, the worker is exec'd at once."""
     if sys.platform != "linux" or not hasattr(os, "fork"):
         return False
     deadline = time.monotonic() + wait
     while thread_count() != 1:
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= deadline or not _ending_threads():
             return False
         time.sleep(0.01)
     return True
+
+
+def _ending_threads() -> bool:
+    running = threading.enumerate()
+    return any(t.name == WATCHDOG_THREAD for t in running) or thread_count() > len(running)
