@@ -106,6 +106,14 @@ def test_auto_forks_a_single_threaded_arena_and_execs_a_threaded_one(tmp_path: P
     assert threaded["outcomes"] == single["outcomes"]
 
 
+def test_the_watchdog_thread_waited_for_is_the_bots_watchdog() -> None:
+    from arena.process.confine.limits import WATCHDOG, WATCHDOG_THREAD
+    from arena.tournament.executors import forked
+
+    assert forked.WATCHDOG_THREAD == WATCHDOG_THREAD
+    assert "name=WATCHDOG_THREAD" in Path(sys.modules[type(WATCHDOG).__module__].__file__ or "").read_text()
+
+
 def test_auto_waits_for_a_thread_on_its_way_out_then_forks(tmp_path: Path) -> None:
     """After the start-up probe its bots' watchdog ends within a quarter of
     a second or more: an arena that found it there started exec'd workers

@@ -15,8 +15,6 @@ import threading
 import time
 from typing import Protocol
 
-from ...process.confine.limits import WATCHDOG_THREAD
-
 __all__ = ["WorkerProcess", "ForkedWorker", "thread_count", "can_fork"]
 
 
@@ -105,6 +103,11 @@ def can_fork(wait: float = 0.0) -> bool:
             return False
         time.sleep(0.01)
     return True
+
+
+# The bots' watchdog thread's name (``process.confine.limits.WATCHDOG_THREAD``;
+# executors import nothing of the process layer: tests/test_forked_workers.py holds them equal).
+WATCHDOG_THREAD = "bot-memory-watchdog"
 
 
 def _ending_threads() -> bool:
