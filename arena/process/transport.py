@@ -351,12 +351,15 @@ class PipeTransport(ProcessStart):
         wrote on stdout and nobody read yet is quoted: a runtime that cannot
         start prints its error there and exits, often before the arena's
         first write (on a busy machine, always)."""
-        said: list[str] = []
+        return self._died("stdin", self._unread_lines([]))
+
+    def _unread_lines(self, said: list[str]) -> list[str]:
+        """``said`` and the first of the lines waiting on stdout now (``QUOTED_LINES`` in all)."""
         reader = self._stdout
         for _ in range(QUOTED_LINES * 4):
             if reader is None or not _quote(reader.get(0.0), said):
                 break
-        return self._died("stdin", said)
+        return said
 
     def no_reply_crash(self) -> BotCrashed | None:
         """The crash of a sandboxed bot that closed its stdout, found when no
@@ -395,10 +398,7 @@ class PipeTransport(ProcessStart):
                 time.sleep(min(remaining, 0.01))
                 continue
             _quote(reader.get(min(remaining, 0.05)), said)
-        for _ in range(QUOTED_LINES * 4):     # what it wrote just before it exited
-            if reader is None or not _quote(reader.get(0.0), said):
-                break
-        return self._died(EXIT, said)
+        return self._died(EXIT, self._unread_lines(said))     # and what it wrote just before it exited
 
     # ---------------------------------------------------------------- stderr
     def set_stderr_log(self, path: str | os.PathLike[str] | None) -> None:
