@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 PARENT = """
-import atexit, json, os, sys, threading, time
+import atexit, json, os, sys, threading
 from arena.match import MatchSpec, SeatSpec
 from arena.tournament.executors.local import MatchFailure, ProcessExecutor
 
@@ -27,8 +27,10 @@ atexit.register(lambda: open(witness, "a").write(f"{os.getpid()}\\n"))
 if "thread" in sys.argv:        # a parent with a second thread must not fork
     stop = threading.Event()
     threading.Thread(target=stop.wait, daemon=True).start()
-if "ending-thread" in sys.argv:  # the bots' watchdog on its way out (after the start-up probe) is waited for
-    threading.Thread(target=time.sleep, args=(0.5,), name="bot-memory-watchdog", daemon=True).start()
+if "after-a-bot" in sys.argv:    # as after the start-up probe: a bot started and closed just before
+    from arena.process import BotProcess, BotSpec, SandboxPolicy
+    probe = BotProcess(BotSpec([sys.executable, "tests/gamebots/minimal.py"], sandbox=SandboxPolicy("none"))).start()
+    probe.close()
 
 
 def worker_facts(pid):
@@ -106,21 +108,14 @@ def test_auto_forks_a_single_threaded_arena_and_execs_a_threaded_one(tmp_path: P
     assert threaded["outcomes"] == single["outcomes"]
 
 
-def test_the_watchdog_thread_waited_for_is_the_bots_watchdog() -> None:
-    from arena.process.confine.limits import WATCHDOG, WATCHDOG_THREAD
-    from arena.tournament.executors import forked
-
-    assert forked.WATCHDOG_THREAD == WATCHDOG_THREAD
-    assert "name=WATCHDOG_THREAD" in Path(sys.modules[type(WATCHDOG).__module__].__file__ or "").read_text()
-
-
-def test_auto_waits_for_a_thread_on_its_way_out_then_forks(tmp_path: Path) -> None:
-    """After the start-up probe its bots' watchdog ends within a quarter of
-    a second or more: an arena that found it there started exec'd workers
-    (test_forked_sandbox.py found none forked).  A thread of the
-    application's own is not waited for (the test above: exec'd)."""
-    ending, _ = run_parent(tmp_path, "auto", "ending-thread")
-    assert {f["comm"] for f in ending["facts"]} == {"arena-worker"}
+def test_auto_forks_right_after_a_bot_has_been_closed(tmp_path: Path) -> None:
+    """After the start-up probe its bots' watchdog thread ended at its next
+    scan, a quarter of a second or more later: an arena that found it there
+    started exec'd workers (test_forked_sandbox.py found none forked).  The
+    last bot's close ends it now.  A thread of the application's own is not
+    waited for (the test above: exec'd)."""
+    after, _ = run_parent(tmp_path, "auto", "after-a-bot")
+    assert {f["comm"] for f in after["facts"]} == {"arena-worker"}
 
 
 CTRL_C_AT_FORK = """

@@ -453,7 +453,7 @@ def test_watchdog_reads_only_the_sandboxed_bots_own_processes(spawn, monkeypatch
     with watchdog._lock:
         watchdog.check()      # the bot and its forked child: 2, over the 1 allowed
     assert killed == [bot.pid]
-    watchdog._stop.set()
+    watchdog._quit.set()
 
 
 SWARM = ("import os, sys, time\n"

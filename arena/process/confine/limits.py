@@ -75,7 +75,6 @@ LOG = logging.getLogger("arena.process.limits")     # its name before it moved t
 
 GROUP_SLACK_MB = 64
 WATCHDOG_INTERVAL = 0.25
-WATCHDOG_THREAD = "bot-memory-watchdog"     # it ends a scan after the last bot it watches has gone
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -162,7 +161,7 @@ class MemoryWatchdog:
         self._lock = threading.Lock()
         self._groups: dict[int, _Watched] = {}
         self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
+        self._quit = threading.Event()      # the running thread's: set, it ends
 
     def register(self, pgid: int, name: str, memory_mb: int | None,
                  on_kill: Callable[[str], None], pidns: int | None = None,
@@ -184,8 +183,9 @@ class MemoryWatchdog:
             self._groups[pgid] = _Watched(name, limit, on_kill, pidns, max_processes, clock, on_caught,
                                           private, cgroup)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=WATCHDOG_THREAD,
-                                                daemon=True)
+                self._quit = threading.Event()
+                self._thread = threading.Thread(target=self._run, args=(self._quit,),
+                                                name="bot-memory-watchdog", daemon=True)
                 self._thread.start()
 
     def relabel(self, pgid: int, name: str) -> None:
@@ -196,13 +196,26 @@ class MemoryWatchdog:
                 watched.name = name
 
     def unregister(self, pgid: int) -> None:
+        """Stop watching ``pgid``; the last one gone, the thread ends before
+        this returns: a process that forks its match workers next must have
+        no other thread (executors/forked.py), and a thread left to notice at
+        its next scan was still there after the start-up probe."""
         with self._lock:
             self._groups.pop(pgid, None)
+            thread = self._thread
+            if self._groups or thread is None:
+                return
+            self._thread = None
+            self._quit.set()
+        if thread is not threading.current_thread():
+            thread.join()
 
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
+    def _run(self, quit_: threading.Event) -> None:
+        while not quit_.wait(self.interval):
             with self._lock:
-                if not self._groups:
+                if quit_.is_set():
+                    return
+                if not self._groups:        # its bots were killed in its last scan
                     self._thread = None
                     return
                 self.check()

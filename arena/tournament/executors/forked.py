@@ -91,25 +91,15 @@ def thread_count() -> int:
 def can_fork(wait: float = 0.0) -> bool:
     """Whether a worker forked from this process now is safe: Linux, and no
     thread but this one (a fork copies only the thread that forks).
-    ``wait``: seconds to give threads on their way out to end first: the
-    bots' watchdog, which ends a scan after its last bot has gone, and threads
-    the kernel still counts once Python has let them go.  Other threads stay
-    (an application's own): then no wait, the worker is exec'd at once."""
+    ``wait``: seconds to give threads Python has let go (the bots' watchdog,
+    joined once its last bot has gone) to be gone from the kernel's count
+    too.  Threads still running (an application's own) are not waited for:
+    the worker is exec'd at once."""
     if sys.platform != "linux" or not hasattr(os, "fork"):
         return False
     deadline = time.monotonic() + wait
     while thread_count() != 1:
-        if time.monotonic() >= deadline or not _ending_threads():
+        if time.monotonic() >= deadline or thread_count() <= threading.active_count():
             return False
         time.sleep(0.01)
     return True
-
-
-# The bots' watchdog thread's name (``process.confine.limits.WATCHDOG_THREAD``;
-# executors import nothing of the process layer: tests/test_forked_workers.py holds them equal).
-WATCHDOG_THREAD = "bot-memory-watchdog"
-
-
-def _ending_threads() -> bool:
-    running = threading.enumerate()
-    return any(t.name == WATCHDOG_THREAD for t in running) or thread_count() > len(running)

@@ -82,7 +82,7 @@ AUTO, FORK, EXEC = "auto", "fork", "exec"     # how workers start: see the modul
 STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 POLL_SECONDS = 1.0        # how often the parent checks that busy workers are alive
-ENDING_THREADS_SECONDS = 2.0   # for threads on their way out to end before the first worker is forked
+ENDING_THREADS_SECONDS = 2.0   # for ended threads to leave the kernel's count before the first worker is forked
 # The directory holding this ``arena`` package: workers import the same code as their arena.
 PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
 
@@ -178,10 +178,10 @@ class ProcessExecutor:
         # Worker i plays on cpus[i] (with its bots) for the whole run, even
         # after a replacement: a dead worker's successor takes its CPU.
         self.cpus = plan_cpus(self.jobs) if pin else [None] * self.jobs
-        # The first start may wait for threads on their way out: the start-up
-        # probe's bots leave their watchdog and reader threads ending for a
-        # quarter of a second or more, and an arena with them still there got
-        # exec'd workers, which import everything again (tests/test_forked_sandbox.py).
+        # The first start may wait for threads on their way out (the start-up
+        # probe's watchdog, joined, still in the kernel's count for a moment):
+        # an arena that found one there got exec'd workers, which import
+        # everything again (tests/test_forked_sandbox.py).
         self._fork_wait = ENDING_THREADS_SECONDS
         self.slots: list[_Slot] = []
         self._pool_models: dict[Hashable, PoolModel] = {}     # each worker's, for ``assign``
